@@ -1,0 +1,1 @@
+"""minikeras: a Keras-style deep learning library on its own autograd engine."""
