@@ -1,1 +1,44 @@
-"""minikeras: a Keras-style deep learning library on its own autograd engine."""
+"""minikeras: a Keras-style deep learning library on its own autograd engine.
+
+NumPy runs it on the CPU, CuPy on NVIDIA GPUs; the same model code runs on
+either, chosen by a device scope.
+
+Example:
+    >>> import minikeras as mk
+    >>> x = mk.tensor([[1.0, 2.0]], requires_grad=True)
+    >>> (x * x).sum().backward()
+    >>> x.grad.numpy()
+    array([[2., 4.]], dtype=float32)
+"""
+import importlib
+
+from minikeras import config, errors, random  # noqa: F401
+from minikeras.autograd import Tensor, enable_grad, is_grad_enabled, no_grad, tensor  # noqa: F401
+from minikeras.device import device  # noqa: F401
+from minikeras import ops  # noqa: F401
+
+__version__ = "0.1.0"
+
+# Subpackages loaded on first use, so that ``import minikeras`` stays quick.
+_LAZY_MODULES = {
+    "layers", "models", "optimizers", "losses", "metrics", "callbacks", "activations",
+    "initializers", "regularizers", "constraints", "datasets", "distribute", "saving", "utils",
+}
+_LAZY_NAMES = {
+    "Sequential": "minikeras.models",
+    "Model": "minikeras.models",
+    "Input": "minikeras.layers",
+    "MirroredModel": "minikeras.distribute",
+}
+
+
+def __getattr__(name):
+    if name in _LAZY_MODULES:
+        return importlib.import_module(f"minikeras.{name}")
+    if name in _LAZY_NAMES:
+        return getattr(importlib.import_module(_LAZY_NAMES[name]), name)
+    raise AttributeError(f"module 'minikeras' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | _LAZY_MODULES | set(_LAZY_NAMES))

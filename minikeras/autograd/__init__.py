@@ -1,0 +1,6 @@
+"""The autograd engine: Tensor, Function, backward, no_grad, gradcheck."""
+from minikeras.autograd.engine import backward, sum_to_shape
+from minikeras.autograd.function import Function
+from minikeras.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
+from minikeras.autograd.tensor import Tensor, tensor
+from minikeras.autograd.gradcheck import gradcheck, numerical_grad

@@ -1,0 +1,133 @@
+"""Reverse-mode differentiation: walk the graph once, in reverse topological
+order, and accumulate gradients into the leaves' ``.grad``."""
+
+
+def _topological_order(root):
+    """Functions reachable from ``root``, each after all that consume it."""
+    order = []
+    visited = {id(root)}
+    stack = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        stack.append((node, True))
+        for parent in node._parents or ():
+            if parent is None or parent[1] < 0:
+                continue
+            function = parent[0]
+            if id(function) not in visited:
+                visited.add(id(function))
+                stack.append((function, False))
+    order.reverse()
+    return order
+
+
+def sum_to_shape(gradient, shape):
+    """Sum a broadcast gradient back to ``shape``."""
+    if gradient.shape == tuple(shape):
+        return gradient
+    extra = gradient.ndim - len(shape)
+    axes = tuple(range(extra)) + tuple(
+        extra + i for i, size in enumerate(shape) if size == 1 and gradient.shape[extra + i] != 1
+    )
+    if axes:
+        gradient = gradient.sum(axis=axes, keepdims=True)
+    if extra:
+        gradient = gradient.reshape(shape)
+    return gradient
+
+
+def _accumulate_leaf(leaf, gradient):
+    from minikeras.autograd.function import _wrap
+
+    if gradient.dtype != leaf.data.dtype:
+        gradient = gradient.astype(leaf.data.dtype)
+    if leaf.grad is None:
+        leaf.grad = _wrap(gradient, leaf.device, None, 0)
+    else:
+        leaf.grad = _wrap(leaf.grad.data + gradient, leaf.device, None, 0)
+
+
+def backward(tensor, gradient=None, retain_graph=False):
+    """Compute d(tensor)/d(leaf) for every leaf that requires grad.
+
+    Args:
+        tensor: the Tensor to differentiate (usually a scalar loss).
+        gradient: d(something)/d(tensor), an array of tensor's shape; may be
+            omitted only for a tensor with one element.
+        retain_graph: keep the graph (and the arrays it saved) for another
+            backward; by default they are freed.
+    """
+    if not tensor.requires_grad:
+        raise RuntimeError(
+            "backward() called on a tensor that does not require grad: no input of the ops that made it "
+            "had requires_grad=True, or it was computed inside no_grad()."
+        )
+    xp = tensor.device.xp
+    if gradient is None:
+        if tensor.data.size != 1:
+            raise RuntimeError(
+                f"backward() without a gradient needs a tensor with one element; received shape "
+                f"{tensor.shape}. Reduce it first (e.g. .sum()) or pass gradient=."
+            )
+        gradient = xp.ones_like(tensor.data)
+    else:
+        gradient = getattr(gradient, "data", gradient)
+        with tensor.device.activate():
+            gradient = xp.asarray(gradient, dtype=tensor.data.dtype)
+        if gradient.shape != tensor.data.shape:
+            raise ValueError(
+                f"backward(): the gradient has shape {gradient.shape}, the tensor {tensor.shape}; they must match."
+            )
+    root = tensor._node
+    if root is None:
+        _accumulate_leaf(tensor, gradient)
+        return
+    pending = {id(root): [None] * root._n_outputs}
+    pending[id(root)][tensor._index] = gradient
+    for function in _topological_order(root):
+        if function._freed:
+            raise RuntimeError(
+                f"Trying to backward through the graph a second time (op {function.name}): its saved arrays "
+                "were freed by the first backward(). Pass retain_graph=True to the first call."
+            )
+        grad_outputs = pending.pop(id(function), None)
+        if grad_outputs is None:
+            continue
+        if len(grad_outputs) > 1 and any(grad is None for grad in grad_outputs):
+            grad_outputs = _fill_missing(function, grad_outputs)
+        with function.device.activate():
+            grad_inputs = function.backward(*grad_outputs)
+        if not isinstance(grad_inputs, (tuple, list)):
+            grad_inputs = (grad_inputs,)
+        for parent, grad_input, shape in zip(function._parents, grad_inputs, function._input_shapes):
+            if parent is None or grad_input is None:
+                continue
+            if grad_input.shape != shape:
+                grad_input = sum_to_shape(grad_input, shape)
+            node, index = parent
+            if index < 0:
+                _accumulate_leaf(node, grad_input)
+                continue
+            slots = pending.get(id(node))
+            if slots is None:
+                slots = pending[id(node)] = [None] * node._n_outputs
+            previous = slots[index]
+            slots[index] = grad_input if previous is None else previous + grad_input
+        if not retain_graph:
+            function.saved = ()
+            function._freed = True
+
+
+def _fill_missing(function, grad_outputs):
+    """Zeros for outputs of a multi-output op that got no gradient."""
+    shapes = getattr(function, "_output_meta", None)
+    filled = []
+    for i, grad in enumerate(grad_outputs):
+        if grad is None:
+            shape, dtype = shapes[i]
+            grad = function.device.xp.zeros(shape, dtype=dtype)
+        filled.append(grad)
+    return filled

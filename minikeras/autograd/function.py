@@ -1,0 +1,145 @@
+"""Function: one differentiable op, working on raw arrays through ``xp``.
+
+A subclass defines ``forward(*arrays)`` returning an array (or a tuple of
+arrays) and ``backward(*grad_outputs)`` returning one gradient per input
+(None where an input needs none). It keeps for backward only what it passes
+to ``save_for_backward``, which backward() releases afterwards.
+
+``Function.apply(*inputs)`` places the op, runs forward, and records the
+node when an input requires grad and grad mode is on. Non-Tensor inputs
+(Python numbers, arrays) are constants: numbers go to forward as they are,
+so that ``x * 2.0`` keeps x's float32; arrays are moved to the op's device.
+"""
+from minikeras import backend
+from minikeras.autograd import grad_mode
+from minikeras.device import registry, scope
+
+
+class Function:
+    """Base class of differentiable ops (see module docstring)."""
+
+    saved = ()
+    keeps_input_devices = False  # True for ops that move data themselves
+    _parents = None
+    _freed = False
+
+    def save_for_backward(self, *arrays):
+        """Keep ``arrays`` for backward; they are released after it."""
+        self.saved = arrays
+        device = self.device
+        for array in arrays:
+            if array is not None and hasattr(array, "base"):
+                device.memory.track(array)
+
+    def forward(self, *arrays):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def backward(self, *grad_outputs):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @property
+    def name(self):
+        return type(self).__name__
+
+    def placement(self, tensors):
+        """The device this op runs on: the scope's, else its first input's."""
+        target = scope.current_scope_device()
+        if target is not None:
+            return target
+        for value in tensors:
+            if isinstance(value, Tensor):
+                return value.device
+        return registry.default_device()
+
+    def apply(self, *inputs):
+        """Run the op on Tensors (or constants) and wrap the result(s)."""
+        device = self.device = self.placement(inputs)
+        arrays = []
+        needs = []
+        any_needs = False
+        record = grad_mode.is_grad_enabled()
+        for value in inputs:
+            if isinstance(value, Tensor):
+                if value.device is not device and not self.keeps_input_devices:
+                    value = value.to(device)
+                arrays.append(value.data)
+                flag = record and value.requires_grad
+                needs.append(flag)
+                any_needs = any_needs or flag
+            else:
+                arrays.append(_constant(value, device))
+                needs.append(False)
+        self.needs_input_grad = needs
+        if registry._registry.log_placement:
+            registry.log_placement(self.name, device)
+        if device.kind == "gpu":
+            outputs = _run_on_gpu(self, device, arrays)
+        else:
+            outputs = self.forward(*arrays)
+        if any_needs:
+            parents = []
+            for value, flag in zip(inputs, needs):
+                if not flag:
+                    parents.append(None)
+                elif value._node is None:
+                    parents.append((value, -1))
+                else:
+                    parents.append((value._node, value._index))
+            self._parents = parents
+            self._input_shapes = [getattr(array, "shape", ()) for array in arrays]
+        else:
+            self.saved = ()
+        if isinstance(outputs, tuple):
+            self._n_outputs = len(outputs)
+            if any_needs:
+                self._output_meta = [(out.shape, out.dtype) for out in outputs]
+            return tuple(_wrap(out, device, self if any_needs else None, i) for i, out in enumerate(outputs))
+        self._n_outputs = 1
+        return _wrap(outputs, device, self if any_needs else None, 0)
+
+
+def _wrap(array, device, node, index):
+    tensor = Tensor.__new__(Tensor)
+    tensor.data = array
+    tensor.device = device
+    tensor.grad = None
+    tensor._node = node
+    tensor._index = index
+    tensor.requires_grad = node is not None
+    tensor.name = None
+    device.memory.track(array)
+    return tensor
+
+
+def _constant(value, device):
+    if isinstance(value, (int, float, bool)) or value is None:
+        return value
+    xp = device.xp
+    if backend.is_array(value):
+        if device.kind == "cpu":
+            return backend.to_numpy(value)
+        with device.activate():
+            return xp.asarray(value)
+    if isinstance(value, (list, tuple)):
+        raise TypeError(
+            f"Ops take Tensors, arrays and numbers; received a {type(value).__name__}. "
+            "Wrap it with minikeras.tensor(...) first."
+        )
+    return value  # numpy scalars and other numbers
+
+
+def _run_on_gpu(function, device, arrays):
+    cupy = device.xp
+    try:
+        with device.activate():
+            return function.forward(*arrays)
+    except cupy.cuda.memory.OutOfMemoryError as error:
+        from minikeras.errors import ResourceExhaustedError
+
+        raise ResourceExhaustedError(
+            device.canonical, getattr(error, "size", 0) or 0, device.memory.current, device.memory.limit,
+            detail=f"(op {function.name})",
+        ) from None
+
+
+from minikeras.autograd.tensor import Tensor  # noqa: E402  (Tensor uses Function too)

@@ -1,0 +1,193 @@
+"""Tensor: one array on one device, and the node of the graph that made it."""
+import numpy
+
+from minikeras import backend
+from minikeras.autograd import engine
+from minikeras.device import registry, scope
+
+_FLOAT_KINDS = "fc"
+
+
+def _is_float_dtype(dtype):
+    return numpy.dtype(dtype).kind in _FLOAT_KINDS
+
+
+class Tensor:
+    """A multi-dimensional array that records the ops applied to it.
+
+    Args:
+        data: an array, a nested list, a number, or another Tensor.
+        requires_grad: track gradients for this tensor (floating dtypes only).
+        dtype: convert to this dtype. Python floats and lists of them
+            default to float32; arrays keep their dtype.
+        device: a device name or Device; default: the current
+            ``minikeras.device`` scope, else the default device.
+        name: an optional label.
+
+    Example:
+        >>> x = Tensor([[1.0, 2.0]], requires_grad=True)
+        >>> (x * x).sum().backward()
+        >>> x.grad.numpy()
+        array([[2., 4.]], dtype=float32)
+    """
+
+    __slots__ = ("data", "device", "requires_grad", "grad", "_node", "_index", "name", "__weakref__")
+    __array_ufunc__ = None  # numpy defers to our reflected operators
+
+    def __init__(self, data, requires_grad=False, dtype=None, device=None, name=None):
+        target = registry.get_device(device) if device is not None else scope.placement_device()
+        if isinstance(data, Tensor):
+            data = data.data
+        self.data = _to_device_array(data, target, dtype)
+        if requires_grad and not _is_float_dtype(self.data.dtype):
+            raise TypeError(
+                f"Only floating-point tensors can require gradients; received dtype {self.data.dtype}. "
+                "Cast it first, e.g. tensor.astype('float32')."
+            )
+        self.device = target
+        self.requires_grad = bool(requires_grad)
+        self.grad = None
+        self._node = None
+        self._index = 0
+        self.name = name
+        target.memory.track(self.data)
+
+    # ----------------------------------------------------------- properties
+    @property
+    def shape(self):
+        return tuple(self.data.shape)
+
+    @property
+    def dtype(self):
+        return self.data.dtype
+
+    @property
+    def ndim(self):
+        return self.data.ndim
+
+    @property
+    def size(self):
+        return int(self.data.size)
+
+    @property
+    def is_leaf(self):
+        return self._node is None
+
+    def __len__(self):
+        if self.data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.data.shape[0]
+
+    # ------------------------------------------------------------- host side
+    def numpy(self):
+        """A host (NumPy) copy of the data; for CPU tensors the array itself."""
+        return backend.to_numpy(self.data)
+
+    def item(self):
+        """The value of a one-element tensor as a Python number."""
+        if self.data.size != 1:
+            raise ValueError(f"item() needs a tensor with one element, received shape {self.shape}.")
+        return self.data.reshape(()).item()
+
+    def tolist(self):
+        return self.numpy().tolist()
+
+    def __array__(self, dtype=None, copy=None):
+        array = self.numpy()
+        return array if dtype is None else array.astype(dtype, copy=False)
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __bool__(self):
+        if self.data.size != 1:
+            raise ValueError(
+                f"The truth value of a tensor with {self.data.size} elements is ambiguous; use .any() or .all()."
+            )
+        return bool(self.item())
+
+    def __repr__(self):
+        grad = ", requires_grad=True" if self.requires_grad else ""
+        body = numpy.array2string(self.numpy(), separator=", ", prefix="Tensor(")
+        return f"Tensor({body}, dtype={self.dtype}, device={self.device.name!r}{grad})"
+
+    # -------------------------------------------------------------- autograd
+    def backward(self, gradient=None, retain_graph=False):
+        """Accumulate d(self)/d(leaf) into ``leaf.grad`` for every leaf that
+        requires grad. See :func:`minikeras.autograd.engine.backward`."""
+        engine.backward(self, gradient, retain_graph)
+
+    def detach(self):
+        """A tensor sharing this data, cut from the graph."""
+        from minikeras.autograd.function import _wrap
+
+        return _wrap(self.data, self.device, None, 0)
+
+    def requires_grad_(self, requires_grad=True):
+        """Set requires_grad in place (leaves only); returns self."""
+        if requires_grad and not _is_float_dtype(self.data.dtype):
+            raise TypeError(f"Only floating-point tensors can require gradients; received dtype {self.data.dtype}.")
+        if not self.is_leaf and not requires_grad:
+            raise RuntimeError("requires_grad can only be turned off on leaf tensors; use detach().")
+        self.requires_grad = requires_grad
+        return self
+
+    def zero_grad(self):
+        self.grad = None
+
+    def to(self, device):
+        """This tensor on ``device`` (a copy unless it is already there).
+
+        Differentiable: the gradient flows back to the original device.
+        """
+        target = registry.get_device(device)
+        if target is self.device:
+            return self
+        from minikeras.autograd.transfer import ToDevice
+
+        return ToDevice(target).apply(self)
+
+    def cpu(self):
+        return self.to("cpu:0")
+
+    def assign(self, value):
+        """Overwrite the data in place (e.g. weights), keeping shape and dtype."""
+        value = value.data if isinstance(value, Tensor) else value
+        if tuple(getattr(value, "shape", ())) != self.shape and numpy.ndim(value) != 0:
+            raise ValueError(f"assign() expects shape {self.shape}, received {tuple(numpy.shape(value))}.")
+        self.data[...] = _to_device_array(value, self.device, self.dtype)
+        return self
+
+
+def _to_device_array(data, device, dtype):
+    xp = device.xp
+    if dtype is not None:
+        dtype = numpy.dtype(dtype)
+    if backend.is_array(data):
+        if device.kind == "cpu":
+            array = backend.to_numpy(data)
+            return array if dtype is None or array.dtype == dtype else array.astype(dtype)
+        with device.activate():
+            array = xp.asarray(data)
+            if backend.get_array_module(data) is xp and data.device.id != device.physical.index:
+                array = xp.array(data, copy=True)
+            return array if dtype is None or array.dtype == dtype else array.astype(dtype)
+    host = numpy.asarray(data)
+    if host.dtype == object:
+        raise TypeError(f"Cannot make a tensor from {type(data).__name__} {data!r}: it is not numeric.")
+    if dtype is None and host.dtype == numpy.float64 and not isinstance(data, (numpy.ndarray, numpy.generic)):
+        dtype = numpy.dtype("float32")  # Python floats default to float32, like Keras
+    if dtype is not None and host.dtype != dtype:
+        host = host.astype(dtype)
+    if device.kind == "cpu":
+        return host
+    with device.activate():
+        return xp.asarray(host)
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False):
+    """Make a Tensor (``minikeras.tensor(data, dtype=None, device=None)``)."""
+    return Tensor(data, requires_grad=requires_grad, dtype=dtype, device=device)

@@ -1,0 +1,56 @@
+"""Array modules behind one ``xp``: NumPy on the CPU, CuPy on NVIDIA GPUs.
+
+CuPy is imported lazily, the first time a GPU is asked about, so that
+``import minikeras`` stays fast and works on machines without CUDA.
+"""
+import numpy
+
+_cupy = None
+_cupy_checked = False
+
+
+def cupy_module():
+    """Return the ``cupy`` module, or None when CuPy or CUDA is unavailable."""
+    global _cupy, _cupy_checked
+    if not _cupy_checked:
+        _cupy_checked = True
+        try:
+            import cupy
+
+            if cupy.cuda.runtime.getDeviceCount() > 0:
+                _cupy = cupy
+        except Exception:  # ImportError, CUDARuntimeError with no driver, ...
+            _cupy = None
+    return _cupy
+
+
+def gpu_available():
+    """True when CuPy imports and at least one CUDA device is visible."""
+    return cupy_module() is not None
+
+
+def get_array_module(array):
+    """Return ``numpy`` or ``cupy``, whichever owns ``array`` (like Chainer's)."""
+    if isinstance(array, numpy.ndarray) or numpy.isscalar(array):
+        return numpy
+    cupy = cupy_module()
+    if cupy is not None and isinstance(array, cupy.ndarray):
+        return cupy
+    return numpy
+
+
+def is_array(value):
+    """True for a NumPy or CuPy ndarray."""
+    if isinstance(value, numpy.ndarray):
+        return True
+    cupy = _cupy
+    return cupy is not None and isinstance(value, cupy.ndarray)
+
+
+def to_numpy(array):
+    """A host (NumPy) copy of a NumPy or CuPy array; NumPy arrays pass through."""
+    if isinstance(array, numpy.ndarray):
+        return array
+    if hasattr(array, "get"):
+        return array.get()
+    return numpy.asarray(array)

@@ -1,0 +1,30 @@
+"""The tf.config-like surface: devices, placement and memory settings.
+
+Example:
+    >>> import minikeras as mk
+    >>> cpu = mk.config.list_physical_devices("CPU")[0]
+    >>> mk.config.set_logical_device_configuration(
+    ...     cpu, [mk.config.LogicalDeviceConfiguration(), mk.config.LogicalDeviceConfiguration()])
+    >>> [d.name for d in mk.config.list_logical_devices("CPU")]
+    ['cpu:0', 'cpu:1']
+"""
+from minikeras.device import (  # noqa: F401
+    LogicalDeviceConfiguration,
+    PhysicalDevice,
+    get_log_device_placement,
+    get_logical_device_configuration,
+    get_memory_growth,
+    get_memory_info,
+    get_soft_device_placement,
+    get_visible_devices,
+    list_logical_devices,
+    list_physical_devices,
+    reset_memory_stats,
+    set_log_device_placement,
+    set_logical_device_configuration,
+    set_memory_growth,
+    set_memory_limit,
+    set_per_process_memory_fraction,
+    set_soft_device_placement,
+    set_visible_devices,
+)

@@ -1,0 +1,26 @@
+"""Devices, placement, and per-device memory (the tf.config surface)."""
+from minikeras.device.device import Device, LogicalDeviceConfiguration, PhysicalDevice
+from minikeras.device.names import canonical_name, parse_device_name
+from minikeras.device.registry import (
+    default_device,
+    get_device,
+    get_log_device_placement,
+    get_logical_device_configuration,
+    get_memory_growth,
+    get_memory_info,
+    get_soft_device_placement,
+    get_visible_devices,
+    initialize,
+    is_initialized,
+    list_logical_devices,
+    list_physical_devices,
+    reset_memory_stats,
+    set_log_device_placement,
+    set_logical_device_configuration,
+    set_memory_growth,
+    set_memory_limit,
+    set_per_process_memory_fraction,
+    set_soft_device_placement,
+    set_visible_devices,
+)
+from minikeras.device.scope import current_scope_device, device, placement_device

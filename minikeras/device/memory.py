@@ -1,0 +1,122 @@
+"""Memory accounting and limits for one logical device.
+
+CPU: every array that becomes the data of a Tensor on the device is counted,
+once per underlying buffer (views share their owner's count), from the moment
+it is wrapped until the buffer is freed (a weak reference tells us when).
+Arrays an op saves for backward are counted the same way.
+
+GPU: each logical GPU has its own CuPy memory pool; "current" is what the
+pool has handed out, "peak" the highest value seen when tensors are made.
+A limit (LogicalDeviceConfiguration.memory_limit or a memory fraction) is
+set on the pool, and CuPy's out-of-memory error is turned into
+:class:`~minikeras.errors.ResourceExhaustedError`.
+"""
+import threading
+import weakref
+
+from minikeras.errors import ResourceExhaustedError
+
+
+class MemoryStats:
+    """Bytes held by arrays the library allocated on one logical device.
+
+    Args:
+        device_name: canonical device name, for error messages.
+        limit: bytes the device may hold, or None for no limit.
+    """
+
+    def __init__(self, device_name, limit=None):
+        self.device_name = device_name
+        self.limit = limit
+        self.current = 0
+        self.peak = 0
+        self._lock = threading.Lock()
+        self._tracked = {}  # id(buffer owner) -> its weak reference
+        self._sizes = {}  # id(weak reference) -> (id(owner), nbytes)
+
+    def track(self, array):
+        """Count ``array``'s buffer until it is freed; raises past the limit."""
+        owner = array.base if array.base is not None else array
+        key = id(owner)
+        if key in self._tracked:
+            return
+        nbytes = owner.nbytes if hasattr(owner, "nbytes") else array.nbytes
+        with self._lock:
+            if key in self._tracked:
+                return
+            in_use = self.current
+            if self.limit is not None and in_use + nbytes > self.limit:
+                raise ResourceExhaustedError(self.device_name, nbytes, in_use, self.limit)
+            try:
+                ref = weakref.ref(owner, self._release)
+            except TypeError:  # a buffer owner that takes no weak reference (e.g. bytes)
+                return
+            self._tracked[key] = ref
+            self._sizes[id(ref)] = (key, nbytes)
+            self.current = in_use + nbytes
+            if self.current > self.peak:
+                self.peak = self.current
+
+    def _release(self, ref):
+        with self._lock:
+            entry = self._sizes.pop(id(ref), None)
+            if entry is not None:
+                key, nbytes = entry
+                if self._tracked.get(key) is ref:
+                    del self._tracked[key]
+                self.current -= nbytes
+
+    def set_limit(self, limit):
+        """Change the limit at run time; it may not be below what is held."""
+        if limit is not None:
+            _check_limit_value(limit, self.device_name)
+            if limit < self.current:
+                raise ValueError(
+                    f"Cannot set the memory limit of {self.device_name} to {int(limit)} bytes: "
+                    f"{self.current} bytes are already in use."
+                )
+        self.limit = None if limit is None else int(limit)
+
+    def info(self):
+        """``{"current": bytes, "peak": bytes}``."""
+        return {"current": self.current, "peak": self.peak}
+
+    def reset_peak(self):
+        self.peak = self.current
+
+
+class GpuMemoryStats(MemoryStats):
+    """Memory of a logical GPU, read from its own CuPy memory pool."""
+
+    def __init__(self, device_name, pool, limit=None):
+        super().__init__(device_name, limit)
+        self.pool = pool
+        if limit is not None:
+            pool.set_limit(size=int(limit))
+
+    @property
+    def current(self):
+        return self.pool.used_bytes()
+
+    @current.setter
+    def current(self, value):  # the base class initialiser assigns it
+        pass
+
+    def track(self, array):
+        used = self.pool.used_bytes()
+        if used > self.peak:
+            self.peak = used
+
+    def set_limit(self, limit):
+        super().set_limit(limit)
+        self.pool.set_limit(size=0 if limit is None else int(limit))
+
+    def reset_peak(self):
+        self.peak = self.pool.used_bytes()
+
+
+def _check_limit_value(limit, device_name):
+    if isinstance(limit, bool) or not isinstance(limit, (int, float)):
+        raise TypeError(f"A memory limit for {device_name} must be a number of bytes, received {limit!r}.")
+    if limit < 0 or limit != limit:
+        raise ValueError(f"A memory limit for {device_name} must be >= 0 bytes, received {limit!r}.")

@@ -1,0 +1,22 @@
+"""Differentiable ops (the functional API), one family per module.
+
+Every op takes Tensors (or numbers/arrays as constants) and returns Tensors;
+the natural ones are also Tensor methods and operators (``x.sum()``,
+``a @ b``).
+"""
+from minikeras.ops.creation import *  # noqa: F401,F403
+from minikeras.ops.math.arithmetic import *  # noqa: F401,F403
+from minikeras.ops.math.compare import *  # noqa: F401,F403
+from minikeras.ops.math.matmul import *  # noqa: F401,F403
+from minikeras.ops.math.unary import *  # noqa: F401,F403
+from minikeras.ops.nn.activations import *  # noqa: F401,F403
+from minikeras.ops.nn.conv import *  # noqa: F401,F403
+from minikeras.ops.nn.dropout import *  # noqa: F401,F403
+from minikeras.ops.nn.embedding import *  # noqa: F401,F403
+from minikeras.ops.nn.pool import *  # noqa: F401,F403
+from minikeras.ops.nn.softmax import *  # noqa: F401,F403
+from minikeras.ops.reduce import *  # noqa: F401,F403
+from minikeras.ops.shape import *  # noqa: F401,F403
+from minikeras.ops import _tensor_methods
+
+_tensor_methods.install()

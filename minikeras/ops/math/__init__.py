@@ -1,0 +1,1 @@
+"""Math ops: arithmetic, unary functions, comparisons, matmul."""

@@ -1,0 +1,104 @@
+"""Elementwise arithmetic: add, sub, mul, div, neg, pow.
+
+Broadcasting is NumPy's; the engine sums gradients back to each input's
+shape, so backward here returns full-shape gradients.
+"""
+
+__all__ = ["add", "subtract", "multiply", "divide", "power", "negative", "sub", "mul", "div", "neg", "pow"]
+
+from minikeras.autograd import Function
+from minikeras.ops._checks import check_broadcast
+
+
+class Add(Function):
+    def forward(self, a, b):
+        return a + b
+
+    def backward(self, grad):
+        return grad, grad
+
+
+class Sub(Function):
+    def forward(self, a, b):
+        return a - b
+
+    def backward(self, grad):
+        return grad, (-grad if self.needs_input_grad[1] else None)
+
+
+class Mul(Function):
+    def forward(self, a, b):
+        needs_a, needs_b = self.needs_input_grad
+        self.save_for_backward(b if needs_a else None, a if needs_b else None)
+        return a * b
+
+    def backward(self, grad):
+        b, a = self.saved
+        return (grad * b if b is not None else None), (grad * a if a is not None else None)
+
+
+class Div(Function):
+    def forward(self, a, b):
+        out = a / b
+        self.save_for_backward(b, out if self.needs_input_grad[1] else None)
+        return out
+
+    def backward(self, grad):
+        b, out = self.saved
+        grad_a = grad / b
+        grad_b = -grad_a * out if out is not None else None
+        return grad_a, grad_b
+
+
+class Neg(Function):
+    def forward(self, a):
+        return -a
+
+    def backward(self, grad):
+        return -grad
+
+
+class Pow(Function):
+    def forward(self, a, b):
+        out = a**b
+        self.save_for_backward(a, b, out)
+        return out
+
+    def backward(self, grad):
+        a, b, out = self.saved
+        xp = self.device.xp
+        grad_a = grad * b * a ** (b - 1) if self.needs_input_grad[0] else None
+        grad_b = None
+        if self.needs_input_grad[1]:
+            safe_log = xp.log(xp.where(a > 0, a, 1))
+            grad_b = grad * out * safe_log
+        return grad_a, grad_b
+
+
+def _binary(function_class, name):
+    def op(a, b):
+        check_broadcast(name, a, b)
+        return function_class().apply(a, b)
+
+    op.__name__ = name
+    op.__doc__ = f"Elementwise ``{name}(a, b)`` with NumPy broadcasting; Tensors, arrays or numbers."
+    return op
+
+
+add = _binary(Add, "add")
+subtract = _binary(Sub, "subtract")
+multiply = _binary(Mul, "multiply")
+divide = _binary(Div, "divide")
+power = _binary(Pow, "power")
+
+
+def negative(x):
+    """Elementwise ``-x``."""
+    return Neg().apply(x)
+
+
+sub = subtract
+mul = multiply
+div = divide
+neg = negative
+pow = power  # noqa: A001  (the op's own name, as in keras.ops)

@@ -1,0 +1,3 @@
+"""compare ops (being written)."""
+
+__all__ = []

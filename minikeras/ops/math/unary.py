@@ -1,0 +1,3 @@
+"""unary ops (being written)."""
+
+__all__ = []

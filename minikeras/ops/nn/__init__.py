@@ -1,0 +1,1 @@
+"""Neural-network ops: activations, softmax, conv, pooling, dropout, embedding."""

@@ -1,0 +1,3 @@
+"""activations ops (being written)."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""dropout ops (being written)."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""embedding ops (being written)."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""pool ops (being written)."""
+
+__all__ = []

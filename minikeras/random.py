@@ -1,0 +1,79 @@
+"""Random numbers: one seed for the library, one generator per device.
+
+``minikeras.random.seed(n)`` resets every device's generator; each logical
+device draws from its own stream (seeded from ``n`` and the device), so the
+numbers a device produces do not depend on what other devices drew.
+"""
+import threading
+
+import numpy
+
+from minikeras.device import get_device, placement_device
+
+_state = {"seed": None, "epoch": 0}
+_lock = threading.Lock()
+
+
+def seed(value):
+    """Seed every device's generator (and the initializers that use them)."""
+    if isinstance(value, bool) or not isinstance(value, (int, numpy.integer)) or value < 0:
+        raise ValueError(f"random.seed expects a non-negative int, received {value!r}.")
+    with _lock:
+        _state["seed"] = int(value)
+        _state["epoch"] += 1
+
+
+def get_seed():
+    """The last seed given to :func:`seed`, or None."""
+    return _state["seed"]
+
+
+def generator(device=None):
+    """The random generator of ``device`` (default: the current placement).
+
+    A ``numpy.random.Generator`` on the CPU, a ``cupy.random.Generator`` on GPUs.
+    """
+    target = get_device(device) if device is not None else placement_device()
+    state = target.rng
+    if state is None or state[0] != _state["epoch"]:
+        with _lock:
+            base = _state["seed"]
+            entropy = None if base is None else [base, 0 if target.kind == "cpu" else 1, target.index]
+            if target.kind == "cpu":
+                rng = numpy.random.default_rng(entropy)
+            else:
+                cupy = target.xp
+                seed_value = None if entropy is None else int(numpy.random.SeedSequence(entropy).generate_state(1)[0])
+                with target.activate():
+                    rng = cupy.random.default_rng(seed_value)
+            target.rng = state = (_state["epoch"], rng)
+    return state[1]
+
+
+def host_generator(salt=0):
+    """A NumPy generator seeded from the library seed (for host-side work
+    such as shuffling), or from fresh entropy when no seed was given."""
+    base = _state["seed"]
+    return numpy.random.default_rng(None if base is None else [base, 7919, salt])
+
+
+def _draw(method, shape, dtype, device, **kwargs):
+    from minikeras.autograd.function import _wrap
+
+    target = get_device(device) if device is not None else placement_device()
+    rng = generator(target)
+    dtype = numpy.dtype(dtype)
+    with target.activate():
+        data = getattr(rng, method)(size=tuple(shape) if not isinstance(shape, int) else (shape,), **kwargs)
+        data = data.astype(dtype, copy=False)
+    return _wrap(data, target, None, 0)
+
+
+def normal(shape, mean=0.0, stddev=1.0, dtype="float32", device=None):
+    """Samples from N(mean, stddev^2) as a Tensor."""
+    return _draw("normal", shape, dtype, device, loc=mean, scale=stddev)
+
+
+def uniform(shape, minval=0.0, maxval=1.0, dtype="float32", device=None):
+    """Samples from U[minval, maxval) as a Tensor."""
+    return _draw("uniform", shape, dtype, device, low=minval, high=maxval)

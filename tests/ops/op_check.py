@@ -1,0 +1,39 @@
+"""The op test base: an op test supplies inputs and a NumPy reference; this
+checks the forward value, dtype and device, and the gradient by finite
+differences in float64."""
+import numpy
+
+import minikeras as mk
+from minikeras.autograd import gradcheck
+
+
+def check_op(op, reference, inputs, grad=True, atol=1e-5, rtol=1e-4, grad_inputs=None, dtype_kept=True):
+    """Check ``op(*tensors)`` against ``reference(*arrays)``.
+
+    Args:
+        op: a function of Tensors returning a Tensor.
+        reference: the same function written with NumPy.
+        inputs: numpy arrays (float ones are tested as float64 for gradients
+            and as float32 for the forward value and dtype).
+        grad: run gradcheck.
+        grad_inputs: indices of inputs to differentiate (default: float ones).
+    """
+    inputs = [numpy.asarray(a) for a in inputs]
+    # Forward in float32: value, dtype and device.
+    as32 = [a.astype(numpy.float32) if a.dtype.kind == "f" else a for a in inputs]
+    out = op(*[mk.tensor(a) for a in as32])
+    expected = reference(*[a.astype(numpy.float64) if a.dtype.kind == "f" else a for a in inputs])
+    numpy.testing.assert_allclose(out.numpy(), expected, rtol=1e-4, atol=1e-5)
+    if dtype_kept and any(a.dtype.kind == "f" for a in inputs) and out.dtype.kind == "f":
+        assert out.dtype == numpy.float32, f"float32 inputs gave {out.dtype}"
+    assert out.device.name == "cpu:0"
+    # Forward in float64 matches the reference tightly.
+    out64 = op(*[mk.tensor(a) for a in inputs])
+    numpy.testing.assert_allclose(out64.numpy(), expected, rtol=1e-10, atol=1e-12)
+    if grad:
+        tensors = []
+        for i, a in enumerate(inputs):
+            wants = a.dtype.kind == "f" if grad_inputs is None else i in grad_inputs
+            tensors.append(mk.Tensor(a, requires_grad=wants))
+        assert gradcheck(op, tensors, atol=atol, rtol=rtol)
+    return out
