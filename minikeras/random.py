@@ -50,6 +50,24 @@ def generator(device=None):
     return state[1]
 
 
+def host_rng():
+    """The library's host NumPy generator: one stream, reset by :func:`seed`.
+
+    Weight initializers draw from it, so that a seed gives the same initial
+    weights whatever device the model is built on.
+    """
+    state = _host_state.get("rng")
+    if state is None or state[0] != _state["epoch"]:
+        with _lock:
+            base = _state["seed"]
+            rng = numpy.random.default_rng(None if base is None else [base, 104729])
+            _host_state["rng"] = state = (_state["epoch"], rng)
+    return state[1]
+
+
+_host_state = {}
+
+
 def host_generator(salt=0):
     """A NumPy generator seeded from the library seed (for host-side work
     such as shuffling), or from fresh entropy when no seed was given."""

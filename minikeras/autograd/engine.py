@@ -40,14 +40,15 @@ def sum_to_shape(gradient, shape):
 
 
 def _accumulate_leaf(leaf, gradient):
-    from minikeras.autograd.function import _wrap
-
     if gradient.dtype != leaf.data.dtype:
         gradient = gradient.astype(leaf.data.dtype)
     if leaf.grad is None:
         leaf.grad = _wrap(gradient, leaf.device, None, 0)
     else:
         leaf.grad = _wrap(leaf.grad.data + gradient, leaf.device, None, 0)
+
+
+from minikeras.autograd.function import _wrap  # noqa: E402  (function imports engine's users)
 
 
 def backward(tensor, gradient=None, retain_graph=False):
@@ -98,10 +99,14 @@ def backward(tensor, gradient=None, retain_graph=False):
             continue
         if len(grad_outputs) > 1 and any(grad is None for grad in grad_outputs):
             grad_outputs = _fill_missing(function, grad_outputs)
-        with function.device.activate():
+        device = function.device
+        if device.kind == "gpu":
+            with device.activate():
+                grad_inputs = function.backward(*grad_outputs)
+        else:
             grad_inputs = function.backward(*grad_outputs)
-        if not isinstance(grad_inputs, (tuple, list)):
-            grad_inputs = (grad_inputs,)
+        if type(grad_inputs) is not tuple:
+            grad_inputs = tuple(grad_inputs) if type(grad_inputs) is list else (grad_inputs,)
         for parent, grad_input, shape in zip(function._parents, grad_inputs, function._input_shapes):
             if parent is None or grad_input is None:
                 continue
@@ -113,6 +118,9 @@ def backward(tensor, gradient=None, retain_graph=False):
                 continue
             slots = pending.get(id(node))
             if slots is None:
+                if node._n_outputs == 1:
+                    pending[id(node)] = [grad_input]
+                    continue
                 slots = pending[id(node)] = [None] * node._n_outputs
             previous = slots[index]
             slots[index] = grad_input if previous is None else previous + grad_input

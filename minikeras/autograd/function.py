@@ -13,6 +13,11 @@ so that ``x * 2.0`` keeps x's float32; arrays are moved to the op's device.
 from minikeras import backend
 from minikeras.autograd import grad_mode
 from minikeras.device import registry, scope
+from minikeras.device.registry import _registry
+
+_scope_local = scope._local
+_grad_local = grad_mode._local
+_new_tensor = object.__new__
 
 
 class Function:
@@ -43,9 +48,9 @@ class Function:
 
     def placement(self, tensors):
         """The device this op runs on: the scope's, else its first input's."""
-        target = scope.current_scope_device()
-        if target is not None:
-            return target
+        stack = getattr(_scope_local, "stack", None)
+        if stack:
+            return stack[-1]
         for value in tensors:
             if isinstance(value, Tensor):
                 return value.device
@@ -53,24 +58,32 @@ class Function:
 
     def apply(self, *inputs):
         """Run the op on Tensors (or constants) and wrap the result(s)."""
-        device = self.device = self.placement(inputs)
+        stack = getattr(_scope_local, "stack", None)
+        if stack:
+            device = stack[-1]
+            if self.keeps_input_devices:
+                device = self.placement(inputs)
+        else:
+            device = self.placement(inputs)
+        self.device = device
+        record = getattr(_grad_local, "enabled", True)
         arrays = []
         needs = []
         any_needs = False
-        record = grad_mode.is_grad_enabled()
         for value in inputs:
-            if isinstance(value, Tensor):
+            if type(value) is Tensor:
                 if value.device is not device and not self.keeps_input_devices:
                     value = value.to(device)
                 arrays.append(value.data)
                 flag = record and value.requires_grad
                 needs.append(flag)
-                any_needs = any_needs or flag
+                if flag:
+                    any_needs = True
             else:
                 arrays.append(_constant(value, device))
                 needs.append(False)
         self.needs_input_grad = needs
-        if registry._registry.log_placement:
+        if _registry.log_placement:
             registry.log_placement(self.name, device)
         if device.kind == "gpu":
             outputs = _run_on_gpu(self, device, arrays)
@@ -87,19 +100,21 @@ class Function:
                     parents.append((value._node, value._index))
             self._parents = parents
             self._input_shapes = [getattr(array, "shape", ()) for array in arrays]
+            node = self
         else:
             self.saved = ()
-        if isinstance(outputs, tuple):
+            node = None
+        if type(outputs) is tuple:
             self._n_outputs = len(outputs)
             if any_needs:
                 self._output_meta = [(out.shape, out.dtype) for out in outputs]
-            return tuple(_wrap(out, device, self if any_needs else None, i) for i, out in enumerate(outputs))
+            return tuple(_wrap(out, device, node, i) for i, out in enumerate(outputs))
         self._n_outputs = 1
-        return _wrap(outputs, device, self if any_needs else None, 0)
+        return _wrap(outputs, device, node, 0)
 
 
 def _wrap(array, device, node, index):
-    tensor = Tensor.__new__(Tensor)
+    tensor = _new_tensor(Tensor)
     tensor.data = array
     tensor.device = device
     tensor.grad = None
@@ -107,6 +122,8 @@ def _wrap(array, device, node, index):
     tensor._index = index
     tensor.requires_grad = node is not None
     tensor.name = None
+    tensor._keras_logits = None
+    tensor._meta = None
     device.memory.track(array)
     return tensor
 

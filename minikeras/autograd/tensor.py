@@ -31,7 +31,7 @@ class Tensor:
         array([[2., 4.]], dtype=float32)
     """
 
-    __slots__ = ("data", "device", "requires_grad", "grad", "_node", "_index", "name", "__weakref__")
+    __slots__ = ("data", "device", "requires_grad", "grad", "_node", "_index", "name", "_keras_logits", "_meta", "__weakref__")
     __array_ufunc__ = None  # numpy defers to our reflected operators
 
     def __init__(self, data, requires_grad=False, dtype=None, device=None, name=None):
@@ -50,6 +50,8 @@ class Tensor:
         self._node = None
         self._index = 0
         self.name = name
+        self._keras_logits = None
+        self._meta = None  # layer bookkeeping for weights (regularizer, constraint)
         target.memory.track(self.data)
 
     # ----------------------------------------------------------- properties

@@ -36,26 +36,29 @@ class MemoryStats:
 
     def track(self, array):
         """Count ``array``'s buffer until it is freed; raises past the limit."""
-        owner = array.base if array.base is not None else array
+        owner = array.base
+        if owner is None:
+            owner = array
         key = id(owner)
         if key in self._tracked:
             return
-        nbytes = owner.nbytes if hasattr(owner, "nbytes") else array.nbytes
+        try:
+            nbytes = owner.nbytes
+            ref = weakref.ref(owner, self._release)
+        except (TypeError, AttributeError):  # a buffer owner that is no array (bytes, mmap)
+            return
         with self._lock:
             if key in self._tracked:
                 return
             in_use = self.current
             if self.limit is not None and in_use + nbytes > self.limit:
                 raise ResourceExhaustedError(self.device_name, nbytes, in_use, self.limit)
-            try:
-                ref = weakref.ref(owner, self._release)
-            except TypeError:  # a buffer owner that takes no weak reference (e.g. bytes)
-                return
             self._tracked[key] = ref
             self._sizes[id(ref)] = (key, nbytes)
-            self.current = in_use + nbytes
-            if self.current > self.peak:
-                self.peak = self.current
+            in_use += nbytes
+            self.current = in_use
+            if in_use > self.peak:
+                self.peak = in_use
 
     def _release(self, ref):
         with self._lock:

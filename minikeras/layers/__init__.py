@@ -1,0 +1,14 @@
+"""Keras layers. Each family lives in its own module."""
+from minikeras.layers.base import Layer  # noqa: F401
+from minikeras.layers.input import Input, InputLayer, KerasTensor  # noqa: F401
+from minikeras.layers.input_spec import InputSpec  # noqa: F401
+from minikeras.layers.core import *  # noqa: F401,F403
+from minikeras.layers.regularization import *  # noqa: F401,F403
+from minikeras.layers.embedding import *  # noqa: F401,F403
+from minikeras.layers.merge import *  # noqa: F401,F403
+from minikeras.layers.normalization import *  # noqa: F401,F403
+from minikeras.layers.conv import *  # noqa: F401,F403
+from minikeras.layers.pooling import *  # noqa: F401,F403
+from minikeras.layers.reshaping import *  # noqa: F401,F403
+from minikeras.layers.recurrent import *  # noqa: F401,F403
+from minikeras.layers.wrappers import *  # noqa: F401,F403

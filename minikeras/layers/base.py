@@ -1,0 +1,359 @@
+"""Layer: the unit of a model. Weights are created in ``build(input_shape)``
+on the first call; ``call(inputs, training=None)`` holds only the math.
+
+Weights are leaf Tensors (``requires_grad=True`` when trainable) named
+``"<layer>/<weight>"``. Calling a layer on symbolic inputs (``Input(...)``)
+records a node of the functional graph instead of computing.
+"""
+import inspect
+import threading
+
+import numpy
+
+from minikeras import backend
+from minikeras.autograd import Tensor
+from minikeras.autograd.function import _wrap
+from minikeras.device import placement_device
+from minikeras.layers.naming import to_snake_case, unique_name
+
+_LAYER_CLASSES = {}
+_context = threading.local()
+
+
+def get_layer_class(name, custom_objects=None):
+    """The Layer (or Model) subclass registered under ``name``."""
+    if custom_objects and name in custom_objects:
+        return custom_objects[name]
+    try:
+        return _LAYER_CLASSES[name]
+    except KeyError:
+        raise ValueError(
+            f"Unknown layer class '{name}'. Pass it in custom_objects={{'{name}': {name}}} when loading."
+        ) from None
+
+
+def current_training():
+    """The ``training`` flag of the outermost call in progress (None outside)."""
+    return getattr(_context, "training", None)
+
+
+def _flatten(structure):
+    if isinstance(structure, (list, tuple)):
+        return [leaf for item in structure for leaf in _flatten(item)]
+    if isinstance(structure, dict):
+        return [leaf for key in sorted(structure) for leaf in _flatten(structure[key])]
+    return [structure]
+
+
+def _map(function, structure):
+    if isinstance(structure, (list, tuple)):
+        return type(structure)(_map(function, item) for item in structure)
+    if isinstance(structure, dict):
+        return {key: _map(function, value) for key, value in structure.items()}
+    return function(structure)
+
+
+class Layer:
+    """Base class of all layers (Keras conventions).
+
+    Args:
+        trainable: whether the layer's weights are updated by training.
+        name: unique default from the class name (``dense``, ``dense_1``).
+        dtype: the weights' dtype, float32 by default.
+        input_shape / batch_input_shape / input_dim: accepted on the first
+            layer of a Sequential model, as in Keras.
+
+    Subclasses implement ``build(input_shape)`` (optional), ``call(inputs,
+    training=None)`` and ``get_config()``.
+    """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        _LAYER_CLASSES[cls.__name__] = cls
+
+    def __init__(self, trainable=True, name=None, dtype=None, input_shape=None, batch_input_shape=None,
+                 input_dim=None, **kwargs):
+        if kwargs:
+            raise TypeError(f"{type(self).__name__} got unexpected keyword argument(s): {sorted(kwargs)}.")
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"A layer name must be a string, received {name!r}.")
+        self.name = name or unique_name(to_snake_case(type(self).__name__))
+        self.dtype = numpy.dtype(dtype or "float32").name
+        self._trainable = bool(trainable)
+        self.built = False
+        self.input_spec = None
+        self._trainable_weights = []
+        self._non_trainable_weights = []
+        self._losses = []
+        self._call_has_training = "training" in inspect.signature(self.call).parameters
+        self._call_has_mask = "mask" in inspect.signature(self.call).parameters
+        if input_dim is not None and input_shape is None:
+            input_shape = (input_dim,)
+        if batch_input_shape is not None:
+            self._batch_input_shape = tuple(batch_input_shape)
+        elif input_shape is not None:
+            self._batch_input_shape = (None,) + tuple(input_shape)
+        else:
+            self._batch_input_shape = None
+        self._inbound_nodes = []
+
+    # ------------------------------------------------------------- weights
+    def add_weight(self, name, shape, initializer="glorot_uniform", regularizer=None, constraint=None,
+                   trainable=True, dtype=None):
+        """Create a weight Tensor, initialised on the current device.
+
+        Args:
+            name: short name (``"kernel"``); the Tensor is named ``layer/kernel``.
+            shape: the weight's shape.
+            initializer: name, Initializer or callable ``(shape, dtype) -> array``.
+            regularizer: name, Regularizer or callable giving a scalar Tensor.
+            constraint: name, Constraint or callable applied after each update.
+            trainable: trainable weights get gradients and optimizer updates.
+        """
+        from minikeras import constraints, initializers, regularizers
+
+        dtype = numpy.dtype(dtype or self.dtype)
+        shape = tuple(int(s) for s in shape)
+        init = initializers.get(initializer)
+        device = placement_device()
+        with device.activate():
+            value = init(shape, dtype=dtype)
+        value = getattr(value, "data", value)
+        if device.kind == "cpu":
+            value = backend.to_numpy(value).astype(dtype, copy=False)
+        else:
+            value = device.xp.asarray(value, dtype=dtype)
+        if not value.flags.writeable or value.base is not None:
+            value = value.copy()
+        weight = Tensor(value, requires_grad=trainable and self._trainable, device=device,
+                        name=f"{self.name}/{name}")
+        weight._meta = _WeightInfo(regularizers.get(regularizer), constraints.get(constraint), trainable)
+        (self._trainable_weights if trainable else self._non_trainable_weights).append(weight)
+        return weight
+
+    @property
+    def trainable(self):
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value):
+        self._trainable = bool(value)
+        for weight in self._trainable_weights:
+            weight.requires_grad = self._trainable
+        for layer in self._sublayers():
+            layer.trainable = value
+
+    def _sublayers(self):
+        """Layers held as attributes (or in lists of attributes), in order."""
+        found = []
+        for value in self.__dict__.values():
+            if isinstance(value, Layer):
+                found.append(value)
+            elif isinstance(value, (list, tuple)):
+                found.extend(item for item in value if isinstance(item, Layer))
+        return found
+
+    @property
+    def trainable_weights(self):
+        if not self._trainable:
+            return []
+        weights = list(self._trainable_weights)
+        for layer in self._sublayers():
+            weights.extend(w for w in layer.trainable_weights if not any(w is seen for seen in weights))
+        return weights
+
+    @property
+    def non_trainable_weights(self):
+        weights = list(self._non_trainable_weights)
+        if not self._trainable:
+            weights = list(self._trainable_weights) + weights
+        for layer in self._sublayers():
+            for w in layer.non_trainable_weights + ([] if self._trainable else layer.trainable_weights):
+                if not any(w is seen for seen in weights):
+                    weights.append(w)
+        return weights
+
+    @property
+    def weights(self):
+        """All weights, in creation order, as Keras lists them: trainable and
+        non-trainable interleaved by layer (own weights first)."""
+        weights = list(self._all_own_weights())
+        for layer in self._sublayers():
+            for w in layer.weights:
+                if not any(w is seen for seen in weights):
+                    weights.append(w)
+        return weights
+
+    def _all_own_weights(self):
+        order = self._trainable_weights + self._non_trainable_weights
+        return sorted(order, key=lambda w: _creation_order(w))
+
+    @property
+    def trainable_variables(self):
+        return self.trainable_weights
+
+    @property
+    def variables(self):
+        return self.weights
+
+    def get_weights(self):
+        """The weights as host NumPy arrays, in ``weights`` order."""
+        return [backend.to_numpy(w.data).copy() for w in self.weights]
+
+    def set_weights(self, values):
+        """Overwrite the weights from arrays, checking count and shapes."""
+        weights = self.weights
+        values = list(values)
+        if len(values) != len(weights):
+            raise ValueError(
+                f"Layer '{self.name}' expects {len(weights)} weight array(s), received {len(values)}."
+            )
+        for weight, value in zip(weights, values):
+            shape = tuple(numpy.shape(value))
+            if shape != weight.shape:
+                raise ValueError(
+                    f"Layer '{self.name}': weight '{weight.name}' has shape {weight.shape}, "
+                    f"received an array of shape {shape}."
+                )
+        for weight, value in zip(weights, values):
+            weight.assign(backend.to_numpy(getattr(value, "data", value)))
+
+    def count_params(self):
+        if not self.built:
+            raise ValueError(f"Layer '{self.name}' is not built yet: call it on data or call build() first.")
+        return int(sum(int(numpy.prod(w.shape)) for w in self.weights))
+
+    # -------------------------------------------------------------- losses
+    def add_loss(self, loss):
+        """Add a loss Tensor (e.g. an activity regularizer) from this call."""
+        self._losses.append(loss)
+
+    @property
+    def losses(self):
+        """Regularization losses: the weights' (recomputed, differentiable)
+        and those added during the last call."""
+        result = []
+        for weight in self._trainable_weights + self._non_trainable_weights:
+            info = weight._meta
+            if info is not None and info.regularizer is not None:
+                result.append(info.regularizer(weight))
+        result.extend(self._losses)
+        for layer in self._sublayers():
+            result.extend(layer.losses)
+        return result
+
+    def _clear_call_losses(self):
+        self._losses = []
+        for layer in self._sublayers():
+            layer._clear_call_losses()
+
+    # ---------------------------------------------------------------- call
+    def build(self, input_shape):
+        """Create the weights for ``input_shape`` (batch axis first, None)."""
+        self.built = True
+
+    def call(self, inputs, *args, **kwargs):  # pragma: no cover - abstract
+        raise NotImplementedError(f"Layer {type(self).__name__} does not implement call().")
+
+    def compute_output_shape(self, input_shape):
+        """Output shape for ``input_shape``; by default found by running the
+        layer on a small zero batch."""
+        return None
+
+    def __call__(self, inputs, *args, **kwargs):
+        from minikeras.layers.input import KerasTensor, symbolic_call
+
+        if any(isinstance(leaf, KerasTensor) for leaf in _flatten(inputs)):
+            return symbolic_call(self, inputs, args, kwargs)
+        inputs = _map(self._convert_input, inputs)
+        if not self.built:
+            self._build_from(inputs)
+        if self.input_spec is not None:
+            for leaf, spec in zip(_flatten(inputs), _as_list(self.input_spec)):
+                if spec is not None and isinstance(leaf, Tensor):
+                    spec.check(self.name, leaf.shape)
+        training = kwargs.pop("training", None)
+        outer = getattr(_context, "training", None)
+        if training is None:
+            training = outer
+        if self._call_has_training:
+            kwargs["training"] = training
+        if not self._call_has_mask:
+            kwargs.pop("mask", None)
+        self._losses = []
+        _context.training = training
+        try:
+            outputs = self.call(inputs, *args, **kwargs)
+        finally:
+            _context.training = outer
+        return outputs
+
+    def _convert_input(self, value):
+        if isinstance(value, Tensor):
+            if value.dtype.kind == "f" and value.dtype != self.dtype and self.dtype != "float64":
+                return value.astype(self.dtype) if hasattr(value, "astype") else value
+            return value
+        if value is None or isinstance(value, (str, bytes)):
+            return value
+        array = numpy.asarray(value) if not backend.is_array(value) else value
+        if array.dtype.kind == "f" and array.dtype != numpy.dtype(self.dtype):
+            array = array.astype(self.dtype)
+        elif array.dtype.kind in "b":
+            pass
+        device = placement_device()
+        if device.kind == "cpu":
+            return _wrap(backend.to_numpy(array), device, None, 0)
+        return Tensor(array, device=device)
+
+    def _build_from(self, inputs):
+        shapes = _map(lambda leaf: tuple(leaf.shape) if isinstance(leaf, Tensor) else None, inputs)
+        build_shape = _map(lambda s: (None,) + tuple(s[1:]) if isinstance(s, tuple) and s else s, shapes)
+        if isinstance(shapes, tuple) and all(isinstance(s, int) for s in shapes):
+            build_shape = (None,) + tuple(shapes[1:])
+        self.build(build_shape)
+        self.built = True
+
+    # ------------------------------------------------------------- config
+    def get_config(self):
+        """The constructor arguments (JSON-serialisable)."""
+        config = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype}
+        if self._batch_input_shape is not None:
+            config["batch_input_shape"] = list(self._batch_input_shape)
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def __repr__(self):
+        return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _as_list(spec):
+    return list(spec) if isinstance(spec, (list, tuple)) else [spec]
+
+
+class _WeightInfo:
+    __slots__ = ("regularizer", "constraint", "trainable", "order")
+
+    def __init__(self, regularizer, constraint, trainable):
+        global _weight_counter
+        self.regularizer = regularizer
+        self.constraint = constraint
+        self.trainable = trainable
+        _weight_counter += 1
+        self.order = _weight_counter
+
+
+_weight_counter = 0
+
+
+def _creation_order(weight):
+    info = weight._meta
+    return info.order if info is not None else 0
+
+
+def weight_constraint(weight):
+    """The constraint attached to ``weight`` by add_weight, or None."""
+    info = weight._meta
+    return None if info is None else info.constraint

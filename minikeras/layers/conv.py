@@ -1,0 +1,3 @@
+"""conv layers (being written)."""
+
+__all__ = []

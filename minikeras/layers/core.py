@@ -1,0 +1,3 @@
+"""core layers (being written)."""
+
+__all__ = []

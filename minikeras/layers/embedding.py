@@ -1,0 +1,3 @@
+"""embedding layers (being written)."""
+
+__all__ = []

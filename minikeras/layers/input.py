@@ -1,0 +1,175 @@
+"""Symbolic inputs for the functional API: Input, KerasTensor, Node.
+
+Calling a layer on KerasTensors records a Node and returns KerasTensors
+describing its outputs. The output shapes are found by running the layer
+once on a small zero batch (which also builds its weights); a non-batch
+axis of unknown size is run at two sizes, and axes whose output size
+follows it are reported as None.
+"""
+import numpy
+
+from minikeras.autograd import Tensor, no_grad
+from minikeras.layers.base import Layer, _context, _flatten, _map
+
+
+class KerasTensor:
+    """A symbolic tensor: a shape (batch axis None), a dtype and the node
+    that produces it.
+
+    Attributes:
+        shape: tuple, ``None`` for unknown sizes.
+        dtype: numpy dtype name.
+        node: the Node that outputs it; ``index`` its position there.
+    """
+
+    def __init__(self, shape, dtype="float32", node=None, index=0, name=None):
+        self.shape = tuple(shape)
+        self.dtype = numpy.dtype(dtype).name
+        self.node = node
+        self.index = index
+        self.name = name
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def __repr__(self):
+        layer = self.node.layer.name if self.node is not None else None
+        return f"<KerasTensor shape={self.shape}, dtype={self.dtype}, from layer '{layer}'>"
+
+    def __array__(self, *args, **kwargs):
+        raise TypeError(
+            "A symbolic KerasTensor (from Input) has no value: use it only to build a Model, "
+            "then call the model on data."
+        )
+
+
+class Node:
+    """One call of a layer in a functional graph."""
+
+    def __init__(self, layer, inputs, args, kwargs, outputs):
+        self.layer = layer
+        self.inputs = inputs  # structure of KerasTensors (the first argument)
+        self.args = args
+        self.kwargs = kwargs
+        self.outputs = outputs
+        layer._inbound_nodes.append(self)
+
+    @property
+    def parent_tensors(self):
+        found = _flatten(self.inputs) + _flatten(list(self.args)) + _flatten(list(self.kwargs.values()))
+        return [t for t in found if isinstance(t, KerasTensor)]
+
+
+class InputLayer(Layer):
+    """The layer behind ``Input``: it passes its input through."""
+
+    def __init__(self, input_shape=None, batch_size=None, dtype=None, name=None, batch_input_shape=None,
+                 sparse=None, **kwargs):
+        if batch_input_shape is None:
+            if input_shape is None:
+                raise ValueError("InputLayer needs input_shape (without the batch axis) or batch_input_shape.")
+            batch_input_shape = (batch_size,) + tuple(input_shape)
+        super().__init__(name=name, dtype=dtype or "float32", batch_input_shape=batch_input_shape, **kwargs)
+        self.built = True
+        self.output = KerasTensor(self._batch_input_shape, self.dtype, name=self.name)
+        self.output.node = Node(self, [], (), {}, self.output)
+
+    def call(self, inputs):
+        return inputs
+
+    def get_config(self):
+        return {"batch_input_shape": list(self._batch_input_shape), "dtype": self.dtype, "name": self.name}
+
+
+def Input(shape=None, batch_size=None, name=None, dtype="float32", batch_shape=None):  # noqa: N802  (Keras name)
+    """A symbolic input for the functional API.
+
+    Args:
+        shape: the shape of one sample, e.g. ``(784,)``; None for unknown sizes.
+        batch_size: fixed batch size, usually None.
+        name: the input's name.
+        dtype: its dtype.
+
+    Example:
+        >>> x = Input(shape=(784,))
+        >>> y = layers.Dense(10)(x)
+        >>> model = Model(x, y)
+    """
+    if shape is None and batch_shape is None:
+        raise ValueError("Input needs shape=(...) (one sample's shape, without the batch axis).")
+    if shape is not None:
+        if isinstance(shape, int):
+            shape = (shape,)
+        for size in shape:
+            if size is not None and (not isinstance(size, (int, numpy.integer)) or size <= 0):
+                raise ValueError(f"Input shape sizes must be positive ints or None, received shape {shape!r}.")
+    layer = InputLayer(input_shape=shape, batch_size=batch_size, dtype=dtype, name=name,
+                       batch_input_shape=batch_shape)
+    return layer.output
+
+
+_PROBE_SIZES = (2, 3)
+
+
+def _probe_value(keras_tensor, unknown_size):
+    shape = [2 if i == 0 and size is None else (unknown_size if size is None else size)
+             for i, size in enumerate(keras_tensor.shape)]
+    return Tensor(numpy.zeros(shape, dtype=keras_tensor.dtype))
+
+
+def _run_probe(layer, inputs, args, kwargs, unknown_size):
+    def substitute(value):
+        return _probe_value(value, unknown_size) if isinstance(value, KerasTensor) else value
+
+    probe_inputs = _map(substitute, inputs)
+    probe_args = _map(substitute, list(args))
+    probe_kwargs = {key: _map(substitute, value) for key, value in kwargs.items()}
+    probe_kwargs.setdefault("training", False)
+    outer = getattr(_context, "training", None)
+    with no_grad():
+        try:
+            return layer(probe_inputs, *probe_args, **probe_kwargs)
+        finally:
+            _context.training = outer
+
+
+def symbolic_call(layer, inputs, args, kwargs):
+    """Record ``layer(inputs, *args, **kwargs)`` in the functional graph."""
+    leaves = [t for t in _flatten(inputs) + _flatten(list(args)) if isinstance(t, KerasTensor)]
+    has_unknown = any(size is None for t in leaves for size in t.shape[1:])
+    first = _run_probe(layer, inputs, args, kwargs, _PROBE_SIZES[0])
+    second = _run_probe(layer, inputs, args, kwargs, _PROBE_SIZES[1]) if has_unknown else first
+    batch_unknown = any(t.shape and t.shape[0] is None for t in leaves)
+
+    def to_symbolic(pair):
+        one, two = pair.first, pair.second
+        shape = list(one.shape)
+        for axis, (a, b) in enumerate(zip(one.shape, two.shape)):
+            if a != b:
+                shape[axis] = None
+        if batch_unknown and shape:
+            shape[0] = None
+        return KerasTensor(tuple(shape), one.dtype)
+
+    outputs = _map(to_symbolic, _zip_structures(first, second))
+    node = Node(layer, inputs, tuple(args), dict(kwargs), outputs)
+    for index, tensor in enumerate(_flatten(outputs)):
+        tensor.node = node
+        tensor.index = index
+    return outputs
+
+
+def _zip_structures(first, second):
+    if isinstance(first, (list, tuple)):
+        return type(first)(_zip_structures(a, b) for a, b in zip(first, second))
+    if isinstance(first, dict):
+        return {key: _zip_structures(first[key], second[key]) for key in first}
+    return _Pair(first, second)
+
+
+class _Pair:
+    __slots__ = ("first", "second")
+
+    def __init__(self, first, second):
+        self.first, self.second = first, second

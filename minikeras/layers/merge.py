@@ -1,0 +1,3 @@
+"""merge layers (being written)."""
+
+__all__ = []

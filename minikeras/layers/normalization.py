@@ -1,0 +1,3 @@
+"""normalization layers (being written)."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""pooling layers (being written)."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""recurrent layers (being written)."""
+
+__all__ = []

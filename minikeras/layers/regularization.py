@@ -1,0 +1,3 @@
+"""regularization layers (being written)."""
+
+__all__ = []

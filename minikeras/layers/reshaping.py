@@ -1,0 +1,3 @@
+"""reshaping layers (being written)."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""wrappers layers (being written)."""
+
+__all__ = []

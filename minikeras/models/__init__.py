@@ -1,0 +1,11 @@
+"""Models: Sequential, functional Model, subclassed Model; load_model."""
+from minikeras.models.functional import Functional  # noqa: F401
+from minikeras.models.model import Model  # noqa: F401
+from minikeras.models.sequential import Sequential  # noqa: F401
+
+
+def load_model(path, custom_objects=None, compile=True):  # noqa: A002  (Keras argument name)
+    """Load a model saved with ``model.save(path)`` (HDF5)."""
+    from minikeras.saving import load_model as _load
+
+    return _load(path, custom_objects=custom_objects, compile=compile)

@@ -1,0 +1,144 @@
+"""Sequential: a plain stack of layers, each feeding the next."""
+from minikeras.layers.base import Layer
+from minikeras.layers.input import Input, InputLayer, KerasTensor
+from minikeras.models.model import Model
+
+
+class Sequential(Model):
+    """A linear stack of layers.
+
+    Args:
+        layers: a list of layers (or add them with ``add``).
+        name: the model's name.
+
+    The model is built when its input shape is known: from an ``Input`` or
+    ``input_shape=`` on the first layer, from ``build(input_shape)``, or on
+    the first call.
+
+    Example:
+        >>> model = Sequential([layers.Dense(64, activation="relu", input_shape=(784,)),
+        ...                     layers.Dense(10, activation="softmax")])
+    """
+
+    def __init__(self, layers=None, name=None, trainable=True, **kwargs):
+        super().__init__(name=name, trainable=trainable, **kwargs)
+        self._stack = []
+        self._input_tensor = None
+        self._output_tensor = None
+        for layer in layers or []:
+            self.add(layer)
+
+    def add(self, layer):
+        """Append a layer (or an ``Input``, which fixes the input shape)."""
+        if isinstance(layer, KerasTensor):
+            if self._stack or self._input_tensor is not None:
+                raise ValueError("An Input can only be the first entry of a Sequential model.")
+            self._input_tensor = layer
+            self._output_tensor = layer
+            return
+        if isinstance(layer, InputLayer):
+            self.add(layer.output)
+            return
+        if not isinstance(layer, Layer):
+            raise TypeError(f"Sequential.add expects a Layer, received {type(layer).__name__}: {layer!r}.")
+        if any(layer is existing for existing in self._stack):
+            raise ValueError(f"Layer '{layer.name}' is already in model '{self.name}'.")
+        names = {existing.name for existing in self._stack}
+        if layer.name in names:
+            raise ValueError(f"All layers in a Sequential model need unique names; '{layer.name}' is repeated.")
+        self._stack.append(layer)
+        if self._input_tensor is None and not self._stack[:-1] and layer._batch_input_shape is not None:
+            self._input_tensor = Input(batch_shape=layer._batch_input_shape)
+            self._output_tensor = self._input_tensor
+        if self._output_tensor is not None:
+            self._output_tensor = layer(self._output_tensor)
+            self.built = True
+
+    def pop(self):
+        """Remove the last layer."""
+        if not self._stack:
+            raise ValueError("pop() on an empty Sequential model.")
+        layer = self._stack.pop()
+        if self._input_tensor is not None:
+            self._rebuild(self._input_tensor.shape)
+        return layer
+
+    def _rebuild(self, batch_shape):
+        self._input_tensor = Input(batch_shape=tuple(batch_shape))
+        tensor = self._input_tensor
+        for layer in self._stack:
+            tensor = layer(tensor)
+        self._output_tensor = tensor
+        self.built = True
+
+    def build(self, input_shape=None):
+        """Build for ``input_shape`` (batch axis included, may be None)."""
+        if input_shape is None:
+            raise ValueError("Sequential.build needs an input_shape, e.g. (None, 784).")
+        self._rebuild((None,) + tuple(input_shape)[1:])
+
+    def _build_from(self, inputs):
+        if self._input_tensor is None:
+            self._rebuild((None,) + tuple(inputs.shape)[1:])
+
+    @property
+    def layers(self):
+        return list(self._stack)
+
+    def _sublayers(self):
+        return list(self._stack)
+
+    @property
+    def input_shape(self):
+        return None if self._input_tensor is None else self._input_tensor.shape
+
+    @property
+    def output_shape(self):
+        return None if self._output_tensor is None else self._output_tensor.shape
+
+    @property
+    def inputs(self):
+        return None if self._input_tensor is None else [self._input_tensor]
+
+    @property
+    def outputs(self):
+        return None if self._output_tensor is None else [self._output_tensor]
+
+    def call(self, inputs, training=None):
+        if self._input_tensor is not None:
+            expected = self._input_tensor.shape
+            shape = tuple(inputs.shape)
+            if len(shape) != len(expected) or any(e is not None and s != e for s, e in zip(shape, expected)):
+                raise ValueError(
+                    f"Input 0 of Sequential model '{self.name}' is incompatible: expected shape {expected}, "
+                    f"received {shape}."
+                )
+        outputs = inputs
+        for layer in self._stack:
+            outputs = layer(outputs, training=training)
+        return outputs
+
+    def get_config(self):
+        layers = []
+        for layer in self._stack:
+            layers.append({"class_name": type(layer).__name__, "config": layer.get_config()})
+        config = {"name": self.name, "trainable": self.trainable, "layers": layers}
+        if self._input_tensor is not None:
+            config["batch_input_shape"] = list(self._input_tensor.shape)
+        return config
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        from minikeras.layers.base import get_layer_class
+
+        model = cls(name=config.get("name"), trainable=config.get("trainable", True))
+        if config.get("batch_input_shape") is not None:
+            model.add(Input(batch_shape=tuple(config["batch_input_shape"])))
+        for spec in config["layers"]:
+            layer_class = get_layer_class(spec["class_name"], custom_objects)
+            try:
+                layer = layer_class.from_config(spec["config"], custom_objects=custom_objects)
+            except TypeError:
+                layer = layer_class.from_config(spec["config"])
+            model.add(layer)
+        return model
