@@ -15,6 +15,8 @@ predict() over the test set and reports the test accuracy after that epoch.
     python benchmarks/anchors.py --gemm-floor            # numpy GEMM floor
     python benchmarks/anchors.py --all --json results.json   # every combo,
                                                      # one subprocess each
+    python benchmarks/anchors.py --all --lib tf --quiet-wait 300   # filter,
+                                       # waiting for an idle machine first
 
 The JSON dict of one run: {lib, model, epoch_s, samples_per_s,
 predict_samples_per_s, peak_rss_mb, test_accuracy, version, ...}.
@@ -233,13 +235,17 @@ def _run_tf(model_name, limit=None, seed=0, predict_batch=PREDICT_BATCH, **data_
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
 
     # Warm-up fit (traces the train step for the full and the partial batch
-    # shape), then restore the initial weights and zero the optimizer state.
+    # shape), then restore the initial weights and optimizer state (the
+    # optimizer is built first so that its iteration count, learning rate and
+    # moment variables all exist to be snapshot).
     init_weights = model.get_weights()
+    model.optimizer.build(model.trainable_variables)
+    init_opt = [v.numpy() for v in model.optimizer.variables]
     nw = sum(_warmup_sizes(n))
     model.fit(x_tr[:nw], y_tr[:nw], epochs=1, batch_size=BATCH, shuffle=True, verbose=0)
     model.set_weights(init_weights)
-    for v in model.optimizer.variables:
-        v.assign(tf.zeros(v.shape, v.dtype))
+    for v, value in zip(model.optimizer.variables, init_opt):
+        v.assign(value)
 
     t0 = time.perf_counter()
     model.fit(x_tr, y_tr, epochs=1, batch_size=BATCH, shuffle=True, verbose=0)
@@ -277,8 +283,38 @@ def run_anchor(lib, model, limit=None, seed=0, predict_batch=PREDICT_BATCH, **da
     return r
 
 
+def _cpu_jiffies():
+    """(busy, total) jiffies of the whole machine, from /proc/stat (Linux)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    idle = v[3] + (v[4] if len(v) > 4 else 0)                # idle + iowait
+    total = sum(v[:8])                                       # guest is in user
+    return total - idle, total
+
+
+def machine_busy(interval=2.0):
+    """Fraction (0..1) of all cores busy over the next `interval` seconds."""
+    b0, t0 = _cpu_jiffies()
+    time.sleep(interval)
+    b1, t1 = _cpu_jiffies()
+    return (b1 - b0) / max(1, t1 - t0)
+
+
+def wait_quiet(max_wait=600.0, threshold=0.15, interval=2.0):
+    """Wait (at most max_wait s) until the machine is less than `threshold`
+    busy over `interval` s; returns (seconds waited, last busy fraction)."""
+    start = time.perf_counter()
+    while True:
+        busy = machine_busy(interval)
+        waited = time.perf_counter() - start
+        if busy < threshold or waited >= max_wait:
+            return waited, busy
+
+
 def run_anchor_subprocess(lib, model, limit=None, python=None, extra_args=(), timeout=None):
-    """Run one anchor in a fresh interpreter (default: this one) and return its dict."""
+    """Run one anchor in a fresh interpreter (default: this one) and return its
+    dict, plus `other_cpu_frac`: the share of the machine's cores that other
+    processes kept busy while it ran (0 = it had the machine alone)."""
     import tempfile
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "out.json")
@@ -286,9 +322,17 @@ def run_anchor_subprocess(lib, model, limit=None, python=None, extra_args=(), ti
                "--lib", lib, "--model", model, "--json", out, *extra_args]
         if limit:
             cmd += ["--limit", str(limit)]
+        ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        b0, t0 = _cpu_jiffies()
         subprocess.run(cmd, check=True, timeout=timeout)
+        b1, t1 = _cpu_jiffies()
+        ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         with open(out) as f:
-            return json.load(f)
+            r = json.load(f)
+    tick = os.sysconf("SC_CLK_TCK")
+    own = (ru1.ru_utime + ru1.ru_stime - ru0.ru_utime - ru0.ru_stime) * tick
+    r["other_cpu_frac"] = max(0.0, (b1 - b0) - own) / max(1, t1 - t0)
+    return r
 
 
 def gemm_floor_mlp(batch=128, n=60000, repeats=3, dims=(784, 512, 256, 10), seed=0):
@@ -340,13 +384,19 @@ def _load_note():
         return "load average: %.2f, %.2f, %.2f" % os.getloadavg()
 
 
-def run_all(libs=LIBS, models=MODELS, limit=None, python=None, extra_args=()):
+def run_all(libs=LIBS, models=MODELS, limit=None, python=None, extra_args=(),
+            quiet_wait=0.0):
     """Every (lib, model) combo, one subprocess each, one at a time, then the
     GEMM floor (in a subprocess too); each result carries the `uptime` line
-    taken just before it ran."""
+    taken just before it ran.  With quiet_wait > 0, each run first waits up to
+    that many seconds for the machine to be (nearly) idle."""
     results = []
     for lib in libs:
         for model in models:
+            if quiet_wait > 0:
+                waited, busy = wait_quiet(quiet_wait)
+                print(f"[anchors] waited {waited:.0f} s for quiet (busy {busy:.0%})",
+                      file=sys.stderr, flush=True)
             load = _load_note()
             print(f"[anchors] {lib} {model}  ({load})", file=sys.stderr, flush=True)
             try:
@@ -354,8 +404,11 @@ def run_all(libs=LIBS, models=MODELS, limit=None, python=None, extra_args=()):
             except subprocess.CalledProcessError as e:
                 r = dict(lib=lib, model=model, error=str(e))
             r["uptime_before"] = load
+            r["uptime_after"] = _load_note()
             results.append(r)
             print(f"[anchors] -> {json.dumps(r)}", file=sys.stderr, flush=True)
+    if quiet_wait > 0:
+        wait_quiet(quiet_wait)
     load = _load_note()
     out = subprocess.run([python or sys.executable, os.path.abspath(__file__), "--gemm-floor"]
                          + (["--limit", str(limit)] if limit else []),
@@ -385,12 +438,16 @@ def main(argv=None):
     p.add_argument("--cifar", default=CIFAR_PATH, help="cifar-10-python.tar.gz")
     p.add_argument("--gemm-floor", action="store_true", help="numpy GEMM floor of the MLP epoch")
     p.add_argument("--all", action="store_true", help="every combo + GEMM floor, in subprocesses")
+    p.add_argument("--quiet-wait", type=float, default=0.0,
+                   help="with --all: wait up to S seconds for an idle machine before each run")
     a = p.parse_args(argv)
 
     if a.all:
         extra = ["--seed", str(a.seed), "--predict-batch", str(a.predict_batch),
                  "--fmnist-dir", a.fmnist_dir, "--cifar", a.cifar]
-        res = run_all(limit=a.limit, extra_args=extra)
+        res = run_all(libs=[a.lib] if a.lib else LIBS,
+                      models=[a.model] if a.model else MODELS,
+                      limit=a.limit, extra_args=extra, quiet_wait=a.quiet_wait)
     elif a.gemm_floor:
         res = _gemm_floor_result(a.limit)
     else:
