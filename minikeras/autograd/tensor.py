@@ -178,7 +178,7 @@ def _to_device_array(data, device, dtype):
                 array = xp.array(data, copy=True)
             return array if dtype is None or array.dtype == dtype else array.astype(dtype)
     host = numpy.asarray(data)
-    if host.dtype == object:
+    if host.dtype.kind not in "biufc":
         raise TypeError(f"Cannot make a tensor from {type(data).__name__} {data!r}: it is not numeric.")
     if dtype is None and host.dtype == numpy.float64 and not isinstance(data, (numpy.ndarray, numpy.generic)):
         dtype = numpy.dtype("float32")  # Python floats default to float32, like Keras

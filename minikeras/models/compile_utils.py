@@ -1,0 +1,113 @@
+"""What ``compile`` sets up: the losses and metrics of each output."""
+import numpy
+
+from minikeras.autograd import Tensor
+
+
+def _per_output(value, output_names, what):
+    """Spread a single value, list or dict over the outputs."""
+    count = len(output_names)
+    if isinstance(value, dict):
+        unknown = [key for key in value if key not in output_names]
+        if unknown:
+            raise ValueError(f"Unknown output name(s) {unknown} in {what}; the outputs are {output_names}.")
+        return [value.get(name) for name in output_names]
+    if isinstance(value, (list, tuple)) and count > 1:
+        if len(value) != count:
+            raise ValueError(f"{what} has {len(value)} entries but the model has {count} outputs.")
+        return list(value)
+    return [value] * count
+
+
+class LossContainer:
+    """The compiled loss: per-output losses, weighted and summed."""
+
+    def __init__(self, loss, loss_weights, output_names):
+        from minikeras import losses
+
+        self.output_names = output_names
+        self.losses = [None if item is None else losses.get(item) for item in _per_output(loss, output_names, "loss")]
+        if all(item is None for item in self.losses):
+            raise ValueError("compile() needs a loss, e.g. loss='sparse_categorical_crossentropy'.")
+        weights = _per_output(loss_weights, output_names, "loss_weights") if loss_weights is not None else None
+        self.weights = [1.0 if w is None else float(w) for w in weights] if weights else [1.0] * len(output_names)
+        self.loss_specs = [loss] if not isinstance(loss, (list, dict)) else loss
+
+    def __call__(self, y_true, y_pred, sample_weight=None):
+        """Returns ``(total loss Tensor, {output_name_loss: float})``."""
+        y_true = _as_list(y_true, self.output_names, "y")
+        y_pred = y_pred if isinstance(y_pred, (list, tuple)) else [y_pred]
+        weights = _as_list(sample_weight, self.output_names, "sample_weight") if sample_weight is not None \
+            else [None] * len(y_pred)
+        total, parts = None, {}
+        for name, loss, weight, target, prediction, sw in zip(
+            self.output_names, self.losses, self.weights, y_true, y_pred, weights
+        ):
+            if loss is None:
+                continue
+            if target is None:
+                raise ValueError(f"No target (y) given for output '{name}'.")
+            value = loss(target, prediction, sample_weight=sw)
+            if len(self.output_names) > 1:
+                parts[f"{name}_loss"] = value
+            value = value * weight if weight != 1.0 else value
+            total = value if total is None else total + value
+        return total, parts
+
+
+def _as_list(value, output_names, what):
+    if len(output_names) == 1:
+        if isinstance(value, (list, tuple)) and len(value) == 1 and not hasattr(value, "shape"):
+            return [value[0]]
+        return [value]
+    if isinstance(value, dict):
+        return [value.get(name) for name in output_names]
+    if isinstance(value, (list, tuple)) and len(value) == len(output_names):
+        return list(value)
+    raise ValueError(f"The model has {len(output_names)} outputs; {what} must be a list or dict with one entry each.")
+
+
+class MetricsContainer:
+    """The compiled metrics of every output, updated on host arrays."""
+
+    def __init__(self, metrics, losses, output_names, output_shapes):
+        from minikeras import metrics as metrics_module
+
+        self.output_names = output_names
+        self.entries = []  # (output index, metric)
+        per_output = _per_output(metrics, output_names, "metrics") if metrics is not None else []
+        if metrics is not None and len(output_names) > 1 and isinstance(metrics, (list, tuple)) and \
+                not any(isinstance(m, (list, tuple, dict)) for m in metrics) and len(metrics) != len(output_names):
+            per_output = [list(metrics)] * len(output_names)
+        for index, specs in enumerate(per_output):
+            if specs is None:
+                continue
+            if not isinstance(specs, (list, tuple)):
+                specs = [specs]
+            for spec in specs:
+                metric = metrics_module.get_for_compile(spec, losses[index], output_shapes[index])
+                if len(output_names) > 1:
+                    metric.name = f"{output_names[index]}_{metric.name}"
+                self.entries.append((index, metric))
+
+    def update(self, y_true, y_pred, sample_weight=None):
+        if not self.entries:
+            return
+        y_true = _as_list(y_true, self.output_names, "y")
+        y_pred = y_pred if isinstance(y_pred, (list, tuple)) else [y_pred]
+        weights = _as_list(sample_weight, self.output_names, "sample_weight") if sample_weight is not None \
+            else [None] * len(y_pred)
+        host_pred = [p.numpy() if isinstance(p, Tensor) else numpy.asarray(p) for p in y_pred]
+        for index, metric in self.entries:
+            metric.update_state(y_true[index], host_pred[index], sample_weight=weights[index])
+
+    def reset(self):
+        for _, metric in self.entries:
+            metric.reset_state()
+
+    def results(self):
+        return {metric.name: float(metric.result()) for _, metric in self.entries}
+
+    @property
+    def metrics(self):
+        return [metric for _, metric in self.entries]

@@ -1,0 +1,3 @@
+"""Utilities: to_categorical, Sequence, batching."""
+from minikeras.utils.categorical import to_categorical  # noqa: F401
+from minikeras.utils.sequence import Sequence  # noqa: F401

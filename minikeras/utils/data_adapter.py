@@ -1,0 +1,171 @@
+"""Turning fit/evaluate/predict inputs into batches.
+
+Accepted: NumPy arrays (or anything ``numpy.asarray`` takes), lists/tuples
+or dicts of arrays for several inputs/outputs, a Sequence-like object
+(``__len__`` and ``__getitem__`` giving batches), or a generator/iterator
+yielding ``(x, y)`` or ``(x, y, sample_weight)`` batches.
+"""
+import numpy
+
+from minikeras import backend
+
+
+def _flatten(structure):
+    if isinstance(structure, (list, tuple)):
+        return [leaf for item in structure for leaf in _flatten(item)]
+    if isinstance(structure, dict):
+        return [leaf for key in sorted(structure) for leaf in _flatten(structure[key])]
+    return [structure]
+
+
+def _map(function, structure):
+    if isinstance(structure, (list, tuple)):
+        return type(structure)(_map(function, item) for item in structure)
+    if isinstance(structure, dict):
+        return {key: _map(function, value) for key, value in structure.items()}
+    return function(structure)
+
+
+def _as_array(value):
+    if value is None:
+        return None
+    if hasattr(value, "numpy") and not isinstance(value, numpy.ndarray):
+        return value.numpy()
+    if backend.is_array(value):
+        return value
+    array = numpy.asarray(value)
+    if array.dtype == object:
+        raise TypeError(f"Training data must be numeric arrays; received an object array from {type(value).__name__}.")
+    return array
+
+
+def is_batch_source(x):
+    """True for generators/iterators and Sequence-like objects."""
+    if isinstance(x, (numpy.ndarray, list, tuple, dict)) or backend.is_array(x):
+        return False
+    if hasattr(x, "__getitem__") and hasattr(x, "__len__"):
+        return True
+    return hasattr(x, "__next__") or hasattr(x, "__iter__")
+
+
+class ArrayData:
+    """In-memory arrays, split into (optionally shuffled) batches."""
+
+    def __init__(self, x, y=None, sample_weight=None, batch_size=32, shuffle=False, steps=None):
+        self.x = _map(_as_array, x)
+        self.y = None if y is None else _map(_as_array, y)
+        self.sample_weight = None if sample_weight is None else _map(_as_array, sample_weight)
+        sizes = {len(a) for a in _flatten(self.x)}
+        if len(sizes) != 1:
+            raise ValueError(f"All input arrays must have the same number of samples, received sizes {sorted(sizes)}.")
+        self.size = sizes.pop()
+        if self.y is not None:
+            y_sizes = {len(a) for a in _flatten(self.y)}
+            if y_sizes != {self.size}:
+                raise ValueError(
+                    f"x and y must have the same number of samples: x has {self.size}, y has {sorted(y_sizes)}."
+                )
+        if self.sample_weight is not None:
+            w_sizes = {len(a) for a in _flatten(self.sample_weight)}
+            if w_sizes != {self.size}:
+                raise ValueError(
+                    f"sample_weight must have one value per sample ({self.size}), received sizes {sorted(w_sizes)}."
+                )
+        if not isinstance(batch_size, (int, numpy.integer)) or batch_size <= 0:
+            raise ValueError(f"batch_size must be a positive int, received {batch_size!r}.")
+        self.batch_size = int(batch_size)
+        self.shuffle = shuffle
+        full = -(-self.size // self.batch_size)
+        self.steps = full if steps is None else min(int(steps), full)
+
+    def split(self, fraction):
+        """Keras's validation_split: the last ``fraction`` of the samples."""
+        if not 0 < fraction < 1:
+            raise ValueError(f"validation_split must be in (0, 1), received {fraction!r}.")
+        cut = int(self.size * (1 - fraction))
+        if cut == 0 or cut == self.size:
+            raise ValueError(f"validation_split={fraction} leaves no samples on one side ({self.size} samples).")
+
+        def head(a):
+            return a[:cut]
+
+        def tail(a):
+            return a[cut:]
+
+        train = (_map(head, self.x), None if self.y is None else _map(head, self.y),
+                 None if self.sample_weight is None else _map(head, self.sample_weight))
+        valid = (_map(tail, self.x), None if self.y is None else _map(tail, self.y),
+                 None if self.sample_weight is None else _map(tail, self.sample_weight))
+        return train, valid
+
+    def batches(self, rng=None):
+        """Yield ``(x, y, sample_weight)`` per batch."""
+        order = None
+        if self.shuffle and self.size > 1:
+            order = (rng or numpy.random.default_rng()).permutation(self.size)
+        for step in range(self.steps):
+            start = step * self.batch_size
+            stop = min(start + self.batch_size, self.size)
+            if order is None:
+                def take(a, start=start, stop=stop):
+                    return a[start:stop]
+            else:
+                index = order[start:stop]
+
+                def take(a, index=index):
+                    return a[index]
+
+            yield (_map(take, self.x), None if self.y is None else _map(take, self.y),
+                   None if self.sample_weight is None else _map(take, self.sample_weight))
+
+
+class SourceData:
+    """Batches from a Sequence-like object or a generator."""
+
+    def __init__(self, source, steps=None):
+        self.source = source
+        self.is_sequence = hasattr(source, "__getitem__") and hasattr(source, "__len__")
+        if self.is_sequence:
+            self.steps = len(source) if steps is None else min(int(steps), len(source))
+        else:
+            self.steps = steps
+            self._iterator = iter(source)
+
+    def batches(self, rng=None):
+        count = 0
+        while self.steps is None or count < self.steps:
+            if self.is_sequence:
+                batch = self.source[count]
+            else:
+                try:
+                    batch = next(self._iterator)
+                except StopIteration:
+                    return
+            yield unpack(batch)
+            count += 1
+        if self.is_sequence and hasattr(self.source, "on_epoch_end"):
+            self.source.on_epoch_end()
+
+
+def unpack(batch):
+    """``(x,)``, ``(x, y)`` or ``(x, y, sample_weight)`` -> a 3-tuple."""
+    if isinstance(batch, tuple):
+        if len(batch) == 1:
+            return batch[0], None, None
+        if len(batch) == 2:
+            return batch[0], batch[1], None
+        if len(batch) == 3:
+            return batch
+        raise ValueError(f"A data batch must be (x,), (x, y) or (x, y, sample_weight); received {len(batch)} items.")
+    return batch, None, None
+
+
+def make_data(x, y=None, sample_weight=None, batch_size=None, shuffle=False, steps=None):
+    """An ArrayData or SourceData for the inputs of fit/evaluate/predict."""
+    if x is None:
+        raise ValueError("No input data: x is None.")
+    if is_batch_source(x):
+        if y is not None:
+            raise ValueError("When x is a generator or Sequence, y must be None (the batches carry the targets).")
+        return SourceData(x, steps)
+    return ArrayData(x, y, sample_weight, batch_size or 32, shuffle, steps)
