@@ -1,3 +1,120 @@
-"""embedding ops (being written)."""
+"""Embedding lookup (a differentiable row gather) and one_hot."""
 
-__all__ = []
+__all__ = ["embedding", "one_hot"]
+
+import numpy
+
+from minikeras.autograd import Function
+from minikeras.ops._checks import shape_of
+from minikeras.ops.shape import _scatter_add_rows
+
+
+class Embedding(Function):
+    """Gathers table rows; keeps only the indices for backward."""
+
+    def forward(self, indices, table):
+        xp = self.device.xp
+        if indices.dtype.kind not in "iu":
+            indices = indices.astype(numpy.int64)  # Keras feeds float ids too
+        vocab = table.shape[0]
+        _check_indices(xp, indices, vocab)
+        if self.needs_input_grad[1]:
+            self.save_for_backward(indices)
+            self.table_shape = table.shape
+        # take is several times faster than table[indices] in NumPy.
+        return xp.take(table, indices, axis=0)
+
+    def backward(self, grad):
+        (indices,) = self.saved
+        xp = self.device.xp
+        # Repeated ids accumulate. Measured for (128, 100) ids into a
+        # (10000, 64) table: flat add.at 1.8 ms, sort + add.reduceat 4.4 ms,
+        # bincount 8.5 ms, add.at on rows 7.6 ms (see _scatter_add_rows).
+        rows = xp.ascontiguousarray(grad).reshape(indices.size, self.table_shape[1])
+        table_grad = _scatter_add_rows(xp, indices.reshape(-1), rows, self.table_shape[0])
+        return None, table_grad.reshape(self.table_shape)
+
+
+def _check_indices(xp, indices, vocab):
+    if indices.size == 0:
+        return
+    if xp is numpy:
+        low, high = int(indices.min()), int(indices.max())
+    else:  # one transfer for both bounds
+        low, high = (int(v) for v in xp.stack([indices.min(), indices.max()]).get())
+    if low < 0 or high >= vocab:
+        bad = low if low < 0 else high
+        raise ValueError(
+            f"embedding: indices must be in [0, {vocab}) for a table with vocabulary size {vocab}; received index {bad}."
+        )
+
+
+def embedding(indices, table):
+    """Rows of ``table`` at ``indices``: ``table[indices]``.
+
+    Args:
+        indices: integer ids of any shape (float ids are truncated to ints).
+        table: the embedding matrix, shape ``(vocab, dim)``.
+
+    Returns:
+        A tensor of shape ``indices.shape + (dim,)``; its gradient flows to
+        ``table`` only, repeated ids accumulating.
+
+    Raises:
+        ValueError: an index is outside ``[0, vocab)``.
+    """
+    table_shape = shape_of(table)
+    if len(table_shape) != 2:
+        raise ValueError(f"embedding: the table must have shape (vocab, dim), received shape {table_shape}.")
+    dtype = getattr(indices, "dtype", None)
+    if dtype is None or numpy.dtype(dtype).kind not in "iuf":
+        raise TypeError(f"embedding: indices must be an integer tensor or array, received {dtype or type(indices)}.")
+    return Embedding().apply(indices, table)
+
+
+class OneHot(Function):
+    """Non-differentiable one-hot encoding."""
+
+    def __init__(self, depth, dtype, axis):
+        self.depth, self.dtype, self.axis = depth, dtype, axis
+
+    def forward(self, indices):
+        xp = self.device.xp
+        if indices.dtype.kind not in "iu":
+            indices = indices.astype(numpy.int64)
+        # Comparing against every class leaves out-of-range ids as zero rows.
+        out = (indices[..., None] == xp.arange(self.depth)).astype(self.dtype)
+        if self.axis != out.ndim - 1:
+            out = xp.moveaxis(out, -1, self.axis)
+        return out
+
+    def backward(self, grad):  # pragma: no cover - indices never require grad
+        return None
+
+
+def one_hot(indices, depth, dtype="float32", axis=-1):
+    """One-hot encode integer ids (not differentiable).
+
+    As in Keras and TensorFlow, an id outside ``[0, depth)`` (e.g. -1 used
+    for padding) gives an all-zero row instead of an error.
+
+    Args:
+        indices: integer ids of any shape.
+        depth: the number of classes.
+        dtype: the dtype of the result.
+        axis: where the new class axis goes (default: last).
+
+    Returns:
+        A tensor of shape ``indices.shape`` with ``depth`` inserted at ``axis``.
+    """
+    if isinstance(depth, bool) or not isinstance(depth, (int, numpy.integer)) or depth < 0:
+        raise ValueError(f"one_hot: depth must be a non-negative int, received {depth!r}.")
+    index_dtype = getattr(indices, "dtype", None)
+    if index_dtype is None:
+        raise TypeError(f"one_hot: indices must be a Tensor or an array, received {type(indices).__name__}.")
+    if numpy.dtype(index_dtype).kind not in "iuf":
+        raise TypeError(f"one_hot: indices must be integer ids, received dtype {index_dtype}.")
+    out_ndim = len(shape_of(indices)) + 1
+    if not isinstance(axis, (int, numpy.integer)) or not -out_ndim <= axis < out_ndim:
+        raise ValueError(f"one_hot: axis {axis!r} is out of range for a result with {out_ndim} dimensions.")
+    return OneHot(int(depth), numpy.dtype(dtype), int(axis) % out_ndim).apply(indices)
