@@ -1,3 +1,207 @@
-"""pool ops (being written)."""
+"""Max and average pooling, channels-last like TensorFlow/Keras (2-D, and 1-D
+through the 2-D code with a height of 1).
 
-__all__ = []
+Both run one vectorised pass per window offset (pool_h * pool_w of them)
+over strided views of the input, clipped at the border instead of padded,
+so no im2col and no padded copy is made; with strides equal to the pool
+size those views tile the input exactly (the reshape special case, without
+the reshape).
+
+Max pooling keeps for backward only the index of the winning offset in each
+window (uint8: a quarter of the output's bytes); on ties the first offset in
+row-major window order wins and gets the whole gradient, as in TensorFlow
+and PyTorch. SAME padding never wins (it counts as -inf). Average pooling
+with SAME padding divides by the number of real (non-padded) elements in
+each window, as TensorFlow does.
+"""
+
+__all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d"]
+
+import numpy
+
+from minikeras.autograd import Function
+from minikeras.ops._checks import shape_of
+from minikeras.ops.nn._im2col import WindowGeometry, as_pair, as_single, check_padding
+
+
+class _Pool(Function):
+    """Shared shape handling: the op works on the 4-D (N, H, W, C) view of its input."""
+
+    def __init__(self, geometry, output_shape):
+        self.geometry = geometry
+        self.output_shape = output_shape
+        strides, window = geometry.strides, geometry.window
+        # Windows that cannot overlap let backward assign instead of accumulate.
+        self.disjoint = strides[0] >= window[0] and strides[1] >= window[1]
+
+    def images(self, x):
+        geometry = self.geometry
+        return x.reshape(geometry.batch, geometry.height, geometry.width, geometry.channels)
+
+
+class MaxPool(_Pool):
+    """Max pooling; see the module docstring for ties and padding."""
+
+    def forward(self, x):
+        xp = self.device.xp
+        images = self.images(x)
+        self.input_shape = x.shape
+        geometry = self.geometry
+        shape = (geometry.batch, geometry.out_h, geometry.out_w, geometry.channels)
+        needs_grad = self.needs_input_grad[0]
+        offsets = geometry.offsets
+        index = None
+        if needs_grad:
+            index_dtype = numpy.uint8 if len(offsets) <= 256 else numpy.int32
+            index = xp.zeros(shape, index_dtype)
+        if geometry.has_padding:
+            kind = numpy.dtype(x.dtype).kind
+            out = xp.full(shape, -numpy.inf if kind == "f" else numpy.iinfo(x.dtype).min, x.dtype)
+            start = 0
+        else:
+            # Without padding every offset covers every window: start from the first.
+            _, _, (_, in_rows), (_, in_cols) = offsets[0]
+            out = images[:, in_rows, in_cols].copy()
+            start = 1
+        for position in range(start, len(offsets)):
+            _, _, (out_rows, in_rows), (out_cols, in_cols) = offsets[position]
+            target = out[:, out_rows, out_cols]
+            candidate = images[:, in_rows, in_cols]
+            if index is not None:
+                # Strictly greater: the first maximum in window order keeps the gradient.
+                xp.copyto(index[:, out_rows, out_cols], position, where=candidate > target)
+            xp.maximum(target, candidate, out=target)
+        self.save_for_backward(index)
+        return out.reshape(self.output_shape)
+
+    def backward(self, grad):
+        xp = self.device.xp
+        (index,) = self.saved
+        geometry = self.geometry
+        grad = grad.reshape(index.shape)
+        grad_x = xp.zeros((geometry.batch, geometry.height, geometry.width, geometry.channels), grad.dtype)
+        for position, (_, _, (out_rows, in_rows), (out_cols, in_cols)) in enumerate(geometry.offsets):
+            won = index[:, out_rows, out_cols] == position
+            if self.disjoint:
+                xp.multiply(grad[:, out_rows, out_cols], won, out=grad_x[:, in_rows, in_cols])
+            else:
+                grad_x[:, in_rows, in_cols] += grad[:, out_rows, out_cols] * won
+        return grad_x.reshape(self.input_shape)
+
+
+class AvgPool(_Pool):
+    """Average pooling; with SAME padding each window's mean is over its real elements."""
+
+    def forward(self, x):
+        xp = self.device.xp
+        images = self.images(x)
+        self.input_shape = x.shape
+        geometry = self.geometry
+        shape = (geometry.batch, geometry.out_h, geometry.out_w, geometry.channels)
+        out = xp.zeros(shape, x.dtype)
+        for _, _, (out_rows, in_rows), (out_cols, in_cols) in geometry.offsets:
+            out[:, out_rows, out_cols] += images[:, in_rows, in_cols]
+        self.scale = self.window_scale(xp, x.dtype)
+        out *= self.scale
+        return out.reshape(self.output_shape)
+
+    def window_scale(self, xp, dtype):
+        """1 / (elements per window): a Python float, or an (Ho, Wo, 1) array with padding."""
+        geometry = self.geometry
+        if not geometry.has_padding:
+            return 1.0 / (geometry.window[0] * geometry.window[1])
+        rows = numpy.zeros(geometry.out_h)
+        cols = numpy.zeros(geometry.out_w)
+        for i, j, (out_rows, _), (out_cols, _) in geometry.offsets:
+            if j == 0:
+                rows[out_rows] += 1
+            if i == 0:
+                cols[out_cols] += 1
+        counts = numpy.outer(rows, cols)[:, :, None]
+        return xp.asarray((1.0 / counts).astype(dtype))
+
+    def backward(self, grad):
+        xp = self.device.xp
+        geometry = self.geometry
+        grad = grad.reshape(geometry.batch, geometry.out_h, geometry.out_w, geometry.channels) * self.scale
+        grad_x = xp.zeros((geometry.batch, geometry.height, geometry.width, geometry.channels), grad.dtype)
+        for _, _, (out_rows, in_rows), (out_cols, in_cols) in geometry.offsets:
+            if self.disjoint:
+                grad_x[:, in_rows, in_cols] = grad[:, out_rows, out_cols]
+            else:
+                grad_x[:, in_rows, in_cols] += grad[:, out_rows, out_cols]
+        return grad_x.reshape(self.input_shape)
+
+
+def max_pool2d(x, pool_size, strides=None, padding="valid"):
+    """2-D max pooling, channels-last (Keras MaxPooling2D's math).
+
+    Args:
+        x: (batch, height, width, channels).
+        pool_size: int or pair.
+        strides: int, pair, or None for pool_size.
+        padding: "valid" or "same" (TensorFlow's; the padding never wins).
+
+    Returns:
+        (batch, out_height, out_width, channels).
+
+    Raises:
+        ValueError: wrong rank, a window larger than the padded input,
+            non-positive sizes or strides, unknown padding.
+    """
+    return MaxPool(*_pool_geometry("max_pool2d", x, pool_size, strides, padding, 2)).apply(x)
+
+
+def avg_pool2d(x, pool_size, strides=None, padding="valid"):
+    """2-D average pooling, channels-last (Keras AveragePooling2D's math).
+
+    With "same" padding each window is averaged over its real elements only,
+    as TensorFlow does. Arguments, result and errors as max_pool2d.
+    """
+    return AvgPool(*_pool_geometry("avg_pool2d", x, pool_size, strides, padding, 2)).apply(x)
+
+
+def max_pool1d(x, pool_size=2, strides=None, padding="valid"):
+    """1-D max pooling of (batch, width, channels) (Keras MaxPooling1D's math).
+
+    Args:
+        x: (batch, width, channels).
+        pool_size: int.
+        strides: int, or None for pool_size.
+        padding: "valid" or "same".
+
+    Returns:
+        (batch, out_width, channels).
+
+    Raises:
+        ValueError: as max_pool2d.
+    """
+    return MaxPool(*_pool_geometry("max_pool1d", x, pool_size, strides, padding, 1)).apply(x)
+
+
+def avg_pool1d(x, pool_size=2, strides=None, padding="valid"):
+    """1-D average pooling of (batch, width, channels); see avg_pool2d and max_pool1d."""
+    return AvgPool(*_pool_geometry("avg_pool1d", x, pool_size, strides, padding, 1)).apply(x)
+
+
+def _pool_geometry(op_name, x, pool_size, strides, padding, rank):
+    """Check a pooling op's arguments; return (WindowGeometry, output shape)."""
+    x_shape = shape_of(x)
+    if len(x_shape) != rank + 2:
+        axes = "(batch, height, width, channels)" if rank == 2 else "(batch, width, channels)"
+        raise ValueError(f"{op_name} expects a {rank + 2}-D input {axes}, received shape {x_shape}.")
+    padding = check_padding(op_name, padding)
+    if rank == 2:
+        window = as_pair(op_name, "pool_size", pool_size)
+        strides = window if strides is None else as_pair(op_name, "strides", strides)
+        images_shape = x_shape
+    else:
+        window = (1, as_single(op_name, "pool_size", pool_size))
+        strides = window if strides is None else (1, as_single(op_name, "strides", strides))
+        images_shape = (x_shape[0], 1, x_shape[1], x_shape[2])
+    geometry = WindowGeometry(op_name, images_shape, window, strides, (1, 1), padding, f"input shape {x_shape}")
+    if rank == 2:
+        out_shape = (x_shape[0], geometry.out_h, geometry.out_w, x_shape[3])
+    else:
+        out_shape = (x_shape[0], geometry.out_w, x_shape[2])
+    return geometry, out_shape

@@ -1,0 +1,255 @@
+"""Sliding-window machinery shared by the convolution and pooling ops (NHWC).
+
+Everything here works on raw arrays through ``xp`` (NumPy or CuPy). A
+:class:`WindowGeometry` holds the sizes of one 2-D sliding-window op (input,
+window, strides, dilation, padding, output) and the index arithmetic the ops
+share: the im2col patch matrix of a block of samples, and the scatter-add
+back (col2im) that its gradient needs.
+
+Why chunks: on the CPU a convolution is an im2col copy followed by a matrix
+product whose right-hand side (the kernel) is small. Done over the whole
+batch at once, the patch matrix (``N*Ho*Wo`` rows of ``kh*kw*C`` floats,
+e.g. 132 MB for a 128x32x32x32 input) goes to main memory and back, and the
+product runs at about a third of the speed it reaches when its operand sits
+in cache (measured on the 2-core target machine: 40-60 GFLOPS over the whole
+matrix, 170-180 GFLOPS over blocks of about 4 MB). So the CPU path builds
+the patch matrix a few samples at a time into one reused buffer and multiplies
+each block while it is still in cache: one GEMM per block, a handful of
+blocks per call. On a GPU there is one block (the whole batch): one GEMM.
+"""
+import numpy
+
+# Bytes of patch matrix per block on the CPU: small enough to stay in the
+# last-level cache next to the product's output (see the module docstring).
+CHUNK_BYTES = 4 << 20
+
+
+def as_pair(op_name, name, value):
+    """Return ``value`` (an int or a pair of ints, all positive) as a pair.
+
+    Raises:
+        ValueError: ``value`` is not an int or pair of ints, or is not positive.
+    """
+    if is_int(value):
+        pair = (int(value), int(value))
+    elif isinstance(value, (tuple, list)) and len(value) == 2 and all(is_int(v) for v in value):
+        pair = (int(value[0]), int(value[1]))
+    else:
+        raise ValueError(f"{op_name}: {name} must be an int or a pair of ints, received {value!r}.")
+    if min(pair) < 1:
+        raise ValueError(f"{op_name}: {name} must be positive, received {value!r}.")
+    return pair
+
+
+def as_single(op_name, name, value):
+    """Return ``value`` (a positive int, or a 1-tuple of one) as an int.
+
+    Raises:
+        ValueError: ``value`` is not such an int or is not positive.
+    """
+    if isinstance(value, (tuple, list)) and len(value) == 1:
+        value = value[0]
+    if not is_int(value):
+        raise ValueError(f"{op_name}: {name} must be an int, received {value!r}.")
+    if value < 1:
+        raise ValueError(f"{op_name}: {name} must be positive, received {value!r}.")
+    return int(value)
+
+
+def check_padding(op_name, padding, allowed=("valid", "same")):
+    """Return ``padding`` lowercased, or raise ValueError when it is unknown."""
+    if isinstance(padding, str) and padding.lower() in allowed:
+        return padding.lower()
+    choices = " or ".join(repr(name) for name in allowed)
+    raise ValueError(f"{op_name}: padding must be {choices}, received {padding!r}.")
+
+
+def same_padding(size, window, stride):
+    """TensorFlow's SAME padding of one axis: (before, after), the odd one after."""
+    out = -(-size // stride)
+    total = max((out - 1) * stride + window - size, 0)
+    return total // 2, total - total // 2
+
+
+def is_int(value):
+    """True for a Python or NumPy integer (not a bool)."""
+    return isinstance(value, (int, numpy.integer)) and not isinstance(value, bool)
+
+
+class WindowGeometry:
+    """The sizes of one 2-D sliding-window op on an NHWC input.
+
+    Args:
+        op_name: the op, for error messages.
+        input_shape: (N, H, W, C).
+        window: (kh, kw), the kernel or pool size.
+        strides: (sh, sw).
+        dilation: (dh, dw).
+        padding: "valid", "same" (TensorFlow's), "causal" (left padding of
+            the width axis, for 1-D ops), or explicit ((top, bottom), (left, right)).
+        shape_note: how to describe the input in errors (defaults to its shape).
+
+    Raises:
+        ValueError: the (dilated) window is larger than the padded input.
+    """
+
+    def __init__(self, op_name, input_shape, window, strides, dilation, padding, shape_note=None):
+        self.batch, self.height, self.width, self.channels = input_shape
+        self.window = window
+        self.strides = strides
+        self.dilation = dilation
+        effective = tuple((k - 1) * d + 1 for k, d in zip(window, dilation))
+        if padding == "valid":
+            pads = ((0, 0), (0, 0))
+        elif padding == "same":
+            pads = tuple(same_padding(size, e, s) for size, e, s in zip((self.height, self.width), effective, strides))
+        elif padding == "causal":
+            pads = ((0, 0), (effective[1] - 1, 0))
+        else:
+            pads = tuple(tuple(p) for p in padding)
+        self.pads = pads
+        self.padded = (self.height + sum(pads[0]), self.width + sum(pads[1]))
+        if self.padded[0] < effective[0] or self.padded[1] < effective[1]:
+            note = shape_note or f"input shape {tuple(input_shape)}"
+            dilated = f" (dilated to {effective[0]}x{effective[1]})" if effective != tuple(window) else ""
+            raise ValueError(
+                f"{op_name}: the {window[0]}x{window[1]} window{dilated} is larger than the padded input "
+                f"({self.padded[0]}x{self.padded[1]}) for {note} with padding {padding!r}."
+            )
+        self.out_h = (self.padded[0] - effective[0]) // strides[0] + 1
+        self.out_w = (self.padded[1] - effective[1]) // strides[1] + 1
+        self.has_padding = any(p for pair in pads for p in pair)
+        self.patch_size = window[0] * window[1] * self.channels
+        self.rows_per_sample = self.out_h * self.out_w
+        self.offsets = [
+            (i, j, rows, cols)
+            for i, rows in enumerate(_clipped_ranges(self.height, window[0], strides[0], dilation[0], pads[0][0], self.out_h))
+            for j, cols in enumerate(_clipped_ranges(self.width, window[1], strides[1], dilation[1], pads[1][0], self.out_w))
+            if rows is not None and cols is not None
+        ]
+
+    @property
+    def output_hw(self):
+        return self.out_h, self.out_w
+
+    def samples_per_chunk(self, xp, bytes_per_sample):
+        """How many samples one block holds: all of them on a GPU, ~CHUNK_BYTES on the CPU."""
+        if xp is not numpy or self.batch == 0:
+            return max(self.batch, 1)
+        return max(1, min(self.batch, CHUNK_BYTES // max(bytes_per_sample, 1)))
+
+    def pad_buffer(self, xp, samples, dtype, fill=0):
+        """A reusable (samples, Hp, Wp, C) buffer whose border holds ``fill``; None without padding."""
+        if not self.has_padding:
+            return None
+        shape = (samples, self.padded[0], self.padded[1], self.channels)
+        return xp.zeros(shape, dtype) if fill == 0 else xp.full(shape, fill, dtype)
+
+    def padded_block(self, x, start, stop, buffer):
+        """Samples ``start:stop`` of ``x`` with their padding (a view when there is none)."""
+        if buffer is None:
+            return x[start:stop]
+        block = buffer[: stop - start]
+        (top, _), (left, _) = self.pads
+        block[:, top : top + self.height, left : left + self.width] = x[start:stop]
+        return block
+
+    def windows(self, xp, padded):
+        """A read-only strided view (n, Ho, Wo, kh, kw, C) of the windows of ``padded``."""
+        stride_n, stride_h, stride_w, stride_c = padded.strides
+        shape = (padded.shape[0], self.out_h, self.out_w, self.window[0], self.window[1], padded.shape[3])
+        strides = (
+            stride_n,
+            stride_h * self.strides[0],
+            stride_w * self.strides[1],
+            stride_h * self.dilation[0],
+            stride_w * self.dilation[1],
+            stride_c,
+        )
+        return xp.lib.stride_tricks.as_strided(padded, shape, strides)
+
+    def scatter_add(self, target, patches):
+        """Add ``patches`` (n, Ho, Wo, kh, kw, C) into ``target`` (n, H, W, C) where each came from.
+
+        The padding is skipped by clipping each kernel offset's output range,
+        so no padded buffer (and no crop copy) is needed: kh*kw vectorised adds.
+        """
+        for i, j, (out_rows, in_rows), (out_cols, in_cols) in self.offsets:
+            target[:, in_rows, in_cols] += patches[:, out_rows, out_cols, i, j]
+
+
+def _clipped_ranges(size, window, stride, dilation, pad_before, out_size):
+    """For each window offset k: (output slice, input slice) of the positions whose
+    input index ``o*stride + k*dilation - pad_before`` lies inside [0, size), or None."""
+    ranges = []
+    for k in range(window):
+        shift = k * dilation - pad_before
+        first = max(0, -(shift // stride))  # ceil(-shift / stride) when shift < 0
+        last = min(out_size - 1, (size - 1 - shift) // stride)
+        if last < first:
+            ranges.append(None)
+            continue
+        start = first * stride + shift
+        stop = last * stride + shift + 1
+        ranges.append((slice(first, last + 1), slice(start, stop, stride)))
+    return ranges
+
+
+def im2col_products(xp, source, geometry, right=None, left=None):
+    """``cols @ right`` and ``cols.T @ left`` where ``cols`` is the patch matrix of ``source``.
+
+    ``cols`` (N*Ho*Wo, kh*kw*C) is never built whole: each block of samples
+    is copied into one reused buffer and used for both products while it is
+    in cache (see the module docstring).
+
+    Args:
+        xp: the array module.
+        source: (N, H, W, C), unpadded (padding is applied block by block).
+        geometry: its WindowGeometry.
+        right: (kh*kw*C, F) or None.
+        left: (N*Ho*Wo, G) or None.
+
+    Returns:
+        (cols @ right of shape (N*Ho*Wo, F) or None, cols.T @ left of shape (kh*kw*C, G) or None).
+    """
+    batch, rows, patch = geometry.batch, geometry.rows_per_sample, geometry.patch_size
+    dtype = source.dtype
+    forward = None if right is None else xp.empty((batch * rows, right.shape[1]), xp.result_type(dtype, right.dtype))
+    transposed = None if left is None else xp.zeros((patch, left.shape[1]), xp.result_type(dtype, left.dtype))
+    per = geometry.samples_per_chunk(xp, rows * patch * source.itemsize)
+    padding = geometry.pad_buffer(xp, per, dtype)
+    buffer = xp.empty((per, geometry.out_h, geometry.out_w, geometry.window[0], geometry.window[1], geometry.channels), dtype)
+    for start in range(0, batch, per):
+        stop = min(batch, start + per)
+        block = buffer[: stop - start]
+        xp.copyto(block, geometry.windows(xp, geometry.padded_block(source, start, stop, padding)))
+        cols = block.reshape((stop - start) * rows, patch)
+        if right is not None:
+            xp.matmul(cols, right, out=forward[start * rows : stop * rows])
+        if left is not None:
+            transposed += cols.T @ left[start * rows : stop * rows]
+    return forward, transposed
+
+
+def col2im_product(xp, left, right, geometry, dtype):
+    """``col2im(left @ right)``: scatter-add each row's patch back into an (N, H, W, C) array.
+
+    Args:
+        xp: the array module.
+        left: (N*Ho*Wo, F), e.g. the output gradient.
+        right: (F, kh*kw*C), e.g. the kernel matrix transposed (contiguous).
+        geometry: the WindowGeometry of the (N, H, W, C) result.
+        dtype: the result's dtype.
+    """
+    batch, rows, patch = geometry.batch, geometry.rows_per_sample, geometry.patch_size
+    result = xp.zeros((batch, geometry.height, geometry.width, geometry.channels), dtype)
+    per = geometry.samples_per_chunk(xp, rows * patch * numpy.dtype(dtype).itemsize)
+    buffer = xp.empty((per * rows, patch), dtype)
+    kh, kw = geometry.window
+    for start in range(0, batch, per):
+        stop = min(batch, start + per)
+        block = buffer[: (stop - start) * rows]
+        xp.matmul(left[start * rows : stop * rows], right, out=block)
+        patches = block.reshape(stop - start, geometry.out_h, geometry.out_w, kh, kw, geometry.channels)
+        geometry.scatter_add(result[start:stop], patches)
+    return result
