@@ -1,0 +1,141 @@
+"""OptimizerState: how an optimizer makes, exports and restores its slots."""
+import numpy
+
+from minikeras import backend
+from minikeras.optimizers._slots import StateEntry
+
+
+class OptimizerState:
+    """Mixin of :class:`~minikeras.optimizers.Optimizer` holding its state.
+
+    Expects the optimizer to set ``_state`` (a list of StateEntry),
+    ``_variable_index`` (id(variable) -> position), ``_iterations`` (int)
+    and ``built``.
+    """
+
+    def add_variable_from_reference(self, reference_variable, name, initializer=0.0):
+        """A state array shaped like ``reference_variable``, on its device and in
+        its dtype, filled with ``initializer``; recorded in the saved state.
+
+        Args:
+            reference_variable: the Tensor the slot belongs to.
+            name: the slot name, e.g. ``"momentum"``.
+            initializer: the initial value (a number).
+
+        Returns:
+            The slot array (numpy or cupy).
+        """
+        device = reference_variable.device
+        with device.activate():
+            array = device.xp.full(reference_variable.shape, initializer, dtype=reference_variable.dtype)
+        device.memory.track(array)
+        index = self._variable_index.get(id(reference_variable), len(self._state))
+        label = reference_variable.name or f"variable_{index}"
+        self._state.append(StateEntry(f"{label}_{name}".replace("/", "_"), array, device))
+        return array
+
+    def add_optimizer_variables(self, variables, name, initializer=0.0):
+        """Slots for each of ``variables`` (see :meth:`add_variable_from_reference`).
+
+        Args:
+            variables: the Tensors to make slots for.
+            name: a slot name, or a list of names; with a list, the slots are
+                made variable by variable (all names for the first variable,
+                then for the second...), the order Keras 3 saves them in.
+            initializer: the initial value, or one per name.
+
+        Returns:
+            A list of arrays, or a tuple of such lists when ``name`` is a list.
+        """
+        names = [name] if isinstance(name, str) else list(name)
+        initializers = initializer if isinstance(initializer, (list, tuple)) else [initializer] * len(names)
+        if len(initializers) != len(names):
+            raise ValueError(
+                f"{type(self).__name__}: received {len(names)} slot names but {len(initializers)} initializers."
+            )
+        slots = tuple([] for _ in names)
+        for variable in variables:
+            for slot_list, slot_name, value in zip(slots, names, initializers):
+                slot_list.append(self.add_variable_from_reference(variable, slot_name, value))
+        return slots[0] if isinstance(name, str) else slots
+
+    def add_scalar_state(self, name, value, dtype):
+        """A host 0-d array of optimizer-wide state (e.g. Nadam's momentum
+        product), recorded in the saved state after the slots made so far."""
+        array = numpy.array(value, dtype=dtype)
+        self._state.append(StateEntry(name, array))
+        return array
+
+    @property
+    def variables(self):
+        """The state as arrays, in :meth:`get_state` order: the step counter
+        (a 0-d int64 array), then the slot arrays themselves (live, on their
+        devices)."""
+        return [numpy.array(self._iterations, dtype=numpy.int64)] + [entry.array for entry in self._state]
+
+    def get_state(self):
+        """The optimizer state as host NumPy arrays, for saving.
+
+        Order: the step counter (0-d int64), then the slots in the order
+        they were made, which is Keras 3's ``optimizer.variables`` order
+        without the learning rate: EMA averages and gradient accumulators (if
+        any) for each variable, then the optimizer's own slots, variables
+        taken in the order given to ``build`` (Adam: momentum and velocity
+        of the first variable, then of the second, ...; then velocity_hat of
+        each with amsgrad), then optimizer-wide scalars (Nadam's
+        u_product). The learning rate is not state: it is in
+        ``get_config()``.
+
+        Returns:
+            A list of NumPy arrays (copies).
+        """
+        state = [numpy.array(self._iterations, dtype=numpy.int64)]
+        state.extend(entry.to_host() for entry in self._state)
+        return state
+
+    def state_names(self):
+        """Names of the :meth:`get_state` entries, e.g. ``"kernel_momentum"``."""
+        return ["iteration"] + [entry.name for entry in self._state]
+
+    def set_state(self, state):
+        """Restore a :meth:`get_state` list exactly (values copied in place).
+
+        The optimizer must be built on the same variables first
+        (``optimizer.build(variables)``) unless ``state`` holds only the
+        step counter.
+
+        Args:
+            state: list of arrays as returned by ``get_state``.
+
+        Raises:
+            ValueError: wrong number of arrays, or an array of the wrong shape
+                (the message names the slot).
+        """
+        state = list(state)
+        owner = type(self).__name__
+        if not self.built and len(state) != 1:
+            raise ValueError(
+                f"{owner}.set_state: the optimizer has not been built yet, so it has no slots to restore "
+                f"{len(state)} arrays into. Call `optimizer.build(variables)` first."
+            )
+        expected = 1 + len(self._state)
+        if len(state) != expected:
+            raise ValueError(
+                f"{owner}.set_state expects {expected} arrays ({', '.join(self.state_names())}), "
+                f"received {len(state)}."
+            )
+        iterations = numpy.asarray(backend.to_numpy(state[0]) if backend.is_array(state[0]) else state[0])
+        if iterations.size != 1 or iterations.dtype.kind not in "iuf" or float(iterations.reshape(())) < 0:
+            raise ValueError(
+                f"{owner}.set_state: entry 0 ('iteration') must be a non-negative step count, received {state[0]!r}."
+            )
+        for position, (entry, value) in enumerate(zip(self._state, state[1:]), start=1):
+            shape = tuple(numpy.shape(value))
+            if shape != tuple(entry.array.shape):
+                raise ValueError(
+                    f"{owner}.set_state: entry {position} ('{entry.name}') expects shape "
+                    f"{tuple(entry.array.shape)}, received {shape}."
+                )
+        for entry, value in zip(self._state, state[1:]):
+            entry.assign(value)
+        self._iterations = int(iterations.reshape(()))

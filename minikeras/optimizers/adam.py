@@ -1,0 +1,86 @@
+"""Adam: adaptive moment estimation (Kingma & Ba, 2014)."""
+import math
+
+from minikeras.optimizers._checks import check_float_in_range
+from minikeras.optimizers.optimizer import Optimizer
+
+
+class Adam(Optimizer):
+    """Adam, with the Keras 3 update rule (epsilon outside the square root,
+    bias correction folded into the step size)::
+
+        t = iterations + 1
+        lr_t = lr * sqrt(1 - beta_2**t) / (1 - beta_1**t)
+        m += (g - m) * (1 - beta_1)
+        v += (g**2 - v) * (1 - beta_2)
+        v_hat = max(v_hat, v)                         # amsgrad only
+        w -= lr_t * m / (sqrt(v or v_hat) + epsilon)
+
+    Args:
+        learning_rate: a float, a LearningRateSchedule or a callable.
+        beta_1: decay rate of the first moment, in [0, 1].
+        beta_2: decay rate of the second moment, in [0, 1].
+        epsilon: small constant for numerical stability (>= 0).
+        amsgrad: use the AMSGrad variant (keeps the running max of v).
+        **kwargs: the base Optimizer arguments (clipnorm, clipvalue,
+            global_clipnorm, weight_decay, use_ema, name, ...).
+
+    Example:
+        >>> import numpy, minikeras as mk
+        >>> w = mk.Tensor(numpy.array([1.0]), requires_grad=True)
+        >>> Adam(learning_rate=0.1).apply_gradients([(numpy.array([3.0]), w)])
+        1
+        >>> w.numpy().round(6)   # the first Adam step moves by ~lr
+        array([0.9])
+    """
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False, name="adam",
+                 **kwargs):
+        super().__init__(learning_rate=learning_rate, name=name, **kwargs)
+        owner = type(self).__name__
+        check_float_in_range(owner, "beta_1", beta_1, low=0.0, high=1.0)
+        check_float_in_range(owner, "beta_2", beta_2, low=0.0, high=1.0)
+        check_float_in_range(owner, "epsilon", epsilon, low=0.0)
+        self.beta_1 = beta_1
+        self.beta_2 = beta_2
+        self.epsilon = epsilon
+        self.amsgrad = bool(amsgrad)
+
+    def build(self, variables):
+        """Create the momentum and velocity slots (and velocity_hat with amsgrad)."""
+        if self.built:
+            return
+        super().build(variables)
+        self._momentums, self._velocities = self.add_optimizer_variables(variables, ["momentum", "velocity"])
+        self._velocity_hats = self.add_optimizer_variables(variables, "velocity_hat") if self.amsgrad else []
+
+    def update_step(self, gradient, variable, learning_rate):
+        """One Adam step on ``variable`` (in place)."""
+        step = self.iterations + 1
+        alpha = learning_rate * math.sqrt(1.0 - self.beta_2**step) / (1.0 - self.beta_1**step)
+        index = self.slot_index(variable)
+        momentum, velocity = self._momentums[index], self._velocities[index]
+        xp = variable.device.xp
+        work, update = self.scratch(variable, 2)
+
+        xp.subtract(gradient, momentum, out=work)
+        work *= 1.0 - self.beta_1
+        momentum += work
+        xp.multiply(gradient, gradient, out=work)
+        work -= velocity
+        work *= 1.0 - self.beta_2
+        velocity += work
+        if self.amsgrad:
+            velocity_hat = self._velocity_hats[index]
+            xp.maximum(velocity_hat, velocity, out=velocity_hat)
+            velocity = velocity_hat
+        xp.sqrt(velocity, out=work)
+        work += self.epsilon
+        xp.multiply(momentum, alpha, out=update)
+        update /= work
+        variable.data -= update
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"beta_1": self.beta_1, "beta_2": self.beta_2, "epsilon": self.epsilon, "amsgrad": self.amsgrad})
+        return config
