@@ -298,7 +298,7 @@ def get_device(spec):
             warnings.warn(
                 f"Device {spec!r} does not exist; soft device placement puts the work on {fallback.canonical}.",
                 RuntimeWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
         return fallback
     existing = ", ".join(d.canonical for d in list_logical_devices())

@@ -26,7 +26,7 @@ class LossContainer:
         from minikeras import losses
 
         self.output_names = output_names
-        self.losses = [None if item is None else losses.get(item) for item in _per_output(loss, output_names, "loss")]
+        self.losses = [_as_loss_object(item) for item in _per_output(loss, output_names, "loss")]
         if all(item is None for item in self.losses):
             raise ValueError("compile() needs a loss, e.g. loss='sparse_categorical_crossentropy'.")
         weights = _per_output(loss_weights, output_names, "loss_weights") if loss_weights is not None else None
@@ -53,6 +53,16 @@ class LossContainer:
             value = value * weight if weight != 1.0 else value
             total = value if total is None else total + value
         return total, parts
+
+
+def _as_loss_object(identifier):
+    """A Loss object (functions are wrapped, as Keras's compile does)."""
+    from minikeras import losses
+
+    loss = losses.get(identifier)
+    if loss is None or isinstance(loss, losses.Loss):
+        return loss
+    return losses.LossFunctionWrapper(loss)
 
 
 def _as_list(value, output_names, what):

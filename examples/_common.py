@@ -1,0 +1,33 @@
+"""Shared command-line handling and data preparation for the examples."""
+import argparse
+import time
+
+
+def parser(description, epochs, batch_size, datasets=None):
+    """An argument parser with the options every example takes."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--epochs", type=int, default=epochs, help=f"training epochs (default {epochs})")
+    p.add_argument("--batch-size", type=int, default=batch_size, help=f"batch size (default {batch_size})")
+    p.add_argument("--device", default=None, help="device to train on, e.g. cpu:0 or gpu:0 (default: the default device)")
+    p.add_argument("--limit", type=int, default=None, help="use only the first N training and test samples (smoke runs)")
+    p.add_argument("--seed", type=int, default=0, help="random seed")
+    p.add_argument("--verbose", type=int, default=1, choices=[0, 1, 2], help="fit verbosity")
+    if datasets:
+        p.add_argument("--dataset", default=datasets[0], choices=datasets, help=f"dataset (default {datasets[0]})")
+    return p
+
+
+def limit(arrays, count):
+    """The first ``count`` samples of each array (all when count is None)."""
+    return tuple(a if count is None else a[:count] for a in arrays)
+
+
+class Timer:
+    """``with Timer() as t: ...; t.seconds``."""
+
+    def __enter__(self):
+        self.start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        self.seconds = time.perf_counter() - self.start
