@@ -170,8 +170,7 @@ def sparse_categorical_crossentropy_with_mask(y_true, y_pred, from_logits=False,
     if logits is not None and (from_logits or last_axis):
         if not last_axis:
             logits = ops.moveaxis(logits, axis, -1)
-        if backend.is_array(labels) and backend.get_array_module(labels) is numpy:
-            _check_label_range(name, labels, classes)  # on the host: no device round trip
+        # The fused op checks the label range itself (one device round trip on GPU).
         losses = ops.sparse_softmax_cross_entropy(logits, Tensor(labels, device=logits.device))
     else:
         _check_label_range(name, labels, classes)
@@ -243,9 +242,10 @@ def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, 
     y_pred = as_prediction(y_pred)
     y_true = as_target(y_true, y_pred)
     logits = _logits_or_none(y_pred, from_logits, "sigmoid", name)
-    true_shape, pred_shape = matched_shapes(y_true.shape, y_pred.shape)
+    received = (y_true.shape, y_pred.shape)
+    true_shape, pred_shape = matched_shapes(*received)
     y_true, y_pred = reshaped(y_true, true_shape), reshaped(y_pred, pred_shape)
-    check_same_shape(name, y_true, y_pred)
+    check_same_shape(name, y_true, y_pred, received)
     if label_smoothing:
         y_true = y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing
     if logits is not None:

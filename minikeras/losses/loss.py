@@ -82,12 +82,17 @@ def reshaped(tensor, shape):
     return tensor if tensor.shape == tuple(shape) else ops.reshape(tensor, shape)
 
 
-def check_same_shape(name, y_true, y_pred):
-    """Raise ValueError naming the loss and both shapes when they differ."""
+def check_same_shape(name, y_true, y_pred, received=None):
+    """Raise ValueError naming the loss and both shapes when they differ.
+
+    ``received``: the (y_true, y_pred) shapes as the caller gave them, to
+    name in the message when they were rank-matched since.
+    """
     if tuple(y_true.shape) != tuple(y_pred.shape):
+        true_shape, pred_shape = received or (y_true.shape, y_pred.shape)
         raise ValueError(
             f"{name}: y_true and y_pred must have the same shape, received y_true shape "
-            f"{tuple(y_true.shape)} and y_pred shape {tuple(y_pred.shape)}."
+            f"{tuple(true_shape)} and y_pred shape {tuple(pred_shape)}."
         )
 
 
@@ -99,9 +104,10 @@ def prepare(name, y_true, y_pred):
     """
     y_pred = as_prediction(y_pred)
     y_true = as_target(y_true, y_pred)
-    true_shape, pred_shape = matched_shapes(y_true.shape, y_pred.shape)
+    received = (y_true.shape, y_pred.shape)
+    true_shape, pred_shape = matched_shapes(*received)
     y_true, y_pred = reshaped(y_true, true_shape), reshaped(y_pred, pred_shape)
-    check_same_shape(name, y_true, y_pred)
+    check_same_shape(name, y_true, y_pred, received)
     return y_true, y_pred
 
 

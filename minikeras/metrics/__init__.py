@@ -31,7 +31,7 @@ from minikeras.metrics.regression import (
     CosineSimilarity, MeanAbsoluteError, MeanAbsolutePercentageError, MeanSquaredError, MeanSquaredLogarithmicError,
     RootMeanSquaredError,
 )
-from minikeras.metrics.resolve import ACCURACY_NAMES, AutoAccuracy, resolve_accuracy
+from minikeras.metrics.resolve import ACCURACY_NAMES, AutoAccuracy, _loss_kind, resolve_accuracy
 
 _CLASSES = (
     Mean, Sum, Accuracy, BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy, TopKCategoricalAccuracy,
@@ -106,7 +106,10 @@ def resolve(identifier, loss=None, y_true_shape=None, y_pred_shape=None):
         y_true_shape, y_pred_shape: the shapes, if already known.
     """
     if isinstance(identifier, str) and identifier.lower() in ACCURACY_NAMES:
-        if y_pred_shape is not None:
+        decided_now = y_pred_shape is not None and (
+            y_true_shape is not None or y_pred_shape[-1] == 1 or _loss_kind(loss) is not None
+        )
+        if decided_now:
             return resolve_accuracy(loss, y_true_shape, y_pred_shape, name=identifier)
         return AutoAccuracy(name=identifier, loss=loss)
     metric = get(identifier)
@@ -115,6 +118,12 @@ def resolve(identifier, loss=None, y_true_shape=None, y_pred_shape=None):
     if isinstance(identifier, str):
         metric.name = identifier
     return metric
+
+
+def get_for_compile(identifier, loss=None, output_shape=None, y_true_shape=None):
+    """``resolve`` with the model's output shape: what ``compile`` calls for
+    each metric of an output (``output_shape`` may hold None for the batch)."""
+    return resolve(identifier, loss=loss, y_true_shape=y_true_shape, y_pred_shape=output_shape)
 
 
 def serialize(metric):
@@ -135,5 +144,5 @@ __all__ = sorted(
     [cls.__name__ for cls in _CLASSES]
     + ["Metric", "MeanMetricWrapper", "AutoAccuracy", "accuracy", "binary_accuracy", "categorical_accuracy",
        "sparse_categorical_accuracy", "top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy",
-       "get", "resolve", "resolve_accuracy", "serialize", "deserialize", "ALL_OBJECTS"]
+       "get", "get_for_compile", "resolve", "resolve_accuracy", "serialize", "deserialize", "ALL_OBJECTS"]
 )

@@ -74,8 +74,8 @@ def _sparse_labels(name, y_true, y_pred):
         y_true = y_true[..., 0]
     if y_true.shape != y_pred.shape[:-1]:
         raise ValueError(
-            f"{name}: expected integer labels of shape {y_pred.shape[:-1]} (or with a trailing 1) for "
-            f"y_pred of shape {y_pred.shape}, received y_true shape {y_true.shape}."
+            f"{name}: received y_true shape {y_true.shape} and y_pred shape {y_pred.shape}; expected integer "
+            f"labels of shape {y_pred.shape[:-1]} (or with a trailing 1)."
         )
     return y_true
 

@@ -10,6 +10,7 @@ import re
 import numpy
 
 from minikeras import backend
+from minikeras.autograd import no_grad
 
 
 def to_host(value, dtype=None):
@@ -232,8 +233,6 @@ class MeanMetricWrapper(Mean):
 
     def update_state(self, y_true, y_pred, sample_weight=None):
         """Evaluate ``fn`` on one batch and add its per-sample values."""
-        from minikeras.autograd import no_grad
-
         with no_grad():
             values = self._fn(y_true, y_pred, **self._fn_kwargs)
         super().update_state(values, sample_weight=sample_weight)
