@@ -236,7 +236,7 @@ def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, 
     Example:
         >>> y_pred = minikeras.tensor([[0.6, 0.4], [0.4, 0.6]])
         >>> binary_crossentropy([[0, 1], [0, 0]], y_pred).numpy()
-        array([0.9162905 , 0.71355796], dtype=float32)
+        array([0.91629076, 0.7135582 ], dtype=float32)
     """
     name = "binary_crossentropy"
     y_pred = as_prediction(y_pred)

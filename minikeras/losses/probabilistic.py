@@ -9,7 +9,7 @@ def kl_divergence(y_true, y_pred):
 
     Example:
         >>> kl_divergence([[0.5, 0.5]], minikeras.tensor([[0.25, 0.75]])).numpy()
-        array([0.14384104], dtype=float32)
+        array([0.14384106], dtype=float32)
     """
     y_true, y_pred = prepare("kl_divergence", y_true, y_pred)
     y_true = ops.clip(y_true, EPSILON, 1.0)

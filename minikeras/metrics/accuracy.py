@@ -116,7 +116,7 @@ def top_k_categorical_accuracy(y_true, y_pred, k=5):
     """1.0 where the true class (arg-max of one-hot ``y_true``) is in the top ``k`` of ``y_pred``.
 
     Example:
-        >>> top_k_categorical_accuracy([[0, 0, 1], [0, 1, 0]], [[0.1, 0.5, 0.4], [0.05, 0.05, 0.9]], k=2)
+        >>> top_k_categorical_accuracy([[0, 0, 1], [1, 0, 0]], [[0.1, 0.5, 0.4], [0.05, 0.15, 0.8]], k=2)
         array([1., 0.])
     """
     y_true, y_pred = _host_pair(y_true, y_pred)
@@ -130,7 +130,7 @@ def sparse_top_k_categorical_accuracy(y_true, y_pred, k=5):
     """1.0 where the integer label is among the top ``k`` scores of ``y_pred``.
 
     Example:
-        >>> sparse_top_k_categorical_accuracy([2, 1], [[0.1, 0.5, 0.4], [0.05, 0.05, 0.9]], k=2)
+        >>> sparse_top_k_categorical_accuracy([2, 0], [[0.1, 0.5, 0.4], [0.05, 0.15, 0.8]], k=2)
         array([1., 0.])
     """
     y_true, y_pred = _host_pair(y_true, y_pred)
