@@ -1,9 +1,209 @@
-"""Weight regularizers (minimal; being extended)."""
+"""Weight regularizers: penalties added to the loss, as in Keras.
+
+A regularizer is called on a weight Tensor and returns a differentiable
+scalar Tensor of the weight's dtype: ``L2(0.01)(w) = 0.01 * sum(w ** 2)``.
+``Layer.losses`` collects them for every weight created with
+``regularizer=...``; the training loop adds them to the loss.
+
+Example:
+    >>> from minikeras import layers, regularizers
+    >>> layer = layers.Dense(10, kernel_regularizer=regularizers.L2(1e-4))
+    >>> regularizers.get("l1")             # L1(l1=0.01)
+"""
+import math
+
+from minikeras.autograd import Function, Tensor
+
+__all__ = ["Regularizer", "L1", "L2", "L1L2", "l1", "l2", "l1_l2", "get", "serialize", "deserialize"]
+
+
+class _WeightPenalty(Function):
+    """``l1 * sum(|x|) + l2 * sum(x ** 2)`` as one node of the graph.
+
+    One fused node (instead of abs/square, sum, multiply, add) keeps the
+    per-step cost of regularization low; the squared sum is a dot product,
+    so no temporary the size of the weight is made for L2.
+    """
+
+    def __init__(self, l1, l2):
+        self.l1, self.l2 = l1, l2
+
+    def forward(self, x):
+        xp = self.device.xp
+        flat = x.reshape(-1)
+        total = xp.zeros((), dtype=x.dtype)
+        if self.l1:
+            total = total + self.l1 * xp.abs(flat).sum()
+        if self.l2:
+            total = total + self.l2 * xp.dot(flat, flat)
+        if self.needs_input_grad[0]:
+            self.save_for_backward(x)
+        return xp.asarray(total, dtype=x.dtype)
+
+    def backward(self, grad):
+        (x,) = self.saved
+        xp = self.device.xp
+        result = xp.zeros_like(x)
+        if self.l2:
+            xp.multiply(x, grad * (2.0 * self.l2), out=result)
+        if self.l1:
+            result += xp.sign(x) * (grad * self.l1)
+        return result
+
+
+def _coefficient(class_name, name, value):
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{class_name}: {name} must be a number, received {name}={value!r}.") from None
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"{class_name}: {name} must be a finite non-negative number, received {name}={value}.")
+    return value
+
+
+class Regularizer:
+    """Base class: ``penalty = regularizer(weight)``, a scalar Tensor.
+
+    Subclasses implement ``__call__`` and ``get_config``.
+    """
+
+    def __call__(self, x):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def get_config(self):
+        """The constructor arguments as a JSON-serialisable dict."""
+        return {}
+
+    @classmethod
+    def from_config(cls, config):
+        """Build a regularizer from ``get_config()``'s output."""
+        return cls(**config)
+
+    def __repr__(self):
+        arguments = ", ".join(f"{key}={value!r}" for key, value in self.get_config().items())
+        return f"{type(self).__name__}({arguments})"
+
+
+class L1L2(Regularizer):
+    """``l1 * sum(|x|) + l2 * sum(x ** 2)``.
+
+    Args:
+        l1: the L1 factor (default 0.0).
+        l2: the L2 factor (default 0.0).
+    """
+
+    def __init__(self, l1=0.0, l2=0.0):
+        self.l1 = _coefficient(type(self).__name__, "l1", l1)
+        self.l2 = _coefficient(type(self).__name__, "l2", l2)
+
+    def __call__(self, x):
+        if not isinstance(x, Tensor):
+            x = Tensor(x)
+        if x.dtype.kind != "f":
+            raise TypeError(f"{type(self).__name__} needs a floating-point weight, received dtype {x.dtype}.")
+        return _WeightPenalty(self.l1, self.l2).apply(x)
+
+    def get_config(self):
+        return {"l1": self.l1, "l2": self.l2}
+
+
+class L1(L1L2):
+    """``l1 * sum(|x|)``.
+
+    Args:
+        l1: the factor (Keras default 0.01).
+    """
+
+    def __init__(self, l1=0.01):
+        super().__init__(l1=l1, l2=0.0)
+
+    def get_config(self):
+        return {"l1": self.l1}
+
+
+class L2(L1L2):
+    """``l2 * sum(x ** 2)`` (Keras' weight decay as a loss term).
+
+    Args:
+        l2: the factor (Keras default 0.01).
+    """
+
+    def __init__(self, l2=0.01):
+        super().__init__(l1=0.0, l2=l2)
+
+    def get_config(self):
+        return {"l2": self.l2}
+
+
+# Keras' lowercase names are aliases of the classes.
+l1 = L1
+l2 = L2
+l1_l2 = L1L2
+
+_CLASSES = (L1, L2, L1L2)
+_BY_NAME = {cls.__name__: cls for cls in _CLASSES}
+_BY_NAME.update({"l1": L1, "l2": L2, "l1_l2": L1L2, "l1l2": L1L2})
+
+
+def serialize(regularizer):
+    """``{"class_name": ..., "config": {...}}`` (None for None; a plain
+    function gives its name)."""
+    if regularizer is None:
+        return None
+    if isinstance(regularizer, Regularizer):
+        return {"class_name": type(regularizer).__name__, "config": regularizer.get_config()}
+    if isinstance(regularizer, str):
+        return regularizer
+    if callable(regularizer) and hasattr(regularizer, "__name__"):
+        return regularizer.__name__
+    raise TypeError(f"Cannot serialize regularizer {regularizer!r}: expected a Regularizer or a function.")
+
+
+def deserialize(config, custom_objects=None):
+    """Rebuild a regularizer from :func:`serialize`'s output (or a name).
+
+    Args:
+        config: a name, or a dict with "class_name" and "config".
+        custom_objects: optional ``{name: class or function}`` for user ones.
+    """
+    custom_objects = custom_objects or {}
+    if isinstance(config, str):
+        if config in custom_objects:
+            found = custom_objects[config]
+            return found() if isinstance(found, type) else found
+        return _lookup(config)()
+    if not isinstance(config, dict) or "class_name" not in config:
+        raise ValueError(
+            f"Could not deserialize regularizer {config!r}: expected a name or a dict with 'class_name' and 'config'."
+        )
+    cls = custom_objects.get(config["class_name"]) or _lookup(config["class_name"])
+    return cls.from_config(dict(config.get("config") or {}))
+
+
+def _lookup(name):
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise ValueError(f"Unknown regularizer '{name}'. Known regularizers: {sorted(_BY_NAME)}.") from None
 
 
 def get(identifier):
+    """A regularizer from None, a name ("l1", "l2", "l1_l2"), a config dict,
+    an instance, a class or a callable ``(weight) -> scalar Tensor``.
+
+    Raises:
+        ValueError: an unknown name (the message lists the known ones) or
+            an object that is none of the above.
+    """
     if identifier is None:
         return None
+    if isinstance(identifier, (str, dict)):
+        return deserialize(identifier)
+    if isinstance(identifier, type) and issubclass(identifier, Regularizer):
+        return identifier()
     if callable(identifier):
         return identifier
-    raise ValueError(f"Could not interpret regularizer {identifier!r}.")
+    raise ValueError(
+        f"Could not interpret regularizer {identifier!r}: expected a name, a config dict, a Regularizer or a callable."
+    )
+

@@ -1,3 +1,448 @@
-"""core layers (being written)."""
+"""Core layers: Dense, Activation, Flatten, Reshape, Permute, RepeatVector, Lambda.
 
-__all__ = []
+Dense runs as one fused node of the graph (matmul, bias add and, for
+"relu", the activation, written in place into the matmul's output), which
+saves two temporaries the size of the output and two graph nodes per layer
+against composing matmul, add and relu.
+
+Layers applying "softmax" or "sigmoid" keep the pre-activation Tensor on
+their output as ``output._keras_logits``, so that crossentropy losses can
+use the stable fused logits path (as tf.keras does).
+"""
+import inspect
+import math
+import sys
+
+import numpy
+
+from minikeras import activations, constraints, initializers, ops, regularizers
+from minikeras.autograd import Function
+from minikeras.layers.base import Layer
+from minikeras.layers.input_spec import InputSpec
+
+__all__ = ["Dense", "Activation", "Flatten", "Reshape", "Permute", "RepeatVector", "Lambda"]
+
+
+# ---------------------------------------------------------------- helpers
+def _add_activity_loss(layer, outputs):
+    """Record ``activity_regularizer(output) / batch_size`` (Keras 3 scaling,
+    so the penalty does not grow with the batch) as a loss of this call."""
+    regularizer = layer.activity_regularizer
+    if regularizer is None:
+        return
+    for output in outputs if isinstance(outputs, (list, tuple)) else [outputs]:
+        loss = regularizer(output)
+        if output.ndim > 0 and output.shape[0] > 0:
+            loss = loss * (1.0 / output.shape[0])
+        layer.add_loss(loss)
+
+
+def _apply_activation(activation, logits):
+    """``activation(logits)``, keeping the logits on a softmax/sigmoid output."""
+    if activation is activations.linear:
+        return logits
+    output = activation(logits)
+    if activation is activations.softmax or activation is activations.sigmoid:
+        output._keras_logits = logits
+    return output
+
+
+def _float_input(layer, inputs):
+    """Integer/bool inputs cast to the layer's dtype (Keras autocasts them)."""
+    if inputs.dtype.kind != "f":
+        return ops.cast(inputs, layer.dtype)
+    return inputs
+
+
+# ------------------------------------------------------------------ Dense
+class _DenseFunction(Function):
+    """``relu?(x @ kernel + bias)`` on the last axis of ``x``, as one node.
+
+    Keeps ``x`` only when the kernel needs a gradient, the kernel only when
+    ``x`` does, and for relu the output itself (its sign is the mask).
+    """
+
+    def __init__(self, relu):
+        self.relu = relu
+
+    def forward(self, x, kernel, bias=None):
+        xp = self.device.xp
+        self.input_shape = x.shape
+        x2 = x if x.ndim == 2 else x.reshape(-1, x.shape[-1])
+        out = x2 @ kernel
+        if bias is not None:
+            out += bias
+        if self.relu:
+            xp.maximum(out, 0, out=out)
+        needs = self.needs_input_grad
+        self.has_bias = bias is not None
+        self.save_for_backward(x2 if needs[1] else None, kernel if needs[0] else None, out if self.relu else None)
+        if x.ndim != 2:
+            return out.reshape(x.shape[:-1] + (kernel.shape[1],))
+        return out
+
+    def backward(self, grad):
+        x2, kernel, out = self.saved
+        needs = self.needs_input_grad
+        grad2 = grad if grad.ndim == 2 else grad.reshape(-1, grad.shape[-1])
+        if out is not None:
+            grad2 = grad2 * (out > 0)
+        grad_x = grad_kernel = grad_bias = None
+        if needs[0]:
+            grad_x = grad2 @ kernel.T
+            if len(self.input_shape) != 2:
+                grad_x = grad_x.reshape(self.input_shape)
+        if needs[1]:
+            grad_kernel = x2.T @ grad2
+        if self.has_bias and needs[2]:
+            grad_bias = grad2.sum(axis=0)
+        if self.has_bias:
+            return grad_x, grad_kernel, grad_bias
+        return grad_x, grad_kernel
+
+
+class Dense(Layer):
+    """A densely-connected layer: ``activation(inputs @ kernel + bias)``.
+
+    Applied to the last axis of inputs of any rank >= 2 (a ``(batch, steps,
+    features)`` input gives ``(batch, steps, units)``).
+
+    Args:
+        units: the number of output features.
+        activation: an activation name or function; None for linear.
+        use_bias: whether to add a bias vector.
+        kernel_initializer: default "glorot_uniform"; kernel shape ``(in, units)``.
+        bias_initializer: default "zeros".
+        kernel_regularizer, bias_regularizer: optional weight penalties.
+        activity_regularizer: optional penalty on the output (divided by
+            the batch size, as Keras 3 does).
+        kernel_constraint, bias_constraint: optional projections applied
+            after each update.
+        **kwargs: base Layer arguments (name, dtype, trainable, input_shape...).
+
+    Example:
+        >>> layer = Dense(10, activation="softmax")
+        >>> layer(np.zeros((32, 784), "float32")).shape
+        (32, 10)
+    """
+
+    def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 kernel_constraint=None, bias_constraint=None, **kwargs):
+        super().__init__(**kwargs)
+        if isinstance(units, bool) or not isinstance(units, (int, numpy.integer)) or units <= 0:
+            raise ValueError(f"Dense: units must be a positive integer, received units={units!r}.")
+        self.units = int(units)
+        self.activation = activations.get(activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.activity_regularizer = regularizers.get(activity_regularizer)
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
+        self.input_spec = InputSpec(min_ndim=2)
+        self.kernel = self.bias = None
+
+    def build(self, input_shape):
+        if len(input_shape) < 2:
+            raise ValueError(
+                f"Input of layer '{self.name}' is incompatible: expected min_ndim=2 (batch, ..., features), "
+                f"received ndim={len(input_shape)}."
+            )
+        in_dim = input_shape[-1]
+        if in_dim is None:
+            raise ValueError(
+                f"Layer '{self.name}': the last axis of the input must be known to build a Dense layer, "
+                f"received input shape {tuple(input_shape)}."
+            )
+        self.kernel = self.add_weight("kernel", (in_dim, self.units), initializer=self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer, constraint=self.kernel_constraint)
+        if self.use_bias:
+            self.bias = self.add_weight("bias", (self.units,), initializer=self.bias_initializer,
+                                        regularizer=self.bias_regularizer, constraint=self.bias_constraint)
+        self.input_spec = InputSpec(min_ndim=2, axes={-1: in_dim})
+        self.built = True
+
+    def call(self, inputs):
+        inputs = _float_input(self, inputs)
+        fuse_relu = self.activation is activations.relu
+        function = _DenseFunction(fuse_relu)
+        if self.use_bias:
+            logits = function.apply(inputs, self.kernel, self.bias)
+        else:
+            logits = function.apply(inputs, self.kernel)
+        outputs = logits if fuse_relu else _apply_activation(self.activation, logits)
+        _add_activity_loss(self, outputs)
+        return outputs
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape[:-1]) + (self.units,)
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "units": self.units,
+            "activation": activations.serialize(self.activation),
+            "use_bias": self.use_bias,
+            "kernel_initializer": initializers.serialize(self.kernel_initializer),
+            "bias_initializer": initializers.serialize(self.bias_initializer),
+            "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
+            "bias_regularizer": regularizers.serialize(self.bias_regularizer),
+            "activity_regularizer": regularizers.serialize(self.activity_regularizer),
+            "kernel_constraint": constraints.serialize(self.kernel_constraint),
+            "bias_constraint": constraints.serialize(self.bias_constraint),
+        }
+
+
+# ------------------------------------------------------------- Activation
+class Activation(Layer):
+    """Apply an activation function to the input.
+
+    Args:
+        activation: a name ("relu", "softmax", ...) or a function.
+        **kwargs: base Layer arguments.
+    """
+
+    def __init__(self, activation, **kwargs):
+        super().__init__(**kwargs)
+        self.activation = activations.get(activation)
+
+    def call(self, inputs):
+        return _apply_activation(self.activation, _float_input(self, inputs))
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
+
+    def get_config(self):
+        return {**super().get_config(), "activation": activations.serialize(self.activation)}
+
+
+# ---------------------------------------------------------------- Flatten
+def _check_data_format(layer_name, data_format):
+    data_format = data_format or "channels_last"
+    if data_format not in ("channels_last", "channels_first"):
+        raise ValueError(
+            f"{layer_name}: data_format must be 'channels_last' or 'channels_first', received {data_format!r}."
+        )
+    return data_format
+
+
+class Flatten(Layer):
+    """Flatten every axis but the batch axis: ``(N, d1, d2, ...)`` -> ``(N, d1*d2*...)``.
+
+    Args:
+        data_format: "channels_last" (default) or "channels_first"; with
+            channels_first the channels are moved last before flattening,
+            so that the order matches a channels_last model (as Keras).
+        **kwargs: base Layer arguments.
+    """
+
+    def __init__(self, data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        self.data_format = _check_data_format("Flatten", data_format)
+        self.input_spec = InputSpec(min_ndim=1)
+
+    def call(self, inputs):
+        if self.data_format == "channels_first" and inputs.ndim > 2:
+            inputs = ops.transpose(inputs, (0,) + tuple(range(2, inputs.ndim)) + (1,))
+        return ops.reshape(inputs, (inputs.shape[0], math.prod(inputs.shape[1:])))
+
+    def compute_output_shape(self, input_shape):
+        rest = input_shape[1:]
+        return (input_shape[0], None if None in rest else math.prod(rest))
+
+    def get_config(self):
+        return {**super().get_config(), "data_format": self.data_format}
+
+
+# ---------------------------------------------------------------- Reshape
+class Reshape(Layer):
+    """Reshape every sample to ``target_shape`` (the batch axis is kept).
+
+    Args:
+        target_shape: the new sample shape, without the batch axis; one
+            entry may be -1 (inferred from the input's size).
+        **kwargs: base Layer arguments.
+
+    Raises:
+        ValueError: an invalid target shape, or an input whose size does
+            not fit it.
+    """
+
+    def __init__(self, target_shape, **kwargs):
+        super().__init__(**kwargs)
+        if isinstance(target_shape, int):
+            target_shape = (target_shape,)
+        try:
+            target_shape = tuple(int(size) for size in target_shape)
+        except (TypeError, ValueError):
+            raise ValueError(f"Reshape: target_shape must be a tuple of ints, received {target_shape!r}.") from None
+        if sum(size == -1 for size in target_shape) > 1 or any(size == 0 or size < -1 for size in target_shape):
+            raise ValueError(
+                f"Reshape: target_shape must hold positive sizes and at most one -1, received {target_shape}."
+            )
+        self.target_shape = target_shape
+
+    def _output_sample_shape(self, sample_shape):
+        size = math.prod(sample_shape)
+        known = math.prod(s for s in self.target_shape if s != -1)
+        if -1 in self.target_shape:
+            if size % known:
+                raise ValueError(
+                    f"Layer '{self.name}' cannot reshape an input of sample shape {tuple(sample_shape)} "
+                    f"({size} elements) to target shape {self.target_shape}: {size} is not divisible by {known}."
+                )
+            return tuple(size // known if s == -1 else s for s in self.target_shape)
+        if known != size:
+            raise ValueError(
+                f"Layer '{self.name}' cannot reshape an input of sample shape {tuple(sample_shape)} "
+                f"({size} elements) to target shape {self.target_shape} ({known} elements)."
+            )
+        return self.target_shape
+
+    def call(self, inputs):
+        return ops.reshape(inputs, (inputs.shape[0],) + self._output_sample_shape(inputs.shape[1:]))
+
+    def compute_output_shape(self, input_shape):
+        if None in input_shape[1:]:
+            return (input_shape[0],) + tuple(None if s == -1 else s for s in self.target_shape)
+        return (input_shape[0],) + self._output_sample_shape(input_shape[1:])
+
+    def get_config(self):
+        return {**super().get_config(), "target_shape": list(self.target_shape)}
+
+
+# ---------------------------------------------------------------- Permute
+class Permute(Layer):
+    """Permute the non-batch axes, numbered from 1 as in Keras.
+
+    Args:
+        dims: a permutation of ``1..rank-1``; ``(2, 1)`` swaps the two axes
+            of a ``(batch, a, b)`` input.
+        **kwargs: base Layer arguments.
+    """
+
+    def __init__(self, dims, **kwargs):
+        super().__init__(**kwargs)
+        dims = tuple(dims)
+        if sorted(dims) != list(range(1, len(dims) + 1)):
+            raise ValueError(
+                f"Permute: dims must be a permutation of 1..{len(dims)} (axis 0, the batch, stays first), "
+                f"received dims={dims}."
+            )
+        self.dims = tuple(int(d) for d in dims)
+        self.input_spec = InputSpec(ndim=len(self.dims) + 1)
+
+    def call(self, inputs):
+        return ops.transpose(inputs, (0,) + self.dims)
+
+    def compute_output_shape(self, input_shape):
+        return (input_shape[0],) + tuple(input_shape[d] for d in self.dims)
+
+    def get_config(self):
+        return {**super().get_config(), "dims": list(self.dims)}
+
+
+# ----------------------------------------------------------- RepeatVector
+class RepeatVector(Layer):
+    """Repeat a ``(batch, features)`` input ``n`` times: ``(batch, n, features)``.
+
+    Args:
+        n: the number of repetitions (a positive int).
+        **kwargs: base Layer arguments.
+    """
+
+    def __init__(self, n, **kwargs):
+        super().__init__(**kwargs)
+        if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
+            raise ValueError(f"RepeatVector: n must be a positive integer, received n={n!r}.")
+        self.n = n
+        self.input_spec = InputSpec(ndim=2)
+
+    def call(self, inputs):
+        return ops.repeat(ops.expand_dims(inputs, 1), self.n, axis=1)
+
+    def compute_output_shape(self, input_shape):
+        return (input_shape[0], self.n, input_shape[1])
+
+    def get_config(self):
+        return {**super().get_config(), "n": self.n}
+
+
+# ----------------------------------------------------------------- Lambda
+class Lambda(Layer):
+    """Wrap a function of Tensors as a layer: ``Lambda(lambda x: x * 2)``.
+
+    The function gets ``training`` too when its signature has that argument.
+
+    Serialisation: Python code cannot be stored portably, so ``get_config``
+    records only the function's name and module. ``from_config`` finds the
+    function in ``custom_objects`` (``{name: fn}``), or, for a named
+    module-level function, in its module when that module is already
+    imported; anonymous lambdas must be supplied through ``custom_objects``
+    (a ValueError says so). Nothing is imported or evaluated from a config.
+
+    Args:
+        function: a callable taking the input (Tensor or list of Tensors).
+        output_shape: optional, recorded in the config (shapes are inferred
+            by running the function).
+        arguments: optional dict of extra keyword arguments for ``function``.
+        **kwargs: base Layer arguments.
+    """
+
+    def __init__(self, function, output_shape=None, mask=None, arguments=None, **kwargs):
+        super().__init__(**kwargs)
+        if not callable(function):
+            raise TypeError(f"Lambda expects a callable, received {function!r}.")
+        self.function = function
+        self.output_shape = output_shape
+        self.mask = mask
+        self.arguments = dict(arguments or {})
+        try:
+            parameters = inspect.signature(function).parameters
+        except (TypeError, ValueError):
+            parameters = {}
+        self._function_has_training = "training" in parameters
+
+    def call(self, inputs, training=None):
+        kwargs = dict(self.arguments)
+        if self._function_has_training:
+            kwargs["training"] = training
+        return self.function(inputs, **kwargs)
+
+    def get_config(self):
+        name = getattr(self.function, "__name__", type(self.function).__name__)
+        return {
+            **super().get_config(),
+            "function": name,
+            "module": getattr(self.function, "__module__", None),
+            "function_type": "lambda" if name == "<lambda>" else "function",
+            "output_shape": list(self.output_shape) if isinstance(self.output_shape, tuple) else self.output_shape,
+            "arguments": self.arguments,
+        }
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        """Rebuild the layer; the function comes from ``custom_objects`` or
+        from its (already imported) module. See the class docstring."""
+        config = dict(config)
+        name = config.pop("function")
+        module_name = config.pop("module", None)
+        config.pop("function_type", None)
+        custom_objects = custom_objects or {}
+        if callable(name):
+            function = name
+        elif name in custom_objects:
+            function = custom_objects[name]
+        else:
+            module = sys.modules.get(module_name) if module_name else None
+            function = getattr(module, name, None) if module is not None and name != "<lambda>" else None
+            if function is None:
+                raise ValueError(
+                    f"Cannot rebuild Lambda layer '{config.get('name')}': its function {name!r} (module "
+                    f"{module_name!r}) cannot be restored from a config. Pass it as "
+                    f"custom_objects={{{name!r}: function}} (a lambda needs a name there: the one in the config)."
+                )
+        return cls(function, **config)

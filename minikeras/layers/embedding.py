@@ -1,3 +1,108 @@
-"""embedding layers (being written)."""
+"""Embedding: integer ids to dense vectors, by looking up rows of a table."""
+import numpy
 
-__all__ = []
+from minikeras import constraints, initializers, ops, regularizers
+from minikeras.layers.base import Layer
+from minikeras.layers.core import _add_activity_loss
+
+__all__ = ["Embedding"]
+
+
+class Embedding(Layer):
+    """Turn integer ids into dense vectors: ``(batch, ...)`` ids give
+    ``(batch, ..., output_dim)`` vectors (rows of the ``embeddings`` table).
+
+    Args:
+        input_dim: the vocabulary size; ids must lie in ``[0, input_dim)``.
+        output_dim: the size of each vector.
+        embeddings_initializer: default "uniform" (``RandomUniform(-0.05,
+            0.05)``, as Keras).
+        embeddings_regularizer: optional penalty on the table.
+        activity_regularizer: optional penalty on the output.
+        embeddings_constraint: optional projection of the table after
+            each update.
+        mask_zero: when True, id 0 is padding: ``compute_mask`` marks it
+            False (and ``input_dim`` should count it).
+        input_length: accepted for compatibility and ignored (as Keras 3).
+        **kwargs: base Layer arguments.
+
+    Raises:
+        ValueError: on call, an id outside ``[0, input_dim)`` (the message
+            names the layer, ``input_dim`` and the id).
+
+    Example:
+        >>> layer = Embedding(1000, 64)
+        >>> layer(np.array([[4, 20, 7]])).shape
+        (1, 3, 64)
+    """
+
+    def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", embeddings_regularizer=None,
+                 activity_regularizer=None, embeddings_constraint=None, mask_zero=False, input_length=None,
+                 **kwargs):
+        super().__init__(**kwargs)
+        for argument, value in (("input_dim", input_dim), ("output_dim", output_dim)):
+            if isinstance(value, bool) or not isinstance(value, (int, numpy.integer)) or value <= 0:
+                raise ValueError(f"Embedding: {argument} must be a positive integer, received {argument}={value!r}.")
+        self.input_dim, self.output_dim = int(input_dim), int(output_dim)
+        self.embeddings_initializer = initializers.get(embeddings_initializer)
+        self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
+        self.activity_regularizer = regularizers.get(activity_regularizer)
+        self.embeddings_constraint = constraints.get(embeddings_constraint)
+        self.mask_zero = bool(mask_zero)
+        self.input_length = input_length
+        self.embeddings = None
+
+    def build(self, input_shape=None):
+        self.embeddings = self.add_weight("embeddings", (self.input_dim, self.output_dim),
+                                          initializer=self.embeddings_initializer,
+                                          regularizer=self.embeddings_regularizer,
+                                          constraint=self.embeddings_constraint)
+        self.built = True
+
+    def _indices(self, inputs):
+        """The ids as an integer array on the input's device, range-checked."""
+        data = inputs.data
+        if data.dtype.kind == "b" or data.dtype.kind not in "iuf":
+            raise TypeError(f"Layer '{self.name}' expects integer ids, received dtype {data.dtype}.")
+        if data.dtype.kind == "f":
+            data = data.astype(numpy.int64)  # Keras casts float ids (truncating)
+        if data.size:
+            xp = inputs.device.xp
+            if xp is numpy:
+                low, high = int(data.min()), int(data.max())
+            else:  # one transfer for both bounds
+                low, high = (int(v) for v in xp.stack([data.min(), data.max()]).get())
+            if low < 0 or high >= self.input_dim:
+                bad = low if low < 0 else high
+                raise ValueError(
+                    f"Layer '{self.name}' (Embedding with input_dim={self.input_dim}) received index {bad}: "
+                    f"ids must lie in [0, {self.input_dim})."
+                )
+        return data
+
+    def call(self, inputs):
+        indices = self._indices(inputs)
+        outputs = ops.embedding(indices, self.embeddings)
+        _add_activity_loss(self, outputs)
+        return outputs
+
+    def compute_mask(self, inputs, mask=None):
+        """``inputs != 0`` when ``mask_zero``, else None."""
+        if not self.mask_zero:
+            return None
+        return ops.not_equal(inputs, 0)
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape) + (self.output_dim,)
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "input_dim": self.input_dim,
+            "output_dim": self.output_dim,
+            "embeddings_initializer": initializers.serialize(self.embeddings_initializer),
+            "embeddings_regularizer": regularizers.serialize(self.embeddings_regularizer),
+            "activity_regularizer": regularizers.serialize(self.activity_regularizer),
+            "embeddings_constraint": constraints.serialize(self.embeddings_constraint),
+            "mask_zero": self.mask_zero,
+        }
