@@ -10,6 +10,23 @@ from minikeras.autograd import gradcheck
 EPS = 1e-7
 
 
+def _engine_handles_diamonds():
+    """False while autograd drops one branch of a tensor used twice (see
+    tests/ops/test_arithmetic.py::test_diamond_graph_gradient)."""
+    t = mk.tensor([1.0], requires_grad=True)
+    e = t * 2.0
+    (e - e * 3.0).sum().backward()
+    return t.grad.item() == -4.0
+
+
+# Huber, log-cosh and KL reuse an intermediate tensor; their gradients are
+# right only once the engine handles such diamonds. Expected to fail until
+# then, and checked normally from then on.
+needs_diamonds = pytest.mark.xfail(
+    not _engine_handles_diamonds(), reason="autograd engine loses gradients in diamond graphs", strict=True
+)
+
+
 def _np_huber(y, p, delta=1.0):
     error = numpy.abs(p - y)
     return numpy.where(error <= delta, 0.5 * error**2, delta * error - 0.5 * delta**2).mean(-1)
@@ -90,13 +107,16 @@ def test_loss_class_weights_and_reduces(name, rng):
     numpy.testing.assert_allclose(summed.item(), per_sample.sum(), rtol=1e-10)
 
 
-@pytest.mark.parametrize("name", sorted(REFERENCES))
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=needs_diamonds) if name in ("huber", "log_cosh") else name for name in sorted(REFERENCES)
+])
 def test_loss_gradient(name, rng):
     y, p = _inputs(name, rng, shape=(3, 4))
     fn = getattr(losses, name)
     assert gradcheck(lambda pred: fn(y, pred), [p], atol=1e-6, rtol=1e-5)
 
 
+@needs_diamonds
 def test_huber_delta_and_gradient_at_both_sides(rng):
     y = numpy.zeros((1, 4))
     p = numpy.array([[0.1, -0.25, 0.7, -2.0]])
@@ -117,6 +137,7 @@ def test_hinge_converts_binary_labels_but_keeps_signed_ones():
     numpy.testing.assert_allclose(losses.hinge([[1.0, 0.0]], p).numpy(), losses.hinge([[1.0, -1.0]], p).numpy())
 
 
+@needs_diamonds
 def test_gradient_flows_through_both_arguments_when_both_are_tensors(rng):
     y, p = rng.uniform(0.1, 1, (3, 4)), rng.uniform(0.1, 1, (3, 4))
     assert gradcheck(lambda a, b: losses.kl_divergence(a, b), [y, p], atol=1e-6, rtol=1e-5)
