@@ -2,3 +2,10 @@
 from minikeras.callbacks.callback import Callback, CallbackList  # noqa: F401
 from minikeras.callbacks.history import History  # noqa: F401
 from minikeras.callbacks.progbar_logger import ProgbarLogger  # noqa: F401
+from minikeras.callbacks.csv_logger import CSVLogger  # noqa: F401
+from minikeras.callbacks.early_stopping import EarlyStopping  # noqa: F401
+from minikeras.callbacks.lambda_callback import LambdaCallback  # noqa: F401
+from minikeras.callbacks.learning_rate_scheduler import LearningRateScheduler  # noqa: F401
+from minikeras.callbacks.model_checkpoint import ModelCheckpoint  # noqa: F401
+from minikeras.callbacks.reduce_lr_on_plateau import ReduceLROnPlateau  # noqa: F401
+from minikeras.callbacks.terminate_on_nan import TerminateOnNaN  # noqa: F401

@@ -62,3 +62,24 @@ class Model(Trainer, Layer):
         from minikeras.models.summary import print_summary
 
         print_summary(self, line_length=line_length, print_fn=print_fn)
+
+    def save(self, filepath, overwrite=True, include_optimizer=True):
+        """Save architecture, weights, compile arguments and optimizer state
+        to an HDF5 file, atomically (see ``minikeras.saving.save_model``)."""
+        from minikeras.saving import save_model
+
+        save_model(self, filepath, overwrite=overwrite, include_optimizer=include_optimizer)
+
+    def save_weights(self, filepath, overwrite=True):
+        """Save every layer's weights to an HDF5 file, atomically (see
+        ``minikeras.saving.save_weights``)."""
+        from minikeras.saving import save_weights
+
+        save_weights(self, filepath, overwrite=overwrite)
+
+    def load_weights(self, filepath, skip_mismatch=False, by_name=False):
+        """Load weights from an HDF5 file written by ``save_weights`` or
+        ``save`` (see ``minikeras.saving.load_weights``)."""
+        from minikeras.saving import load_weights
+
+        load_weights(self, filepath, skip_mismatch=skip_mismatch, by_name=by_name)
