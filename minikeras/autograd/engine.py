@@ -3,23 +3,28 @@ order, and accumulate gradients into the leaves' ``.grad``."""
 
 
 def _topological_order(root):
-    """Functions reachable from ``root``, each after all that consume it."""
+    """Functions reachable from ``root``, each before the ones it consumes.
+
+    A depth-first post-order: a function is appended only after everything
+    it reads from, so reversing it puts every consumer first. A function is
+    marked visited when it is expanded, not when it is first seen, so one
+    reached again through a shorter path still comes after all its inputs.
+    """
     order = []
-    visited = {id(root)}
+    visited = set()
     stack = [(root, False)]
     while stack:
         node, expanded = stack.pop()
         if expanded:
             order.append(node)
             continue
+        if id(node) in visited:
+            continue
+        visited.add(id(node))
         stack.append((node, True))
         for parent in node._parents or ():
-            if parent is None or parent[1] < 0:
-                continue
-            function = parent[0]
-            if id(function) not in visited:
-                visited.add(id(function))
-                stack.append((function, False))
+            if parent is not None and parent[1] >= 0 and id(parent[0]) not in visited:
+                stack.append((parent[0], False))
     order.reverse()
     return order
 

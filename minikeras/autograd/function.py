@@ -10,6 +10,8 @@ node when an input requires grad and grad mode is on. Non-Tensor inputs
 (Python numbers, arrays) are constants: numbers go to forward as they are,
 so that ``x * 2.0`` keeps x's float32; arrays are moved to the op's device.
 """
+import numpy
+
 from minikeras import backend
 from minikeras.autograd import grad_mode
 from minikeras.device import registry, scope
@@ -18,6 +20,7 @@ from minikeras.device.registry import _registry
 _scope_local = scope._local
 _grad_local = grad_mode._local
 _new_tensor = object.__new__
+_ndarray = numpy.ndarray
 
 
 class Function:
@@ -80,7 +83,7 @@ class Function:
                 if flag:
                     any_needs = True
             else:
-                arrays.append(_constant(value, device))
+                arrays.append(_constant(value, device, self))
                 needs.append(False)
         self.needs_input_grad = needs
         if _registry.log_placement:
@@ -104,7 +107,10 @@ class Function:
         else:
             self.saved = ()
             node = None
+        if type(outputs) is not _ndarray and type(outputs) is not tuple:
+            outputs = _as_array(outputs, device)
         if type(outputs) is tuple:
+            outputs = tuple(out if type(out) is _ndarray else _as_array(out, device) for out in outputs)
             self._n_outputs = len(outputs)
             if any_needs:
                 self._output_meta = [(out.shape, out.dtype) for out in outputs]
@@ -128,9 +134,23 @@ def _wrap(array, device, node, index):
     return tensor
 
 
-def _constant(value, device):
+def _as_array(value, device):
+    """Op results that are not arrays (NumPy scalars from 0-d math, Python
+    numbers) become 0-d arrays; Python floats become float32."""
+    if backend.is_array(value) or isinstance(value, numpy.generic):
+        return device.xp.asarray(value)
+    if isinstance(value, float):
+        return device.xp.asarray(value, dtype=numpy.float32)
+    return device.xp.asarray(value)
+
+
+def _constant(value, device, function):
+    if isinstance(value, numpy.generic):
+        return value.item()  # a Python number: weak typing keeps float32 float32
     if isinstance(value, (int, float, bool)) or value is None:
         return value
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"{function.name}: operands must be Tensors, arrays or numbers, received {value!r}.")
     xp = device.xp
     if backend.is_array(value):
         if device.kind == "cpu":
@@ -139,7 +159,7 @@ def _constant(value, device):
             return xp.asarray(value)
     if isinstance(value, (list, tuple)):
         raise TypeError(
-            f"Ops take Tensors, arrays and numbers; received a {type(value).__name__}. "
+            f"{function.name}: ops take Tensors, arrays and numbers; received a {type(value).__name__}. "
             "Wrap it with minikeras.tensor(...) first."
         )
     return value  # numpy scalars and other numbers

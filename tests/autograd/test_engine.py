@@ -176,3 +176,15 @@ def test_bad_shapes_raise_library_errors_naming_the_op():
         mk.tensor(numpy.ones(6)).reshape(4, 2)
     with pytest.raises(TypeError, match="not numeric"):
         mk.tensor(["a", "b"])
+
+
+@pytest.mark.parametrize("order", ["consumer_first", "input_first"])
+def test_diamond_graph_gets_all_branches(order):
+    x = mk.Tensor(numpy.array([0.5, -1.5, 2.0]), requires_grad=True)
+    e = x * x
+    f = e * e
+    y = (e + f) if order == "consumer_first" else (f + e)
+    y.sum().backward()
+    expected = 2 * x.numpy() + 4 * x.numpy() ** 3
+    numpy.testing.assert_allclose(x.grad.numpy(), expected)
+    assert gradcheck(lambda t: (t * t) * (t * t) + t * t, [x])

@@ -16,10 +16,10 @@ class MatMul(Function):
     def backward(self, grad):
         a, b = self.saved
         xp = self.device.xp
-        if self.vector_a:
-            grad = grad[..., None, :]
         if self.vector_b:
             grad = grad[..., None]
+        if self.vector_a:
+            grad = grad[..., None, :]
         grad_a = grad_b = None
         if b is not None:
             b_matrix = b[:, None] if self.vector_b else b
