@@ -101,10 +101,12 @@ class Trainer:
 
     def train_step(self, x, y, sample_weight=None):
         """One optimizer step on a batch; returns the batch's loss value."""
+        loss, y_pred, parts = self._forward_loss(x, y, sample_weight, training=True)
+        # Collected after the forward pass: a model that builds lazily has its
+        # weights only now.
         trainable = self.trainable_weights
         for weight in trainable:
             weight.grad = None
-        loss, y_pred, parts = self._forward_loss(x, y, sample_weight, training=True)
         loss.backward()
         self.optimizer.apply_gradients([(w.grad, w) for w in trainable])
         for weight in trainable:
