@@ -555,6 +555,7 @@ class _FromArray(Initializer):
         shape = _check_shape("initializer", shape)
         if tuple(self.values.shape) != shape:
             raise ValueError(
-                f"An array used as initializer has shape {tuple(self.values.shape)}, but the weight needs shape {shape}."
+                f"An array used as initializer has shape {tuple(self.values.shape)}, "
+                f"but the weight needs shape {shape}."
             )
         return self.values.astype(numpy.dtype(dtype or "float32"))

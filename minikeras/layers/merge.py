@@ -223,7 +223,9 @@ class Dot(_Merge):
 
     def _check_shapes(self, shapes):
         if any(len(shape) < 2 for shape in shapes):
-            raise ValueError(f"Layer '{self.name}' (Dot) needs inputs of rank >= 2, received shapes {_shape_text(shapes)}.")
+            raise ValueError(
+                f"Layer '{self.name}' (Dot) needs inputs of rank >= 2, received shapes {_shape_text(shapes)}."
+            )
         first, second = self._resolved_axes(shapes)
         if shapes[0][first] != shapes[1][second] or shapes[0][0] != shapes[1][0]:
             raise ValueError(

@@ -9,8 +9,8 @@ BatchNormalization follows Keras: in training (``training=True`` and the
 layer trainable) it normalises with the batch mean and biased variance and
 updates, in place and outside the graph,
 ``moving = moving * momentum + batch_statistic * (1 - momentum)`` with the
-same biased variance (as Keras 3, and tf.keras 2 after removing the fused
-kernel's Bessel correction); otherwise it uses the moving statistics.
+same biased variance (as Keras 3 does: checked against Keras 3.15 on
+TensorFlow 2.21); otherwise it uses the moving statistics.
 """
 import math
 

@@ -86,7 +86,8 @@ def test_dot_vectors_matrices_and_normalize(rng):
 
 def test_dot_errors(rng):
     a, b = rng.standard_normal((3, 4)), rng.standard_normal((3, 5))
-    with pytest.raises(ValueError, match="Layer 'd' \\(Dot, axes=1\\) received incompatible shapes \\(3, 4\\), \\(3, 5\\)"):
+    message = "Layer 'd' \\(Dot, axes=1\\) received incompatible shapes \\(3, 4\\), \\(3, 5\\)"
+    with pytest.raises(ValueError, match=message):
         layers.Dot(1, name="d")([a, b])
     with pytest.raises(ValueError, match="axis 0 is the batch"):
         layers.Dot(0)([a, a])

@@ -154,7 +154,9 @@ def test_cross_replica_hook_gives_global_batch_statistics_and_gradients(rng):
     def all_reduce(first, second, count):
         extra_first, extra_second, extra_count = contributions[len(calls)]
         calls.append(count)
-        return first + extra_first.reshape(first.shape), second + extra_second.reshape(second.shape), count + extra_count
+        first = first + extra_first.reshape(first.shape)
+        second = second + extra_second.reshape(second.shape)
+        return first, second, count + extra_count
 
     replica = layers.BatchNormalization(dtype="float64")
     replica._cross_replica_stats = all_reduce
@@ -210,8 +212,10 @@ def _ln_reference(x, axes, gamma, beta, epsilon=1e-3):
     return (x - mean) / numpy.sqrt(variance + epsilon) * gamma.reshape(shape) + beta.reshape(shape)
 
 
-@pytest.mark.parametrize("shape, axis, axes", [((4, 6), -1, (1,)), ((2, 3, 5), -1, (2,)), ((2, 3, 4, 2), [1, 2], (1, 2)),
-                                               ((2, 3, 4, 2), [1, 3], (1, 3)), ((2, 3, 4), [-2, -1], (1, 2))])
+@pytest.mark.parametrize("shape, axis, axes", [
+    ((4, 6), -1, (1,)), ((2, 3, 5), -1, (2,)), ((2, 3, 4, 2), [1, 2], (1, 2)), ((2, 3, 4, 2), [1, 3], (1, 3)),
+    ((2, 3, 4), [-2, -1], (1, 2)),
+])
 def test_layer_norm_matches_numpy_and_gradchecks(rng, shape, axis, axes):
     layer = layers.LayerNormalization(axis=axis, dtype="float64")
     x = rng.normal(2.0, 3.0, shape)
@@ -258,3 +262,48 @@ def test_layer_norm_config_round_trip_and_errors(rng):
         layers.LayerNormalization(axis="last")
     with pytest.raises(TypeError, match="floating-point"):
         layers.LayerNormalization()(Tensor(numpy.arange(6).reshape(2, 3)))
+
+
+# ------------------------------------------------- tf.keras parity (guarded)
+def test_keras_parity_batch_and_layer_normalization(rng):
+    """Same outputs, gradients and moving statistics as Keras with copied
+    weights. Runs only where TensorFlow/Keras is installed (not in CI)."""
+    keras = pytest.importorskip("keras")
+    tf = pytest.importorskip("tensorflow")
+    shape = (8, 5, 5, 6)
+    theirs, ours = keras.layers.BatchNormalization(momentum=0.9), layers.BatchNormalization(momentum=0.9)
+    x = rng.normal(3.0, 2.0, shape).astype("float32")
+    theirs(x)
+    ours(x)
+    weights = [rng.normal(1, 0.3, 6).astype("float32"), rng.normal(0, 0.3, 6).astype("float32"),
+               numpy.zeros(6, "float32"), numpy.ones(6, "float32")]
+    theirs.set_weights(weights)
+    ours.set_weights(weights)
+    for _ in range(3):
+        batch = rng.normal(3.0, 2.0, shape).astype("float32")
+        upstream = rng.normal(size=shape).astype("float32")
+        tensor = tf.constant(batch)
+        with tf.GradientTape() as tape:
+            tape.watch(tensor)
+            expected = theirs(tensor, training=True)
+            loss = tf.reduce_sum(expected * upstream)
+        expected_grads = tape.gradient(loss, [tensor] + theirs.trainable_weights)
+        x_ours = Tensor(batch, requires_grad=True)
+        got = ours(x_ours, training=True)
+        (got * Tensor(upstream)).sum().backward()
+        numpy.testing.assert_allclose(got.numpy(), expected.numpy(), atol=1e-5)
+        for mine, reference in zip([x_ours.grad, ours.gamma.grad, ours.beta.grad], expected_grads):
+            numpy.testing.assert_allclose(mine.numpy(), reference.numpy(), rtol=1e-4, atol=1e-4)
+        ours.gamma.grad = ours.beta.grad = None
+    for mine, reference in zip(ours.get_weights(), theirs.get_weights()):
+        numpy.testing.assert_allclose(mine, reference, rtol=1e-5, atol=1e-6)
+    test = rng.normal(3.0, 2.0, shape).astype("float32")
+    numpy.testing.assert_allclose(ours(test).numpy(), theirs(test, training=False).numpy(), atol=1e-5)
+
+    theirs_ln, ours_ln = keras.layers.LayerNormalization(axis=[1, 3]), layers.LayerNormalization(axis=[1, 3])
+    theirs_ln(x)
+    ours_ln(x)
+    ln_weights = [rng.normal(1, 0.3, w.shape).astype("float32") for w in theirs_ln.get_weights()]
+    theirs_ln.set_weights(ln_weights)
+    ours_ln.set_weights(ln_weights)
+    numpy.testing.assert_allclose(ours_ln(x).numpy(), theirs_ln(x).numpy(), atol=1e-5)
