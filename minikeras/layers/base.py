@@ -32,6 +32,14 @@ def get_layer_class(name, custom_objects=None):
         ) from None
 
 
+def layer_from_config(layer_class, config, custom_objects=None):
+    """``layer_class.from_config(config)``, passing ``custom_objects`` to the
+    classes whose from_config takes it (models, Lambda, wrappers)."""
+    if "custom_objects" in inspect.signature(layer_class.from_config).parameters:
+        return layer_class.from_config(config, custom_objects=custom_objects)
+    return layer_class.from_config(config)
+
+
 def current_training():
     """The ``training`` flag of the outermost call in progress (None outside)."""
     return getattr(_context, "training", None)
@@ -118,7 +126,7 @@ class Layer:
         device = placement_device()
         with device.activate():
             value = init(shape, dtype=dtype)
-        value = getattr(value, "data", value)
+        value = value.data if isinstance(value, Tensor) else value
         if device.kind == "cpu":
             value = backend.to_numpy(value).astype(dtype, copy=False)
         else:

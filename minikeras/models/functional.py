@@ -1,5 +1,5 @@
 """Functional models: a graph of layer calls from Inputs to outputs."""
-from minikeras.layers.base import _flatten, _map, get_layer_class
+from minikeras.layers.base import _flatten, _map, get_layer_class, layer_from_config
 from minikeras.layers.input import InputLayer, KerasTensor
 from minikeras.models.model import Model
 
@@ -165,13 +165,7 @@ class Functional(Model):
         layers, created = {}, {}
         for spec in config["layers"]:
             layer_class = get_layer_class(spec["class_name"], custom_objects)
-            if issubclass(layer_class, Model) and hasattr(layer_class, "from_config"):
-                try:
-                    layer = layer_class.from_config(spec["config"], custom_objects=custom_objects)
-                except TypeError:
-                    layer = layer_class.from_config(spec["config"])
-            else:
-                layer = layer_class.from_config(spec["config"])
+            layer = layer_from_config(layer_class, spec["config"], custom_objects)
             layers[spec["name"]] = layer
             created[spec["name"]] = []
             if isinstance(layer, InputLayer):

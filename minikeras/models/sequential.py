@@ -129,16 +129,13 @@ class Sequential(Model):
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
-        from minikeras.layers.base import get_layer_class
+        from minikeras.layers.base import get_layer_class, layer_from_config
 
         model = cls(name=config.get("name"), trainable=config.get("trainable", True))
         if config.get("batch_input_shape") is not None:
             model.add(Input(batch_shape=tuple(config["batch_input_shape"])))
         for spec in config["layers"]:
             layer_class = get_layer_class(spec["class_name"], custom_objects)
-            try:
-                layer = layer_class.from_config(spec["config"], custom_objects=custom_objects)
-            except TypeError:
-                layer = layer_class.from_config(spec["config"])
+            layer = layer_from_config(layer_class, spec["config"], custom_objects)
             model.add(layer)
         return model
