@@ -150,21 +150,18 @@ def test_matmul_errors():
         ops.matmul(mk.tensor(numpy.ones((2, 3, 4))), mk.tensor(numpy.ones((3, 4, 5))))
 
 
-# ------------------------------------------------- known bugs (not fixed here)
+# ------------------------------------------ regressions of bugs fixed in the core
 
 def test_matmul_vector_vector_gradient(rng):
     check_op(ops.matmul, numpy.matmul, [rng.normal(size=3), rng.normal(size=3)])
-
 
 
 def test_numpy_float64_scalar_keeps_float32():
     assert (mk.tensor(numpy.ones(2, numpy.float32)) * numpy.float64(2.0)).dtype == numpy.float32
 
 
-
 def test_two_numbers_give_a_tensor():
     assert ops.add(2.0, 3.0).item() == 5.0
-
 
 
 def test_string_operand_is_a_type_error_naming_the_op():
