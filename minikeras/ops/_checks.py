@@ -31,9 +31,9 @@ def normalize_axis(op_name, axis, ndim):
     for a in axes:
         if not isinstance(a, (int, numpy.integer)):
             raise TypeError(f"{op_name}: axis must be an int or a tuple of ints, received {axis!r}.")
-        if not -ndim <= a < max(ndim, 1):
+        if not -ndim <= a < ndim:
             raise ValueError(f"{op_name}: axis {a} is out of range for a tensor with {ndim} dimensions.")
-        result.append(int(a) % max(ndim, 1))
+        result.append(int(a) % ndim)
     if len(set(result)) != len(result):
         raise ValueError(f"{op_name}: repeated axis in {axis!r}.")
     return tuple(sorted(result))
