@@ -1,5 +1,6 @@
 """Shared command-line handling and data preparation for the examples."""
 import argparse
+import sys
 import time
 
 
@@ -31,3 +32,18 @@ class Timer:
 
     def __exit__(self, *exc):
         self.seconds = time.perf_counter() - self.start
+
+
+def run(main, argv=None):
+    """Calls ``main(argv)`` and returns what it returns.
+
+    A dataset that cannot be found or read ends the program with its message
+    alone and exit status 1: the message already says which file to put
+    where, and a traceback through the download code would bury it.
+    """
+    from minikeras.datasets import DatasetError
+
+    try:
+        return main(argv)
+    except DatasetError as error:
+        sys.exit(f"{type(error).__name__}: {error}")

@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import minikeras as mk  # noqa: E402
 from minikeras import layers  # noqa: E402
-from _common import Timer, limit, parser  # noqa: E402
+from _common import Timer, limit, parser, run  # noqa: E402
 
 
 def conv_block(filters, dropout):
@@ -102,4 +102,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

@@ -6,6 +6,7 @@ It runs on GPUs when CuPy sees any, and on logical CPU devices otherwise.
 
     python examples/device_placement.py
 """
+import argparse
 import os
 import sys
 import time
@@ -16,9 +17,18 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import minikeras as mk  # noqa: E402
 from minikeras import config  # noqa: E402
+from _common import run  # noqa: E402
 
 
 def main(argv=None):
+    # No --device: choosing the devices is what this example demonstrates.
+    options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    options.add_argument("--epochs", type=int, default=20, help="epochs of the closing model (default 20)")
+    options.add_argument("--batch-size", type=int, default=32, help="batch size (default 32)")
+    options.add_argument("--seed", type=int, default=0, help="random seed")
+    options.add_argument("--verbose", type=int, default=0, choices=[0, 1, 2], help="fit verbosity")
+    args = options.parse_args(argv)
+    mk.random.seed(args.seed)
     start = time.perf_counter()
     gpus = config.list_physical_devices("GPU")
     cpus = config.list_physical_devices("CPU")
@@ -81,17 +91,19 @@ def main(argv=None):
 
     # 5. One model, trained on the second logical device.
     with mk.device(f"{kind}:1"):
-        rng = numpy.random.default_rng(0)
-        x = rng.normal(size=(512, 8)).astype("float32")
+        rng = numpy.random.default_rng(args.seed)
+        x = rng.normal(size=(768, 8)).astype("float32")
         y = (x.sum(axis=1) > 0).astype("float32")
         model = mk.Sequential([mk.layers.Input(shape=(8,)), mk.layers.Dense(16, activation="relu"),
                                mk.layers.Dense(1, activation="sigmoid")])
         model.compile(optimizer="adam", loss="binary_crossentropy", metrics=["accuracy"])
-        model.fit(x, y, epochs=20, batch_size=32, verbose=0)
-        _, accuracy = model.evaluate(x, y, verbose=0)
-        print(f"model weights live on {model.weights[0].device}; training accuracy {accuracy:.3f}")
-    print(f"done in {time.perf_counter() - start:.1f}s")
+        model.fit(x[:512], y[:512], epochs=args.epochs, batch_size=args.batch_size, verbose=args.verbose)
+        loss, accuracy = model.evaluate(x[512:], y[512:], verbose=0)
+        print(f"model weights live on {model.weights[0].device}")
+    print(f"device placement: test loss {loss:.4f}, test accuracy {accuracy:.4f}, "
+          f"done in {time.perf_counter() - start:.1f}s")
+    return accuracy
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

@@ -13,7 +13,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import minikeras as mk  # noqa: E402
 from minikeras import layers  # noqa: E402
-from _common import Timer, limit, parser  # noqa: E402
+from _common import Timer, limit, parser, run  # noqa: E402
 
 
 def build_model():
@@ -57,4 +57,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run(main)
