@@ -138,6 +138,19 @@ def test_conv2d_blocks_cover_the_batch(rng, monkeypatch):
         numpy.testing.assert_allclose(grad_kernel, results[0][1], atol=1e-12)
 
 
+@pytest.mark.parametrize("full_correlation", [True, False])
+@pytest.mark.parametrize("padding, dilation", [("valid", 1), ("same", 1), ("same", 2), ("valid", 2)])
+def test_both_col2im_methods_give_the_input_gradient(full_correlation, padding, dilation, rng, monkeypatch):
+    # col2im picks a full correlation or scatter-adds by a cost estimate; both must be exact.
+    monkeypatch.setattr(_im2col, "_full_correlation_is_cheaper", lambda xp, geometry, features: full_correlation)
+    x, kernel = rng.standard_normal((2, 6, 7, 3)), rng.standard_normal((3, 2, 3, 4))
+    check_op(lambda a, k: ops.conv2d(a, k, 1, padding, dilation),
+             lambda a, k: conv2d_reference(a, k, 1, padding, dilation), [x, kernel])
+    y = rng.standard_normal((2, 4, 5, 4))
+    check_op(lambda a, k: ops.conv2d_transpose(a, k, 1, padding, None, dilation),
+             lambda a, k: conv2d_transpose_reference(a, k, 1, padding, None, dilation), [y, kernel])
+
+
 def test_conv2d_skips_gradients_not_needed(rng):
     x = mk.tensor(rng.standard_normal((2, 5, 5, 3)).astype(numpy.float32))
     kernel = mk.Tensor(rng.standard_normal((3, 3, 3, 2)).astype(numpy.float32), requires_grad=True)

@@ -31,8 +31,21 @@ class _Pool(Function):
         self.geometry = geometry
         self.output_shape = output_shape
         strides, window = geometry.strides, geometry.window
-        # Windows that cannot overlap let backward assign instead of accumulate.
+        # Windows that cannot overlap let backward assign instead of accumulate;
+        # windows that also tile the whole input leave nothing to zero first.
         self.disjoint = strides[0] >= window[0] and strides[1] >= window[1]
+        self.tiling = (
+            strides == window
+            and not geometry.has_padding
+            and geometry.out_h * strides[0] == geometry.height
+            and geometry.out_w * strides[1] == geometry.width
+        )
+
+    def input_gradient_buffer(self, xp, dtype):
+        """Where backward writes the input's gradient (uninitialised when every element gets written)."""
+        geometry = self.geometry
+        shape = (geometry.batch, geometry.height, geometry.width, geometry.channels)
+        return xp.empty(shape, dtype) if self.tiling else xp.zeros(shape, dtype)
 
     def images(self, x):
         geometry = self.geometry
@@ -68,8 +81,12 @@ class MaxPool(_Pool):
             target = out[:, out_rows, out_cols]
             candidate = images[:, in_rows, in_cols]
             if index is not None:
-                # Strictly greater: the first maximum in window order keeps the gradient.
-                xp.copyto(index[:, out_rows, out_cols], position, where=candidate > target)
+                # Strictly greater, so the first maximum in window order keeps the
+                # gradient. Offsets come in increasing order, so "index = position
+                # where larger" is a maximum: plain arithmetic, ~100x faster than a
+                # masked assignment when half the mask is set.
+                winner = index[:, out_rows, out_cols]
+                xp.maximum(winner, (candidate > target) * index_dtype(position), out=winner)
             xp.maximum(target, candidate, out=target)
         self.save_for_backward(index)
         return out.reshape(self.output_shape)
@@ -79,7 +96,7 @@ class MaxPool(_Pool):
         (index,) = self.saved
         geometry = self.geometry
         grad = grad.reshape(index.shape)
-        grad_x = xp.zeros((geometry.batch, geometry.height, geometry.width, geometry.channels), grad.dtype)
+        grad_x = self.input_gradient_buffer(xp, grad.dtype)
         for position, (_, _, (out_rows, in_rows), (out_cols, in_cols)) in enumerate(geometry.offsets):
             won = index[:, out_rows, out_cols] == position
             if self.disjoint:
@@ -124,7 +141,7 @@ class AvgPool(_Pool):
         xp = self.device.xp
         geometry = self.geometry
         grad = grad.reshape(geometry.batch, geometry.out_h, geometry.out_w, geometry.channels) * self.scale
-        grad_x = xp.zeros((geometry.batch, geometry.height, geometry.width, geometry.channels), grad.dtype)
+        grad_x = self.input_gradient_buffer(xp, grad.dtype)
         for _, _, (out_rows, in_rows), (out_cols, in_cols) in geometry.offsets:
             if self.disjoint:
                 grad_x[:, in_rows, in_cols] = grad[:, out_rows, out_cols]
