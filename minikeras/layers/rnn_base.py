@@ -1,0 +1,286 @@
+"""What SimpleRNN, LSTM and GRU share: arguments, weights, the call
+(initial states, dropout, go_backwards, return_sequences/return_state) and
+the two ways a sequence is run.
+
+The fast way is one Function per sequence (in rnn_simple.py, rnn_lstm.py,
+rnn_gru.py): the input projection ``x @ kernel`` of every step is one matrix
+product before the loop, each step is then ``h @ recurrent_kernel`` plus
+in-place elementwise work on raw arrays, and backward is hand-written
+back-propagation through time over the saved gates, ending with one matrix
+product per weight. It is used whenever both activations are among
+``_FUSED_ACTIVATIONS`` and no recurrent dropout applies.
+
+The general way composes ``minikeras.ops`` step by step (any activation,
+recurrent dropout); autograd differentiates it. Both compute the same math,
+which the tests check against each other and against tf.keras.
+"""
+import numbers
+
+import numpy
+
+from minikeras import activations, backend, constraints, initializers, ops, regularizers
+from minikeras.autograd import Tensor
+from minikeras.layers.base import Layer
+from minikeras.layers.core import _add_activity_loss
+from minikeras.layers.input_spec import InputSpec
+
+
+# ------------------------------------------- activations on raw arrays
+def _fused_kind(activation):
+    """The name of ``activation`` when the fused path implements it, else None."""
+    kinds = {activations.tanh: "tanh", activations.sigmoid: "sigmoid", activations.relu: "relu",
+             activations.linear: "linear", activations.hard_sigmoid: "hard_sigmoid"}
+    return kinds.get(activation)
+
+
+def activate(xp, kind, source, out=None):
+    """``out = kind(source)``, in place on ``source`` when ``out`` is None."""
+    if out is None:
+        out = source
+    elif kind in ("linear", None):
+        out[...] = source
+    if kind == "tanh":
+        xp.tanh(source, out=out)
+    elif kind == "sigmoid":
+        # 0.5 * tanh(x / 2) + 0.5: sigmoid without exp overflow for large |x|.
+        xp.multiply(source, 0.5, out=out)
+        xp.tanh(out, out=out)
+        out *= 0.5
+        out += 0.5
+    elif kind == "relu":
+        xp.maximum(source, 0, out=out)
+    elif kind == "hard_sigmoid":
+        xp.multiply(source, 1.0 / 6.0, out=out)
+        out += 0.5
+        xp.clip(out, 0.0, 1.0, out=out)
+
+
+def times_derivative(xp, kind, target, output):
+    """``target *= kind'(pre)``, the derivative written through the
+    activation's ``output`` (every fused activation allows it)."""
+    if kind == "tanh":
+        target *= 1.0 - output * output
+    elif kind == "sigmoid":
+        target *= output * (1.0 - output)
+    elif kind == "relu":
+        target *= output > 0
+    elif kind == "hard_sigmoid":
+        target *= ((output > 0) & (output < 1)) * (1.0 / 6.0)
+
+
+def time_major(xp, x, go_backwards):
+    """(batch, time, features) -> contiguous (time, batch, features) in
+    processing order."""
+    return xp.ascontiguousarray((x[:, ::-1] if go_backwards else x).transpose(1, 0, 2))
+
+
+def batch_major(xp, x, go_backwards):
+    """The inverse of :func:`time_major` (for the input's gradient)."""
+    return xp.ascontiguousarray((x[::-1] if go_backwards else x).transpose(1, 0, 2))
+
+
+# ------------------------------------------------------------------ layer
+def _rate(class_name, name, value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value < 1:
+        raise ValueError(f"{class_name}: {name} must be a number in [0, 1), received {name}={value!r}.")
+    return float(value)
+
+
+class RecurrentBase(Layer):
+    """Base of SimpleRNN, LSTM and GRU (Keras arguments; see the subclasses).
+
+    Subclasses set ``gate_count`` and ``state_count``, and implement
+    ``_bias_shape``, ``_run_fused`` and ``_step``.
+    """
+
+    gate_count = 1
+    state_count = 1
+
+    def __init__(self, units, activation="tanh", use_bias=True, kernel_initializer="glorot_uniform",
+                 recurrent_initializer="orthogonal", bias_initializer="zeros", kernel_regularizer=None,
+                 recurrent_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 kernel_constraint=None, recurrent_constraint=None, bias_constraint=None, dropout=0.0,
+                 recurrent_dropout=0.0, return_sequences=False, return_state=False, go_backwards=False,
+                 stateful=False, unroll=False, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        name = type(self).__name__
+        if isinstance(units, bool) or not isinstance(units, (int, numpy.integer)) or units <= 0:
+            raise ValueError(f"{name}: units must be a positive integer, received units={units!r}.")
+        if stateful:
+            raise ValueError(
+                f"{name}: stateful=True is not supported (states are not carried between batches); pass the "
+                "previous final states as initial_state instead."
+            )
+        self.units = int(units)
+        self.activation = activations.get(activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.recurrent_initializer = initializers.get(recurrent_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.recurrent_regularizer = regularizers.get(recurrent_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.activity_regularizer = regularizers.get(activity_regularizer)
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.recurrent_constraint = constraints.get(recurrent_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
+        self.dropout = _rate(name, "dropout", dropout)
+        self.recurrent_dropout = _rate(name, "recurrent_dropout", recurrent_dropout)
+        self.return_sequences = bool(return_sequences)
+        self.return_state = bool(return_state)
+        self.go_backwards = bool(go_backwards)
+        self.stateful = False
+        self.unroll = bool(unroll)  # accepted for Keras compatibility: the loop is always a Python loop
+        self.seed = seed
+        self.input_spec = InputSpec(ndim=3)
+        self.kernel = self.recurrent_kernel = self.bias = None
+
+    # --------------------------------------------------------- weights
+    def _bias_shape(self):
+        return (self.gate_count * self.units,)
+
+    def _bias_initializer(self):
+        return self.bias_initializer
+
+    def build(self, input_shape):
+        if input_shape is None or len(input_shape) != 3:
+            raise ValueError(
+                f"Layer '{self.name}' ({type(self).__name__}) expects inputs of shape (batch, timesteps, features), "
+                f"received input shape {None if input_shape is None else tuple(input_shape)}."
+            )
+        features = input_shape[-1]
+        if features is None:
+            raise ValueError(f"Layer '{self.name}': the feature axis (last) must be known, received {input_shape}.")
+        width = self.gate_count * self.units
+        self.kernel = self.add_weight("kernel", (features, width), initializer=self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer, constraint=self.kernel_constraint)
+        self.recurrent_kernel = self.add_weight(
+            "recurrent_kernel", (self.units, width), initializer=self.recurrent_initializer,
+            regularizer=self.recurrent_regularizer, constraint=self.recurrent_constraint)
+        if self.use_bias:
+            self.bias = self.add_weight("bias", self._bias_shape(), initializer=self._bias_initializer(),
+                                        regularizer=self.bias_regularizer, constraint=self.bias_constraint)
+        self.input_spec = InputSpec(ndim=3, axes={-1: int(features)})
+        self.built = True
+
+    # ------------------------------------------------------------ call
+    def call(self, inputs, initial_state=None, training=None):
+        if inputs.dtype.kind != "f":
+            inputs = ops.cast(inputs, self.dtype)
+        batch, steps = inputs.shape[0], inputs.shape[1]
+        if steps == 0:
+            raise ValueError(f"Layer '{self.name}' received a sequence with 0 timesteps (shape {inputs.shape}).")
+        states = self._initial_states(initial_state, batch)
+        if training and self.dropout > 0:
+            # One mask per sequence, shared by every step (as Keras).
+            inputs = ops.dropout(inputs, self.dropout, noise_shape=(batch, 1, inputs.shape[2]))
+        recurrent_mask = None
+        if training and self.recurrent_dropout > 0:
+            ones = ops.ones((batch, self.units), dtype=inputs.dtype, device=inputs.device)
+            recurrent_mask = ops.dropout(ones, self.recurrent_dropout)
+        kinds = self._fused_kinds()
+        if recurrent_mask is None and None not in kinds:
+            output, final_states = self._run_fused(inputs, states, kinds)
+        else:
+            output, final_states = self._run_steps(inputs, states, recurrent_mask)
+        _add_activity_loss(self, output)
+        if self.return_state:
+            return [output] + list(final_states)
+        return output
+
+    def _fused_kinds(self):
+        return (_fused_kind(self.activation),)
+
+    def _initial_states(self, initial_state, batch):
+        """The initial states as Tensors, or Nones for zeros."""
+        if initial_state is None:
+            return [None] * self.state_count
+        if isinstance(initial_state, (list, tuple)):
+            states = list(initial_state)
+        else:
+            states = [initial_state]
+        if len(states) != self.state_count:
+            raise ValueError(
+                f"Layer '{self.name}' ({type(self).__name__}) expects {self.state_count} initial state(s), "
+                f"received {len(states)}."
+            )
+        converted = []
+        for index, state in enumerate(states):
+            state = self._convert_input(state)
+            if not isinstance(state, Tensor) or tuple(state.shape) != (batch, self.units):
+                shape = getattr(state, "shape", None)
+                raise ValueError(
+                    f"Layer '{self.name}': initial state {index} must have shape (batch, units) = "
+                    f"{(batch, self.units)}, received shape {None if shape is None else tuple(shape)}."
+                )
+            converted.append(state)
+        return converted
+
+    def _run_steps(self, inputs, states, recurrent_mask):
+        """The general path: ``_step`` composed from ops, autograd differentiates."""
+        batch, steps = inputs.shape[0], inputs.shape[1]
+        projected = ops.matmul(inputs, self.kernel)
+        input_bias = self._input_bias()
+        if input_bias is not None:
+            projected = projected + input_bias
+        pieces = ops.split(projected, steps, axis=1) if steps > 1 else [projected]
+        order = range(steps - 1, -1, -1) if self.go_backwards else range(steps)
+        zeros = None
+        if any(state is None for state in states):
+            zeros = ops.zeros((batch, self.units), dtype=inputs.dtype, device=inputs.device)
+        states = [zeros if state is None else state for state in states]
+        context = self._step_context()
+        outputs = []
+        for t in order:
+            step_input = ops.reshape(pieces[t], (batch, -1))
+            output, states = self._step(step_input, states, recurrent_mask, context)
+            if self.return_sequences:
+                outputs.append(output)
+        if self.return_sequences:
+            return ops.stack(outputs, axis=1), states
+        return output, states
+
+    def _input_bias(self):
+        return self.bias
+
+    def _step_context(self):
+        """Per-call values the steps share (e.g. weight slices), computed once."""
+        return None
+
+    def compute_output_shape(self, input_shape):
+        output = (input_shape[0], input_shape[1], self.units) if self.return_sequences else \
+            (input_shape[0], self.units)
+        if self.return_state:
+            return [output] + [(input_shape[0], self.units)] * self.state_count
+        return output
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "units": self.units,
+            "activation": activations.serialize(self.activation),
+            "use_bias": self.use_bias,
+            "kernel_initializer": initializers.serialize(self.kernel_initializer),
+            "recurrent_initializer": initializers.serialize(self.recurrent_initializer),
+            "bias_initializer": initializers.serialize(self.bias_initializer),
+            "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
+            "recurrent_regularizer": regularizers.serialize(self.recurrent_regularizer),
+            "bias_regularizer": regularizers.serialize(self.bias_regularizer),
+            "activity_regularizer": regularizers.serialize(self.activity_regularizer),
+            "kernel_constraint": constraints.serialize(self.kernel_constraint),
+            "recurrent_constraint": constraints.serialize(self.recurrent_constraint),
+            "bias_constraint": constraints.serialize(self.bias_constraint),
+            "dropout": self.dropout,
+            "recurrent_dropout": self.recurrent_dropout,
+            "return_sequences": self.return_sequences,
+            "return_state": self.return_state,
+            "go_backwards": self.go_backwards,
+            "stateful": self.stateful,
+            "unroll": self.unroll,
+            "seed": self.seed,
+        }
+
+
+def host_array(value):
+    """A weight initializer's result as a host array (for composing biases)."""
+    return backend.to_numpy(getattr(value, "data", value))
