@@ -112,5 +112,31 @@ class Device:
 @contextlib.contextmanager
 def _gpu_context(device):
     cupy = device.xp
-    with cupy.cuda.Device(device.physical.index), device.stream, cupy.cuda.using_allocator(device.pool.malloc):
+    allocator = device.__dict__.get("_allocator")
+    if allocator is None:
+        allocator = device._allocator = _pool_allocator(device)
+    with cupy.cuda.Device(device.physical.index), device.stream, cupy.cuda.using_allocator(allocator):
         yield
+
+
+def _pool_allocator(device):
+    """The logical GPU's pool as CuPy's allocator: every allocation in its
+    scope (ops, backward, optimizer slots, copies) that goes past the pool's
+    limit raises ResourceExhaustedError instead of CuPy's OutOfMemoryError,
+    and the peak is read at each allocation."""
+    from minikeras.errors import ResourceExhaustedError
+
+    pool, memory = device.pool, device.memory
+    out_of_memory = device.xp.cuda.memory.OutOfMemoryError
+
+    def malloc(size):
+        try:
+            pointer = pool.malloc(size)
+        except out_of_memory:
+            raise ResourceExhaustedError(device.canonical, size, pool.used_bytes(), memory.limit) from None
+        used = pool.used_bytes()
+        if used > memory.peak:
+            memory.peak = used
+        return pointer
+
+    return malloc

@@ -3,7 +3,9 @@
 CPU: every array that becomes the data of a Tensor on the device is counted,
 once per underlying buffer (views share their owner's count), from the moment
 it is wrapped until the buffer is freed (a weak reference tells us when).
-Arrays an op saves for backward are counted the same way.
+Arrays an op saves for backward are counted the same way. A view that covers
+only part of a buffer nobody counted (a batch sliced from the user's dataset)
+counts for the bytes it spans, while it lives.
 
 GPU: each logical GPU has its own CuPy memory pool; "current" is what the
 pool has handed out, "peak" the highest value seen when tensors are made.
@@ -44,6 +46,14 @@ class MemoryStats:
             return
         try:
             nbytes = owner.nbytes
+            if nbytes > array.nbytes and owner is not array:
+                # A part of a buffer the library does not count (a batch sliced
+                # from the user's dataset): count the bytes it spans, for as
+                # long as it lives, not the whole dataset for as long as it lives.
+                low, high = _byte_bounds(array)
+                key, nbytes, owner = (key, low, high), high - low, array
+                if key in self._tracked:
+                    return
             ref = weakref.ref(owner, self._release)
         except (TypeError, AttributeError):  # a buffer owner that is no array (bytes, mmap)
             return
@@ -116,6 +126,20 @@ class GpuMemoryStats(MemoryStats):
 
     def reset_peak(self):
         self.peak = self.pool.used_bytes()
+
+
+def _byte_bounds(array):
+    """First and one-past-last byte addresses an array's elements span."""
+    low = high = array.__array_interface__["data"][0]
+    itemsize = array.itemsize
+    for extent, stride in zip(array.shape, array.strides):
+        if extent == 0:
+            return low, low
+        if stride < 0:
+            low += (extent - 1) * stride
+        else:
+            high += (extent - 1) * stride
+    return low, high + itemsize
 
 
 def _check_limit_value(limit, device_name):

@@ -4,6 +4,7 @@ The loop speaks to the outside only through callbacks (progress bar,
 history, checkpoints, early stopping are all callbacks) and reads
 ``model.stop_training``.
 """
+import copy
 import math
 
 import numpy
@@ -100,15 +101,29 @@ class Trainer:
         return loss, y_pred, parts
 
     def train_step(self, x, y, sample_weight=None):
-        """One optimizer step on a batch; returns the batch's loss value."""
+        """One optimizer step on a batch; returns the batch's loss value.
+
+        When the step fails (e.g. ResourceExhaustedError), the gradients are
+        released and an optimizer first built by this step is put back
+        unbuilt, so that a retry (e.g. with a smaller batch) starts clean.
+        """
         loss, y_pred, parts = self._forward_loss(x, y, sample_weight, training=True)
         # Collected after the forward pass: a model that builds lazily has its
         # weights only now.
         trainable = self.trainable_weights
         for weight in trainable:
             weight.grad = None
-        loss.backward()
-        self.optimizer.apply_gradients([(w.grad, w) for w in trainable])
+        unbuilt = None if self.optimizer.built else copy.deepcopy(vars(self.optimizer))
+        try:
+            loss.backward()
+            self.optimizer.apply_gradients([(w.grad, w) for w in trainable])
+        except BaseException:
+            for weight in trainable:
+                weight.grad = None
+            if unbuilt is not None:  # a half-built optimizer (slots missing) would fail every later step
+                self.optimizer.__dict__.clear()
+                self.optimizer.__dict__.update(unbuilt)
+            raise
         for weight in trainable:
             constraint = weight_constraint(weight)
             if constraint is not None:
