@@ -11,6 +11,11 @@ minimum over its rounds.
     python benchmarks/bench_conv.py                 # table + benchmarks/results/bench_conv.json
     python benchmarks/bench_conv.py --rounds 10 --json out.json
     python benchmarks/bench_conv.py --no-torch
+    python benchmarks/bench_conv.py --threads 1     # BLAS / torch intra-op threads
+
+``--threads`` sets OPENBLAS_NUM_THREADS (and OMP_NUM_THREADS) for this process
+before NumPy loads, and torch.set_num_threads in the worker. On a shared,
+loaded machine one thread gives far steadier (and often faster) numbers.
 """
 import argparse
 import json
@@ -19,7 +24,20 @@ import subprocess
 import sys
 import time
 
-import numpy
+
+def _early_threads(argv):
+    """Apply --threads before NumPy is imported (OpenBLAS reads it once, at load)."""
+    for index, arg in enumerate(argv):
+        value = arg.split("=", 1)[1] if arg.startswith("--threads=") else None
+        if arg == "--threads" and index + 1 < len(argv):
+            value = argv[index + 1]
+        if value:
+            os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = value
+
+
+_early_threads(sys.argv[1:])
+
+import numpy  # noqa: E402  (after the thread setting)
 
 BATCH = 128
 # name, kind, input shape (NHWC), then (filters, kernel, padding) for convs or pool size for pools,
@@ -100,6 +118,8 @@ TORCH_WORKER = r"""
 import json, sys, time
 import numpy, torch
 layers = json.loads(sys.argv[1])
+if int(sys.argv[2]) > 0:
+    torch.set_num_threads(int(sys.argv[2]))
 steps = {}
 def inputs(layer):
     name, kind, shape, spec, needs_grad = layer
@@ -141,9 +161,12 @@ for line in sys.stdin:
 class TorchRunner:
     """A torch worker subprocess that times one layer when asked (so rounds interleave with ours)."""
 
-    def __init__(self, python):
+    def __init__(self, python, threads):
         self.process = subprocess.Popen(
-            [python, "-c", TORCH_WORKER, json.dumps(LAYERS)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+            [python, "-c", TORCH_WORKER, json.dumps(LAYERS), str(threads or 0)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         self.info = json.loads(self.process.stdout.readline())
 
@@ -171,13 +194,14 @@ def main(argv=None):
     parser.add_argument("--torch-python", default=DEFAULT_TORCH_PYTHON)
     parser.add_argument("--no-torch", action="store_true")
     parser.add_argument("--only", default="", help="run only layers whose name contains this")
+    parser.add_argument("--threads", type=int, default=0, help="intra-op threads for both (0: library defaults)")
     parser.add_argument("--json", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "bench_conv.json"))
     args = parser.parse_args(argv)
 
     ours = MinikerasRunner()
     torch_runner = None
     if not args.no_torch and _torch_available(args.torch_python):
-        torch_runner = TorchRunner(args.torch_python)
+        torch_runner = TorchRunner(args.torch_python, args.threads)
     results = []
     print(f"{'layer (fwd+bwd, batch 128)':34s} {'minikeras ms':>13s} {'torch ms':>9s} {'ratio':>6s}")
     for index, layer in enumerate(LAYERS):
@@ -198,7 +222,14 @@ def main(argv=None):
             torch_text, ratio_text = f"{best_torch:9.2f}", f"{best_ours / best_torch:6.2f}"
         results.append(row)
         print(f"{layer[0]:34s} {best_ours:13.2f} {torch_text:>9s} {ratio_text:>6s}", flush=True)
-    summary = {"batch": BATCH, "numpy": numpy.__version__, "layers": results, "cpu_count": os.cpu_count()}
+    summary = {
+        "batch": BATCH,
+        "numpy": numpy.__version__,
+        "threads": args.threads or "default",
+        "load_average": os.getloadavg(),
+        "layers": results,
+        "cpu_count": os.cpu_count(),
+    }
     if torch_runner is not None:
         summary["torch"] = torch_runner.info
         torch_runner.close()

@@ -9,16 +9,19 @@ built and multiplied a few samples at a time so that it stays in cache (see
 What backward keeps: the input (a reference, no copy) when the kernel needs
 a gradient, and the kernel matrix when the input does. The patch matrix is
 rebuilt in backward block by block rather than saved: measured on the target
-machine, saving it would cost kh*kw times the input's memory (132 MB for one
-128x32x32x32 layer) and was no faster, because the saved matrix has to come
-back from main memory while the rebuilt block is produced in cache.
+machine, saving it costs kh*kw times the input's memory (132 MB for one
+128x32x32x32 layer) and made that layer's forward 1.8x and its kernel
+gradient 1.25x slower, because the saved matrix goes to main memory and back
+while a rebuilt block is produced in cache. The exception is an input with
+few channels (a first layer): its patch matrix is small and slow to build,
+so it is kept (``_im2col.keeps_patch_matrix``).
 """
 
 __all__ = ["conv1d", "conv2d", "conv2d_transpose", "depthwise_conv2d"]
 
 from minikeras.autograd import Function
 from minikeras.ops._checks import shape_of
-from minikeras.ops.nn._im2col import col2im_product, im2col_products
+from minikeras.ops.nn._im2col import col2im_product, im2col_products, keeps_patch_matrix
 from minikeras.ops.nn.conv_args import conv_geometry
 
 
@@ -41,29 +44,35 @@ class Conv(Function):
         self.input_shape, self.kernel_shape = x.shape, kernel.shape
         images = x.reshape(geometry.batch, geometry.height, geometry.width, geometry.channels)
         matrix = kernel.reshape(geometry.patch_size, -1)
-        if self.pointwise:
-            out = images.reshape(-1, geometry.channels) @ matrix
-        else:
-            out, _ = im2col_products(xp, images, geometry, right=matrix)
         needs_x, needs_kernel = self.needs_input_grad
-        self.save_for_backward(images if needs_kernel else None, matrix if needs_x else None)
+        if self.pointwise:
+            # The input itself is the patch matrix.
+            patches = images.reshape(-1, geometry.channels)
+            out = patches @ matrix
+        else:
+            keep = needs_kernel and keeps_patch_matrix(xp, geometry)
+            out, _, patches = im2col_products(xp, images, geometry, right=matrix, keep=keep)
+        # For the kernel gradient keep the patch matrix when it exists, else the
+        # input (a reference, no copy) to rebuild it block by block.
+        source = (images if patches is None else patches) if needs_kernel else None
+        self.save_for_backward(source, matrix if needs_x else None)
         return out.reshape(self.output_shape)
 
     def backward(self, grad):
         xp = self.device.xp
-        images, matrix = self.saved
+        source, matrix = self.saved
         geometry = self.geometry
         grad = xp.ascontiguousarray(grad).reshape(-1, self.output_shape[-1])
         grad_x = grad_kernel = None
-        if self.pointwise:
-            if images is not None:
-                grad_kernel = images.reshape(-1, geometry.channels).T @ grad
-            if matrix is not None:
+        if source is not None:
+            if source.ndim == 2:
+                grad_kernel = source.T @ grad
+            else:
+                _, grad_kernel, _ = im2col_products(xp, source, geometry, left=grad)
+        if matrix is not None:
+            if self.pointwise:
                 grad_x = grad @ matrix.T
-        else:
-            if images is not None:
-                _, grad_kernel = im2col_products(xp, images, geometry, left=grad)
-            if matrix is not None:
+            else:
                 dtype = xp.result_type(grad.dtype, matrix.dtype)
                 grad_x = col2im_product(xp, grad, xp.ascontiguousarray(matrix.T), geometry, dtype)
         return (

@@ -41,7 +41,7 @@ class ConvTranspose(Function):
     def backward(self, grad):
         xp = self.device.xp
         inputs, matrix = self.saved
-        grad_x, grad_kernel = im2col_products(xp, grad, self.geometry, right=matrix, left=inputs)
+        grad_x, grad_kernel, _ = im2col_products(xp, grad, self.geometry, right=matrix, left=inputs)
         return (
             None if grad_x is None else grad_x.reshape(self.input_shape),
             None if grad_kernel is None else grad_kernel.reshape(self.kernel_shape),
