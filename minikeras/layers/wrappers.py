@@ -54,7 +54,7 @@ class Bidirectional(Layer):
         backward_layer: optional layer for the backward direction; it must
             have the opposite ``go_backwards`` and the same
             ``return_sequences`` and ``return_state``.
-        **kwargs: base Layer arguments.
+        **kwargs: base Layer arguments; dtype defaults to ``layer``'s.
 
     Call arguments:
         inputs: ``(batch, timesteps, features)``.
@@ -86,6 +86,7 @@ class Bidirectional(Layer):
                 raise ValueError(
                     f"Bidirectional needs a recurrent layer (with `{attribute}`), received {type(layer).__name__}."
                 )
+        kwargs.setdefault("dtype", layer.dtype)  # inputs are cast to the wrapped layer's dtype
         super().__init__(**kwargs)
         config = layer.get_config()
         config["name"] = "forward_" + _remove_prefix(layer.name, "forward_")
@@ -200,7 +201,7 @@ class TimeDistributed(Layer):
 
     Args:
         layer: the Layer to apply.
-        **kwargs: base Layer arguments.
+        **kwargs: base Layer arguments; dtype defaults to ``layer``'s.
 
     Example:
         >>> TimeDistributed(Dense(8))(np.zeros((4, 10, 3), "float32")).shape
@@ -209,6 +210,7 @@ class TimeDistributed(Layer):
 
     def __init__(self, layer, **kwargs):
         _check_wrapped("TimeDistributed", layer)
+        kwargs.setdefault("dtype", layer.dtype)  # inputs are cast to the wrapped layer's dtype
         super().__init__(**kwargs)
         self.layer = layer
         self.input_spec = InputSpec(min_ndim=3)
