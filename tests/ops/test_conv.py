@@ -100,6 +100,8 @@ CONV2D_CASES = [
     ((2, 4, 4, 3), (1, 1, 3, 4), 1, "valid", 1),  # 1x1: the plain-matmul path
     ((1, 5, 5, 2), (1, 1, 2, 2), 2, "same", 1),  # 1x1 with a stride: im2col path
     ((1, 3, 3, 2), (3, 3, 2, 2), 1, "valid", 1),  # kernel covers the input: 1x1 output
+    ((2, 1, 2, 2), (3, 3, 2, 2), 1, "same", 1),  # kernel larger than the input: offsets all padding
+    ((1, 3, 2, 2), (4, 4, 2, 3), 2, "same", 1),
 ]
 
 

@@ -54,6 +54,8 @@ POOL2D_CASES = [
     ((1, 8, 7, 2), 2, 3, "same"),
     ((1, 6, 5, 2), (2, 3), (1, 2), "valid"),
     ((1, 5, 4, 2), (3, 2), (2, 1), "same"),
+    ((2, 1, 2, 2), 3, 1, "same"),  # window wider than the input: some offsets are all padding
+    ((1, 2, 1, 3), (4, 3), (1, 2), "same"),
 ]
 
 

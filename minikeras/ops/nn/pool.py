@@ -127,13 +127,16 @@ class AvgPool(_Pool):
         geometry = self.geometry
         if not geometry.has_padding:
             return 1.0 / (geometry.window[0] * geometry.window[1])
+        # Real elements per window = (real rows) x (real columns): count, for each
+        # output row, the row offsets that land inside the input (likewise columns).
+        row_ranges = {i: out_rows for i, _, (out_rows, _), _ in geometry.offsets}
+        col_ranges = {j: out_cols for _, j, _, (out_cols, _) in geometry.offsets}
         rows = numpy.zeros(geometry.out_h)
         cols = numpy.zeros(geometry.out_w)
-        for i, j, (out_rows, _), (out_cols, _) in geometry.offsets:
-            if j == 0:
-                rows[out_rows] += 1
-            if i == 0:
-                cols[out_cols] += 1
+        for out_rows in row_ranges.values():
+            rows[out_rows] += 1
+        for out_cols in col_ranges.values():
+            cols[out_cols] += 1
         counts = numpy.outer(rows, cols)[:, :, None]
         return xp.asarray((1.0 / counts).astype(dtype))
 
