@@ -121,6 +121,9 @@ def backward(tensor, gradient=None, retain_graph=False):
             if index < 0:
                 _accumulate_leaf(node, grad_input)
                 continue
+            # Counted on the consumer's device (memory limits cover backward too)
+            # while it waits for that op's backward.
+            node.device.memory.track(grad_input)
             slots = pending.get(id(node))
             if slots is None:
                 if node._n_outputs == 1:
@@ -128,7 +131,10 @@ def backward(tensor, gradient=None, retain_graph=False):
                     continue
                 slots = pending[id(node)] = [None] * node._n_outputs
             previous = slots[index]
-            slots[index] = grad_input if previous is None else previous + grad_input
+            if previous is not None:
+                grad_input = previous + grad_input
+                node.device.memory.track(grad_input)
+            slots[index] = grad_input
         if not retain_graph:
             function.saved = ()
             function._freed = True

@@ -3,12 +3,15 @@
 CPU: every array that becomes the data of a Tensor on the device is counted,
 once per underlying buffer (views share their owner's count), from the moment
 it is wrapped until the buffer is freed (a weak reference tells us when).
-Arrays an op saves for backward are counted the same way. A view that covers
-only part of a buffer nobody counted (a batch sliced from the user's dataset)
-counts for the bytes it spans, while it lives.
+Arrays an op saves for backward are counted the same way, and so are the
+gradients backward passes from op to op (autograd/engine.py). Not counted:
+temporaries inside one op (e.g. im2col blocks), freed before it returns.
+A view that covers only part of a buffer nobody counted (a batch sliced
+from the user's dataset) counts for the bytes it spans, while it lives.
 
 GPU: each logical GPU has its own CuPy memory pool; "current" is what the
-pool has handed out, "peak" the highest value seen when tensors are made.
+pool has handed out, "peak" the highest value seen at any allocation in the
+device's scope (device.py's pool allocator) or when tensors are made.
 A limit (LogicalDeviceConfiguration.memory_limit or a memory fraction) is
 set on the pool, and CuPy's out-of-memory error is turned into
 :class:`~minikeras.errors.ResourceExhaustedError`.
