@@ -7,8 +7,11 @@ rnn_gru.py): the input projection ``x @ kernel`` of every step is one matrix
 product before the loop, each step is then ``h @ recurrent_kernel`` plus
 in-place elementwise work on raw arrays, and backward is hand-written
 back-propagation through time over the saved gates, ending with one matrix
-product per weight. It is used whenever both activations are among
-``_FUSED_ACTIVATIONS`` and no recurrent dropout applies.
+product per weight. It is used whenever both activations are implemented
+on raw arrays (see ``_fused_kind``) and no recurrent dropout applies.
+Measured on the 2-core CPU machine (single-threaded BLAS, forward and
+backward of LSTM(64) on a (128, 50, 32) batch): about 20 ms fused against
+about 29 ms composed from ops; a training step 34 ms against 60 ms.
 
 The general way composes ``minikeras.ops`` step by step (any activation,
 recurrent dropout); autograd differentiates it. Both compute the same math,
