@@ -10,7 +10,7 @@ def numerical_grad(fn, inputs, index, eps=1e-6, output_grad=None):
     from minikeras.autograd.tensor import Tensor
 
     base = inputs[index]
-    values = base.numpy().astype(numpy.float64)
+    values = numpy.array(base.numpy(), dtype=numpy.float64, order="C")  # reshape(-1) must be a view
     grad = numpy.zeros_like(values)
     flat = values.reshape(-1)
     for i in range(flat.size):

@@ -131,8 +131,8 @@ class Layer:
             value = backend.to_numpy(value).astype(dtype, copy=False)
         else:
             value = device.xp.asarray(value, dtype=dtype)
-        if not value.flags.writeable or value.base is not None:
-            value = value.copy()
+        if not value.flags.writeable or value.base is not None or not value.flags.c_contiguous:
+            value = value.copy(order="C")
         weight = Tensor(value, requires_grad=trainable and self._trainable, device=device,
                         name=f"{self.name}/{name}")
         weight._meta = _WeightInfo(regularizers.get(regularizer), constraints.get(constraint), trainable)

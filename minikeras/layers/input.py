@@ -109,7 +109,7 @@ def Input(shape=None, batch_size=None, name=None, dtype="float32", batch_shape=N
     return layer.output
 
 
-_PROBE_SIZES = (2, 3)
+_PROBE_SIZES = (11, 12)  # unknown axes: large enough for kernels and pools
 
 
 def _probe_value(keras_tensor, unknown_size):
@@ -153,11 +153,27 @@ def symbolic_call(layer, inputs, args, kwargs):
         return KerasTensor(tuple(shape), one.dtype)
 
     outputs = _map(to_symbolic, _zip_structures(first, second))
+    declared = _declared_output_shape(layer, inputs)
+    if declared is not None and isinstance(outputs, KerasTensor) and len(declared) == len(outputs.shape):
+        outputs.shape = tuple(declared)
     node = Node(layer, inputs, tuple(args), dict(kwargs), outputs)
     for index, tensor in enumerate(_flatten(outputs)):
         tensor.node = node
         tensor.index = index
     return outputs
+
+
+def _declared_output_shape(layer, inputs):
+    """The layer's own compute_output_shape for one symbolic input, if any."""
+    if not isinstance(inputs, KerasTensor):
+        return None
+    try:
+        shape = layer.compute_output_shape(inputs.shape)
+    except Exception:  # layers without a usable rule fall back to the probe
+        return None
+    if isinstance(shape, (list, tuple)) and all(s is None or isinstance(s, int) for s in shape):
+        return tuple(shape)
+    return None
 
 
 def _zip_structures(first, second):
