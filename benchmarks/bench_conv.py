@@ -195,7 +195,8 @@ def main(argv=None):
     parser.add_argument("--no-torch", action="store_true")
     parser.add_argument("--only", default="", help="run only layers whose name contains this")
     parser.add_argument("--threads", type=int, default=0, help="intra-op threads for both (0: library defaults)")
-    parser.add_argument("--json", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "bench_conv.json"))
+    default_json = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "bench_conv.json")
+    parser.add_argument("--json", default=default_json)
     args = parser.parse_args(argv)
 
     ours = MinikerasRunner()

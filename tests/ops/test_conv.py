@@ -162,7 +162,8 @@ def test_conv2d_skips_gradients_not_needed(rng):
 
 
 def test_conv2d_empty_batch(rng):
-    out = ops.conv2d(mk.tensor(numpy.zeros((0, 5, 5, 3), numpy.float32)), mk.tensor(numpy.ones((3, 3, 3, 2), numpy.float32)))
+    x = mk.tensor(numpy.zeros((0, 5, 5, 3), numpy.float32))
+    out = ops.conv2d(x, mk.tensor(numpy.ones((3, 3, 3, 2), numpy.float32)))
     assert out.shape == (0, 3, 3, 2)
 
 
@@ -171,8 +172,8 @@ def test_conv2d_matches_torch(rng):
     x, kernel = rng.standard_normal((2, 9, 8, 3)), rng.standard_normal((3, 3, 3, 4))
     for strides, dilation in ((1, 1), (2, 1), (1, 2)):
         ours = ops.conv2d(mk.tensor(x), mk.tensor(kernel), strides, "valid", dilation).numpy()
-        theirs = torch.nn.functional.conv2d(torch.tensor(x).permute(0, 3, 1, 2), torch.tensor(kernel).permute(3, 2, 0, 1),
-                                            stride=strides, dilation=dilation).permute(0, 2, 3, 1).numpy()
+        nchw, oihw = torch.tensor(x).permute(0, 3, 1, 2), torch.tensor(kernel).permute(3, 2, 0, 1)
+        theirs = torch.nn.functional.conv2d(nchw, oihw, stride=strides, dilation=dilation).permute(0, 2, 3, 1).numpy()
         numpy.testing.assert_allclose(ours, theirs, atol=1e-10)
 
 
@@ -220,8 +221,11 @@ TRANSPOSE_CASES = [
 def test_conv2d_transpose_matches_reference_and_gradients(x_shape, kernel_shape, strides, padding, output_padding,
                                                           dilation, out_hw, rng):
     x, kernel = rng.standard_normal(x_shape), rng.standard_normal(kernel_shape)
-    out = check_op(lambda a, k: ops.conv2d_transpose(a, k, strides, padding, output_padding, dilation),
-                   lambda a, k: conv2d_transpose_reference(a, k, strides, padding, output_padding, dilation), [x, kernel])
+    out = check_op(
+        lambda a, k: ops.conv2d_transpose(a, k, strides, padding, output_padding, dilation),
+        lambda a, k: conv2d_transpose_reference(a, k, strides, padding, output_padding, dilation),
+        [x, kernel],
+    )
     assert out.shape == (x_shape[0],) + out_hw + (kernel_shape[2],)
 
 
@@ -277,31 +281,38 @@ def test_depthwise_channel_order_is_channel_major(rng):
 
 # --------------------------------------------------------------------- errors
 
+def _ones(*shape):
+    return numpy.ones(shape)
+
+
+X, K = _ones(1, 5, 5, 3), _ones(3, 3, 3, 2)  # a valid conv2d input and kernel
+
+
 @pytest.mark.parametrize("call, message", [
-    (lambda: ops.conv2d(numpy.ones((5, 5, 3)), numpy.ones((3, 3, 3, 2))), r"conv2d expects a 4-D input .* \(5, 5, 3\)"),
-    (lambda: ops.conv2d(numpy.ones((1, 5, 5, 3)), numpy.ones((3, 3, 2))), r"conv2d expects a 4-D kernel.*\(3, 3, 2\)"),
-    (lambda: ops.conv2d(numpy.ones((1, 5, 5, 3)), numpy.ones((3, 3, 4, 2))), r"conv2d: the input has 3 channels .*\(3, 3, 4, 2\)"),
-    (lambda: ops.conv2d(numpy.ones((1, 2, 5, 3)), numpy.ones((3, 3, 3, 2))), r"conv2d: the 3x3 window is larger than the padded input \(2x5\)"),
-    (lambda: ops.conv2d(numpy.ones((1, 4, 4, 1)), numpy.ones((3, 3, 1, 1)), dilation_rate=2), r"conv2d: .*dilated to 5x5"),
-    (lambda: ops.conv2d(numpy.ones((1, 5, 5, 3)), numpy.ones((3, 3, 3, 2)), strides=0), r"conv2d: strides must be positive"),
-    (lambda: ops.conv2d(numpy.ones((1, 5, 5, 3)), numpy.ones((3, 3, 3, 2)), strides=(1, -1)), r"conv2d: strides must be positive"),
-    (lambda: ops.conv2d(numpy.ones((1, 5, 5, 3)), numpy.ones((3, 3, 3, 2)), strides=(1, 2, 3)), r"conv2d: strides must be an int or a pair"),
-    (lambda: ops.conv2d(numpy.ones((1, 5, 5, 3)), numpy.ones((3, 3, 3, 2)), dilation_rate=0), r"conv2d: dilation_rate must be positive"),
-    (lambda: ops.conv2d(numpy.ones((1, 5, 5, 3)), numpy.ones((3, 3, 3, 2)), padding="full"), r"conv2d: padding must be 'valid' or 'same', received 'full'"),
-    (lambda: ops.conv2d(numpy.ones((1, 5, 5, 3)), numpy.ones((3, 3, 3, 2)), padding="causal"), r"conv2d: padding must be"),
-    (lambda: ops.conv1d(numpy.ones((1, 5, 5, 3)), numpy.ones((3, 3, 2))), r"conv1d expects a 3-D input .* \(1, 5, 5, 3\)"),
-    (lambda: ops.conv1d(numpy.ones((1, 5, 3)), numpy.ones((3, 2, 2))), r"conv1d: the input has 3 channels"),
-    (lambda: ops.conv1d(numpy.ones((1, 2, 3)), numpy.ones((3, 3, 2))), r"conv1d: the 1x3 window is larger"),
-    (lambda: ops.conv1d(numpy.ones((1, 5, 3)), numpy.ones((3, 3, 2)), padding="full"), r"'valid' or 'same' or 'causal'"),
-    (lambda: ops.conv2d_transpose(numpy.ones((1, 5, 5, 3)), numpy.ones((3, 3, 2, 4))), r"conv2d_transpose: the input has 3 channels"),
-    (lambda: ops.conv2d_transpose(numpy.ones((5, 5, 3)), numpy.ones((3, 3, 2, 3))), r"conv2d_transpose expects a 4-D input"),
-    (lambda: ops.conv2d_transpose(numpy.ones((1, 5, 5, 3)), numpy.ones((3, 3, 2, 3)), strides=2, output_padding=2),
+    (lambda: ops.conv2d(_ones(5, 5, 3), K), r"conv2d expects a 4-D input .* \(5, 5, 3\)"),
+    (lambda: ops.conv2d(X, _ones(3, 3, 2)), r"conv2d expects a 4-D kernel.*\(3, 3, 2\)"),
+    (lambda: ops.conv2d(X, _ones(3, 3, 4, 2)), r"conv2d: the input has 3 channels .*\(3, 3, 4, 2\)"),
+    (lambda: ops.conv2d(_ones(1, 2, 5, 3), K), r"conv2d: the 3x3 window is larger than the padded input \(2x5\)"),
+    (lambda: ops.conv2d(_ones(1, 4, 4, 1), _ones(3, 3, 1, 1), dilation_rate=2), r"conv2d: .*dilated to 5x5"),
+    (lambda: ops.conv2d(X, K, strides=0), r"conv2d: strides must be positive"),
+    (lambda: ops.conv2d(X, K, strides=(1, -1)), r"conv2d: strides must be positive"),
+    (lambda: ops.conv2d(X, K, strides=(1, 2, 3)), r"conv2d: strides must be an int or a pair"),
+    (lambda: ops.conv2d(X, K, dilation_rate=0), r"conv2d: dilation_rate must be positive"),
+    (lambda: ops.conv2d(X, K, padding="full"), r"conv2d: padding must be 'valid' or 'same', received 'full'"),
+    (lambda: ops.conv2d(X, K, padding="causal"), r"conv2d: padding must be"),
+    (lambda: ops.conv1d(X, _ones(3, 3, 2)), r"conv1d expects a 3-D input .* \(1, 5, 5, 3\)"),
+    (lambda: ops.conv1d(_ones(1, 5, 3), _ones(3, 2, 2)), r"conv1d: the input has 3 channels"),
+    (lambda: ops.conv1d(_ones(1, 2, 3), _ones(3, 3, 2)), r"conv1d: the 1x3 window is larger"),
+    (lambda: ops.conv1d(_ones(1, 5, 3), _ones(3, 3, 2), padding="full"), r"'valid' or 'same' or 'causal'"),
+    (lambda: ops.conv2d_transpose(X, _ones(3, 3, 2, 4)), r"conv2d_transpose: the input has 3 channels"),
+    (lambda: ops.conv2d_transpose(_ones(5, 5, 3), _ones(3, 3, 2, 3)), r"conv2d_transpose expects a 4-D input"),
+    (lambda: ops.conv2d_transpose(X, _ones(3, 3, 2, 3), strides=2, output_padding=2),
      r"conv2d_transpose: output_padding must be .* smaller than the strides \(2, 2\), received 2"),
-    (lambda: ops.conv2d_transpose(numpy.ones((1, 5, 5, 3)), numpy.ones((3, 3, 2, 3)), padding="causal"), r"conv2d_transpose: padding must be"),
-    (lambda: ops.conv2d_transpose(numpy.ones((1, 3, 3, 1)), numpy.ones((2, 2, 1, 1)), strides=2, padding="same", output_padding=0),
+    (lambda: ops.conv2d_transpose(X, _ones(3, 3, 2, 3), padding="causal"), r"conv2d_transpose: padding must be"),
+    (lambda: ops.conv2d_transpose(_ones(1, 3, 3, 1), _ones(2, 2, 1, 1), strides=2, padding="same", output_padding=0),
      r"conv2d_transpose: output_padding 0 gives an output of shape \(1, 4, 4, 1\)"),
-    (lambda: ops.depthwise_conv2d(numpy.ones((1, 5, 5, 3)), numpy.ones((3, 3, 2, 1))), r"depthwise_conv2d: the input has 3 channels"),
-    (lambda: ops.depthwise_conv2d(numpy.ones((1, 5, 5, 3)), numpy.ones((3, 3, 3))), r"depthwise_conv2d expects a 4-D kernel"),
+    (lambda: ops.depthwise_conv2d(X, _ones(3, 3, 2, 1)), r"depthwise_conv2d: the input has 3 channels"),
+    (lambda: ops.depthwise_conv2d(X, _ones(3, 3, 3)), r"depthwise_conv2d expects a 4-D kernel"),
 ])
 def test_bad_arguments_raise_value_error_naming_the_op(call, message):
     with pytest.raises(ValueError, match=message):

@@ -68,7 +68,8 @@ def test_pool2d_matches_reference_and_gradients(kind, x_shape, pool_size, stride
 
 
 @pytest.mark.parametrize("kind", ["max", "avg"])
-@pytest.mark.parametrize("pool_size, strides, padding", [(2, None, "valid"), (3, 2, "same"), (2, 3, "valid"), (3, 1, "same")])
+@pytest.mark.parametrize("pool_size, strides, padding",
+                         [(2, None, "valid"), (3, 2, "same"), (2, 3, "valid"), (3, 1, "same")])
 def test_pool1d_matches_reference_and_gradients(kind, pool_size, strides, padding, rng):
     op = ops.max_pool1d if kind == "max" else ops.avg_pool1d
     out = check_op(lambda a: op(a, pool_size, strides, padding),
@@ -142,11 +143,13 @@ def test_pool_matches_torch_including_ties(rng):
 @pytest.mark.parametrize("call, message", [
     (lambda: ops.max_pool2d(numpy.ones((4, 4, 3)), 2), r"max_pool2d expects a 4-D input .* \(4, 4, 3\)"),
     (lambda: ops.avg_pool2d(numpy.ones((1, 1, 4, 4, 3)), 2), r"avg_pool2d expects a 4-D input"),
-    (lambda: ops.max_pool2d(numpy.ones((1, 2, 4, 3)), 3), r"max_pool2d: the 3x3 window is larger than the padded input \(2x4\) for input shape \(1, 2, 4, 3\)"),
+    (lambda: ops.max_pool2d(numpy.ones((1, 2, 4, 3)), 3),
+     r"max_pool2d: the 3x3 window is larger than the padded input \(2x4\) for input shape \(1, 2, 4, 3\)"),
     (lambda: ops.max_pool2d(numpy.ones((1, 4, 4, 3)), 0), r"max_pool2d: pool_size must be positive"),
     (lambda: ops.max_pool2d(numpy.ones((1, 4, 4, 3)), 2, strides=(0, 1)), r"max_pool2d: strides must be positive"),
     (lambda: ops.avg_pool2d(numpy.ones((1, 4, 4, 3)), 2, strides=-1), r"avg_pool2d: strides must be positive"),
-    (lambda: ops.avg_pool2d(numpy.ones((1, 4, 4, 3)), 2, padding="causal"), r"avg_pool2d: padding must be 'valid' or 'same', received 'causal'"),
+    (lambda: ops.avg_pool2d(numpy.ones((1, 4, 4, 3)), 2, padding="causal"),
+     r"avg_pool2d: padding must be 'valid' or 'same', received 'causal'"),
     (lambda: ops.max_pool2d(numpy.ones((1, 4, 4, 3)), 2.5), r"max_pool2d: pool_size must be an int or a pair"),
     (lambda: ops.max_pool1d(numpy.ones((1, 4, 4, 3)), 2), r"max_pool1d expects a 3-D input"),
     (lambda: ops.avg_pool1d(numpy.ones((1, 2, 3)), 3), r"avg_pool1d: the 1x3 window is larger"),

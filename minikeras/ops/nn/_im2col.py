@@ -121,10 +121,15 @@ class WindowGeometry:
         self.has_padding = any(p for pair in pads for p in pair)
         self.patch_size = window[0] * window[1] * self.channels
         self.rows_per_sample = self.out_h * self.out_w
+        # Per kernel offset (i, j): the output positions it reaches inside the
+        # unpadded input, and the input positions they read (offsets that see
+        # only padding are left out).
+        row_ranges = _clipped_ranges(self.height, window[0], strides[0], dilation[0], pads[0][0], self.out_h)
+        col_ranges = _clipped_ranges(self.width, window[1], strides[1], dilation[1], pads[1][0], self.out_w)
         self.offsets = [
             (i, j, rows, cols)
-            for i, rows in enumerate(_clipped_ranges(self.height, window[0], strides[0], dilation[0], pads[0][0], self.out_h))
-            for j, cols in enumerate(_clipped_ranges(self.width, window[1], strides[1], dilation[1], pads[1][0], self.out_w))
+            for i, rows in enumerate(row_ranges)
+            for j, cols in enumerate(col_ranges)
             if rows is not None and cols is not None
         ]
 
