@@ -4,13 +4,30 @@ import sys
 import time
 
 
+def positive_int(text):
+    """An argparse type: a whole number of at least 1.
+
+    A negative ``--limit`` would otherwise slice samples off the end, and a
+    zero batch size would fail deep inside ``fit``.
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, received {text!r}")
+    return value
+
+
 def parser(description, epochs, batch_size, datasets=None):
     """An argument parser with the options every example takes."""
     p = argparse.ArgumentParser(description=description)
-    p.add_argument("--epochs", type=int, default=epochs, help=f"training epochs (default {epochs})")
-    p.add_argument("--batch-size", type=int, default=batch_size, help=f"batch size (default {batch_size})")
+    p.add_argument("--epochs", type=positive_int, default=epochs, help=f"training epochs (default {epochs})")
+    p.add_argument("--batch-size", type=positive_int, default=batch_size,
+                   help=f"batch size (default {batch_size})")
     p.add_argument("--device", default=None, help="device to train on, e.g. cpu:0 or gpu:0 (default: the default device)")
-    p.add_argument("--limit", type=int, default=None, help="use only the first N training and test samples (smoke runs)")
+    p.add_argument("--limit", type=positive_int, default=None,
+                   help="use only the first N training and test samples (smoke runs)")
     p.add_argument("--seed", type=int, default=0, help="random seed")
     p.add_argument("--verbose", type=int, default=1, choices=[0, 1, 2], help="fit verbosity")
     if datasets:

@@ -120,14 +120,18 @@ def test_help(name, monkeypatch, capsys):
     assert "--epochs" in output and "--batch-size" in output
 
 
-@pytest.mark.parametrize("argv, complaint", [
-    (["--dataset", "cifar10"], "invalid choice: 'cifar10'"),
-    (["--epochs", "two"], "invalid int value: 'two'"),
-    (["--verbose", "3"], "invalid choice: 3"),
+@pytest.mark.parametrize("name, argv, complaint", [
+    ("mnist_mlp", ["--dataset", "cifar10"], "invalid choice: 'cifar10'"),
+    ("mnist_mlp", ["--epochs", "two"], "--epochs: expected a whole number of at least 1, received 'two'"),
+    ("mnist_cnn", ["--limit", "-5"], "--limit: expected a whole number of at least 1, received '-5'"),
+    ("cifar10_cnn", ["--batch-size", "0"], "--batch-size: expected a whole number of at least 1, received '0'"),
+    ("demo", ["--verbose", "3"], "invalid choice: 3"),
+    ("device_placement", ["--epochs", "0"], "--epochs: expected a whole number of at least 1, received '0'"),
 ])
-def test_bad_arguments_are_rejected(argv, complaint, load_example, capsys):
+def test_bad_arguments_are_rejected(name, argv, complaint, load_example, capsys):
+    # Rejected by argparse before any data is loaded or device configured.
     with pytest.raises(SystemExit) as exit_info:
-        load_example("mnist_mlp").main(argv)
+        load_example(name).main(argv)
     assert exit_info.value.code == 2
     assert complaint in capsys.readouterr().err
 
