@@ -31,9 +31,11 @@ def _run_ranks(collective, contributions, timeout=10):
     return results, errors
 
 
-def test_local_all_reduce_sums_in_rank_order(split_cpu):
+@pytest.mark.parametrize("serial_bytes", [LocalAllReduce.serial_bytes, 0], ids=["one_adder", "reduce_scatter"])
+def test_local_all_reduce_sums_in_rank_order(split_cpu, serial_bytes):
     devices = split_cpu(3)
     collective = LocalAllReduce(devices)
+    collective.serial_bytes = serial_bytes
     rng = numpy.random.default_rng(0)
     arrays = [[rng.normal(size=(5, 4)).astype("float32"), rng.normal(size=7)] for _ in range(3)]
     for rounds in range(2):  # reusable
@@ -60,9 +62,11 @@ def test_none_contributes_nothing(split_cpu):
     assert numpy.array_equal(results[1][0], a) and results[1][0] is not a
 
 
-def test_sums_are_counted_on_the_device_that_made_them(split_cpu):
+@pytest.mark.parametrize("serial_bytes", [LocalAllReduce.serial_bytes, 0], ids=["one_adder", "reduce_scatter"])
+def test_sums_are_counted_and_released(split_cpu, serial_bytes):
     devices = split_cpu(2)
     collective = LocalAllReduce(devices)
+    collective.serial_bytes = serial_bytes
     big = [numpy.ones(1000, "float32"), numpy.ones(1000, "float32")]
     before = [config.get_memory_info(d)["current"] for d in devices]
     results, _ = _run_ranks(collective, [big, big])

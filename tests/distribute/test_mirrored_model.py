@@ -1,6 +1,7 @@
 """MirroredModel behaves like the wrapped Model: fit (callbacks, History,
 progress bar, validation), evaluate, predict, summary, save; worker
 threads; bad arguments; recovery after running out of memory."""
+import gc
 import threading
 
 import numpy
@@ -168,6 +169,7 @@ def test_failure_in_one_replica_leaves_no_trace_and_training_continues(split_cpu
     mirrored.compile("adam", logits_loss())
     mirrored.fit(x[:8], y[:8], batch_size=8, epochs=1, verbose=0)  # optimizers built, slots allocated
     single.fit(x[:8], y[:8], batch_size=8, epochs=1, verbose=0)
+    gc.collect()
     before = [config.get_memory_info(d)["current"] for d in devices]
     weights = [replica.get_weights() for replica in mirrored.replicas]
     config.set_memory_limit("cpu:1", before[1] + 20_000)  # room for a few samples, not 32
@@ -192,6 +194,7 @@ def test_failure_before_the_optimizers_exist_unbuilds_them(split_cpu):
     devices = split_cpu(2)
     _, _, mirrored = _compiled_pair(metrics=())
     x, y = classification_data((8,), 64)
+    gc.collect()  # the unused single-device twin holds reference cycles
     before = config.get_memory_info(devices[0])["current"]
     config.set_memory_limit("cpu:0", before + 2000)  # not even the Adam slots fit
     with pytest.raises(ResourceExhaustedError):
