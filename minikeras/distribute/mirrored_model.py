@@ -28,22 +28,23 @@ batch statistics are those of the whole global batch, through cross-replica
 sums of x, x**2 and counts in forward and of the gradient sums in backward:
 training then matches one device on the whole batch.
 """
-import threading
+import contextlib
+import os
 import weakref
 
 import numpy
 
-from minikeras import backend
 from minikeras.autograd import Tensor, no_grad
 from minikeras.device import Device, registry
 from minikeras.device import device as device_scope
+from minikeras.distribute import batches, blas_threads
 from minikeras.distribute import replicas as replica_tools
 from minikeras.distribute.all_reduce import AllReduce, default_all_reduce
+from minikeras.distribute.batch_norm_sync import CrossReplicaStats, ReplicaBatchNorms, running
 from minikeras.distribute.local_all_reduce import LocalAllReduce
+from minikeras.distribute.model_facade import WrappedModelFacade
 from minikeras.distribute.workers import DeviceWorkers
 from minikeras.models.training import Trainer
-
-_running = threading.local()  # which MirroredModel step this worker thread runs, and as which rank
 
 
 def _default_devices():
@@ -67,48 +68,6 @@ def _resolve_devices(devices):
     return resolved
 
 
-def _leaves_to_arrays(structure):
-    if structure is None:
-        return None
-    if isinstance(structure, (list, tuple)):
-        return type(structure)(_leaves_to_arrays(item) for item in structure)
-    if isinstance(structure, dict):
-        return {key: _leaves_to_arrays(value) for key, value in structure.items()}
-    if isinstance(structure, Tensor):
-        return structure.data
-    return structure if backend.is_array(structure) else numpy.asarray(structure)
-
-
-def _rows(structure, start, stop):
-    if structure is None:
-        return None
-    if isinstance(structure, (list, tuple)):
-        return type(structure)(_rows(item, start, stop) for item in structure)
-    if isinstance(structure, dict):
-        return {key: _rows(value, start, stop) for key, value in structure.items()}
-    return structure[start:stop]
-
-
-def _batch_length(structure):
-    if isinstance(structure, (list, tuple)):
-        return _batch_length(structure[0])
-    if isinstance(structure, dict):
-        return _batch_length(structure[sorted(structure)[0]])
-    return len(structure)
-
-
-def _to_host(outputs):
-    if isinstance(outputs, (list, tuple)):
-        return [_to_host(item) for item in outputs]
-    return outputs.numpy() if isinstance(outputs, Tensor) else backend.to_numpy(outputs)
-
-
-def _concatenate(pieces):
-    if isinstance(pieces[0], list):
-        return [numpy.concatenate([piece[i] for piece in pieces]) for i in range(len(pieces[0]))]
-    return numpy.concatenate(pieces) if len(pieces) > 1 else pieces[0]
-
-
 class _Shard:
     """What one replica's step hands back to the main thread."""
 
@@ -118,24 +77,7 @@ class _Shard:
         self.loss, self.parts, self.outputs = loss, parts or {}, outputs
 
 
-class _CrossReplicaStats:
-    """BatchNormalization's ``_cross_replica_stats`` hook for one replica:
-    sums its arguments over the replicas with samples in this step. Outside
-    a MirroredModel step (the wrapped model used alone) it changes nothing."""
-
-    def __init__(self, mirrored, rank):
-        self._mirrored = weakref.ref(mirrored)
-        self._rank = rank
-
-    def __call__(self, total, squares, count):
-        mirrored = self._mirrored()
-        if mirrored is None or getattr(_running, "owner", None) is not mirrored:
-            return total, squares, count
-        group, positions = mirrored._step_group
-        return tuple(group.all_reduce(positions[self._rank], [total, squares, count]))
-
-
-class MirroredModel(Trainer):
+class MirroredModel(WrappedModelFacade, Trainer):
     """Train a Model on several devices at once (see the module docstring).
 
     Gradients are combined as the SAMPLE-WEIGHTED MEAN of the replicas'
@@ -164,6 +106,12 @@ class MirroredModel(Trainer):
             NCCL when possible, else local copies; ``MpiAllReduce`` across
             processes).
 
+    Attributes:
+        cpu_blas_threads: while replicas share the CPU, BLAS may use at most
+            this many threads (``"auto"``: cores // CPU replicas; None:
+            leave BLAS alone). Replicas are threads already; BLAS threads
+            on top of them oversubscribe the cores (blas_threads.py).
+
     Example:
         >>> cpu = mk.config.list_physical_devices("CPU")[0]
         >>> mk.config.set_logical_device_configuration(cpu, [mk.config.LogicalDeviceConfiguration()] * 2)
@@ -172,6 +120,8 @@ class MirroredModel(Trainer):
         >>> history = mirrored.fit(x, y, batch_size=128, epochs=2)  # doctest: +SKIP
         >>> model.save("model.h5")                        # the plain model, trained
     """
+
+    cpu_blas_threads = "auto"
 
     def __init__(self, model, devices=None, sync_batch_norm=False, all_reduce=None):
         from minikeras.models.model import Model
@@ -225,16 +175,14 @@ class MirroredModel(Trainer):
             [replica_tools.clone_model(model, first, sample_inputs)]
         replicas += [replica_tools.clone_model(model, device, sample_inputs) for device in self.devices[1:]]
         self._replicas = replicas
-        self._batch_norms = [replica_tools.batch_norm_layers(replica) for replica in replicas]
-        self._averaged = []
-        for rank, layers in enumerate(self._batch_norms):
-            averaged = []
-            for layer in layers:
-                if self.sync_batch_norm or getattr(layer, "synchronized", False):
-                    layer._cross_replica_stats = _CrossReplicaStats(self, rank)
-                else:
-                    averaged.append(layer)
-            self._averaged.append(averaged)
+        self._batch_norms = []
+        for rank, replica in enumerate(replicas):
+            layers = replica_tools.batch_norm_layers(replica)
+            synchronized = [self.sync_batch_norm or bool(getattr(layer, "synchronized", False)) for layer in layers]
+            for layer, flag in zip(layers, synchronized):
+                if flag:
+                    layer._cross_replica_stats = CrossReplicaStats(self, rank)
+            self._batch_norms.append(ReplicaBatchNorms(layers, synchronized))
 
     def _ensure_replicas(self, x):
         if self._replicas is None:
@@ -266,24 +214,15 @@ class MirroredModel(Trainer):
 
     # ------------------------------------------------------------ splitting
     def _shard_bounds(self, total):
-        """(start, stop) of each local replica's rows: an even split over all
-        replicas of all processes, the first ones taking the remainder."""
-        local = len(self.devices)
-        everyone = local * self._collective.process_count
-        base, extra = divmod(total, everyone)
-        bounds, start = [], 0
-        for rank in range(everyone):
-            stop = start + base + (1 if rank < extra else 0)
-            bounds.append((start, stop))
-            start = stop
-        first = self._collective.process_index * local
-        return bounds[first:first + local]
+        """(start, stop) of each local replica's rows (see batches.shard_bounds)."""
+        collective = self._collective
+        return batches.shard_bounds(total, len(self.devices), collective.process_count, collective.process_index)
 
     def _prepare(self, x, y=None, sample_weight=None):
-        x, y, sample_weight = (_leaves_to_arrays(value) for value in (x, y, sample_weight))
+        x, y, sample_weight = (batches.to_arrays(value) for value in (x, y, sample_weight))
         self._ensure_replicas(x)
-        total = _batch_length(x)
-        shards = [(_rows(x, a, b), _rows(y, a, b), _rows(sample_weight, a, b), b - a)
+        total = batches.batch_length(x)
+        shards = [(batches.rows(x, a, b), batches.rows(y, a, b), batches.rows(sample_weight, a, b), b - a)
                   for a, b in self._shard_bounds(total)]
         return x, y, sample_weight, total, shards
 
@@ -301,7 +240,7 @@ class MirroredModel(Trainer):
         fails, release the others from their collectives and re-raise."""
         def guarded(rank, shard):
             def task():
-                _running.owner = self
+                running.owner = self
                 try:
                     return make_task(rank, shard)
                 except BaseException:
@@ -309,7 +248,7 @@ class MirroredModel(Trainer):
                         collective.abort()
                     raise
                 finally:
-                    _running.owner = None
+                    running.owner = None
             return task
 
         try:
@@ -368,8 +307,8 @@ class MirroredModel(Trainer):
 
     def _train_replica(self, rank, shard, total, weights):
         x, y, sample_weight, count = shard
-        layers = self._batch_norms[rank]
-        before = [(layer.moving_mean.data.copy(), layer.moving_variance.data.copy()) for layer in layers]
+        batch_norms = self._batch_norms[rank]
+        before = batch_norms.snapshot()
         result = _Shard()
         with device_scope(self.devices[rank]):
             try:
@@ -379,52 +318,22 @@ class MirroredModel(Trainer):
                     loss.backward()
                     grads = [None if w.grad is None else w.grad.data for w in weights]
                     result.loss = float(loss.item())
-                    result.outputs = _to_host(y_pred)
+                    result.outputs = batches.to_host(y_pred)
                     loss = y_pred = None
                 for weight in weights:
                     weight.grad = None
-                changes = self._moving_stat_changes(rank, before, count, total)
-                reduced = self._collective.all_reduce(rank, grads + changes)
+                # One all-reduce for the gradients and the moving-statistic changes.
+                reduced = self._collective.all_reduce(rank, grads + batch_norms.changes(before, rank, count, total))
                 grads = None
             except BaseException:
-                for layer, (mean, variance) in zip(layers, before):
-                    layer.moving_mean.data[...] = mean
-                    layer.moving_variance.data[...] = variance
+                batch_norms.restore(before)
                 for weight in weights:
                     weight.grad = None
                 raise
-            self._apply_moving_stats(rank, before, reduced[len(weights):])
+            batch_norms.apply(before, reduced[len(weights):])
             self._optimizers[rank].apply_gradients(zip(reduced[:len(weights)], weights))
             replica_tools.apply_constraints(weights)
         return result
-
-    def _moving_stat_changes(self, rank, before, count, total):
-        """This replica's contribution to the change of each moving statistic
-        (None: nothing). Local statistics: its change times its share of the
-        batch, so the sum is the sample-weighted mean change. Synchronized
-        layers change the same way on every replica with samples: replica 0
-        (never idle) alone contributes, so idle replicas catch up exactly."""
-        share = count / total
-        changes = []
-        for layer, start in zip(self._batch_norms[rank], before):
-            synchronized = not any(layer is averaged for averaged in self._averaged[rank])
-            for weight, value in zip((layer.moving_mean, layer.moving_variance), start):
-                if synchronized:
-                    changes.append(weight.data - value if rank == 0 else None)
-                else:
-                    changes.append((weight.data - value) * share if count else None)
-        return changes
-
-    def _apply_moving_stats(self, rank, before, changes):
-        """Every replica sets the same ``start + change``: the moving
-        statistics stay identical across replicas (and exactly unchanged
-        when no replica changed them, e.g. a frozen layer)."""
-        changes = iter(changes)
-        for layer, start in zip(self._batch_norms[rank], before):
-            for weight, value in zip((layer.moving_mean, layer.moving_variance), start):
-                change = next(changes)
-                if change is not None:
-                    weight.data[...] = value + change
 
     def test_step(self, x, y, sample_weight=None):
         """Loss and metrics on one batch, every replica on its shard."""
@@ -440,7 +349,7 @@ class MirroredModel(Trainer):
             return _Shard()
         with device_scope(self.devices[rank]), no_grad():
             loss, parts, y_pred = self._replica_loss(rank, x, y, sample_weight, count, total, False)
-            return _Shard(float(loss.item()), parts, _to_host(y_pred))
+            return _Shard(float(loss.item()), parts, batches.to_host(y_pred))
 
     def _record(self, results, y, sample_weight):
         loss = sum(result.loss for result in results)
@@ -448,7 +357,7 @@ class MirroredModel(Trainer):
         for result in results:
             for name, value in result.parts.items():
                 parts[name] = parts.get(name, 0.0) + value
-        outputs = _concatenate([result.outputs for result in results if result.outputs is not None])
+        outputs = batches.concatenate([result.outputs for result in results if result.outputs is not None])
         self._update_logs(numpy.float64(loss), y, outputs, sample_weight,
                           {name: numpy.float64(value) for name, value in parts.items()})
         return loss
@@ -465,9 +374,10 @@ class MirroredModel(Trainer):
             if not shard[3]:
                 return None
             with device_scope(self.devices[rank]), no_grad():
-                return _to_host(self._replicas[rank](shard[0], training=False, **kwargs))
+                return batches.to_host(self._replicas[rank](shard[0], training=False, **kwargs))
 
-        outputs = _concatenate([out for out in self._run(forward, shards) if out is not None])
+        with self._cpu_blas():
+            outputs = batches.concatenate([out for out in self._run(forward, shards) if out is not None])
         if self._host_outputs:
             return outputs
         if isinstance(outputs, list):
@@ -483,25 +393,48 @@ class MirroredModel(Trainer):
         self.model.compile(optimizer=self.optimizer, loss=loss, metrics=metrics, loss_weights=loss_weights)
         self._optimizers = None
 
+    def _cpu_blas(self):
+        """Fewer BLAS threads while replicas share the CPU (blas_threads.py)."""
+        threads = self.cpu_blas_threads
+        cpus = [device for device in self.devices if device.kind == "cpu"]
+        if threads is None or len(cpus) < 2:
+            return contextlib.nullcontext()
+        if threads == "auto":
+            threads = max(1, (os.cpu_count() or 1) // len(cpus))
+        return blas_threads.at_most(threads)
+
     def fit(self, *args, **kwargs):
         """Train as ``Model.fit`` (same arguments, callbacks and History)."""
         try:
-            return super().fit(*args, **kwargs)
+            with self._cpu_blas():
+                return super().fit(*args, **kwargs)
         finally:
             self._sync_wrapped()
 
     def train_on_batch(self, *args, **kwargs):
         """One step on one batch, as ``Model.train_on_batch``."""
         try:
-            return super().train_on_batch(*args, **kwargs)
+            with self._cpu_blas():
+                return super().train_on_batch(*args, **kwargs)
         finally:
             self._sync_wrapped()
+
+    def evaluate(self, *args, **kwargs):
+        """Loss and metrics as ``Model.evaluate``."""
+        with self._cpu_blas():
+            return super().evaluate(*args, **kwargs)
+
+    def test_on_batch(self, *args, **kwargs):
+        """Loss and metrics on one batch, as ``Model.test_on_batch``."""
+        with self._cpu_blas():
+            return super().test_on_batch(*args, **kwargs)
 
     def predict(self, *args, **kwargs):
         """Outputs as NumPy arrays, as ``Model.predict``."""
         self._host_outputs = True
         try:
-            return super().predict(*args, **kwargs)
+            with self._cpu_blas():
+                return super().predict(*args, **kwargs)
         finally:
             self._host_outputs = False
 
@@ -509,92 +442,10 @@ class MirroredModel(Trainer):
         """Outputs for one batch as NumPy arrays."""
         self._host_outputs = True
         try:
-            return super().predict_on_batch(x)
+            with self._cpu_blas():
+                return super().predict_on_batch(x)
         finally:
             self._host_outputs = False
-
-    def _sync_wrapped(self):
-        if self._outdated_wrapped and self._replicas:
-            self.model.set_weights(self._replicas[0].get_weights())
-            self._outdated_wrapped = False
-
-    @property
-    def built(self):
-        return self.model.built
-
-    @property
-    def name(self):
-        return self.model.name
-
-    @property
-    def inputs(self):
-        return getattr(self.model, "inputs", None)
-
-    @property
-    def outputs(self):
-        return getattr(self.model, "outputs", None)
-
-    @property
-    def _primary(self):
-        return self._replicas[0] if self._replicas else self.model
-
-    @property
-    def layers(self):
-        """The first replica's layers."""
-        return self._primary.layers
-
-    def get_layer(self, name=None, index=None):
-        """A layer of the first replica, by name or index."""
-        return self._primary.get_layer(name=name, index=index)
-
-    @property
-    def weights(self):
-        return self._primary.weights
-
-    @property
-    def trainable_weights(self):
-        return self._primary.trainable_weights
-
-    @property
-    def non_trainable_weights(self):
-        return self._primary.non_trainable_weights
-
-    def get_weights(self):
-        """The weights (all replicas hold the same) as NumPy arrays."""
-        return self._primary.get_weights()
-
-    def set_weights(self, values):
-        """Set the weights of every replica (and of the wrapped model)."""
-        values = [backend.to_numpy(getattr(value, "data", value)) for value in values]
-        for replica in self._replicas or ():
-            replica.set_weights(values)
-        if not self._replicas or self._replicas[0] is not self.model:
-            self.model.set_weights(values)
-        self._outdated_wrapped = False
-
-    def count_params(self):
-        return self.model.count_params()
-
-    def summary(self, line_length=None, print_fn=None):
-        """The wrapped model's summary."""
-        self.model.summary(line_length=line_length, print_fn=print_fn)
-
-    def save(self, filepath, overwrite=True, include_optimizer=True):
-        """Save the plain wrapped model (``Model.save``): load it with
-        ``minikeras.models.load_model``, no MirroredModel needed."""
-        self._sync_wrapped()
-        self.model.save(filepath, overwrite=overwrite, include_optimizer=include_optimizer)
-
-    def save_weights(self, filepath, overwrite=True):
-        """Save the weights as ``Model.save_weights`` does."""
-        self._sync_wrapped()
-        self.model.save_weights(filepath, overwrite=overwrite)
-
-    def load_weights(self, filepath, skip_mismatch=False, by_name=False):
-        """Load weights into the wrapped model and every replica."""
-        self.model.load_weights(filepath, skip_mismatch=skip_mismatch, by_name=by_name)
-        if self._replicas:
-            self.set_weights(self.model.get_weights())
 
     def close(self):
         """Stop the worker threads and release the collectives (also done

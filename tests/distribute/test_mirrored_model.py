@@ -2,6 +2,7 @@
 progress bar, validation), evaluate, predict, summary, save; worker
 threads; bad arguments; recovery after running out of memory."""
 import gc
+import os
 import threading
 
 import numpy
@@ -234,3 +235,26 @@ def test_bad_arguments(split_cpu):
         mirrored.fit(numpy.ones((2, 8), "float32"), numpy.zeros(2))
     with pytest.raises(TypeError, match="MirroredModel"):
         mk.MirroredModel(mirrored)
+
+
+def test_blas_threads_are_limited_while_replicas_share_the_cpu(split_cpu):
+    from minikeras.distribute import blas_threads
+
+    if blas_threads.get() is None:
+        pytest.skip("NumPy's BLAS is not an OpenBLAS we can steer")
+    split_cpu(2)
+    before = blas_threads.get()
+    with blas_threads.at_most(1):
+        assert blas_threads.get() == 1
+    assert blas_threads.get() == before
+    seen = []
+    model = mk.Sequential([layers.Input((4,)), layers.Lambda(lambda t: (seen.append(blas_threads.get()), t)[1]),
+                           layers.Dense(2)])
+    mirrored = mk.MirroredModel(model)
+    mirrored.predict(numpy.ones((4, 4), "float32"))
+    assert seen[-2:] == [max(1, (os.cpu_count() or 1) // 2)] * 2
+    assert blas_threads.get() == before
+    mirrored.cpu_blas_threads = None
+    seen.clear()
+    mirrored.predict(numpy.ones((4, 4), "float32"))
+    assert seen == [before, before]

@@ -1,0 +1,105 @@
+"""What a MirroredModel shows of the model it wraps: layers, weights,
+summary, saving. Weights are read from the first replica (all replicas hold
+the same); saving writes the plain wrapped model."""
+from minikeras import backend
+
+
+class WrappedModelFacade:
+    """Mixin for MirroredModel: the wrapped ``model``'s Model surface.
+
+    Expects ``self.model``, ``self._replicas`` (None before they are made)
+    and ``self._outdated_wrapped`` (True when the wrapped model, not being
+    replica 0, missed updates).
+    """
+
+    def _sync_wrapped(self):
+        """Copy replica 0's weights into the wrapped model if it is behind."""
+        if self._outdated_wrapped and self._replicas:
+            self.model.set_weights(self._replicas[0].get_weights())
+            self._outdated_wrapped = False
+
+    @property
+    def _primary(self):
+        return self._replicas[0] if self._replicas else self.model
+
+    @property
+    def built(self):
+        """Whether the wrapped model has its weights."""
+        return self.model.built
+
+    @property
+    def name(self):
+        """The wrapped model's name."""
+        return self.model.name
+
+    @property
+    def inputs(self):
+        """The wrapped model's symbolic inputs (functional and Sequential)."""
+        return getattr(self.model, "inputs", None)
+
+    @property
+    def outputs(self):
+        """The wrapped model's symbolic outputs (names the compiled losses)."""
+        return getattr(self.model, "outputs", None)
+
+    @property
+    def layers(self):
+        """The first replica's layers."""
+        return self._primary.layers
+
+    def get_layer(self, name=None, index=None):
+        """A layer of the first replica, by name or index."""
+        return self._primary.get_layer(name=name, index=index)
+
+    @property
+    def weights(self):
+        """The first replica's weights."""
+        return self._primary.weights
+
+    @property
+    def trainable_weights(self):
+        """The first replica's trainable weights."""
+        return self._primary.trainable_weights
+
+    @property
+    def non_trainable_weights(self):
+        """The first replica's non-trainable weights."""
+        return self._primary.non_trainable_weights
+
+    def get_weights(self):
+        """The weights (every replica holds the same) as NumPy arrays."""
+        return self._primary.get_weights()
+
+    def set_weights(self, values):
+        """Set the weights of every replica (and of the wrapped model)."""
+        values = [backend.to_numpy(getattr(value, "data", value)) for value in values]
+        for replica in self._replicas or ():
+            replica.set_weights(values)
+        if not self._replicas or self._replicas[0] is not self.model:
+            self.model.set_weights(values)
+        self._outdated_wrapped = False
+
+    def count_params(self):
+        """The wrapped model's parameter count."""
+        return self.model.count_params()
+
+    def summary(self, line_length=None, print_fn=None):
+        """The wrapped model's summary."""
+        self.model.summary(line_length=line_length, print_fn=print_fn)
+
+    def save(self, filepath, overwrite=True, include_optimizer=True):
+        """Save the plain wrapped model (``Model.save``): load it with
+        ``minikeras.models.load_model``, no MirroredModel needed."""
+        self._sync_wrapped()
+        self.model.save(filepath, overwrite=overwrite, include_optimizer=include_optimizer)
+
+    def save_weights(self, filepath, overwrite=True):
+        """Save the weights as ``Model.save_weights`` does."""
+        self._sync_wrapped()
+        self.model.save_weights(filepath, overwrite=overwrite)
+
+    def load_weights(self, filepath, skip_mismatch=False, by_name=False):
+        """Load weights into the wrapped model and every replica."""
+        self.model.load_weights(filepath, skip_mismatch=skip_mismatch, by_name=by_name)
+        if self._replicas:
+            self.set_weights(self.model.get_weights())
