@@ -308,9 +308,9 @@ class MirroredModel(WrappedModelFacade, Trainer):
     def _train_replica(self, rank, shard, total, weights):
         x, y, sample_weight, count = shard
         batch_norms = self._batch_norms[rank]
-        before = batch_norms.snapshot()
         result = _Shard()
         with device_scope(self.devices[rank]):
+            before = batch_norms.snapshot()  # in the scope: GPU copies come from the device's pool
             try:
                 grads = [None] * len(weights)
                 if count:

@@ -166,3 +166,32 @@ def test_unbuilt_model_is_built_on_first_batch(split_cpu):
     mirrored.fit(x, y, batch_size=6, epochs=1, verbose=0)
     assert model.built and len(mirrored.replicas) == 2
     assert_replicas_identical(mirrored)
+
+
+def test_two_input_two_output_functional_model(split_cpu):
+    split_cpu(2)
+
+    def make():
+        mk.random.seed(0)
+        first, second = layers.Input((5,), name="a"), layers.Input((3,), name="b")
+        merged = layers.Concatenate()([layers.Dense(6, activation="relu")(first), second])
+        return mk.Model([first, second], [layers.Dense(3, name="label")(merged), layers.Dense(1, name="value")(merged)])
+
+    single, wrapped = make(), make()
+    wrapped.set_weights(single.get_weights())
+    rng = numpy.random.default_rng(0)
+    x = [rng.normal(size=(23, 5)).astype("float32"), rng.normal(size=(23, 3)).astype("float32")]
+    y = [rng.integers(0, 3, 23), rng.normal(size=(23, 1)).astype("float32")]
+    weights = [rng.random(23).astype("float32")] * 2
+    arguments = dict(loss=[logits_loss(), "mse"], loss_weights=[1.0, 0.5], metrics=[["accuracy"], ["mae"]])
+    single.compile(OPTIMIZERS["adam"](), **arguments)
+    mirrored = mk.MirroredModel(wrapped)
+    mirrored.compile(OPTIMIZERS["adam"](), **arguments)
+    expected = single.fit(x, y, sample_weight=weights, batch_size=7, epochs=2, shuffle=False, verbose=0)
+    got = mirrored.fit(x, y, sample_weight=weights, batch_size=7, epochs=2, shuffle=False, verbose=0)
+    assert set(got.history) == set(expected.history)
+    for key in expected.history:
+        numpy.testing.assert_allclose(got.history[key], expected.history[key], rtol=1e-5, err_msg=key)
+    assert_weights_close(wrapped.get_weights(), single.get_weights())
+    predicted = mirrored.predict(x)
+    assert isinstance(predicted, list) and [p.shape for p in predicted] == [(23, 3), (23, 1)]
