@@ -175,7 +175,7 @@ def build_optimizers(optimizers, weight_lists):
         put back unbuilt, so that a failed step (e.g. out of memory for the
         slots, or later in the step) leaves nothing behind.
     """
-    snapshots = [None if optimizer.built else copy.deepcopy(vars(optimizer)) for optimizer in optimizers]
+    snapshots = [None if optimizer.built else _unbuilt_state(optimizer) for optimizer in optimizers]
     try:
         for optimizer, weights in zip(optimizers, weight_lists):
             optimizer.build(weights)
@@ -183,6 +183,16 @@ def build_optimizers(optimizers, weight_lists):
         unbuild_optimizers(optimizers, snapshots)
         raise
     return snapshots
+
+
+def _unbuilt_state(optimizer):
+    """The attributes of an optimizer with no state yet (the learning rate,
+    maybe a user's schedule or callable, shared rather than copied)."""
+    rate = vars(optimizer).get("_learning_rate")
+    try:
+        return copy.deepcopy(vars(optimizer), {id(rate): rate})
+    except Exception:  # an attribute of a custom optimizer that cannot be copied
+        return None
 
 
 def unbuild_optimizers(optimizers, snapshots):

@@ -113,7 +113,7 @@ class Trainer:
         trainable = self.trainable_weights
         for weight in trainable:
             weight.grad = None
-        unbuilt = None if self.optimizer.built else copy.deepcopy(vars(self.optimizer))
+        unbuilt = None if self.optimizer.built else _unbuilt_state(self.optimizer)
         try:
             loss.backward()
             self.optimizer.apply_gradients([(w.grad, w) for w in trainable])
@@ -313,6 +313,18 @@ class Trainer:
             return logs
         values = list(logs.values())
         return values[0] if len(values) == 1 else values
+
+
+def _unbuilt_state(optimizer):
+    """A copy of an optimizer's attributes before its first update (no
+    arrays yet), to put back if that update fails half way; the learning
+    rate (possibly a user's schedule or callable) is shared, not copied.
+    None when the attributes cannot be copied."""
+    rate = vars(optimizer).get("_learning_rate")
+    try:
+        return copy.deepcopy(vars(optimizer), {id(rate): rate})
+    except Exception:  # an attribute of a custom optimizer that cannot be copied
+        return None
 
 
 def _batch_size(y_pred):
