@@ -17,6 +17,7 @@ from minikeras.device import (  # noqa: F401
     get_memory_info,
     get_soft_device_placement,
     get_visible_devices,
+    is_initialized,
     list_logical_devices,
     list_physical_devices,
     reset_memory_stats,
