@@ -37,7 +37,8 @@ import numpy
 from minikeras.autograd import Tensor, no_grad
 from minikeras.device import Device, registry
 from minikeras.device import device as device_scope
-from minikeras.distribute import batches, blas_threads
+from minikeras.backend import blas_threads
+from minikeras.distribute import batches
 from minikeras.distribute import replicas as replica_tools
 from minikeras.distribute.all_reduce import AllReduce, default_all_reduce
 from minikeras.distribute.batch_norm_sync import CrossReplicaStats, ReplicaBatchNorms, running

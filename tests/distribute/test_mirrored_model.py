@@ -238,7 +238,7 @@ def test_bad_arguments(split_cpu):
 
 
 def test_blas_threads_are_limited_while_replicas_share_the_cpu(split_cpu):
-    from minikeras.distribute import blas_threads
+    from minikeras.backend import blas_threads
 
     if blas_threads.get() is None:
         pytest.skip("NumPy's BLAS is not an OpenBLAS we can steer")

@@ -19,6 +19,8 @@ blocks per call. On a GPU there is one block (the whole batch): one GEMM.
 """
 import numpy
 
+from minikeras.backend.threads import parallel_blocks
+
 # Bytes of patch matrix per block on the CPU: small enough to stay in the
 # last-level cache next to the product's output (see the module docstring).
 CHUNK_BYTES = 4 << 20
@@ -219,21 +221,42 @@ def im2col_products(xp, source, geometry, right=None, left=None, keep=False):
     batch, rows, patch = geometry.batch, geometry.rows_per_sample, geometry.patch_size
     dtype = source.dtype
     forward = None if right is None else xp.empty((batch * rows, right.shape[1]), xp.result_type(dtype, right.dtype))
-    transposed = None if left is None else xp.zeros((patch, left.shape[1]), xp.result_type(dtype, left.dtype))
     per = geometry.samples_per_chunk(xp, rows * patch * source.itemsize)
-    padding = geometry.pad_buffer(xp, per, dtype)
     kh, kw = geometry.window
-    buffer = xp.empty(((batch if keep else per), geometry.out_h, geometry.out_w, kh, kw, geometry.channels), dtype)
-    for start in range(0, batch, per):
-        stop = min(batch, start + per)
-        block = buffer[start:stop] if keep else buffer[: stop - start]
-        xp.copyto(block, geometry.windows(xp, geometry.padded_block(source, start, stop, padding)))
-        cols = block.reshape((stop - start) * rows, patch)
-        if right is not None:
-            xp.matmul(cols, right, out=forward[start * rows : stop * rows])
-        if left is not None:
-            transposed += cols.T @ left[start * rows : stop * rows]
-    return forward, transposed, (buffer.reshape(batch * rows, patch) if keep else None)
+    starts = list(range(0, batch, per))
+    shared = xp.empty((batch, geometry.out_h, geometry.out_w, kh, kw, geometry.channels), dtype) if keep else None
+
+    def work(worker, workers):
+        # Each worker takes every workers-th block, with its own buffers.
+        padding = geometry.pad_buffer(xp, per, dtype)
+        buffer = shared if keep else xp.empty((per, geometry.out_h, geometry.out_w, kh, kw, geometry.channels), dtype)
+        transposed = None
+        for start in starts[worker::workers]:
+            stop = min(batch, start + per)
+            block = buffer[start:stop] if keep else buffer[: stop - start]
+            xp.copyto(block, geometry.windows(xp, geometry.padded_block(source, start, stop, padding)))
+            cols = block.reshape((stop - start) * rows, patch)
+            if right is not None:
+                xp.matmul(cols, right, out=forward[start * rows : stop * rows])
+            if left is not None:
+                part = cols.T @ left[start * rows : stop * rows]
+                transposed = part if transposed is None else transposed.__iadd__(part)
+        return transposed
+
+    partials = [t for t in _run_blocks(xp, work, len(starts)) if t is not None]
+    transposed = None
+    if left is not None:
+        transposed = partials[0] if partials else xp.zeros((patch, left.shape[1]), xp.result_type(dtype, left.dtype))
+        for part in partials[1:]:
+            transposed += part
+    return forward, transposed, (shared.reshape(batch * rows, patch) if keep else None)
+
+
+def _run_blocks(xp, work, count):
+    """Blocks on several CPU threads (backend/threads.py); one call on a GPU."""
+    if xp is numpy:
+        return parallel_blocks(work, count)
+    return [work(0, 1)]
 
 
 def keeps_patch_matrix(xp, geometry):
@@ -268,14 +291,19 @@ def col2im_product(xp, left, right, geometry, dtype):
     batch, rows, patch = geometry.batch, geometry.rows_per_sample, geometry.patch_size
     result = xp.zeros((batch, geometry.height, geometry.width, geometry.channels), dtype)
     per = geometry.samples_per_chunk(xp, rows * patch * numpy.dtype(dtype).itemsize)
-    buffer = xp.empty((per * rows, patch), dtype)
     kh, kw = geometry.window
-    for start in range(0, batch, per):
-        stop = min(batch, start + per)
-        block = buffer[: (stop - start) * rows]
-        xp.matmul(left[start * rows : stop * rows], right, out=block)
-        patches = block.reshape(stop - start, geometry.out_h, geometry.out_w, kh, kw, geometry.channels)
-        geometry.scatter_add(result[start:stop], patches)
+    starts = list(range(0, batch, per))
+
+    def work(worker, workers):
+        buffer = xp.empty((per * rows, patch), dtype)
+        for start in starts[worker::workers]:
+            stop = min(batch, start + per)
+            block = buffer[: (stop - start) * rows]
+            xp.matmul(left[start * rows : stop * rows], right, out=block)
+            patches = block.reshape(stop - start, geometry.out_h, geometry.out_w, kh, kw, geometry.channels)
+            geometry.scatter_add(result[start:stop], patches)
+
+    _run_blocks(xp, work, len(starts))
     return result
 
 
