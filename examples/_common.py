@@ -19,13 +19,19 @@ def positive_int(text):
     return value
 
 
-def parser(description, epochs, batch_size, datasets=None):
-    """An argument parser with the options every example takes."""
+def parser(description, epochs, batch_size, datasets=None, device=True):
+    """An argument parser with the options every example takes.
+
+    ``device=False`` leaves out ``--device``, for examples that choose their
+    devices themselves.
+    """
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--epochs", type=positive_int, default=epochs, help=f"training epochs (default {epochs})")
     p.add_argument("--batch-size", type=positive_int, default=batch_size,
                    help=f"batch size (default {batch_size})")
-    p.add_argument("--device", default=None, help="device to train on, e.g. cpu:0 or gpu:0 (default: the default device)")
+    if device:
+        p.add_argument("--device", default=None,
+                       help="device to train on, e.g. cpu:0 or gpu:0 (default: the default device)")
     p.add_argument("--limit", type=positive_int, default=None,
                    help="use only the first N training and test samples (smoke runs)")
     p.add_argument("--seed", type=int, default=0, help="random seed")

@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import minikeras as mk  # noqa: E402
 from minikeras import config, layers  # noqa: E402
-from _common import Timer, limit, parser  # noqa: E402
+from _common import Timer, limit, parser, positive_int, run  # noqa: E402
 
 
 def build_model():
@@ -34,11 +34,12 @@ def build_model():
 
 
 def main(argv=None):
-    p = parser(__doc__.splitlines()[0], epochs=3, batch_size=256, datasets=["fashion_mnist", "mnist"])
-    p.add_argument("--replicas", type=int, default=2, help="logical CPU devices when there are < 2 GPUs")
+    # No --device: MirroredModel places one replica on each device it uses.
+    p = parser(__doc__.splitlines()[0], epochs=3, batch_size=256, datasets=["fashion_mnist", "mnist"],
+               device=False)
+    p.add_argument("--replicas", type=positive_int, default=2,
+                   help="logical CPU devices when there are fewer than 2 GPUs (default 2)")
     args = p.parse_args(argv)
-    if args.replicas < 1:
-        p.error("--replicas must be >= 1")
     gpus = config.list_physical_devices("GPU")
     if len(gpus) < 2 and not config.is_initialized():
         cpu = config.list_physical_devices("CPU")[0]
@@ -65,4 +66,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

@@ -5,7 +5,9 @@ in this process, so the tiny datasets of ``conftest.py`` (with the loaders'
 expected counts shrunk to match) stand in for the real ones; the loaders'
 checks stay as strict as users get them. ``device_placement.py`` configures
 logical devices, which is allowed only before first use, so it runs as a
-script in a fresh interpreter, as a user would run it.
+script in a fresh interpreter, as a user would run it; ``mirrored_training.py``
+does too but needs the tiny datasets, so it runs in this process on a fresh
+device registry (the ``fresh_devices`` fixture).
 """
 import importlib.util
 import os
@@ -16,6 +18,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from minikeras import config
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 EXAMPLES = REPOSITORY / "examples"
@@ -55,12 +59,6 @@ def reported_accuracy(output):
     return float(found[-1])
 
 
-def test_every_example_is_covered():
-    # A new example must get a smoke test below, not rot unnoticed.
-    smoke_tested = {name for name, _ in SMOKE_CASES} | {"device_placement"}
-    assert set(ALL_EXAMPLES) - {"mirrored_training"} <= smoke_tested
-
-
 SMOKE_CASES = [
     ("mnist_mlp", ["--dataset", "mnist"]),
     ("mnist_mlp", ["--dataset", "fashion_mnist"]),
@@ -68,14 +66,15 @@ SMOKE_CASES = [
     ("cifar10_cnn", []),
     ("demo", ["--device", "cpu:0"]),
 ]
-# Over 10 s on 2 cores (the convolutions on 32 x 32 images).
-_SLOW = {"cifar10_cnn"}
 
 
-@pytest.mark.parametrize("name, extra_args", [
-    pytest.param(name, args, id=" ".join([name] + args), marks=[pytest.mark.slow] if name in _SLOW else [])
-    for name, args in SMOKE_CASES
-])
+def test_every_example_is_covered():
+    # A new example must get a smoke test in this file, not rot unnoticed.
+    smoke_tested = {name for name, _ in SMOKE_CASES} | {"device_placement", "mirrored_training"}
+    assert set(ALL_EXAMPLES) <= smoke_tested
+
+
+@pytest.mark.parametrize("name, extra_args", SMOKE_CASES, ids=[" ".join([name] + args) for name, args in SMOKE_CASES])
 def test_example_trains_and_reports_test_accuracy(name, extra_args, tiny_datasets, load_example, capsys):
     accuracy = load_example(name).main(SMOKE_ARGS + extra_args)
     output = capsys.readouterr().out
@@ -110,6 +109,19 @@ def test_device_placement_runs_as_a_script(tmp_path):
     assert re.search(r"Executing op MatMul in device /device:(CPU|GPU):1", output + result.stderr)
 
 
+def test_mirrored_training_splits_batches_over_two_logical_cpus(tiny_datasets, fresh_devices, load_example, capsys):
+    # fresh_devices: the example splits the CPU into logical devices, which is
+    # allowed only before first use.
+    if len(config.list_physical_devices("GPU")) >= 2:
+        pytest.skip("with two GPUs the example mirrors over them, not over logical CPUs")
+    accuracy = load_example("mirrored_training").main(SMOKE_ARGS + ["--dataset", "fashion_mnist", "--replicas", "2"])
+    output = capsys.readouterr().out
+    assert "replicas on: ['cpu:0', 'cpu:1']" in output
+    assert "mirrored CNN on 2 devices" in output
+    assert 0.0 <= accuracy <= 1.0
+    assert reported_accuracy(output) == pytest.approx(accuracy, abs=5e-5)
+
+
 @pytest.mark.parametrize("name", ALL_EXAMPLES)
 def test_help(name, monkeypatch, capsys):
     with pytest.raises(SystemExit) as exit_info:
@@ -127,6 +139,8 @@ def test_help(name, monkeypatch, capsys):
     ("cifar10_cnn", ["--batch-size", "0"], "--batch-size: expected a whole number of at least 1, received '0'"),
     ("demo", ["--verbose", "3"], "invalid choice: 3"),
     ("device_placement", ["--epochs", "0"], "--epochs: expected a whole number of at least 1, received '0'"),
+    ("mirrored_training", ["--replicas", "0"], "--replicas: expected a whole number of at least 1, received '0'"),
+    ("mirrored_training", ["--device", "cpu:0"], "unrecognized arguments: --device cpu:0"),
 ])
 def test_bad_arguments_are_rejected(name, argv, complaint, load_example, capsys):
     # Rejected by argparse before any data is loaded or device configured.
@@ -140,9 +154,12 @@ def test_bad_arguments_are_rejected(name, argv, complaint, load_example, capsys)
     ("mnist_mlp", ["--dataset", "mnist"], "mnist.npz"),
     ("mnist_cnn", ["--dataset", "fashion_mnist"], os.path.join("fashion-mnist", "train-images-idx3-ubyte.gz")),
     ("cifar10_cnn", [], "cifar-10-python.tar.gz"),
+    ("mirrored_training", ["--dataset", "mnist"], "mnist.npz"),
 ])
-def test_missing_dataset_offline_is_one_clear_error(name, argv, file_name, empty_datasets, monkeypatch):
+def test_missing_dataset_offline_is_one_clear_error(name, argv, file_name, empty_datasets, fresh_devices,
+                                                    monkeypatch):
     # Run as a script: the message alone, exit status 1, no traceback.
+    # (fresh_devices: mirrored_training configures logical devices first.)
     with pytest.raises(SystemExit) as exit_info:
         run_as_script(name, argv + ["--epochs", "1"], monkeypatch)
     message = exit_info.value.code
