@@ -79,3 +79,10 @@ def at_most(count):
         yield
     finally:
         api[1](previous)
+
+
+def set_count(count):
+    """Set the BLAS thread count (no-op when BLAS is not OpenBLAS)."""
+    api = _api()
+    if api is not None:
+        api[1](int(count))

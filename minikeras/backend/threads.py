@@ -1,5 +1,14 @@
 """Running independent blocks of one op on several CPU cores.
 
+minikeras parallelises its own heavy CPU ops and keeps BLAS itself
+single-threaded: OpenBLAS's threads busy-wait for each other, and on a
+machine where anything else competes for the cores each multi-threaded
+product can stall for a scheduling quantum (measured on the 2-core target
+machine under load: an MLP training step took 76 ms with two OpenBLAS
+threads and 5.6 ms with one). The BLAS thread count is set to 1 when the
+first op needs it, unless OPENBLAS_NUM_THREADS, OMP_NUM_THREADS or
+MINIKERAS_BLAS_THREADS is set in the environment, which is then respected.
+
 NumPy's ufuncs and copies are single-threaded, and BLAS's own threads only
 help the matrix product, so an op made of a copy and a product per block
 (im2col convolution) uses one core for half its time. Here its blocks run
@@ -13,6 +22,8 @@ this process may run on); 1 turns it off.
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
+
+import numpy
 
 from minikeras.backend import blas_threads
 
@@ -53,6 +64,21 @@ def set_num_threads(count):
             _state["pool"] = None
 
 
+_blas = {"configured": False}
+
+
+def _configure_blas():
+    """Make BLAS single-threaded once, unless the user chose a count."""
+    _blas["configured"] = True
+    if any(os.environ.get(name) for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MINIKERAS_BLAS_THREADS")):
+        count = os.environ.get("MINIKERAS_BLAS_THREADS")
+        if count:
+            blas_threads.set_count(int(count))
+        return
+    if num_threads() > 1:
+        blas_threads.set_count(1)
+
+
 def _pool():
     with _lock:
         if _state["pool"] is None:
@@ -70,12 +96,49 @@ def parallel_blocks(function, count):
     asked for it with :func:`single_threaded`).
     """
     workers = min(num_threads(), count)
+    if not _blas["configured"]:
+        _configure_blas()
     name = threading.current_thread().name
     if workers <= 1 or getattr(_local, "single", False) or name.startswith(("minikeras-op", "minikeras-replica")):
         return [function(0, 1)]
-    with blas_threads.at_most(1):
-        futures = [_pool().submit(function, worker, workers) for worker in range(workers)]
-        return [future.result() for future in futures]
+    pool = _pool()
+    futures = [pool.submit(function, worker, workers) for worker in range(1, workers)]
+    first = function(0, workers)  # the calling thread does a share too
+    return [first] + [future.result() for future in futures]
+
+
+# Products smaller than this many multiply-adds run in one thread: splitting
+# costs a few tens of microseconds of thread hand-off.
+PARALLEL_MATMUL_MIN = 1 << 22
+
+
+def matmul(a, b, out=None):
+    """``a @ b`` for 2-D NumPy arrays, split over the op threads when large.
+
+    The rows of ``a`` (or, for few rows, the columns of ``b``) are divided
+    among the threads, each a single-threaded BLAS call writing its part of
+    ``out``.
+    """
+    rows, inner = a.shape
+    cols = b.shape[1]
+    if rows * inner * cols < PARALLEL_MATMUL_MIN or num_threads() == 1:
+        if not _blas["configured"]:
+            _configure_blas()
+        return numpy.matmul(a, b, out=out)
+    if out is None:
+        out = numpy.empty((rows, cols), dtype=numpy.result_type(a.dtype, b.dtype))
+    split_rows = rows >= cols or rows >= 64 * num_threads()
+
+    def part(worker, workers):
+        if split_rows:
+            step = -(-rows // workers)
+            numpy.matmul(a[worker * step:(worker + 1) * step], b, out=out[worker * step:(worker + 1) * step])
+        else:
+            step = -(-cols // workers)
+            numpy.matmul(a, b[:, worker * step:(worker + 1) * step], out=out[:, worker * step:(worker + 1) * step])
+
+    parallel_blocks(part, num_threads())
+    return out
 
 
 class single_threaded:  # noqa: N801  (used as a context manager)

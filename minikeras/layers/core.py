@@ -15,6 +15,7 @@ import sys
 
 import numpy
 
+from minikeras.backend import threads
 from minikeras import activations, constraints, initializers, ops, regularizers
 from minikeras.autograd import Function
 from minikeras.layers.base import Layer
@@ -55,6 +56,13 @@ def _float_input(layer, inputs):
 
 
 # ------------------------------------------------------------------ Dense
+def _matmul(xp, a, b):
+    """A 2-D product, spread over the CPU op threads when large."""
+    if xp is numpy:
+        return threads.matmul(a, b)
+    return a @ b
+
+
 class _DenseFunction(Function):
     """``relu?(x @ kernel + bias)`` on the last axis of ``x``, as one node.
 
@@ -69,7 +77,7 @@ class _DenseFunction(Function):
         xp = self.device.xp
         self.input_shape = x.shape
         x2 = x if x.ndim == 2 else x.reshape(-1, x.shape[-1])
-        out = x2 @ kernel
+        out = _matmul(xp, x2, kernel)
         if bias is not None:
             out += bias
         if self.relu:
@@ -88,12 +96,13 @@ class _DenseFunction(Function):
         if out is not None:
             grad2 = grad2 * (out > 0)
         grad_x = grad_kernel = grad_bias = None
+        xp = self.device.xp
         if needs[0]:
-            grad_x = grad2 @ kernel.T
+            grad_x = _matmul(xp, grad2, kernel.T)
             if len(self.input_shape) != 2:
                 grad_x = grad_x.reshape(self.input_shape)
         if needs[1]:
-            grad_kernel = x2.T @ grad2
+            grad_kernel = _matmul(xp, x2.T, grad2)
         if self.has_bias and needs[2]:
             grad_bias = grad2.sum(axis=0)
         if self.has_bias:

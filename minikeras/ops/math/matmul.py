@@ -2,7 +2,10 @@
 
 __all__ = ["matmul"]
 
+import numpy
+
 from minikeras.autograd import Function
+from minikeras.backend import threads
 from minikeras.ops._checks import shape_of
 
 
@@ -11,6 +14,8 @@ class MatMul(Function):
         needs_a, needs_b = self.needs_input_grad
         self.save_for_backward(a if needs_b else None, b if needs_a else None)
         self.vector_a, self.vector_b = a.ndim == 1, b.ndim == 1
+        if a.ndim == 2 and b.ndim == 2 and self.device.xp is numpy:
+            return threads.matmul(a, b)
         return a @ b
 
     def backward(self, grad):
@@ -23,13 +28,16 @@ class MatMul(Function):
         grad_a = grad_b = None
         if b is not None:
             b_matrix = b[:, None] if self.vector_b else b
-            grad_a = grad @ xp.swapaxes(b_matrix, -1, -2)
+            if b_matrix.ndim == 2 and grad.ndim == 2 and xp is numpy:
+                grad_a = threads.matmul(grad, b_matrix.T)
+            else:
+                grad_a = grad @ xp.swapaxes(b_matrix, -1, -2)
             if self.vector_a:
                 grad_a = grad_a[..., 0, :]
         if a is not None:
             a_matrix = a[None, :] if self.vector_a else a
             if a_matrix.ndim == 2 and grad.ndim == 2:
-                grad_b = a_matrix.T @ grad
+                grad_b = threads.matmul(a_matrix.T, grad) if xp is numpy else a_matrix.T @ grad
             else:
                 grad_b = xp.swapaxes(a_matrix, -1, -2) @ grad
             if self.vector_b:
