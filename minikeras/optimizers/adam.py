@@ -1,8 +1,15 @@
 """Adam: adaptive moment estimation (Kingma & Ba, 2014)."""
 import math
 
+import numpy
+
+from minikeras.backend import threads
 from minikeras.optimizers._checks import check_float_in_range
 from minikeras.optimizers.optimizer import Optimizer
+
+# Variables with at least this many elements are updated in parallel slices
+# (12 passes over 256K floats take about 1 ms, well above the thread hand-off).
+_PARALLEL_MIN = 1 << 18
 
 
 class Adam(Optimizer):
@@ -62,7 +69,24 @@ class Adam(Optimizer):
         momentum, velocity = self._momentums[index], self._velocities[index]
         xp = variable.device.xp
         work, update = self.scratch(variable, 2)
+        velocity_hat = self._velocity_hats[index] if self.amsgrad else None
+        arrays = (gradient, momentum, velocity, velocity_hat, variable.data, work, update)
+        if xp is numpy and variable.data.size >= _PARALLEL_MIN and all(
+                a is None or a.flags.c_contiguous for a in arrays):
+            flat = [None if a is None else a.reshape(-1) for a in arrays]
+            size = variable.data.size
 
+            def part(worker, workers):
+                step = -(-size // workers)
+                piece = slice(worker * step, (worker + 1) * step)
+                self._adam_math(xp, alpha, *[None if a is None else a[piece] for a in flat])
+
+            threads.parallel_blocks(part, threads.num_threads())
+        else:
+            self._adam_math(xp, alpha, *arrays)
+
+    def _adam_math(self, xp, alpha, gradient, momentum, velocity, velocity_hat, weights, work, update):
+        """The update on matching arrays (whole variables or equal slices)."""
         xp.subtract(gradient, momentum, out=work)
         work *= 1.0 - self.beta_1
         momentum += work
@@ -70,15 +94,14 @@ class Adam(Optimizer):
         work -= velocity
         work *= 1.0 - self.beta_2
         velocity += work
-        if self.amsgrad:
-            velocity_hat = self._velocity_hats[index]
+        if velocity_hat is not None:
             xp.maximum(velocity_hat, velocity, out=velocity_hat)
             velocity = velocity_hat
         xp.sqrt(velocity, out=work)
         work += self.epsilon
         xp.multiply(momentum, alpha, out=update)
         update /= work
-        variable.data -= update
+        weights -= update
 
     def get_config(self):
         config = super().get_config()

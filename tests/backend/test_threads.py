@@ -41,7 +41,7 @@ def test_single_threaded_context_runs_in_the_caller(two_threads):
 
 
 @pytest.mark.parametrize("shape_a, shape_b, transpose_a", [
-    ((256, 300), (300, 200), False), ((8, 2000), (2000, 600), False), ((300, 256), (300, 128), True),
+    ((512, 300), (300, 256), False), ((8, 4000), (4000, 1200), False), ((600, 512), (600, 128), True),
 ])
 def test_split_matmul_matches_numpy(two_threads, shape_a, shape_b, transpose_a):
     rng = numpy.random.default_rng(0)
@@ -66,3 +66,22 @@ def test_blas_is_single_threaded_after_first_op_unless_user_chose(monkeypatch, t
         monkeypatch.delenv(name, raising=False)
     threads._configure_blas()
     assert blas_threads.get() == 1
+
+
+@pytest.mark.parametrize("amsgrad", [False, True])
+def test_adam_in_parallel_slices_equals_one_pass(two_threads, amsgrad):
+    import minikeras as mk
+
+    rng = numpy.random.default_rng(0)
+    start = rng.standard_normal((600, 500)).astype(numpy.float32)  # 300K elements: the sliced path
+    results = []
+    for count in (1, 2):
+        threads.set_num_threads(count)
+        weight = mk.Tensor(start.copy(), requires_grad=True)
+        optimizer = mk.optimizers.Adam(0.01, amsgrad=amsgrad)
+        for step in range(3):
+            gradient = numpy.random.default_rng(step).standard_normal(start.shape).astype(numpy.float32)
+            optimizer.apply_gradients([(gradient, weight)])
+        results.append(weight.numpy())
+    numpy.testing.assert_array_equal(results[0], results[1])
+    assert not numpy.array_equal(results[0], start)
