@@ -152,3 +152,38 @@ class single_threaded:  # noqa: N801  (used as a context manager)
 
     def __exit__(self, *exc):
         _local.single = self._previous
+
+
+# Elementwise work on fewer elements than this stays in one thread.
+PARALLEL_ELEMENTS_MIN = 1 << 18
+
+
+def split_batch(function, batch, elements):
+    """Run ``function(start, stop)`` over slices of the batch axis in parallel.
+
+    ``elements`` is the op's size: below PARALLEL_ELEMENTS_MIN (or with one
+    sample) it is one call in this thread. Slices are disjoint, so the
+    function may write its share of outputs in place.
+    """
+    workers = min(num_threads(), batch)
+    if elements < PARALLEL_ELEMENTS_MIN or workers <= 1:
+        function(0, batch)
+        return
+    step = -(-batch // workers)
+
+    def part(worker, count):
+        start = worker * step if count == workers else 0
+        stop = min(batch, start + step) if count == workers else batch
+        if start < stop:
+            function(start, stop)
+
+    parallel_blocks(part, workers)
+
+
+def on_batch(xp, function, batch, elements):
+    """``function(start, stop)`` over batch slices: split_batch on NumPy,
+    one call on a GPU (one kernel per op is what a GPU wants)."""
+    if xp is numpy:
+        split_batch(function, batch, elements)
+    else:
+        function(0, batch)

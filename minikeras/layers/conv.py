@@ -15,6 +15,7 @@ import numpy
 
 from minikeras import activations, constraints, initializers, ops, regularizers
 from minikeras.autograd import Function
+from minikeras.backend import threads
 from minikeras.layers.base import Layer
 from minikeras.layers.core import _add_activity_loss, _apply_activation
 from minikeras.layers.input_spec import InputSpec
@@ -87,21 +88,44 @@ class _BiasActivation(Function):
     def forward(self, x, bias=None):
         xp = self.device.xp
         out = x
-        if bias is not None:
-            out += bias
+
+        def apply(start, stop):
+            part = out[start:stop]
+            if bias is not None:
+                part += bias
+            if self.relu:
+                xp.maximum(part, 0, out=part)
+
+        threads.on_batch(xp, apply, out.shape[0] if out.ndim else 1, out.size)
         if self.relu:
-            xp.maximum(out, 0, out=out)
             self.save_for_backward(out)
         return out
 
     def backward(self, grad):
+        xp = self.device.xp
+        wants_bias = len(self.needs_input_grad) > 1 and self.needs_input_grad[1]
+        out = self.saved[0] if self.relu else None
+        if not self.relu and not wants_bias:
+            return (grad,)
+        batch = grad.shape[0] if grad.ndim else 1
+        grad_in = xp.empty_like(grad) if self.relu else grad
+        partial_sums = {}
+
+        def apply(start, stop):
+            if self.relu:
+                xp.multiply(grad[start:stop], out[start:stop] > 0, out=grad_in[start:stop])
+            if wants_bias:
+                part = grad_in[start:stop]
+                partial_sums[start] = part.reshape(-1, part.shape[-1]).sum(axis=0)
+
+        threads.on_batch(xp, apply, batch, grad.size)
         grad_bias = None
-        if self.relu:
-            (out,) = self.saved
-            grad = grad * (out > 0)
-        if len(self.needs_input_grad) > 1 and self.needs_input_grad[1]:
-            grad_bias = grad.reshape(-1, grad.shape[-1]).sum(axis=0)
-        return grad, grad_bias
+        if wants_bias:
+            sums = [partial_sums[key] for key in sorted(partial_sums)]
+            grad_bias = sums[0]
+            for extra in sums[1:]:
+                grad_bias = grad_bias + extra
+        return grad_in, grad_bias
 
 
 def _finish(layer, conv_out, bias):
