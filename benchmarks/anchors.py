@@ -8,7 +8,15 @@ One run trains exactly one epoch over the (possibly --limit'ed) training set
 at batch size 128, float32, Adam(lr=1e-3), shuffled, after a short warm-up
 (5 steps, plus one step at the size of the last partial batch) whose weight
 and optimizer changes are undone before the timed epoch.  Then it times
-predict() over the test set and reports the test accuracy after that epoch.
+predict() over the test set (batch size 1024 by default, --predict-batch)
+and reports the test accuracy after that epoch.
+
+The 2-core machine is shared: results carry `other_cpu_frac` (the share of
+the cores other processes used during the run, from the --all runner) and
+`epoch_s_from_median_step` (median step time x steps, robust to part-time
+interference).  PyTorch's 2 OpenMP threads slow down several-fold when
+another process competes for a core, so only trust runs with a small
+other_cpu_frac.
 
     python benchmarks/anchors.py --lib torch --model mlp --json out.json
     python benchmarks/anchors.py --lib tf --model cifar_cnn --limit 2000
@@ -126,6 +134,14 @@ def _warmup_sizes(n):
     return sizes
 
 
+def _median_epoch(stamps):
+    """Epoch time estimated as (median step time) x (number of steps), from
+    per-step timestamps: robust to other processes stealing the CPU for part
+    of the epoch (compare with epoch_s to see whether the run was disturbed)."""
+    steps = np.diff(np.asarray(stamps))
+    return float(np.median(steps) * len(steps)) if len(steps) else float("nan")
+
+
 # -------------------------------------------------------------------- torch
 
 def _torch_model(model):
@@ -180,9 +196,11 @@ def _run_torch(model_name, limit=None, seed=0, predict_batch=PREDICT_BATCH, **da
     model.train()
     t0 = time.perf_counter()
     perm = torch.randperm(n)
+    stamps = [t0]
     for i in range(0, n, BATCH):
         step(opt, perm[i:i + BATCH])
-    epoch_s = time.perf_counter() - t0
+        stamps.append(time.perf_counter())
+    epoch_s = stamps[-1] - t0
 
     def predict(x):
         model.eval()
@@ -195,6 +213,7 @@ def _run_torch(model_name, limit=None, seed=0, predict_batch=PREDICT_BATCH, **da
     predict_s = time.perf_counter() - t0
     return dict(lib="torch", version=torch.__version__, threads=torch.get_num_threads(),
                 n_train=n, n_test=len(y_te), epoch_s=epoch_s, predict_s=predict_s,
+                epoch_s_from_median_step=_median_epoch(stamps),
                 predict_batch_size=predict_batch,
                 test_accuracy=float((logits.argmax(1) == y_te).mean()))
 
@@ -247,8 +266,14 @@ def _run_tf(model_name, limit=None, seed=0, predict_batch=PREDICT_BATCH, **data_
     for v, value in zip(model.optimizer.variables, init_opt):
         v.assign(value)
 
+    class Stamps(keras.callbacks.Callback):        # a perf_counter() per step
+        def on_train_batch_end(self, batch, logs=None):
+            stamps.append(time.perf_counter())
+
     t0 = time.perf_counter()
-    model.fit(x_tr, y_tr, epochs=1, batch_size=BATCH, shuffle=True, verbose=0)
+    stamps = [t0]
+    model.fit(x_tr, y_tr, epochs=1, batch_size=BATCH, shuffle=True, verbose=0,
+              callbacks=[Stamps()])
     epoch_s = time.perf_counter() - t0
 
     model.predict(x_te[:predict_batch + len(x_te) % predict_batch],
@@ -260,6 +285,7 @@ def _run_tf(model_name, limit=None, seed=0, predict_batch=PREDICT_BATCH, **data_
                 threads=(tf.config.threading.get_intra_op_parallelism_threads(),
                          tf.config.threading.get_inter_op_parallelism_threads()),
                 n_train=n, n_test=len(y_te), epoch_s=epoch_s, predict_s=predict_s,
+                epoch_s_from_median_step=_median_epoch(stamps),
                 predict_batch_size=predict_batch,
                 test_accuracy=float((np.asarray(logits).argmax(1) == y_te).mean()))
 
