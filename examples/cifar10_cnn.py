@@ -23,7 +23,7 @@ def conv_block(filters, dropout):
         layers.Conv2D(filters, 3, padding="same", use_bias=False),
         layers.BatchNormalization(),
         layers.Activation("relu"),
-        layers.Conv2D(filters, 3, padding="same", use_bias=False),
+        layers.Conv2D(filters, 3, use_bias=False),
         layers.BatchNormalization(),
         layers.Activation("relu"),
         layers.MaxPooling2D(2),

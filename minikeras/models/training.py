@@ -177,7 +177,8 @@ class Trainer:
         if class_weight is not None and y is not None:
             sample_weight = _class_weights_to_sample_weights(class_weight, y, sample_weight)
         if validation_split:
-            train, valid = data_adapter.ArrayData(x, y, sample_weight, batch_size or 32).split(validation_split)
+            train, valid = data_adapter.ArrayData(x, y, sample_weight, 32 if batch_size is None else batch_size).split(
+                validation_split)
             x, y, sample_weight = train
             validation_data = valid
         data = data_adapter.make_data(x, y, sample_weight, batch_size, shuffle, steps_per_epoch)

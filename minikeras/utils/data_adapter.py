@@ -168,4 +168,4 @@ def make_data(x, y=None, sample_weight=None, batch_size=None, shuffle=False, ste
         if y is not None:
             raise ValueError("When x is a generator or Sequence, y must be None (the batches carry the targets).")
         return SourceData(x, steps)
-    return ArrayData(x, y, sample_weight, batch_size or 32, shuffle, steps)
+    return ArrayData(x, y, sample_weight, 32 if batch_size is None else batch_size, shuffle, steps)
