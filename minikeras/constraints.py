@@ -14,6 +14,7 @@ Example:
 import math
 
 from minikeras import backend
+from minikeras._registry import ObjectRegistry
 
 __all__ = ["Constraint", "MaxNorm", "MinMaxNorm", "NonNeg", "UnitNorm", "max_norm", "min_max_norm", "non_neg",
            "unit_norm", "get", "serialize", "deserialize"]
@@ -177,18 +178,13 @@ _BY_NAME = {cls.__name__: cls for cls in _CLASSES}
 _BY_NAME.update({"max_norm": MaxNorm, "min_max_norm": MinMaxNorm, "non_neg": NonNeg, "unit_norm": UnitNorm})
 
 
+_REGISTRY = ObjectRegistry("constraint", Constraint, _BY_NAME)
+
+
 def serialize(constraint):
     """``{"class_name": ..., "config": {...}}`` (None for None; a plain
     function gives its name)."""
-    if constraint is None:
-        return None
-    if isinstance(constraint, Constraint):
-        return {"class_name": type(constraint).__name__, "config": constraint.get_config()}
-    if isinstance(constraint, str):
-        return constraint
-    if callable(constraint) and hasattr(constraint, "__name__"):
-        return constraint.__name__
-    raise TypeError(f"Cannot serialize constraint {constraint!r}: expected a Constraint or a function.")
+    return _REGISTRY.serialize(constraint)
 
 
 def deserialize(config, custom_objects=None):
@@ -198,25 +194,7 @@ def deserialize(config, custom_objects=None):
         config: a name, or a dict with "class_name" and "config".
         custom_objects: optional ``{name: class or function}`` for user ones.
     """
-    custom_objects = custom_objects or {}
-    if isinstance(config, str):
-        if config in custom_objects:
-            found = custom_objects[config]
-            return found() if isinstance(found, type) else found
-        return _lookup(config)()
-    if not isinstance(config, dict) or "class_name" not in config:
-        raise ValueError(
-            f"Could not deserialize constraint {config!r}: expected a name or a dict with 'class_name' and 'config'."
-        )
-    cls = custom_objects.get(config["class_name"]) or _lookup(config["class_name"])
-    return cls.from_config(dict(config.get("config") or {}))
-
-
-def _lookup(name):
-    try:
-        return _BY_NAME[name]
-    except KeyError:
-        raise ValueError(f"Unknown constraint '{name}'. Known constraints: {sorted(_BY_NAME)}.") from None
+    return _REGISTRY.deserialize(config, custom_objects)
 
 
 def get(identifier):
@@ -228,14 +206,4 @@ def get(identifier):
         ValueError: an unknown name (the message lists the known ones) or
             an object that is none of the above.
     """
-    if identifier is None:
-        return None
-    if isinstance(identifier, (str, dict)):
-        return deserialize(identifier)
-    if isinstance(identifier, type) and issubclass(identifier, Constraint):
-        return identifier()
-    if callable(identifier):
-        return identifier
-    raise ValueError(
-        f"Could not interpret constraint {identifier!r}: expected a name, a config dict, a Constraint or a callable."
-    )
+    return _REGISTRY.get(identifier)

@@ -27,6 +27,7 @@ import re
 import numpy
 
 from minikeras import random
+from minikeras._registry import ObjectRegistry
 
 __all__ = [
     "Initializer", "Zeros", "Ones", "Constant", "RandomNormal", "RandomUniform", "TruncatedNormal",
@@ -467,21 +468,18 @@ _BY_NAME.update({"zero": Zeros, "one": Ones, "normal": RandomNormal, "uniform": 
                  "IdentityInitializer": Identity, "OrthogonalInitializer": Orthogonal})
 
 
+_REGISTRY = ObjectRegistry(
+    "initializer", Initializer, _BY_NAME, listed=lambda names: sorted(name for name in names if name[0].islower())
+)
+
+
 def serialize(initializer):
     """The config of an initializer: ``{"class_name": ..., "config": {...}}``.
 
     A plain function serialises to its name (restore it with
     ``deserialize(name, custom_objects={name: fn})``).
     """
-    if initializer is None:
-        return None
-    if isinstance(initializer, Initializer):
-        return {"class_name": type(initializer).__name__, "config": initializer.get_config()}
-    if isinstance(initializer, str):
-        return initializer
-    if callable(initializer) and hasattr(initializer, "__name__"):
-        return initializer.__name__
-    raise TypeError(f"Cannot serialize initializer {initializer!r}: expected an Initializer or a function.")
+    return _REGISTRY.serialize(initializer)
 
 
 def deserialize(config, custom_objects=None):
@@ -491,28 +489,7 @@ def deserialize(config, custom_objects=None):
         config: a name, or a dict with "class_name" and "config".
         custom_objects: optional ``{name: class or function}`` for user ones.
     """
-    custom_objects = custom_objects or {}
-    if isinstance(config, str):
-        if config in custom_objects:
-            found = custom_objects[config]
-            return found() if isinstance(found, type) else found
-        return _lookup(config)()
-    if not isinstance(config, dict) or "class_name" not in config:
-        raise ValueError(
-            f"Could not deserialize initializer {config!r}: expected a name or a dict with 'class_name' and 'config'."
-        )
-    name = config["class_name"]
-    cls = custom_objects.get(name) or _lookup(name)
-    arguments = config.get("config") or {}
-    return cls.from_config(dict(arguments)) if hasattr(cls, "from_config") else cls(**arguments)
-
-
-def _lookup(name):
-    try:
-        return _BY_NAME[name]
-    except KeyError:
-        known = sorted(name for name in _BY_NAME if name[0].islower())
-        raise ValueError(f"Unknown initializer '{name}'. Known initializers: {known}.") from None
+    return _REGISTRY.deserialize(config, custom_objects)
 
 
 def get(identifier):
@@ -530,19 +507,9 @@ def get(identifier):
     Raises:
         ValueError: an unknown name (the message lists the known ones).
     """
-    if identifier is None:
-        return None
-    if isinstance(identifier, (str, dict)):
-        return deserialize(identifier)
-    if isinstance(identifier, type) and issubclass(identifier, Initializer):
-        return identifier()
     if isinstance(identifier, numpy.ndarray) or hasattr(identifier, "__array_interface__"):
         return _FromArray(numpy.asarray(identifier))
-    if callable(identifier):
-        return identifier
-    raise ValueError(
-        f"Could not interpret initializer {identifier!r}: expected a name, a config dict, an Initializer or a callable."
-    )
+    return _REGISTRY.get(identifier)
 
 
 class _FromArray(Initializer):

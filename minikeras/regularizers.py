@@ -12,6 +12,7 @@ Example:
 """
 import math
 
+from minikeras._registry import ObjectRegistry
 from minikeras.autograd import Function, Tensor
 
 __all__ = ["Regularizer", "L1", "L2", "L1L2", "l1", "l2", "l1_l2", "get", "serialize", "deserialize"]
@@ -145,18 +146,13 @@ _BY_NAME = {cls.__name__: cls for cls in _CLASSES}
 _BY_NAME.update({"l1": L1, "l2": L2, "l1_l2": L1L2, "l1l2": L1L2})
 
 
+_REGISTRY = ObjectRegistry("regularizer", Regularizer, _BY_NAME)
+
+
 def serialize(regularizer):
     """``{"class_name": ..., "config": {...}}`` (None for None; a plain
     function gives its name)."""
-    if regularizer is None:
-        return None
-    if isinstance(regularizer, Regularizer):
-        return {"class_name": type(regularizer).__name__, "config": regularizer.get_config()}
-    if isinstance(regularizer, str):
-        return regularizer
-    if callable(regularizer) and hasattr(regularizer, "__name__"):
-        return regularizer.__name__
-    raise TypeError(f"Cannot serialize regularizer {regularizer!r}: expected a Regularizer or a function.")
+    return _REGISTRY.serialize(regularizer)
 
 
 def deserialize(config, custom_objects=None):
@@ -166,25 +162,7 @@ def deserialize(config, custom_objects=None):
         config: a name, or a dict with "class_name" and "config".
         custom_objects: optional ``{name: class or function}`` for user ones.
     """
-    custom_objects = custom_objects or {}
-    if isinstance(config, str):
-        if config in custom_objects:
-            found = custom_objects[config]
-            return found() if isinstance(found, type) else found
-        return _lookup(config)()
-    if not isinstance(config, dict) or "class_name" not in config:
-        raise ValueError(
-            f"Could not deserialize regularizer {config!r}: expected a name or a dict with 'class_name' and 'config'."
-        )
-    cls = custom_objects.get(config["class_name"]) or _lookup(config["class_name"])
-    return cls.from_config(dict(config.get("config") or {}))
-
-
-def _lookup(name):
-    try:
-        return _BY_NAME[name]
-    except KeyError:
-        raise ValueError(f"Unknown regularizer '{name}'. Known regularizers: {sorted(_BY_NAME)}.") from None
+    return _REGISTRY.deserialize(config, custom_objects)
 
 
 def get(identifier):
@@ -195,15 +173,4 @@ def get(identifier):
         ValueError: an unknown name (the message lists the known ones) or
             an object that is none of the above.
     """
-    if identifier is None:
-        return None
-    if isinstance(identifier, (str, dict)):
-        return deserialize(identifier)
-    if isinstance(identifier, type) and issubclass(identifier, Regularizer):
-        return identifier()
-    if callable(identifier):
-        return identifier
-    raise ValueError(
-        f"Could not interpret regularizer {identifier!r}: expected a name, a config dict, a Regularizer or a callable."
-    )
-
+    return _REGISTRY.get(identifier)
