@@ -5,7 +5,9 @@
    backward, minus the same arithmetic done with raw NumPy (forward values
    and the backward products), divided by the number of ops.
 2. Matmul: ``a @ b`` for 512x512 float32 forward and backward (d_a, d_b)
-   against NumPy doing the same three products.
+   against NumPy doing the same three products, in this process (where
+   minikeras has made BLAS single-threaded) and, for context, in a fresh
+   process with NumPy's default BLAS threads.
 
 Targets on the 2-core development machine: <= 15 us overhead per op;
 matmul within 1.1x of raw NumPy.
@@ -49,6 +51,32 @@ def chain_numpy(x):
     return total, grad
 
 
+_DEFAULT_THREADS_SNIPPET = """
+import time, numpy
+rng = numpy.random.default_rng(0)
+a = rng.standard_normal((512, 512), dtype=numpy.float32)
+b = rng.standard_normal((512, 512), dtype=numpy.float32)
+g = numpy.ones((512, 512), dtype=numpy.float32)
+best = 1e9
+for _ in range(15):
+    start = time.perf_counter()
+    for _ in range(5):
+        a @ b, g @ b.T, a.T @ g
+    best = min(best, (time.perf_counter() - start) / 5)
+print(best)
+"""
+
+
+def _numpy_matmul_default_threads():
+    """The three products in a fresh process that never imported minikeras,
+    so NumPy's BLAS keeps its default thread count (minikeras makes BLAS
+    single-threaded in its own process; see minikeras/backend/threads.py)."""
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", _DEFAULT_THREADS_SNIPPET], capture_output=True, text=True, check=True)
+    return float(out.stdout.strip())
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", default=None, help="where to write the JSON results")
@@ -80,12 +108,16 @@ def main():
 
     t_mm = best_of(matmul_minikeras, repeats=15, number=5)
     t_mm_np = best_of(matmul_numpy, repeats=15, number=5)
+    t_mm_np_default = _numpy_matmul_default_threads()
 
     rows = [
         {"measure": "tiny-op overhead, fwd+bwd", "minikeras": t_mk / CHAIN * 1e6, "numpy": t_np / CHAIN * 1e6,
          "result": overhead_us, "unit": "us/op", "target": "<= 15 us overhead"},
         {"measure": "matmul 512x512 f32 fwd+bwd", "minikeras": t_mm * 1e3, "numpy": t_mm_np * 1e3,
          "result": t_mm / t_mm_np, "unit": "ms; result = ratio", "target": "<= 1.1x"},
+        {"measure": "  same, numpy in its own process, default BLAS threads", "minikeras": t_mm * 1e3,
+         "numpy": t_mm_np_default * 1e3, "result": t_mm / t_mm_np_default, "unit": "ms; result = ratio",
+         "target": "(context)"},
     ]
     report("bench_overhead", rows, ["measure", "minikeras", "numpy", "result", "unit", "target"],
            extra={"overhead_us_per_op": overhead_us, "matmul_ratio": t_mm / t_mm_np}, path=args.json)
