@@ -70,3 +70,40 @@ def run(main, argv=None):
         return main(argv)
     except DatasetError as error:
         sys.exit(f"{type(error).__name__}: {error}")
+
+
+def load_digits_like(args, sample_shape):
+    """MNIST or Fashion-MNIST (``args.dataset``), limited, scaled to [0, 1]
+    float32 and reshaped to ``(N,) + sample_shape``."""
+    import minikeras as mk
+
+    dataset = getattr(mk.datasets, args.dataset)
+    (x_train, y_train), (x_test, y_test) = dataset.load_data()
+    x_train, y_train = limit((x_train, y_train), args.limit)
+    x_test, y_test = limit((x_test, y_test), args.limit)
+    x_train = x_train.reshape((len(x_train),) + sample_shape).astype("float32") / 255.0
+    x_test = x_test.reshape((len(x_test),) + sample_shape).astype("float32") / 255.0
+    return (x_train, y_train), (x_test, y_test)
+
+
+def train_and_report(args, build_model, title, train, test):
+    """Compile with Adam(1e-3), fit with the test set as validation data,
+    evaluate, print the test accuracy and time; returns the accuracy."""
+    import contextlib
+
+    import minikeras as mk
+
+    (x_train, y_train), (x_test, y_test) = train, test
+    scope = mk.device(args.device) if getattr(args, "device", None) else contextlib.nullcontext()
+    with scope, Timer() as timer:
+        model = build_model()
+        model.compile(optimizer=mk.optimizers.Adam(1e-3), loss="sparse_categorical_crossentropy",
+                      metrics=["accuracy"])
+        if args.verbose:
+            model.summary()
+        model.fit(x_train, y_train, batch_size=args.batch_size, epochs=args.epochs, verbose=args.verbose,
+                  validation_data=(x_test, y_test))
+        loss, accuracy = model.evaluate(x_test, y_test, batch_size=512, verbose=0)
+    print(f"{args.dataset} {title}: test loss {loss:.4f}, test accuracy {accuracy:.4f}, "
+          f"{args.epochs} epochs in {timer.seconds:.1f}s")
+    return accuracy

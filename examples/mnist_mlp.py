@@ -4,7 +4,6 @@
 
 Prints the test accuracy and the time it took.
 """
-import contextlib
 import os
 import sys
 
@@ -12,7 +11,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import minikeras as mk  # noqa: E402
 from minikeras import layers  # noqa: E402
-from _common import Timer, limit, parser, run  # noqa: E402
+from _common import load_digits_like, parser, run, train_and_report  # noqa: E402
 
 
 def build_model():
@@ -30,26 +29,8 @@ def main(argv=None):
     args = parser(__doc__.splitlines()[0], epochs=20, batch_size=128,
                   datasets=["mnist", "fashion_mnist"]).parse_args(argv)
     mk.random.seed(args.seed)
-    dataset = getattr(mk.datasets, args.dataset)
-    (x_train, y_train), (x_test, y_test) = dataset.load_data()
-    x_train, y_train = limit((x_train, y_train), args.limit)
-    x_test, y_test = limit((x_test, y_test), args.limit)
-    x_train = x_train.reshape(len(x_train), 784).astype("float32") / 255.0
-    x_test = x_test.reshape(len(x_test), 784).astype("float32") / 255.0
-
-    scope = mk.device(args.device) if args.device else contextlib.nullcontext()
-    with scope, Timer() as timer:
-        model = build_model()
-        model.compile(optimizer=mk.optimizers.Adam(1e-3), loss="sparse_categorical_crossentropy",
-                      metrics=["accuracy"])
-        if args.verbose:
-            model.summary()
-        model.fit(x_train, y_train, batch_size=args.batch_size, epochs=args.epochs, verbose=args.verbose,
-                  validation_data=(x_test, y_test))
-        loss, accuracy = model.evaluate(x_test, y_test, batch_size=512, verbose=0)
-    print(f"{args.dataset} MLP: test loss {loss:.4f}, test accuracy {accuracy:.4f}, "
-          f"{args.epochs} epochs in {timer.seconds:.1f}s")
-    return accuracy
+    train, test = load_digits_like(args, (784,))
+    return train_and_report(args, build_model, "MLP", train, test)
 
 
 if __name__ == "__main__":
