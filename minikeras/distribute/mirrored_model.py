@@ -303,6 +303,8 @@ class MirroredModel(WrappedModelFacade, Trainer):
             raise
         finally:
             self._step_group = None
+        if self._copy_updates:
+            self._copy_primary_weights(weight_lists)
         self._outdated_wrapped = self._replicas[0] is not self.model
         return self._record(results, y, sample_weight)
 
@@ -332,9 +334,25 @@ class MirroredModel(WrappedModelFacade, Trainer):
                     weight.grad = None
                 raise
             batch_norms.apply(before, reduced[len(weights):])
-            self._optimizers[rank].apply_gradients(zip(reduced[:len(weights)], weights))
-            replica_tools.apply_constraints(weights)
+            if rank == 0 or not self._copy_updates:
+                self._optimizers[rank].apply_gradients(zip(reduced[:len(weights)], weights))
+                replica_tools.apply_constraints(weights)
         return result
+
+    @property
+    def _copy_updates(self):
+        """On CPU devices the update is computed once, by replica 0, and its
+        weights are copied to the others (train_step): every replica holds
+        the same values either way, and the optimizer's dozen passes over the
+        weights are not repeated on cores the replicas share."""
+        return all(device.kind == "cpu" for device in self.devices)
+
+    def _copy_primary_weights(self, weight_lists):
+        primary = self._optimizers[0]
+        for rank in range(1, len(weight_lists)):
+            for target, source in zip(weight_lists[rank], weight_lists[0]):
+                target.data[...] = source.data
+            self._optimizers[rank]._iterations = primary._iterations
 
     def test_step(self, x, y, sample_weight=None):
         """Loss and metrics on one batch, every replica on its shard."""
