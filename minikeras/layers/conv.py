@@ -17,7 +17,7 @@ from minikeras import activations, constraints, initializers, ops, regularizers
 from minikeras.autograd import Function
 from minikeras.backend import threads
 from minikeras.layers.base import Layer
-from minikeras.layers.core import _add_activity_loss, _apply_activation
+from minikeras.layers.core import _add_activity_loss, _apply_activation, _kernel_config, _set_kernel_arguments
 from minikeras.layers.input_spec import InputSpec
 
 __all__ = ["Conv1D", "Conv2D", "Conv2DTranspose", "DepthwiseConv2D", "SeparableConv2D",
@@ -177,15 +177,8 @@ class _Conv(Layer):
                 f"{name}: strides > 1 cannot be combined with dilation_rate > 1 (as in Keras), received "
                 f"strides={self.strides}, dilation_rate={self.dilation_rate}."
             )
-        self.activation = activations.get(activation)
-        self.use_bias = bool(use_bias)
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.activity_regularizer = regularizers.get(activity_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
+        _set_kernel_arguments(self, activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
+                              bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint)
         self.input_spec = InputSpec(ndim=rank + 2)
         self.kernel = self.bias = None
 
@@ -250,15 +243,7 @@ class _Conv(Layer):
             "data_format": self.data_format,
             "dilation_rate": self.dilation_rate,
             "groups": self.groups,
-            "activation": activations.serialize(self.activation),
-            "use_bias": self.use_bias,
-            "kernel_initializer": initializers.serialize(self.kernel_initializer),
-            "bias_initializer": initializers.serialize(self.bias_initializer),
-            "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
-            "bias_regularizer": regularizers.serialize(self.bias_regularizer),
-            "activity_regularizer": regularizers.serialize(self.activity_regularizer),
-            "kernel_constraint": constraints.serialize(self.kernel_constraint),
-            "bias_constraint": constraints.serialize(self.bias_constraint),
+            **_kernel_config(self),
         }
         for key in ("kernel_size", "strides", "dilation_rate"):
             config[key] = list(config[key])

@@ -56,6 +56,35 @@ def _float_input(layer, inputs):
 
 
 # ------------------------------------------------------------------ Dense
+def _kernel_config(layer):
+    """The get_config entries of the arguments _set_kernel_arguments stores."""
+    return {
+        "activation": activations.serialize(layer.activation),
+        "use_bias": layer.use_bias,
+        "kernel_initializer": initializers.serialize(layer.kernel_initializer),
+        "bias_initializer": initializers.serialize(layer.bias_initializer),
+        "kernel_regularizer": regularizers.serialize(layer.kernel_regularizer),
+        "bias_regularizer": regularizers.serialize(layer.bias_regularizer),
+        "activity_regularizer": regularizers.serialize(layer.activity_regularizer),
+        "kernel_constraint": constraints.serialize(layer.kernel_constraint),
+        "bias_constraint": constraints.serialize(layer.bias_constraint),
+    }
+
+
+def _set_kernel_arguments(layer, activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
+                          bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint):
+    """Resolve and store the kernel/bias arguments Dense and the conv layers share."""
+    layer.activation = activations.get(activation)
+    layer.use_bias = bool(use_bias)
+    layer.kernel_initializer = initializers.get(kernel_initializer)
+    layer.bias_initializer = initializers.get(bias_initializer)
+    layer.kernel_regularizer = regularizers.get(kernel_regularizer)
+    layer.bias_regularizer = regularizers.get(bias_regularizer)
+    layer.activity_regularizer = regularizers.get(activity_regularizer)
+    layer.kernel_constraint = constraints.get(kernel_constraint)
+    layer.bias_constraint = constraints.get(bias_constraint)
+
+
 def _matmul(xp, a, b):
     """A 2-D product, spread over the CPU op threads when large."""
     if xp is numpy:
@@ -142,15 +171,8 @@ class Dense(Layer):
         if isinstance(units, bool) or not isinstance(units, (int, numpy.integer)) or units <= 0:
             raise ValueError(f"Dense: units must be a positive integer, received units={units!r}.")
         self.units = int(units)
-        self.activation = activations.get(activation)
-        self.use_bias = bool(use_bias)
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.activity_regularizer = regularizers.get(activity_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
+        _set_kernel_arguments(self, activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
+                              bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint)
         self.input_spec = InputSpec(min_ndim=2)
         self.kernel = self.bias = None
 
@@ -193,15 +215,7 @@ class Dense(Layer):
         return {
             **super().get_config(),
             "units": self.units,
-            "activation": activations.serialize(self.activation),
-            "use_bias": self.use_bias,
-            "kernel_initializer": initializers.serialize(self.kernel_initializer),
-            "bias_initializer": initializers.serialize(self.bias_initializer),
-            "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
-            "bias_regularizer": regularizers.serialize(self.bias_regularizer),
-            "activity_regularizer": regularizers.serialize(self.activity_regularizer),
-            "kernel_constraint": constraints.serialize(self.kernel_constraint),
-            "bias_constraint": constraints.serialize(self.bias_constraint),
+            **_kernel_config(self),
         }
 
 

@@ -40,6 +40,19 @@ def _layout(shape, axes):
     return None, tuple(axes), broadcast
 
 
+
+def _scale_and_shift(xp, x_hat, gamma, beta, broadcast, out):
+    """``out = x_hat * gamma + beta`` (either may be None); returns gamma in
+    its broadcast shape, which backward needs."""
+    if gamma is not None:
+        gamma = gamma.reshape(broadcast)
+        xp.multiply(x_hat, gamma, out=out)
+    else:
+        out[...] = x_hat
+    if beta is not None:
+        out += beta.reshape(broadcast)
+    return gamma
+
 class _BatchNormTraining(Function):
     """Batch normalisation with batch statistics: forward and backward.
 
@@ -72,13 +85,7 @@ class _BatchNormTraining(Function):
         inv_std = 1.0 / xp.sqrt(variance + self.epsilon)
         x_hat = centered
         x_hat *= inv_std
-        if gamma is not None:
-            gamma = gamma.reshape(broadcast)
-            xp.multiply(x_hat, gamma, out=out)
-        else:
-            out[...] = x_hat
-        if beta is not None:
-            out += beta.reshape(broadcast)
+        gamma = _scale_and_shift(xp, x_hat, gamma, beta, broadcast, out)
         if self.needs_input_grad[0] or self.needs_input_grad[1]:
             self.save_for_backward(x_hat, inv_std, gamma)
         self.batch_mean, self.batch_variance = mean.reshape(-1), variance.reshape(-1)
@@ -325,13 +332,7 @@ class _LayerNorm(Function):
         variance = out.mean(axis=norm_axes, keepdims=True)
         inv_std = 1.0 / xp.sqrt(variance + self.epsilon)
         x_hat *= inv_std
-        if gamma is not None:
-            gamma = gamma.reshape(broadcast)
-            xp.multiply(x_hat, gamma, out=out)
-        else:
-            out[...] = x_hat
-        if beta is not None:
-            out += beta.reshape(broadcast)
+        gamma = _scale_and_shift(xp, x_hat, gamma, beta, broadcast, out)
         if self.needs_input_grad[0] or self.needs_input_grad[1]:
             self.save_for_backward(x_hat, inv_std, gamma)
         return out.reshape(x.shape)

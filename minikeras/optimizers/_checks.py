@@ -27,6 +27,20 @@ def check_float_in_range(owner, argument, value, low=None, high=None, low_inclus
         raise ValueError(f"{owner}: argument `{argument}` must be in {interval}. Received: {argument}={value!r}")
 
 
+def set_moment_arguments(optimizer, beta_1, beta_2, epsilon):
+    """Check and store the beta_1 / beta_2 / epsilon of the Adam family."""
+    owner = type(optimizer).__name__
+    check_float_in_range(owner, "beta_1", beta_1, low=0.0, high=1.0)
+    check_float_in_range(owner, "beta_2", beta_2, low=0.0, high=1.0)
+    check_float_in_range(owner, "epsilon", epsilon, low=0.0)
+    optimizer.beta_1, optimizer.beta_2, optimizer.epsilon = beta_1, beta_2, epsilon
+
+
+def moment_config(optimizer):
+    """The beta_1 / beta_2 / epsilon entries of a get_config()."""
+    return {"beta_1": optimizer.beta_1, "beta_2": optimizer.beta_2, "epsilon": optimizer.epsilon}
+
+
 def checked_learning_rate(owner, learning_rate):
     """A schedule or callable as is; a number (also a NumPy scalar or a
     one-element array/Tensor) as a Python float; ValueError otherwise."""

@@ -4,7 +4,7 @@ import math
 import numpy
 
 from minikeras.backend import threads
-from minikeras.optimizers._checks import check_float_in_range
+from minikeras.optimizers._checks import moment_config, set_moment_arguments
 from minikeras.optimizers.optimizer import Optimizer
 
 # Variables with at least this many elements are updated in parallel slices
@@ -44,13 +44,7 @@ class Adam(Optimizer):
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False, name="adam",
                  **kwargs):
         super().__init__(learning_rate=learning_rate, name=name, **kwargs)
-        owner = type(self).__name__
-        check_float_in_range(owner, "beta_1", beta_1, low=0.0, high=1.0)
-        check_float_in_range(owner, "beta_2", beta_2, low=0.0, high=1.0)
-        check_float_in_range(owner, "epsilon", epsilon, low=0.0)
-        self.beta_1 = beta_1
-        self.beta_2 = beta_2
-        self.epsilon = epsilon
+        set_moment_arguments(self, beta_1, beta_2, epsilon)
         self.amsgrad = bool(amsgrad)
 
     def build(self, variables):
@@ -105,5 +99,5 @@ class Adam(Optimizer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({"beta_1": self.beta_1, "beta_2": self.beta_2, "epsilon": self.epsilon, "amsgrad": self.amsgrad})
+        config.update({**moment_config(self), "amsgrad": self.amsgrad})
         return config

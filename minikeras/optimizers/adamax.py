@@ -1,5 +1,5 @@
 """Adamax: Adam with the infinity norm (Kingma & Ba, 2014, section 7.1)."""
-from minikeras.optimizers._checks import check_float_in_range
+from minikeras.optimizers._checks import moment_config, set_moment_arguments
 from minikeras.optimizers.optimizer import Optimizer
 
 
@@ -24,12 +24,7 @@ class Adamax(Optimizer):
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, name="adamax", **kwargs):
         super().__init__(learning_rate=learning_rate, name=name, **kwargs)
-        check_float_in_range("Adamax", "beta_1", beta_1, low=0.0, high=1.0)
-        check_float_in_range("Adamax", "beta_2", beta_2, low=0.0, high=1.0)
-        check_float_in_range("Adamax", "epsilon", epsilon, low=0.0)
-        self.beta_1 = beta_1
-        self.beta_2 = beta_2
-        self.epsilon = epsilon
+        set_moment_arguments(self, beta_1, beta_2, epsilon)
 
     def build(self, variables):
         """Create the momentum (m) and norm (u) slots."""
@@ -60,5 +55,5 @@ class Adamax(Optimizer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({"beta_1": self.beta_1, "beta_2": self.beta_2, "epsilon": self.epsilon})
+        config.update(moment_config(self))
         return config

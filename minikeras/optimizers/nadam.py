@@ -1,5 +1,5 @@
 """Nadam: Adam with Nesterov momentum (Dozat, 2015)."""
-from minikeras.optimizers._checks import check_float_in_range
+from minikeras.optimizers._checks import moment_config, set_moment_arguments
 from minikeras.optimizers.optimizer import Optimizer
 
 _MOMENTUM_DECAY = 0.96  # the schedule constant of Dozat's momentum cache
@@ -32,12 +32,7 @@ class Nadam(Optimizer):
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, name="nadam", **kwargs):
         super().__init__(learning_rate=learning_rate, name=name, **kwargs)
-        check_float_in_range("Nadam", "beta_1", beta_1, low=0.0, high=1.0)
-        check_float_in_range("Nadam", "beta_2", beta_2, low=0.0, high=1.0)
-        check_float_in_range("Nadam", "epsilon", epsilon, low=0.0)
-        self.beta_1 = beta_1
-        self.beta_2 = beta_2
-        self.epsilon = epsilon
+        set_moment_arguments(self, beta_1, beta_2, epsilon)
 
     def build(self, variables):
         """Create the momentum and velocity slots and the momentum product."""
@@ -91,5 +86,5 @@ class Nadam(Optimizer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({"beta_1": self.beta_1, "beta_2": self.beta_2, "epsilon": self.epsilon})
+        config.update(moment_config(self))
         return config
