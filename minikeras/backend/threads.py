@@ -86,25 +86,101 @@ def _pool():
         return _state["pool"]
 
 
-def parallel_blocks(function, count):
-    """``[function(worker, workers) for worker in range(workers)]`` on up to
-    ``count`` threads, BLAS single-threaded meanwhile.
+class _Claims:
+    """Hands out block indices 0..count-1, each once, to whichever thread asks
+    first, and remembers which threads got any (they must be waited for)."""
 
-    Each worker handles every ``workers``-th block itself. Falls back to one
-    call in this thread when threads are off, there is one block, or the
-    caller is already a pool thread (or a MirroredModel replica thread that
-    asked for it with :func:`single_threaded`).
+    def __init__(self, count):
+        self._lock = threading.Lock()
+        self._next = 0
+        self._count = count
+        self.started = set()
+
+    def take(self, worker):
+        with self._lock:
+            block = self._next
+            if block >= self._count:
+                return None
+            self._next += 1
+            self.started.add(worker)
+            return block
+
+    def stop(self):
+        """No more blocks for anyone (after an error)."""
+        with self._lock:
+            self._next = self._count
+
+
+def _in_caller():
+    """Whether ops in this thread must run their blocks themselves."""
+    name = threading.current_thread().name
+    return getattr(_local, "single", False) or name.startswith(("minikeras-op", "minikeras-replica"))
+
+
+def parallel_blocks(function, count, setup=None):
+    """``[function(block) for block in range(count)]`` on up to
+    ``num_threads()`` threads, BLAS single-threaded meanwhile.
+
+    Blocks are claimed one at a time by whichever thread is free, so a pool
+    thread that wakes late (an idle virtual CPU takes 0.1-0.2 ms to wake on
+    the target machine) or is descheduled delays nothing: the caller then
+    does the blocks itself and never waits for a thread that has not
+    started. Results come back in block order, so a caller that reduces them
+    in that order gets the same bits for any number of threads.
+
+    With ``setup``, each thread that takes part calls ``setup()`` once (e.g.
+    for its scratch buffers) and then ``function(block, state)``.
+
+    Everything runs in this thread when threads are off, there is one block,
+    or the caller is already a pool thread (or a MirroredModel replica
+    thread that asked for it with :func:`single_threaded`).
     """
-    workers = min(num_threads(), count)
     if not _blas["configured"]:
         _configure_blas()
-    name = threading.current_thread().name
-    if workers <= 1 or getattr(_local, "single", False) or name.startswith(("minikeras-op", "minikeras-replica")):
-        return [function(0, 1)]
+    results = [None] * count
+    workers = min(num_threads(), count)
+    claims = _Claims(count)
+
+    def run(worker):
+        block = claims.take(worker)
+        if block is None:
+            return
+        try:
+            state = setup() if setup is not None else None
+            while block is not None:
+                results[block] = function(block) if setup is None else function(block, state)
+                block = claims.take(worker)
+        except BaseException:
+            claims.stop()
+            raise
+
+    if workers <= 1 or _in_caller():
+        run(0)
+        return results
     pool = _pool()
-    futures = [pool.submit(function, worker, workers) for worker in range(1, workers)]
-    first = function(0, workers)  # the calling thread does a share too
-    return [first] + [future.result() for future in futures]
+    futures = [pool.submit(run, worker) for worker in range(1, workers)]
+    try:
+        run(0)  # the calling thread works too, until no block is left
+    finally:
+        # Threads that got no block will find none when they wake: only the
+        # others are waited for (their writes must end before we return).
+        with claims._lock:
+            started = set(claims.started)
+        errors = []
+        for worker, future in enumerate(futures, start=1):
+            if worker in started:
+                error = future.exception()
+                if error is not None:
+                    errors.append(error)
+    if errors:
+        raise errors[0]
+    return results
+
+
+def even_slices(total, count):
+    """At most ``count`` slices splitting ``range(total)`` evenly (none empty)."""
+    step = max(1, -(-total // max(count, 1)))
+    return [slice(start, min(total, start + step)) for start in range(0, total, step)]
 
 
 # Products smaller than this many multiply-adds run in one thread: handing
@@ -116,8 +192,8 @@ def matmul(a, b, out=None):
     """``a @ b`` for 2-D NumPy arrays, split over the op threads when large.
 
     The rows of ``a`` (or, for few rows, the columns of ``b``) are divided
-    among the threads, each a single-threaded BLAS call writing its part of
-    ``out``.
+    into one block per thread, each a single-threaded BLAS call writing its
+    part of ``out``.
     """
     rows, inner = a.shape
     cols = b.shape[1]
@@ -127,19 +203,19 @@ def matmul(a, b, out=None):
         return numpy.matmul(a, b, out=out)
     if out is None:
         out = numpy.empty((rows, cols), dtype=numpy.result_type(a.dtype, b.dtype))
-    # Each thread packs its own share of the split operand and all of the
+    # Each block packs its own share of the split operand and all of the
     # other one: split the larger operand.
     split_rows = rows >= cols
+    blocks = even_slices(rows if split_rows else cols, num_threads())
 
-    def part(worker, workers):
+    def part(block):
+        piece = blocks[block]
         if split_rows:
-            step = -(-rows // workers)
-            numpy.matmul(a[worker * step:(worker + 1) * step], b, out=out[worker * step:(worker + 1) * step])
+            numpy.matmul(a[piece], b, out=out[piece])
         else:
-            step = -(-cols // workers)
-            numpy.matmul(a, b[:, worker * step:(worker + 1) * step], out=out[:, worker * step:(worker + 1) * step])
+            numpy.matmul(a, b[:, piece], out=out[:, piece])
 
-    parallel_blocks(part, num_threads())
+    parallel_blocks(part, len(blocks))
     return out
 
 
@@ -163,27 +239,20 @@ def split_batch(function, batch, elements):
 
     ``elements`` is the op's size: below PARALLEL_ELEMENTS_MIN (or with one
     sample) it is one call in this thread. Slices are disjoint, so the
-    function may write its share of outputs in place.
+    function may write its share of outputs in place. Returns the results
+    in slice order.
     """
     workers = min(num_threads(), batch)
     if elements < PARALLEL_ELEMENTS_MIN or workers <= 1:
-        function(0, batch)
-        return
-    step = -(-batch // workers)
-
-    def part(worker, count):
-        start = worker * step if count == workers else 0
-        stop = min(batch, start + step) if count == workers else batch
-        if start < stop:
-            function(start, stop)
-
-    parallel_blocks(part, workers)
+        return [function(0, batch)]
+    blocks = even_slices(batch, workers)
+    return parallel_blocks(lambda block: function(blocks[block].start, blocks[block].stop), len(blocks))
 
 
 def on_batch(xp, function, batch, elements):
     """``function(start, stop)`` over batch slices: split_batch on NumPy,
-    one call on a GPU (one kernel per op is what a GPU wants)."""
+    one call on a GPU (one kernel per op is what a GPU wants). Returns the
+    results in slice order."""
     if xp is numpy:
-        split_batch(function, batch, elements)
-    else:
-        function(0, batch)
+        return split_batch(function, batch, elements)
+    return [function(0, batch)]

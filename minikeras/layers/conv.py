@@ -15,10 +15,11 @@ import numpy
 
 from minikeras import activations, constraints, initializers, ops, regularizers
 from minikeras.autograd import Function
-from minikeras.backend import threads
 from minikeras.layers.base import Layer
 from minikeras.layers.core import _add_activity_loss, _apply_activation, _kernel_config, _set_kernel_arguments
 from minikeras.layers.input_spec import InputSpec
+from minikeras.ops.nn import bias_relu
+from minikeras.ops.nn.conv import conv_bias_relu
 
 __all__ = ["Conv1D", "Conv2D", "Conv2DTranspose", "DepthwiseConv2D", "SeparableConv2D",
            "Convolution1D", "Convolution2D", "Convolution2DTranspose", "SeparableConvolution2D"]
@@ -86,46 +87,22 @@ class _BiasActivation(Function):
         self.relu = relu
 
     def forward(self, x, bias=None):
-        xp = self.device.xp
-        out = x
-
-        def apply(start, stop):
-            part = out[start:stop]
-            if bias is not None:
-                part += bias
-            if self.relu:
-                xp.maximum(part, 0, out=part)
-
-        threads.on_batch(xp, apply, out.shape[0] if out.ndim else 1, out.size)
+        x = self.device.xp.ascontiguousarray(x)  # a no-op for a convolution's output
+        out = x.reshape(-1, x.shape[-1]) if x.ndim else x.reshape(1, 1)
+        bias_relu.apply(self.device.xp, out, bias, self.relu)
         if self.relu:
             self.save_for_backward(out)
-        return out
+        return x
 
     def backward(self, grad):
-        xp = self.device.xp
         wants_bias = len(self.needs_input_grad) > 1 and self.needs_input_grad[1]
-        out = self.saved[0] if self.relu else None
         if not self.relu and not wants_bias:
             return (grad,)
-        batch = grad.shape[0] if grad.ndim else 1
-        grad_in = xp.empty_like(grad) if self.relu else grad
-        partial_sums = {}
-
-        def apply(start, stop):
-            if self.relu:
-                xp.multiply(grad[start:stop], out[start:stop] > 0, out=grad_in[start:stop])
-            if wants_bias:
-                part = grad_in[start:stop]
-                partial_sums[start] = part.reshape(-1, part.shape[-1]).sum(axis=0)
-
-        threads.on_batch(xp, apply, batch, grad.size)
-        grad_bias = None
-        if wants_bias:
-            sums = [partial_sums[key] for key in sorted(partial_sums)]
-            grad_bias = sums[0]
-            for extra in sums[1:]:
-                grad_bias = grad_bias + extra
-        return grad_in, grad_bias
+        xp = self.device.xp
+        flat = xp.ascontiguousarray(grad).reshape(-1, grad.shape[-1] if grad.ndim else 1)
+        masked, grad_bias = bias_relu.gradient(xp, flat, self.saved[0] if self.relu else None, self.relu,
+                                               wants_bias)
+        return masked.reshape(grad.shape), grad_bias
 
 
 def _finish(layer, conv_out, bias):
@@ -219,7 +196,17 @@ class _Conv(Layer):
         return ops.conv2d(inputs, self.kernel, self.strides, self.padding, self.dilation_rate)
 
     def call(self, inputs):
-        return _finish(self, self._convolve(_float_input(self, inputs)), self.bias)
+        inputs = _float_input(self, inputs)
+        if type(self)._convolve is not _Conv._convolve:  # transposed, depthwise, separable
+            return _finish(self, self._convolve(inputs), self.bias)
+        # Conv1D / Conv2D: bias and ReLU inside the convolution op.
+        relu = self.activation is activations.relu
+        strides, dilation = (self.strides, self.dilation_rate) if self.rank == 2 else (self.strides[0],
+                                                                                      self.dilation_rate[0])
+        out = conv_bias_relu(inputs, self.kernel, self.bias, relu, self.rank, strides, self.padding, dilation)
+        outputs = out if relu else _apply_activation(self.activation, out)
+        _add_activity_loss(self, outputs)
+        return outputs
 
     def _spatial_output(self, input_shape):
         return tuple(

@@ -68,14 +68,13 @@ class Adam(Optimizer):
         if xp is numpy and variable.data.size >= _PARALLEL_MIN and all(
                 a is None or a.flags.c_contiguous for a in arrays):
             flat = [None if a is None else a.reshape(-1) for a in arrays]
-            size = variable.data.size
+            pieces = threads.even_slices(variable.data.size, 2 * threads.num_threads())
 
-            def part(worker, workers):
-                step = -(-size // workers)
-                piece = slice(worker * step, (worker + 1) * step)
+            def part(block):
+                piece = pieces[block]
                 self._adam_math(xp, alpha, *[None if a is None else a[piece] for a in flat])
 
-            threads.parallel_blocks(part, threads.num_threads())
+            threads.parallel_blocks(part, len(pieces))
         else:
             self._adam_math(xp, alpha, *arrays)
 

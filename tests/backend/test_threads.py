@@ -15,29 +15,84 @@ def two_threads():
     threads.set_num_threads(previous)
 
 
-def test_parallel_blocks_cover_every_block_once(two_threads):
+def test_parallel_blocks_cover_every_block_once_in_order(two_threads):
     seen = []
     lock = threading.Lock()
 
-    def work(worker, workers):
-        for block in range(10)[worker::workers]:
-            with lock:
-                seen.append(block)
-        return worker
+    def work(block):
+        with lock:
+            seen.append(block)
+        return block * 10
 
-    assert sorted(threads.parallel_blocks(work, 10)) == [0, 1]
+    assert threads.parallel_blocks(work, 10) == [block * 10 for block in range(10)]
     assert sorted(seen) == list(range(10))
 
 
-def test_single_threaded_context_runs_in_the_caller(two_threads):
-    names = []
+def test_parallel_blocks_setup_runs_once_per_thread_that_takes_part(two_threads):
+    states = []
+    lock = threading.Lock()
 
-    def work(worker, workers):
-        names.append((threading.current_thread().name, workers))
+    def setup():
+        state = {"thread": threading.current_thread().name, "blocks": []}
+        with lock:
+            states.append(state)
+        return state
+
+    def work(block, state):
+        state["blocks"].append(block)
+        return state["thread"]
+
+    names = threads.parallel_blocks(work, 40, setup)
+    assert 1 <= len(states) <= 2
+    assert sorted(b for state in states for b in state["blocks"]) == list(range(40))
+    for state in states:  # each block ran with the state of the thread that ran it
+        assert all(names[b] == state["thread"] for b in state["blocks"])
+
+
+def test_parallel_blocks_do_not_wait_for_a_thread_that_never_started(two_threads):
+    # Keep the only other pool thread busy: every block must then run in the
+    # caller, and the call must return without waiting for that thread.
+    release = threading.Event()
+    busy = threads._pool().submit(release.wait, 10)
+    other = threads._pool().submit(release.wait, 10)
+    try:
+        names = threads.parallel_blocks(lambda block: threading.current_thread().name, 6)
+        assert names == [threading.current_thread().name] * 6
+    finally:
+        release.set()
+        busy.result()
+        other.result()
+
+
+def test_parallel_blocks_error_stops_the_others_and_propagates(two_threads):
+    ran = []
+
+    def work(block):
+        ran.append(block)
+        if block == 2:
+            raise RuntimeError("block 2 failed")
+        return block
+
+    with pytest.raises(RuntimeError, match="block 2 failed"):
+        threads.parallel_blocks(work, 1000)
+    assert len(ran) < 1000
+
+
+def test_single_threaded_context_runs_in_the_caller(two_threads):
+    names = set()
+
+    def work(block):
+        names.add(threading.current_thread().name)
 
     with threads.single_threaded():
         threads.parallel_blocks(work, 5)
-    assert names == [(threading.current_thread().name, 1)]
+    assert names == {threading.current_thread().name}
+
+
+def test_even_slices_cover_the_range():
+    assert threads.even_slices(10, 3) == [slice(0, 4), slice(4, 8), slice(8, 10)]
+    assert threads.even_slices(2, 4) == [slice(0, 1), slice(1, 2)]
+    assert threads.even_slices(0, 2) == []
 
 
 @pytest.mark.parametrize("shape_a, shape_b, transpose_a", [
@@ -85,3 +140,21 @@ def test_adam_in_parallel_slices_equals_one_pass(two_threads, amsgrad):
         results.append(weight.numpy())
     numpy.testing.assert_array_equal(results[0], results[1])
     assert not numpy.array_equal(results[0], start)
+
+
+def test_convolution_gives_the_same_bits_for_any_thread_count(two_threads):
+    import minikeras as mk
+
+    rng = numpy.random.default_rng(1)
+    images = rng.standard_normal((64, 12, 12, 16)).astype(numpy.float32)
+    kernel = rng.standard_normal((3, 3, 16, 24)).astype(numpy.float32)
+    results = []
+    for count in (1, 2):
+        threads.set_num_threads(count)
+        x = mk.Tensor(images, requires_grad=True)
+        w = mk.Tensor(kernel, requires_grad=True)
+        out = mk.ops.conv2d(x, w, padding="same")
+        (out * out).sum().backward()
+        results.append((out.numpy(), x.grad, w.grad))
+    for one, two in zip(*results):
+        numpy.testing.assert_array_equal(one, two)

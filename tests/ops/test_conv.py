@@ -177,6 +177,61 @@ def test_conv2d_matches_torch(rng):
         numpy.testing.assert_allclose(ours, theirs, atol=1e-10)
 
 
+# ------------------------------------------------------- conv + bias + relu
+
+from minikeras.ops.nn.conv import conv_bias_relu  # noqa: E402
+
+
+@pytest.mark.parametrize("x_shape, kernel_shape, padding, chunk_bytes", [
+    ((3, 6, 6, 8), (3, 3, 8, 5), "same", None),     # patch matrix rebuilt in backward: mask and sum per block
+    ((3, 6, 6, 8), (3, 3, 8, 5), "valid", 1),       # ... one sample per block
+    ((3, 6, 6, 2), (3, 3, 2, 4), "same", 1),        # few channels: patch matrix kept, mask in one pass
+    ((3, 4, 4, 3), (1, 1, 3, 4), "valid", None),    # 1x1: plain matmul path
+])
+@pytest.mark.parametrize("relu", [True, False])
+def test_conv_bias_relu_matches_reference_and_gradients(x_shape, kernel_shape, padding, chunk_bytes, relu, rng,
+                                                        monkeypatch):
+    if chunk_bytes is not None:
+        monkeypatch.setattr(_im2col, "CHUNK_BYTES", chunk_bytes)
+    x, kernel = rng.standard_normal(x_shape), rng.standard_normal(kernel_shape)
+    bias = rng.standard_normal(kernel_shape[-1])
+
+    def reference(a, k, b):
+        out = conv2d_reference(a, k, 1, padding) + b
+        return numpy.maximum(out, 0) if relu else out
+
+    check_op(lambda a, k, b: conv_bias_relu(a, k, b, relu, 2, 1, padding, 1), reference, [x, kernel, bias])
+
+
+def test_conv_bias_relu_one_dimensional_and_without_bias(rng):
+    x, kernel = rng.standard_normal((2, 9, 4)), rng.standard_normal((3, 4, 3))
+    check_op(lambda a, k: conv_bias_relu(a, k, None, True, 1, 2, "causal", 1),
+             lambda a, k: numpy.maximum(conv1d_reference(a, k, 2, "causal"), 0), [x, kernel])
+
+
+@pytest.mark.parametrize("wants", [(False, True, True), (True, False, True), (False, False, True),
+                                   (True, True, False)])
+def test_conv_bias_relu_gradients_of_any_subset_of_inputs(wants, rng):
+    x, kernel = rng.standard_normal((4, 7, 7, 16)), rng.standard_normal((3, 3, 16, 6))
+    bias = rng.standard_normal(6)
+    grad_out = rng.standard_normal((4, 7, 7, 6))
+    full = [mk.Tensor(a, requires_grad=True) for a in (x, kernel, bias)]
+    conv_bias_relu(*full, relu=True, padding="same").backward(grad_out)
+    some = [mk.Tensor(a, requires_grad=w) for a, w in zip((x, kernel, bias), wants)]
+    conv_bias_relu(*some, relu=True, padding="same").backward(grad_out)
+    for tensor, reference, w in zip(some, full, wants):
+        if w:
+            numpy.testing.assert_allclose(tensor.grad.numpy(), reference.grad.numpy(), atol=1e-12)
+        else:
+            assert tensor.grad is None
+
+
+def test_conv_bias_relu_rejects_a_bias_of_the_wrong_size(rng):
+    x, kernel = mk.tensor(numpy.zeros((1, 5, 5, 2))), mk.tensor(numpy.zeros((3, 3, 2, 4)))
+    with pytest.raises(ValueError, match=r"conv2d: the bias must have shape \(4,\).*received \(3,\)"):
+        conv_bias_relu(x, kernel, mk.tensor(numpy.zeros(3)), True)
+
+
 # ----------------------------------------------------------------------- conv1d
 
 @pytest.mark.parametrize("strides, padding, dilation", [

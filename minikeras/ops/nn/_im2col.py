@@ -198,7 +198,7 @@ def _clipped_ranges(size, window, stride, dilation, pad_before, out_size):
     return ranges
 
 
-def im2col_products(xp, source, geometry, right=None, left=None, keep=False):
+def im2col_products(xp, source, geometry, right=None, left=None, keep=False, epilogue=None, left_block=None):
     """``cols @ right`` and ``cols.T @ left`` where ``cols`` is the patch matrix of ``source``.
 
     ``cols`` (N*Ho*Wo, kh*kw*C) is normally never built whole: each block of
@@ -213,6 +213,13 @@ def im2col_products(xp, source, geometry, right=None, left=None, keep=False):
         left: (N*Ho*Wo, G) or None.
         keep: build the whole patch matrix (block by block, still multiplied
             in cache) and return it, for a caller that will reuse it.
+        epilogue: ``epilogue(out_rows)``, called on each block of
+            ``cols @ right`` (a 2-D view) right after its product, while it
+            is in cache, to finish it in place (bias, ReLU).
+        left_block: ``left_block(rows)`` gives the rows (a slice) of
+            ``left`` to multiply, instead of ``left[rows]``: a caller can
+            prepare each block of ``left`` while it is in cache (mask it,
+            sum it). Called once per block, from the thread running it.
 
     Returns:
         (cols @ right of shape (N*Ho*Wo, F) or None, cols.T @ left of shape
@@ -226,37 +233,45 @@ def im2col_products(xp, source, geometry, right=None, left=None, keep=False):
     starts = list(range(0, batch, per))
     shared = xp.empty((batch, geometry.out_h, geometry.out_w, kh, kw, geometry.channels), dtype) if keep else None
 
-    def work(worker, workers):
-        # Each worker takes every workers-th block, with its own buffers.
+    def buffers():  # each thread's own
         padding = geometry.pad_buffer(xp, per, dtype)
         buffer = shared if keep else xp.empty((per, geometry.out_h, geometry.out_w, kh, kw, geometry.channels), dtype)
-        transposed = None
-        for start in starts[worker::workers]:
-            stop = min(batch, start + per)
-            block = buffer[start:stop] if keep else buffer[: stop - start]
-            xp.copyto(block, geometry.windows(xp, geometry.padded_block(source, start, stop, padding)))
-            cols = block.reshape((stop - start) * rows, patch)
-            if right is not None:
-                xp.matmul(cols, right, out=forward[start * rows : stop * rows])
-            if left is not None:
-                part = cols.T @ left[start * rows : stop * rows]
-                transposed = part if transposed is None else transposed.__iadd__(part)
-        return transposed
+        return padding, buffer
 
-    partials = [t for t in _run_blocks(xp, work, len(starts)) if t is not None]
+    def work(index, state):
+        padding, buffer = state
+        start = starts[index]
+        stop = min(batch, start + per)
+        block = buffer[start:stop] if keep else buffer[: stop - start]
+        xp.copyto(block, geometry.windows(xp, geometry.padded_block(source, start, stop, padding)))
+        cols = block.reshape((stop - start) * rows, patch)
+        span = slice(start * rows, stop * rows)
+        if right is not None:
+            xp.matmul(cols, right, out=forward[span])
+            if epilogue is not None:
+                epilogue(forward[span])
+        if left is not None:
+            return cols.T @ (left[span] if left_block is None else left_block(span))
+        return None
+
+    partials = _run_blocks(xp, work, len(starts), buffers)
     transposed = None
     if left is not None:
+        # Summed in block order: the same bits for any number of threads.
         transposed = partials[0] if partials else xp.zeros((patch, left.shape[1]), xp.result_type(dtype, left.dtype))
         for part in partials[1:]:
             transposed += part
     return forward, transposed, (shared.reshape(batch * rows, patch) if keep else None)
 
 
-def _run_blocks(xp, work, count):
-    """Blocks on several CPU threads (backend/threads.py); one call on a GPU."""
+def _run_blocks(xp, work, count, setup):
+    """``[work(block, state) for block in range(count)]``, the blocks shared
+    among the CPU threads (backend/threads.py), each thread with its own
+    ``state = setup()``; in order in this thread on a GPU."""
     if xp is numpy:
-        return parallel_blocks(work, count)
-    return [work(0, 1)]
+        return parallel_blocks(work, count, setup)
+    state = setup()
+    return [work(block, state) for block in range(count)]
 
 
 def keeps_patch_matrix(xp, geometry):
@@ -294,16 +309,15 @@ def col2im_product(xp, left, right, geometry, dtype):
     kh, kw = geometry.window
     starts = list(range(0, batch, per))
 
-    def work(worker, workers):
-        buffer = xp.empty((per * rows, patch), dtype)
-        for start in starts[worker::workers]:
-            stop = min(batch, start + per)
-            block = buffer[: (stop - start) * rows]
-            xp.matmul(left[start * rows : stop * rows], right, out=block)
-            patches = block.reshape(stop - start, geometry.out_h, geometry.out_w, kh, kw, geometry.channels)
-            geometry.scatter_add(result[start:stop], patches)
+    def work(index, buffer):
+        start = starts[index]
+        stop = min(batch, start + per)
+        block = buffer[: (stop - start) * rows]
+        xp.matmul(left[start * rows : stop * rows], right, out=block)
+        patches = block.reshape(stop - start, geometry.out_h, geometry.out_w, kh, kw, geometry.channels)
+        geometry.scatter_add(result[start:stop], patches)
 
-    _run_blocks(xp, work, len(starts))
+    _run_blocks(xp, work, len(starts), lambda: xp.empty((per * rows, patch), dtype))
     return result
 
 

@@ -21,64 +21,114 @@ __all__ = ["conv1d", "conv2d", "conv2d_transpose", "depthwise_conv2d"]
 
 from minikeras.autograd import Function
 from minikeras.ops._checks import shape_of
+from minikeras.ops.nn import bias_relu
 from minikeras.ops.nn._im2col import col2im_product, im2col_products, keeps_patch_matrix
 from minikeras.ops.nn.conv_args import conv_geometry
 
 
 class Conv(Function):
-    """Convolution of an NHWC input (or NWC, seen as height 1) with a kernel.
+    """Convolution of an NHWC input (or NWC, seen as height 1) with a kernel,
+    optionally followed by a bias add and ReLU (what Conv1D/Conv2D layers use).
+
+    The bias and ReLU are applied to each block of the product while it is
+    in cache, and in backward the ReLU mask and the bias sum are taken on
+    each block of the gradient just before its kernel-gradient product: no
+    separate passes over the output (see ``bias_relu``).
 
     Args:
         geometry: the WindowGeometry of the 4-D view of the input.
         output_shape: the shape to return (3-D for conv1d).
+        relu: apply ReLU to the result.
     """
 
-    def __init__(self, geometry, output_shape):
+    def __init__(self, geometry, output_shape, relu=False):
         self.geometry = geometry
         self.output_shape = output_shape
+        self.relu = relu
         self.pointwise = geometry.window == (1, 1) and geometry.strides == (1, 1) and not geometry.has_padding
 
-    def forward(self, x, kernel):
+    def forward(self, x, kernel, bias=None):
         xp = self.device.xp
         geometry = self.geometry
         self.input_shape, self.kernel_shape = x.shape, kernel.shape
+        self.has_bias = bias is not None
         images = x.reshape(geometry.batch, geometry.height, geometry.width, geometry.channels)
         matrix = kernel.reshape(geometry.patch_size, -1)
-        needs_x, needs_kernel = self.needs_input_grad
+        needs_x, needs_kernel = self.needs_input_grad[:2]
+        finish = bias_relu.epilogue(xp, bias, self.relu)
         if self.pointwise:
             # The input itself is the patch matrix.
             patches = images.reshape(-1, geometry.channels)
-            out = patches @ matrix
+            out = bias_relu.apply(xp, patches @ matrix, bias, self.relu)
         else:
             keep = needs_kernel and keeps_patch_matrix(xp, geometry)
-            out, _, patches = im2col_products(xp, images, geometry, right=matrix, keep=keep)
+            out, _, patches = im2col_products(xp, images, geometry, right=matrix, keep=keep, epilogue=finish)
         # For the kernel gradient keep the patch matrix when it exists, else the
-        # input (a reference, no copy) to rebuild it block by block.
+        # input (a reference, no copy) to rebuild it block by block. The
+        # output itself (this op's, not a copy) is the ReLU mask.
         source = (images if patches is None else patches) if needs_kernel else None
-        self.save_for_backward(source, matrix if needs_x else None)
+        self.save_for_backward(source, matrix if needs_x else None, out if self.relu else None)
         return out.reshape(self.output_shape)
 
     def backward(self, grad):
         xp = self.device.xp
-        source, matrix = self.saved
+        source, matrix, out = self.saved
         geometry = self.geometry
         grad = xp.ascontiguousarray(grad).reshape(-1, self.output_shape[-1])
-        grad_x = grad_kernel = None
+        wants_bias = self.has_bias and self.needs_input_grad[2]
+        grad_x = grad_kernel = grad_bias = left_block = None
+        # The ReLU mask and the bias sum are taken block by block inside the
+        # kernel-gradient loop when there is one, else in one pass.
+        in_loop = source is not None and source.ndim == 4 and not self.pointwise
+        if in_loop and (self.relu or wants_bias):
+            masked = xp.empty_like(grad) if self.relu else grad
+            sums = {}
+
+            def left_block(rows):
+                block = bias_relu.mask_block(xp, grad[rows], None if out is None else out[rows], self.relu,
+                                             masked[rows])
+                if wants_bias:
+                    sums[rows.start] = block.sum(axis=0)
+                return block
+        elif self.relu or wants_bias:
+            masked, grad_bias = bias_relu.gradient(xp, grad, out, self.relu, wants_bias)
+        else:
+            masked = grad
         if source is not None:
             if source.ndim == 2:
-                grad_kernel = source.T @ grad
+                grad_kernel = source.T @ masked
             else:
-                _, grad_kernel, _ = im2col_products(xp, source, geometry, left=grad)
+                _, grad_kernel, _ = im2col_products(xp, source, geometry, left=masked, left_block=left_block)
+        if left_block is not None and wants_bias:
+            grad_bias = bias_relu.sum_in_order(xp, [sums[key] for key in sorted(sums)], grad.shape[-1], grad.dtype)
         if matrix is not None:
             if self.pointwise:
-                grad_x = grad @ matrix.T
+                grad_x = masked @ matrix.T
             else:
                 dtype = xp.result_type(grad.dtype, matrix.dtype)
-                grad_x = col2im_product(xp, grad, xp.ascontiguousarray(matrix.T), geometry, dtype)
-        return (
+                grad_x = col2im_product(xp, masked, xp.ascontiguousarray(matrix.T), geometry, dtype)
+        grads = (
             None if grad_x is None else grad_x.reshape(self.input_shape),
             None if grad_kernel is None else grad_kernel.reshape(self.kernel_shape),
         )
+        return grads + (grad_bias,) if self.has_bias else grads
+
+
+def conv_bias_relu(x, kernel, bias=None, relu=False, rank=2, strides=1, padding="valid", dilation_rate=1):
+    """``relu?(conv(x, kernel) + bias)`` as one op, for Conv1D/Conv2D layers.
+
+    Same arguments and errors as conv1d (``rank`` 1) or conv2d (``rank`` 2);
+    ``bias`` is None or has one value per output channel.
+    """
+    name = "conv2d" if rank == 2 else "conv1d"
+    geometry = conv_geometry(name, x, kernel, rank, strides, padding, dilation_rate)
+    filters = shape_of(kernel)[-1]
+    if bias is not None and tuple(shape_of(bias)) != (filters,):
+        raise ValueError(f"{name}: the bias must have shape ({filters},) (one value per output channel), "
+                         f"received {tuple(shape_of(bias))}.")
+    spatial = (geometry.out_h, geometry.out_w) if rank == 2 else (geometry.out_w,)
+    function = Conv(geometry, (geometry.batch,) + spatial + (filters,), relu=relu)
+    return function.apply(x, kernel) if bias is None else function.apply(x, kernel, bias)
 
 
 def conv2d(x, kernel, strides=1, padding="valid", dilation_rate=1):

@@ -1,0 +1,74 @@
+"""Bias add and ReLU finished in place, and their gradient in one pass.
+
+A convolution's output is a fresh array that only it holds, so its bias and
+ReLU are applied in place: in the convolution itself, block by block while
+each block of the product is still in cache (``epilogue``), or as one pass
+split over the CPU threads (``apply``). Backward needs only the output's
+sign as the ReLU mask; ``gradient`` masks the incoming gradient and sums it
+over rows for the bias in one pass.
+
+Everything works on 2-D ``(rows, channels)`` views through ``xp``.
+"""
+
+__all__ = ["epilogue", "apply", "mask_block", "sum_in_order", "gradient"]
+
+from minikeras.backend import threads
+
+
+def epilogue(xp, bias, relu):
+    """``finish(rows)`` adding ``bias`` and applying ReLU in place to a 2-D
+    block, or None when there is nothing to do."""
+    if bias is None and not relu:
+        return None
+
+    def finish(block):
+        if bias is not None:
+            block += bias
+        if relu:
+            xp.maximum(block, 0, out=block)
+
+    return finish
+
+
+def apply(xp, out, bias, relu):
+    """Add ``bias`` to the 2-D ``out`` and apply ReLU, in place, split over rows."""
+    finish = epilogue(xp, bias, relu)
+    if finish is not None:
+        threads.on_batch(xp, lambda start, stop: finish(out[start:stop]), out.shape[0], out.size)
+    return out
+
+
+def mask_block(xp, grad, out, relu, target):
+    """Rows of the gradient through ReLU: ``grad * (out > 0)`` written into
+    ``target`` when ``relu``, else ``grad`` itself."""
+    if not relu:
+        return grad
+    xp.multiply(grad, out > 0, out=target)
+    return target
+
+
+def sum_in_order(xp, parts, size, dtype):
+    """The sum of a list of arrays in list order (zeros of ``size`` if empty):
+    the same bits however the parts were spread over threads."""
+    if not parts:
+        return xp.zeros(size, dtype)
+    total = parts[0]
+    for part in parts[1:]:
+        total = total + part
+    return total
+
+
+def gradient(xp, grad, out, relu, wants_bias):
+    """``(grad through ReLU, its sum over rows or None)`` for 2-D ``grad``
+    and ``out`` (the ReLU output; unused without ``relu``), split over rows."""
+    masked = xp.empty_like(grad) if relu else grad
+
+    def part(start, stop):
+        block = mask_block(xp, grad[start:stop], None if out is None else out[start:stop], relu,
+                           masked[start:stop])
+        return block.sum(axis=0) if wants_bias else None
+
+    sums = threads.on_batch(xp, part, grad.shape[0], grad.size)
+    grad_bias = sum_in_order(xp, sums, grad.shape[-1], grad.dtype) if wants_bias else None
+    return masked, grad_bias
+
