@@ -94,16 +94,22 @@ class _Claims:
         self._lock = threading.Lock()
         self._next = 0
         self._count = count
-        self.started = set()
+        self._started = set()
 
     def take(self, worker):
+        """The next unclaimed block for ``worker``, or None when none is left."""
         with self._lock:
             block = self._next
             if block >= self._count:
                 return None
             self._next += 1
-            self.started.add(worker)
+            self._started.add(worker)
             return block
+
+    def started(self):
+        """The workers that got at least one block so far."""
+        with self._lock:
+            return set(self._started)
 
     def stop(self):
         """No more blocks for anyone (after an error)."""
@@ -164,8 +170,7 @@ def parallel_blocks(function, count, setup=None):
     finally:
         # Threads that got no block will find none when they wake: only the
         # others are waited for (their writes must end before we return).
-        with claims._lock:
-            started = set(claims.started)
+        started = claims.started()
         errors = []
         for worker, future in enumerate(futures, start=1):
             if worker in started:
