@@ -254,6 +254,27 @@ def split_batch(function, batch, elements):
     return parallel_blocks(lambda block: function(blocks[block].start, blocks[block].stop), len(blocks))
 
 
+# Elements per block of ``row_blocks``: big enough that a block's few ufunc
+# calls cost much more than their dispatch, small enough (1 MB of float32)
+# that a block stays in cache between the passes a function makes over it.
+BLOCK_ELEMENTS = 1 << 18
+
+
+def row_blocks(xp, function, rows, elements):
+    """``[function(start, stop) for each block of rows]``, the blocks shared
+    among the op threads on NumPy; one call over all rows on a GPU.
+
+    Unlike split_batch, the blocks depend only on the size (about
+    BLOCK_ELEMENTS elements each), not on the number of threads, so sums of
+    per-block results taken in order give the same bits with any number of
+    threads.
+    """
+    if xp is not numpy or rows == 0:
+        return [function(0, rows)]
+    blocks = even_slices(rows, -(-elements // BLOCK_ELEMENTS))
+    return parallel_blocks(lambda block: function(blocks[block].start, blocks[block].stop), len(blocks))
+
+
 def on_batch(xp, function, batch, elements):
     """``function(start, stop)`` over batch slices: split_batch on NumPy,
     one call on a GPU (one kernel per op is what a GPU wants). Returns the

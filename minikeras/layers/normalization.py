@@ -18,6 +18,7 @@ import numpy
 
 from minikeras import constraints, initializers, regularizers
 from minikeras.autograd import Function
+from minikeras.backend import threads
 from minikeras.layers.base import Layer
 from minikeras.layers.input_spec import InputSpec
 
@@ -53,39 +54,69 @@ def _scale_and_shift(xp, x_hat, gamma, beta, broadcast, out):
         out += beta.reshape(broadcast)
     return gamma
 
+def _sum_in_order(parts):
+    total = parts[0]
+    for part in parts[1:]:
+        total = total + part
+    return total
+
+
 class _BatchNormTraining(Function):
     """Batch normalisation with batch statistics: forward and backward.
 
     Inputs ``(x, gamma, beta)``; gamma or beta may be None (scale=False or
     center=False). After forward, ``batch_mean`` and ``batch_variance`` (the
     biased one) hold the statistics for the moving averages.
+
+    Every pass runs over blocks of samples shared among the CPU op threads
+    (one block on a GPU). The blocks depend only on the input's size and
+    their sums are added in block order, so the result has the same bits
+    for any number of threads.
     """
 
     def __init__(self, axis, epsilon, cross_replica):
         self.axis, self.epsilon, self.cross_replica = axis, epsilon, cross_replica
+
+    @staticmethod
+    def _blocks(xp, function, view):
+        """``function(start, stop)`` over blocks of samples (axis 0, always a
+        reduced axis: BatchNormalization refuses axis 0)."""
+        return threads.row_blocks(xp, function, view.shape[0], view.size)
 
     def forward(self, x, gamma, beta):
         xp = self.device.xp
         self.input_shape = x.shape
         view_shape, feature_axes, broadcast = _layout(x.shape, (self.axis,))
         view = x.reshape(view_shape) if view_shape is not None else x
-        self.reduce_axes = tuple(a for a in range(view.ndim) if a not in feature_axes)
+        axes = self.reduce_axes = tuple(a for a in range(view.ndim) if a not in feature_axes)
         self.broadcast = broadcast
-        count = view.size // math.prod(broadcast)
+        count = self.count = view.size // math.prod(broadcast)
+        variance = None
         if self.cross_replica is None:
-            mean = view.mean(axis=self.reduce_axes, keepdims=True)
-            centered = view - mean
-            out = xp.square(centered)
-            variance = out.mean(axis=self.reduce_axes, keepdims=True)
+            mean = _sum_in_order(self._blocks(xp, lambda s, e: view[s:e].sum(axis=axes, keepdims=True), view))
+            mean /= count
         else:
             mean, variance = self._global_moments(xp, view, count)
-            centered = view - mean
-            out = xp.empty_like(centered)
-        self.count = count
+        x_hat, out = xp.empty_like(view), xp.empty_like(view)
+
+        def centre(start, stop):
+            centered = xp.subtract(view[start:stop], mean, out=x_hat[start:stop])
+            if variance is None:
+                return xp.multiply(centered, centered, out=out[start:stop]).sum(axis=axes, keepdims=True)
+            return None
+
+        squares = self._blocks(xp, centre, view)
+        if variance is None:
+            variance = _sum_in_order(squares)
+            variance /= count
         inv_std = 1.0 / xp.sqrt(variance + self.epsilon)
-        x_hat = centered
-        x_hat *= inv_std
-        gamma = _scale_and_shift(xp, x_hat, gamma, beta, broadcast, out)
+
+        def finish(start, stop):
+            block = x_hat[start:stop]
+            block *= inv_std
+            return _scale_and_shift(xp, block, gamma, beta, broadcast, out[start:stop])
+
+        gamma = self._blocks(xp, finish, view)[0]
         if self.needs_input_grad[0] or self.needs_input_grad[1]:
             self.save_for_backward(x_hat, inv_std, gamma)
         self.batch_mean, self.batch_variance = mean.reshape(-1), variance.reshape(-1)
@@ -107,10 +138,18 @@ class _BatchNormTraining(Function):
         x_hat, inv_std, gamma = self.saved
         xp = self.device.xp
         needs = self.needs_input_grad
-        view = grad.reshape(x_hat.shape)
-        grad_beta = view.sum(axis=self.reduce_axes, keepdims=True)
-        work = xp.multiply(view, x_hat)
-        grad_gamma = work.sum(axis=self.reduce_axes, keepdims=True)
+        axes = self.reduce_axes
+        view = xp.ascontiguousarray(grad).reshape(x_hat.shape)
+        work = xp.empty_like(view)
+
+        def sums(start, stop):
+            block = view[start:stop]
+            product = xp.multiply(block, x_hat[start:stop], out=work[start:stop])
+            return block.sum(axis=axes, keepdims=True), product.sum(axis=axes, keepdims=True)
+
+        parts = self._blocks(xp, sums, view)
+        grad_beta = _sum_in_order([part[0] for part in parts])
+        grad_gamma = _sum_in_order([part[1] for part in parts])
         grad_x = None
         if needs[0]:
             beta_sum, gamma_sum, count = grad_beta, grad_gamma, self.count
@@ -119,11 +158,17 @@ class _BatchNormTraining(Function):
                 # replica's output: the sums here must be global too.
                 beta_sum, gamma_sum, count = self.cross_replica(grad_beta, grad_gamma, count)
             scale = inv_std if gamma is None else inv_std * gamma
-            # dx = scale * (g - mean(g) - x_hat * mean(g * x_hat))
-            xp.multiply(x_hat, gamma_sum * (1.0 / count), out=work)
-            xp.subtract(view, work, out=work)
-            work -= beta_sum * (1.0 / count)
-            work *= scale
+            gamma_mean, beta_mean = gamma_sum * (1.0 / count), beta_sum * (1.0 / count)
+
+            def input_gradient(start, stop):
+                # dx = scale * (g - mean(g) - x_hat * mean(g * x_hat))
+                block = work[start:stop]
+                xp.multiply(x_hat[start:stop], gamma_mean, out=block)
+                xp.subtract(view[start:stop], block, out=block)
+                block -= beta_mean
+                block *= scale
+
+            self._blocks(xp, input_gradient, view)
             grad_x = work.reshape(self.input_shape)
         return (grad_x,
                 grad_gamma.reshape(-1) if needs[1] else None,

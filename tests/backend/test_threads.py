@@ -142,19 +142,31 @@ def test_adam_in_parallel_slices_equals_one_pass(two_threads, amsgrad):
     assert not numpy.array_equal(results[0], start)
 
 
-def test_convolution_gives_the_same_bits_for_any_thread_count(two_threads):
+@pytest.mark.parametrize("channels", [16, 2])  # patch matrix rebuilt per block / kept whole
+def test_convolution_gives_the_same_bits_for_any_thread_count(two_threads, channels):
     import minikeras as mk
+    from minikeras.ops.nn.conv import conv_bias_relu
 
     rng = numpy.random.default_rng(1)
-    images = rng.standard_normal((64, 12, 12, 16)).astype(numpy.float32)
-    kernel = rng.standard_normal((3, 3, 16, 24)).astype(numpy.float32)
+    images = rng.standard_normal((64, 12, 12, channels)).astype(numpy.float32)
+    kernel = rng.standard_normal((3, 3, channels, 24)).astype(numpy.float32)
+    bias = rng.standard_normal(24).astype(numpy.float32)
     results = []
     for count in (1, 2):
         threads.set_num_threads(count)
-        x = mk.Tensor(images, requires_grad=True)
-        w = mk.Tensor(kernel, requires_grad=True)
-        out = mk.ops.conv2d(x, w, padding="same")
+        tensors = [mk.Tensor(a, requires_grad=True) for a in (images, kernel, bias)]
+        out = conv_bias_relu(*tensors, relu=True, padding="same")
         (out * out).sum().backward()
-        results.append((out.numpy(), x.grad, w.grad))
+        results.append([out.numpy()] + [t.grad for t in tensors])
     for one, two in zip(*results):
         numpy.testing.assert_array_equal(one, two)
+
+
+def test_row_blocks_depend_on_size_not_threads(two_threads, monkeypatch):
+    monkeypatch.setattr(threads, "BLOCK_ELEMENTS", 100)
+    spans = []
+    for count in (1, 2):
+        threads.set_num_threads(count)
+        spans.append(threads.row_blocks(numpy, lambda start, stop: (start, stop), 50, 50 * 10))
+    assert spans[0] == spans[1] == [(0, 10), (10, 20), (20, 30), (30, 40), (40, 50)]
+    assert threads.row_blocks(numpy, lambda start, stop: (start, stop), 0, 0) == [(0, 0)]

@@ -118,6 +118,48 @@ def test_gradcheck_wrt_input_gamma_and_beta(rng, shape, axis, training):
     gradcheck(lambda t, g, b: _with_weights(layer, ["gamma", "beta"], t, g, b, training=training), [x, gamma, beta])
 
 
+@pytest.fixture
+def blocks_of_samples(monkeypatch):
+    """Two op threads and tiny blocks: every batch-norm pass runs in several
+    blocks of samples, as it does for large inputs."""
+    from minikeras.backend import threads
+
+    previous = threads.num_threads()
+    threads.set_num_threads(2)
+    monkeypatch.setattr(threads, "BLOCK_ELEMENTS", 8)
+    yield threads
+    threads.set_num_threads(previous)
+
+
+@pytest.mark.parametrize("shape, axis", [((7, 3), -1), ((5, 2, 2, 3), -1), ((5, 3, 2, 2), 1)])
+def test_training_in_blocks_of_samples_matches_numpy_and_gradchecks(rng, blocks_of_samples, shape, axis):
+    layer = layers.BatchNormalization(axis=axis, dtype="float64")
+    x = rng.normal(1.0, 2.0, shape)
+    layer(x)
+    channels = shape[axis]
+    gamma, beta = rng.normal(1, 0.3, channels), rng.normal(0, 0.3, channels)
+    layer.set_weights([gamma, beta, numpy.zeros(channels), numpy.ones(channels)])
+    expected, mean, variance = _bn_reference(x, axis, gamma, beta)
+    numpy.testing.assert_allclose(layer(x, training=True).numpy(), expected, rtol=1e-10, atol=1e-12)
+    numpy.testing.assert_allclose(layer.moving_mean.numpy(), 0.01 * mean, rtol=1e-10, atol=1e-14)
+    gradcheck(lambda t, g, b: _with_weights(layer, ["gamma", "beta"], t, g, b, training=True), [x, gamma, beta])
+
+
+def test_training_gives_the_same_bits_for_any_thread_count(rng, blocks_of_samples):
+    x = rng.normal(1.0, 2.0, (33, 5, 5, 8)).astype("float32")
+    grad = rng.standard_normal(x.shape).astype("float32")
+    results = []
+    for count in (1, 2):
+        blocks_of_samples.set_num_threads(count)
+        layer = layers.BatchNormalization()
+        tensor = Tensor(x, requires_grad=True)
+        out = layer(tensor, training=True)
+        out.backward(grad)
+        results.append([out.numpy(), tensor.grad.numpy(), layer.gamma.grad.numpy(), layer.moving_variance.numpy()])
+    for one, two in zip(*results):
+        numpy.testing.assert_array_equal(one, two)
+
+
 @pytest.mark.parametrize("center, scale", [(False, True), (True, False), (False, False)])
 def test_center_and_scale_switches(rng, center, scale):
     layer = layers.BatchNormalization(center=center, scale=scale, dtype="float64")

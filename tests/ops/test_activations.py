@@ -227,3 +227,20 @@ def test_matches_torch(name):
     y.sum().backward()
     numpy.testing.assert_allclose(y.numpy(), expected.detach().numpy(), rtol=1e-12, atol=1e-14)
     numpy.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-14)
+
+
+def test_relu_split_over_threads_matches_numpy(monkeypatch):
+    from minikeras.backend import threads
+
+    previous = threads.num_threads()
+    threads.set_num_threads(2)
+    monkeypatch.setattr(threads, "PARALLEL_ELEMENTS_MIN", 0)
+    try:
+        base = numpy.random.default_rng(0).standard_normal((9, 6, 4)).astype(numpy.float32)
+        x = mk.Tensor(base.transpose(1, 0, 2), requires_grad=True)  # not contiguous
+        out = mk.ops.relu(x)
+        numpy.testing.assert_array_equal(out.numpy(), numpy.maximum(base.transpose(1, 0, 2), 0))
+        out.sum().backward()  # a broadcast gradient of ones
+        numpy.testing.assert_array_equal(x.grad.numpy(), (base.transpose(1, 0, 2) > 0).astype(numpy.float32))
+    finally:
+        threads.set_num_threads(previous)

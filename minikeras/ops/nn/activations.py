@@ -32,6 +32,7 @@ import math
 import numpy
 
 from minikeras.autograd import Function
+from minikeras.backend import threads
 from minikeras.ops.math.unary import _as_tensor, _float_array, _normal_cdf_array
 
 # Klambauer et al. (2017), the constants Keras and PyTorch use.
@@ -68,15 +69,32 @@ def _log1p_exp_minus_abs(xp, x):
 
 # ------------------------------------------------------------------- ReLU kin
 class Relu(Function):
+    """Large inputs are split over the CPU op threads along the first axis."""
+
     def forward(self, x):
-        out = self.device.xp.maximum(x, 0)
+        xp = self.device.xp
+        if x.ndim == 0:
+            out = xp.maximum(x, 0)
+        else:
+            out = xp.empty_like(x)
+            threads.on_batch(xp, lambda start, stop: xp.maximum(x[start:stop], 0, out=out[start:stop]),
+                             x.shape[0], x.size)
         if self.needs_input_grad[0]:
             self.save_for_backward(out)
         return out
 
     def backward(self, grad):
         (out,) = self.saved
-        return grad * (out > 0)
+        xp = self.device.xp
+        if grad.ndim == 0 or grad.shape != out.shape:
+            return grad * (out > 0)
+        result = xp.empty_like(grad)
+
+        def part(start, stop):
+            xp.multiply(grad[start:stop], out[start:stop] > 0, out=result[start:stop])
+
+        threads.on_batch(xp, part, grad.shape[0], grad.size)
+        return result
 
 
 class Relu6(Function):

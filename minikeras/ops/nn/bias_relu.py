@@ -68,7 +68,7 @@ def gradient(xp, grad, out, relu, wants_bias):
                            masked[start:stop])
         return block.sum(axis=0) if wants_bias else None
 
-    sums = threads.on_batch(xp, part, grad.shape[0], grad.size)
+    sums = threads.row_blocks(xp, part, grad.shape[0], grad.size)
     grad_bias = sum_in_order(xp, sums, grad.shape[-1], grad.dtype) if wants_bias else None
     return masked, grad_bias
 
