@@ -19,7 +19,7 @@ blocks per call. On a GPU there is one block (the whole batch): one GEMM.
 """
 import numpy
 
-from minikeras.backend.threads import parallel_blocks
+from minikeras.backend.threads import even_slices, parallel_blocks
 
 # Bytes of patch matrix per block on the CPU: small enough to stay in the
 # last-level cache next to the product's output (see the module docstring).
@@ -228,7 +228,10 @@ def im2col_products(xp, source, geometry, right=None, left=None, keep=False, epi
     batch, rows, patch = geometry.batch, geometry.rows_per_sample, geometry.patch_size
     dtype = source.dtype
     forward = None if right is None else xp.empty((batch * rows, right.shape[1]), xp.result_type(dtype, right.dtype))
-    per = geometry.samples_per_chunk(xp, rows * patch * source.itemsize)
+    # A block's patch rows and its rows of the product's output (or of ``left``)
+    # stay in cache together: with few input channels the output is the larger.
+    features = max(0 if right is None else right.shape[1], 0 if left is None else left.shape[1])
+    per = geometry.samples_per_chunk(xp, rows * (patch + features) * source.itemsize)
     kh, kw = geometry.window
     starts = list(range(0, batch, per))
     shared = xp.empty((batch, geometry.out_h, geometry.out_w, kh, kw, geometry.channels), dtype) if keep else None
@@ -257,11 +260,36 @@ def im2col_products(xp, source, geometry, right=None, left=None, keep=False, epi
     partials = _run_blocks(xp, work, len(starts), buffers)
     transposed = None
     if left is not None:
-        # Summed in block order: the same bits for any number of threads.
-        transposed = partials[0] if partials else xp.zeros((patch, left.shape[1]), xp.result_type(dtype, left.dtype))
-        for part in partials[1:]:
-            transposed += part
+        transposed = _sum_in_order(xp, partials, (patch, left.shape[1]), xp.result_type(dtype, left.dtype))
     return forward, transposed, (shared.reshape(batch * rows, patch) if keep else None)
+
+
+def transposed_product(xp, cols, left, left_block=None):
+    """``cols.T @ left`` for a whole patch matrix ``cols`` (N*Ho*Wo, P) kept
+    from forward, in blocks of rows shared among the CPU threads (one block
+    on a GPU), summed in block order; ``left_block`` as in im2col_products."""
+    rows, patch = cols.shape
+    per_row = (patch + left.shape[1]) * cols.itemsize
+    count = 1 if xp is not numpy else max(1, -(-rows * per_row // CHUNK_BYTES))
+    spans = even_slices(rows, count)
+
+    def work(index, _):
+        span = spans[index]
+        return cols[span].T @ (left[span] if left_block is None else left_block(span))
+
+    partials = _run_blocks(xp, work, len(spans), lambda: None)
+    return _sum_in_order(xp, partials, (patch, left.shape[1]), xp.result_type(cols.dtype, left.dtype))
+
+
+def _sum_in_order(xp, partials, shape, dtype):
+    """The sum of per-block products in block order (the same bits for any
+    number of threads); zeros of ``shape`` when there are none."""
+    if not partials:
+        return xp.zeros(shape, dtype)
+    total = partials[0]
+    for part in partials[1:]:
+        total += part
+    return total
 
 
 def _run_blocks(xp, work, count, setup):

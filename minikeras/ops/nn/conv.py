@@ -22,7 +22,7 @@ __all__ = ["conv1d", "conv2d", "conv2d_transpose", "depthwise_conv2d"]
 from minikeras.autograd import Function
 from minikeras.ops._checks import shape_of
 from minikeras.ops.nn import bias_relu
-from minikeras.ops.nn._im2col import col2im_product, im2col_products, keeps_patch_matrix
+from minikeras.ops.nn._im2col import col2im_product, im2col_products, keeps_patch_matrix, transposed_product
 from minikeras.ops.nn.conv_args import conv_geometry
 
 
@@ -79,8 +79,7 @@ class Conv(Function):
         grad_x = grad_kernel = grad_bias = left_block = None
         # The ReLU mask and the bias sum are taken block by block inside the
         # kernel-gradient loop when there is one, else in one pass.
-        in_loop = source is not None and source.ndim == 4 and not self.pointwise
-        if in_loop and (self.relu or wants_bias):
+        if source is not None and (self.relu or wants_bias):
             masked = xp.empty_like(grad) if self.relu else grad
             sums = {}
 
@@ -95,8 +94,8 @@ class Conv(Function):
         else:
             masked = grad
         if source is not None:
-            if source.ndim == 2:
-                grad_kernel = source.T @ masked
+            if source.ndim == 2:  # the patch matrix kept from forward (or the input of a 1x1 convolution)
+                grad_kernel = transposed_product(xp, source, masked, left_block)
             else:
                 _, grad_kernel, _ = im2col_products(xp, source, geometry, left=masked, left_block=left_block)
         if left_block is not None and wants_bias:
