@@ -234,20 +234,36 @@ def im2col_products(xp, source, geometry, right=None, left=None, keep=False, epi
     per = geometry.samples_per_chunk(xp, rows * (patch + features) * source.itemsize)
     kh, kw = geometry.window
     starts = list(range(0, batch, per))
-    shared = xp.empty((batch, geometry.out_h, geometry.out_w, kh, kw, geometry.channels), dtype) if keep else None
+    # With few channels a window row is only kw*C floats: copied patch-major
+    # (each patch element's values for all positions in a row), the copy
+    # runs along whole image rows instead, and the product reads the matrix
+    # transposed (measured: a 1-channel 3x3 block 2x faster, 3 channels 15%).
+    patch_major = few_channels(xp, geometry)
+
+    def block_shape(samples):
+        if patch_major:
+            return (kh, kw, geometry.channels, samples, geometry.out_h, geometry.out_w)
+        return (samples, geometry.out_h, geometry.out_w, kh, kw, geometry.channels)
+
+    shared = xp.empty(block_shape(batch), dtype) if keep else None
 
     def buffers():  # each thread's own
-        padding = geometry.pad_buffer(xp, per, dtype)
-        buffer = shared if keep else xp.empty((per, geometry.out_h, geometry.out_w, kh, kw, geometry.channels), dtype)
-        return padding, buffer
+        return geometry.pad_buffer(xp, per, dtype), (shared if keep else xp.empty(block_shape(per), dtype))
 
     def work(index, state):
         padding, buffer = state
         start = starts[index]
         stop = min(batch, start + per)
-        block = buffer[start:stop] if keep else buffer[: stop - start]
-        xp.copyto(block, geometry.windows(xp, geometry.padded_block(source, start, stop, padding)))
-        cols = block.reshape((stop - start) * rows, patch)
+        first, count = (start if keep else 0), stop - start
+        windows = geometry.windows(xp, geometry.padded_block(source, start, stop, padding))
+        if patch_major:
+            block = buffer[:, :, :, first:first + count]
+            xp.copyto(block, windows.transpose(3, 4, 5, 0, 1, 2))
+            cols = block.reshape(patch, count * rows).T
+        else:
+            block = buffer[first:first + count]
+            xp.copyto(block, windows)
+            cols = block.reshape(count * rows, patch)
         span = slice(start * rows, stop * rows)
         if right is not None:
             xp.matmul(cols, right, out=forward[span])
@@ -261,7 +277,10 @@ def im2col_products(xp, source, geometry, right=None, left=None, keep=False, epi
     transposed = None
     if left is not None:
         transposed = _sum_in_order(xp, partials, (patch, left.shape[1]), xp.result_type(dtype, left.dtype))
-    return forward, transposed, (shared.reshape(batch * rows, patch) if keep else None)
+    if not keep:
+        return forward, transposed, None
+    kept = shared.reshape(patch, batch * rows).T if patch_major else shared.reshape(batch * rows, patch)
+    return forward, transposed, kept
 
 
 def transposed_product(xp, cols, left, left_block=None):
@@ -302,6 +321,12 @@ def _run_blocks(xp, work, count, setup):
     return [work(block, state) for block in range(count)]
 
 
+def few_channels(xp, geometry):
+    """Whether a window row (kw*C floats) is too short for a fast row-wise
+    im2col copy on the CPU: typically a first layer (grayscale or RGB)."""
+    return xp is numpy and geometry.window[1] * geometry.channels < 16
+
+
 def keeps_patch_matrix(xp, geometry):
     """Whether a convolution should keep its patch matrix for backward instead of rebuilding it.
 
@@ -312,7 +337,7 @@ def keeps_patch_matrix(xp, geometry):
     Measured on the target machine: 18% less time for a 3x3 conv of a
     128x32x32x3 batch.
     """
-    if xp is not numpy or geometry.window[1] * geometry.channels >= 16:
+    if not few_channels(xp, geometry):
         return False
     return geometry.batch * geometry.rows_per_sample * geometry.patch_size * 4 <= 64 << 20
 
