@@ -234,7 +234,7 @@ def test_relu_split_over_threads_matches_numpy(monkeypatch):
 
     previous = threads.num_threads()
     threads.set_num_threads(2)
-    monkeypatch.setattr(threads, "PARALLEL_ELEMENTS_MIN", 0)
+    monkeypatch.setattr(threads, "BLOCK_ELEMENTS", 16)
     try:
         base = numpy.random.default_rng(0).standard_normal((9, 6, 4)).astype(numpy.float32)
         x = mk.Tensor(base.transpose(1, 0, 2), requires_grad=True)  # not contiguous

@@ -158,3 +158,26 @@ def test_pool_matches_torch_including_ties(rng):
 def test_bad_arguments_raise_value_error_naming_the_op(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+@pytest.mark.parametrize("pool_size, strides, padding", [(2, 2, "valid"), (3, 2, "same"), (2, 1, "valid")])
+def test_max_pool_in_blocks_over_threads_equals_one_pass(pool_size, strides, padding, monkeypatch):
+    from minikeras.backend import threads
+
+    x = numpy.random.default_rng(0).standard_normal((9, 7, 6, 3)).astype(numpy.float32)
+    grad = numpy.random.default_rng(1).standard_normal(
+        ops.max_pool2d(mk.tensor(x), pool_size, strides, padding).shape).astype(numpy.float32)
+    previous = threads.num_threads()
+    results = []
+    try:
+        for count, block in ((1, 1 << 30), (2, 40)):  # one pass; blocks of a sample or two on two threads
+            threads.set_num_threads(count)
+            monkeypatch.setattr(threads, "BLOCK_ELEMENTS", block)
+            tensor = mk.Tensor(x, requires_grad=True)
+            out = ops.max_pool2d(tensor, pool_size, strides, padding)
+            out.backward(grad)
+            results.append((out.numpy(), tensor.grad.numpy()))
+    finally:
+        threads.set_num_threads(previous)
+    for one, two in zip(*results):
+        numpy.testing.assert_array_equal(one, two)

@@ -77,7 +77,7 @@ class Relu(Function):
             out = xp.maximum(x, 0)
         else:
             out = xp.empty_like(x)
-            threads.on_batch(xp, lambda start, stop: xp.maximum(x[start:stop], 0, out=out[start:stop]),
+            threads.row_blocks(xp, lambda start, stop: xp.maximum(x[start:stop], 0, out=out[start:stop]),
                              x.shape[0], x.size)
         if self.needs_input_grad[0]:
             self.save_for_backward(out)
@@ -93,7 +93,7 @@ class Relu(Function):
         def part(start, stop):
             xp.multiply(grad[start:stop], out[start:stop] > 0, out=result[start:stop])
 
-        threads.on_batch(xp, part, grad.shape[0], grad.size)
+        threads.row_blocks(xp, part, grad.shape[0], grad.size)
         return result
 
 

@@ -34,7 +34,7 @@ def apply(xp, out, bias, relu):
     """Add ``bias`` to the 2-D ``out`` and apply ReLU, in place, split over rows."""
     finish = epilogue(xp, bias, relu)
     if finish is not None:
-        threads.on_batch(xp, lambda start, stop: finish(out[start:stop]), out.shape[0], out.size)
+        threads.row_blocks(xp, lambda start, stop: finish(out[start:stop]), out.shape[0], out.size)
     return out
 
 

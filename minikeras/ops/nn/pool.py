@@ -93,7 +93,7 @@ class MaxPool(_Pool):
                     xp.maximum(winner, (candidate > target) * index_dtype(position), out=winner)
                 xp.maximum(target, candidate, out=target)
 
-        threads.on_batch(xp, pool, geometry.batch, images.size)
+        threads.row_blocks(xp, pool, geometry.batch, images.size)
         self.save_for_backward(index)
         return out.reshape(self.output_shape)
 
@@ -112,7 +112,7 @@ class MaxPool(_Pool):
                 else:
                     grad_x[start:stop, in_rows, in_cols] += grad[start:stop, out_rows, out_cols] * won
 
-        threads.on_batch(xp, route, geometry.batch, grad_x.size)
+        threads.row_blocks(xp, route, geometry.batch, grad_x.size)
         return grad_x.reshape(self.input_shape)
 
 
