@@ -258,3 +258,15 @@ def row_blocks(xp, function, rows, elements):
         return [function(0, rows)]
     blocks = even_slices(rows, -(-elements // BLOCK_ELEMENTS))
     return parallel_blocks(lambda block: function(blocks[block].start, blocks[block].stop), len(blocks))
+
+
+def sum_in_order(xp, parts, shape=None, dtype=None):
+    """The sum of per-block results in block order, so that it has the same
+    bits however the blocks were spread over threads; ``zeros(shape, dtype)``
+    when there are none. The parts are left unchanged."""
+    if not parts:
+        return xp.zeros(shape, dtype)
+    total = parts[0].copy()
+    for part in parts[1:]:
+        total += part
+    return total

@@ -54,13 +54,6 @@ def _scale_and_shift(xp, x_hat, gamma, beta, broadcast, out):
         out += beta.reshape(broadcast)
     return gamma
 
-def _sum_in_order(parts):
-    total = parts[0]
-    for part in parts[1:]:
-        total = total + part
-    return total
-
-
 class _BatchNormTraining(Function):
     """Batch normalisation with batch statistics: forward and backward.
 
@@ -93,7 +86,8 @@ class _BatchNormTraining(Function):
         count = self.count = view.size // math.prod(broadcast)
         variance = None
         if self.cross_replica is None:
-            mean = _sum_in_order(self._blocks(xp, lambda s, e: view[s:e].sum(axis=axes, keepdims=True), view))
+            sums = self._blocks(xp, lambda start, stop: view[start:stop].sum(axis=axes, keepdims=True), view)
+            mean = threads.sum_in_order(xp, sums)
             mean /= count
         else:
             mean, variance = self._global_moments(xp, view, count)
@@ -107,7 +101,7 @@ class _BatchNormTraining(Function):
 
         squares = self._blocks(xp, centre, view)
         if variance is None:
-            variance = _sum_in_order(squares)
+            variance = threads.sum_in_order(xp, squares)
             variance /= count
         inv_std = 1.0 / xp.sqrt(variance + self.epsilon)
 
@@ -148,8 +142,8 @@ class _BatchNormTraining(Function):
             return block.sum(axis=axes, keepdims=True), product.sum(axis=axes, keepdims=True)
 
         parts = self._blocks(xp, sums, view)
-        grad_beta = _sum_in_order([part[0] for part in parts])
-        grad_gamma = _sum_in_order([part[1] for part in parts])
+        grad_beta = threads.sum_in_order(xp, [part[0] for part in parts])
+        grad_gamma = threads.sum_in_order(xp, [part[1] for part in parts])
         grad_x = None
         if needs[0]:
             beta_sum, gamma_sum, count = grad_beta, grad_gamma, self.count

@@ -19,7 +19,7 @@ blocks per call. On a GPU there is one block (the whole batch): one GEMM.
 """
 import numpy
 
-from minikeras.backend.threads import even_slices, parallel_blocks
+from minikeras.backend.threads import even_slices, parallel_blocks, sum_in_order
 
 # Bytes of patch matrix per block on the CPU: small enough to stay in the
 # last-level cache next to the product's output (see the module docstring).
@@ -276,7 +276,7 @@ def im2col_products(xp, source, geometry, right=None, left=None, keep=False, epi
     partials = _run_blocks(xp, work, len(starts), buffers)
     transposed = None
     if left is not None:
-        transposed = _sum_in_order(xp, partials, (patch, left.shape[1]), xp.result_type(dtype, left.dtype))
+        transposed = sum_in_order(xp, partials, (patch, left.shape[1]), xp.result_type(dtype, left.dtype))
     if not keep:
         return forward, transposed, None
     kept = shared.reshape(patch, batch * rows).T if patch_major else shared.reshape(batch * rows, patch)
@@ -297,18 +297,7 @@ def transposed_product(xp, cols, left, left_block=None):
         return cols[span].T @ (left[span] if left_block is None else left_block(span))
 
     partials = _run_blocks(xp, work, len(spans), lambda: None)
-    return _sum_in_order(xp, partials, (patch, left.shape[1]), xp.result_type(cols.dtype, left.dtype))
-
-
-def _sum_in_order(xp, partials, shape, dtype):
-    """The sum of per-block products in block order (the same bits for any
-    number of threads); zeros of ``shape`` when there are none."""
-    if not partials:
-        return xp.zeros(shape, dtype)
-    total = partials[0]
-    for part in partials[1:]:
-        total += part
-    return total
+    return sum_in_order(xp, partials, (patch, left.shape[1]), xp.result_type(cols.dtype, left.dtype))
 
 
 def _run_blocks(xp, work, count, setup):

@@ -10,7 +10,7 @@ over rows for the bias in one pass.
 Everything works on 2-D ``(rows, channels)`` views through ``xp``.
 """
 
-__all__ = ["epilogue", "apply", "mask_block", "sum_in_order", "gradient"]
+__all__ = ["epilogue", "apply", "mask_block", "gradient"]
 
 from minikeras.backend import threads
 
@@ -47,17 +47,6 @@ def mask_block(xp, grad, out, relu, target):
     return target
 
 
-def sum_in_order(xp, parts, size, dtype):
-    """The sum of a list of arrays in list order (zeros of ``size`` if empty):
-    the same bits however the parts were spread over threads."""
-    if not parts:
-        return xp.zeros(size, dtype)
-    total = parts[0]
-    for part in parts[1:]:
-        total = total + part
-    return total
-
-
 def gradient(xp, grad, out, relu, wants_bias):
     """``(grad through ReLU, its sum over rows or None)`` for 2-D ``grad``
     and ``out`` (the ReLU output; unused without ``relu``), split over rows."""
@@ -69,6 +58,6 @@ def gradient(xp, grad, out, relu, wants_bias):
         return block.sum(axis=0) if wants_bias else None
 
     sums = threads.row_blocks(xp, part, grad.shape[0], grad.size)
-    grad_bias = sum_in_order(xp, sums, grad.shape[-1], grad.dtype) if wants_bias else None
+    grad_bias = threads.sum_in_order(xp, sums, grad.shape[-1], grad.dtype) if wants_bias else None
     return masked, grad_bias
 

@@ -20,6 +20,7 @@ so it is kept (``_im2col.keeps_patch_matrix``).
 __all__ = ["conv1d", "conv2d", "conv2d_transpose", "depthwise_conv2d"]
 
 from minikeras.autograd import Function
+from minikeras.backend import threads
 from minikeras.ops._checks import shape_of
 from minikeras.ops.nn import bias_relu
 from minikeras.ops.nn._im2col import col2im_product, im2col_products, keeps_patch_matrix, transposed_product
@@ -99,7 +100,7 @@ class Conv(Function):
             else:
                 _, grad_kernel, _ = im2col_products(xp, source, geometry, left=masked, left_block=left_block)
         if left_block is not None and wants_bias:
-            grad_bias = bias_relu.sum_in_order(xp, [sums[key] for key in sorted(sums)], grad.shape[-1], grad.dtype)
+            grad_bias = threads.sum_in_order(xp, [sums[key] for key in sorted(sums)], grad.shape[-1], grad.dtype)
         if matrix is not None:
             if self.pointwise:
                 grad_x = masked @ matrix.T
