@@ -72,10 +72,11 @@ def _resolve_devices(devices):
 class _Shard:
     """What one replica's step hands back to the main thread."""
 
-    __slots__ = ("loss", "parts", "outputs")
+    __slots__ = ("loss", "parts", "outputs", "gradients")
 
     def __init__(self, loss=0.0, parts=None, outputs=None):
         self.loss, self.parts, self.outputs = loss, parts or {}, outputs
+        self.gradients = None  # the reduced gradients, when the main thread applies them
 
 
 class MirroredModel(WrappedModelFacade, Trainer):
@@ -298,6 +299,13 @@ class MirroredModel(WrappedModelFacade, Trainer):
         try:
             results = self._run(lambda rank, shard: self._train_replica(rank, shard, total, weight_lists[rank]),
                                 shards, (self._collective, self._step_group[0]))
+            if self._copy_updates:
+                # Here, not in replica 0's thread: the replicas are done, so
+                # the update's passes may use every core (backend/threads.py).
+                with device_scope(self.devices[0]):
+                    self._optimizers[0].apply_gradients(zip(results[0].gradients, weight_lists[0]))
+                    replica_tools.apply_constraints(weight_lists[0])
+                results[0].gradients = None
         except BaseException:
             replica_tools.unbuild_optimizers(self._optimizers, snapshots)
             raise
@@ -334,17 +342,20 @@ class MirroredModel(WrappedModelFacade, Trainer):
                     weight.grad = None
                 raise
             batch_norms.apply(before, reduced[len(weights):])
-            if rank == 0 or not self._copy_updates:
+            if not self._copy_updates:
                 self._optimizers[rank].apply_gradients(zip(reduced[:len(weights)], weights))
                 replica_tools.apply_constraints(weights)
+            elif rank == 0:  # applied by train_step, once the replicas are done
+                result.gradients = reduced[:len(weights)]
         return result
 
     @property
     def _copy_updates(self):
-        """On CPU devices the update is computed once, by replica 0, and its
-        weights are copied to the others (train_step): every replica holds
-        the same values either way, and the optimizer's dozen passes over the
-        weights are not repeated on cores the replicas share."""
+        """On CPU devices the update is computed once, for replica 0 by the
+        main thread once the replicas are done (so over all the op threads),
+        and its weights are copied to the others (train_step): every replica
+        holds the same values either way, and the optimizer's dozen passes
+        over the weights are not repeated on cores the replicas share."""
         return all(device.kind == "cpu" for device in self.devices)
 
     def _copy_primary_weights(self, weight_lists):
