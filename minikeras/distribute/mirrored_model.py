@@ -45,6 +45,7 @@ from minikeras.distribute.batch_norm_sync import CrossReplicaStats, ReplicaBatch
 from minikeras.distribute.local_all_reduce import LocalAllReduce
 from minikeras.distribute.model_facade import WrappedModelFacade
 from minikeras.distribute.workers import DeviceWorkers
+from minikeras.layers.normalization import batch_norm_layers
 from minikeras.models.training import Trainer
 
 
@@ -179,7 +180,7 @@ class MirroredModel(WrappedModelFacade, Trainer):
         self._replicas = replicas
         self._batch_norms = []
         for rank, replica in enumerate(replicas):
-            layers = replica_tools.batch_norm_layers(replica)
+            layers = batch_norm_layers(replica)
             synchronized = [self.sync_batch_norm or bool(getattr(layer, "synchronized", False)) for layer in layers]
             for layer, flag in zip(layers, synchronized):
                 if flag:

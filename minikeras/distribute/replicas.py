@@ -100,27 +100,6 @@ def _deep_copy_to(model, device):
     return replica
 
 
-def walk_layers(model):
-    """Every layer inside ``model`` (depth first, each once), model excluded."""
-    found, seen = [], {id(model)}
-    pending = list(reversed(model._sublayers()))
-    while pending:
-        layer = pending.pop()
-        if id(layer) in seen:
-            continue
-        seen.add(id(layer))
-        found.append(layer)
-        pending.extend(reversed(layer._sublayers()))
-    return found
-
-
-def batch_norm_layers(model):
-    """The BatchNormalization layers of ``model`` (anything offering the
-    ``_cross_replica_stats`` hook and moving statistics)."""
-    return [layer for layer in walk_layers(model)
-            if hasattr(layer, "_cross_replica_stats") and getattr(layer, "moving_mean", None) is not None]
-
-
 def call_losses(layer):
     """The losses added by the last call (activity regularizers, add_loss),
     walked as ``Layer.losses`` walks them, weight penalties left out."""

@@ -365,3 +365,17 @@ def weight_constraint(weight):
     """The constraint attached to ``weight`` by add_weight, or None."""
     info = weight._meta
     return None if info is None else info.constraint
+
+
+def walk_layers(model):
+    """Every layer inside ``model`` (depth first, each once), model excluded."""
+    found, seen = [], {id(model)}
+    pending = list(reversed(model._sublayers()))
+    while pending:
+        layer = pending.pop()
+        if id(layer) in seen:
+            continue
+        seen.add(id(layer))
+        found.append(layer)
+        pending.extend(reversed(layer._sublayers()))
+    return found

@@ -19,7 +19,7 @@ import numpy
 from minikeras import constraints, initializers, regularizers
 from minikeras.autograd import Function
 from minikeras.backend import threads
-from minikeras.layers.base import Layer
+from minikeras.layers.base import Layer, walk_layers
 from minikeras.layers.input_spec import InputSpec
 
 __all__ = ["BatchNormalization", "LayerNormalization"]
@@ -209,6 +209,21 @@ class _BatchNormInference(Function):
         if needs[2]:
             grad_beta = grad_view.sum(axis=self.reduce_axes).reshape(-1)
         return grad_x, grad_gamma, grad_beta, None, None
+
+
+def batch_norm_layers(model):
+    """The BatchNormalization layers of ``model`` (anything offering the
+    ``_cross_replica_stats`` hook and moving statistics)."""
+    return [layer for layer in walk_layers(model)
+            if hasattr(layer, "_cross_replica_stats") and getattr(layer, "moving_mean", None) is not None]
+
+
+def moving_statistics(model):
+    """``[(weight, copy of its value)]`` for the moving statistics of every
+    BatchNormalization layer in ``model``: what a failed training step must
+    put back, since the forward pass updates them in place."""
+    return [(weight, weight.data.copy()) for layer in batch_norm_layers(model)
+            for weight in (layer.moving_mean, layer.moving_variance)]
 
 
 def _check_epsilon(class_name, epsilon):

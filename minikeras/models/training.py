@@ -13,6 +13,7 @@ from minikeras import backend, random
 from minikeras.autograd import Tensor, no_grad
 from minikeras.callbacks import CallbackList, History, ProgbarLogger
 from minikeras.layers.base import weight_constraint
+from minikeras.layers.normalization import moving_statistics
 from minikeras.utils import data_adapter
 
 
@@ -104,22 +105,28 @@ class Trainer:
         """One optimizer step on a batch; returns the batch's loss value.
 
         When the step fails (e.g. ResourceExhaustedError), the gradients are
-        released and an optimizer first built by this step is put back
-        unbuilt, so that a retry (e.g. with a smaller batch) starts clean.
+        released, the BatchNormalization moving statistics the forward pass
+        updated are put back, and an optimizer first built by this step is
+        put back unbuilt, so that a retry (e.g. with a smaller batch) starts
+        from the model as it was.
         """
-        loss, y_pred, parts = self._forward_loss(x, y, sample_weight, training=True)
-        # Collected after the forward pass: a model that builds lazily has its
-        # weights only now.
-        trainable = self.trainable_weights
-        for weight in trainable:
-            weight.grad = None
+        moving = moving_statistics(self)
+        trainable = []
         unbuilt = None if self.optimizer.built else _unbuilt_state(self.optimizer)
         try:
+            loss, y_pred, parts = self._forward_loss(x, y, sample_weight, training=True)
+            # Collected after the forward pass: a model that builds lazily has
+            # its weights only now.
+            trainable = self.trainable_weights
+            for weight in trainable:
+                weight.grad = None
             loss.backward()
             self.optimizer.apply_gradients([(w.grad, w) for w in trainable])
         except BaseException:
             for weight in trainable:
                 weight.grad = None
+            for weight, value in moving:
+                weight.data[...] = value
             if unbuilt is not None:  # a half-built optimizer (slots missing) would fail every later step
                 self.optimizer.__dict__.clear()
                 self.optimizer.__dict__.update(unbuilt)
