@@ -92,6 +92,15 @@ def _matmul(xp, a, b):
     return a @ b
 
 
+def _matmul_pair(xp, first, second):
+    """Two independent 2-D products. On the CPU, two products each too small
+    to split run at once, one per op thread; larger ones are split in turn."""
+    small = all(a.shape[0] * a.shape[1] * b.shape[1] < threads.PARALLEL_MATMUL_MIN for a, b in (first, second))
+    if xp is numpy and small and threads.num_threads() > 1:
+        return threads.parallel_blocks(lambda block: numpy.matmul(*(first, second)[block]), 2)
+    return _matmul(xp, *first), _matmul(xp, *second)
+
+
 class _DenseFunction(Function):
     """``relu?(x @ kernel + bias)`` on the last axis of ``x``, as one node.
 
@@ -126,12 +135,14 @@ class _DenseFunction(Function):
             grad2 = grad2 * (out > 0)
         grad_x = grad_kernel = grad_bias = None
         xp = self.device.xp
-        if needs[0]:
+        if needs[0] and needs[1]:
+            grad_x, grad_kernel = _matmul_pair(xp, (grad2, kernel.T), (x2.T, grad2))
+        elif needs[0]:
             grad_x = _matmul(xp, grad2, kernel.T)
-            if len(self.input_shape) != 2:
-                grad_x = grad_x.reshape(self.input_shape)
-        if needs[1]:
+        elif needs[1]:
             grad_kernel = _matmul(xp, x2.T, grad2)
+        if grad_x is not None and len(self.input_shape) != 2:
+            grad_x = grad_x.reshape(self.input_shape)
         if self.has_bias and needs[2]:
             grad_bias = grad2.sum(axis=0)
         if self.has_bias:

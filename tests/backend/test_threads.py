@@ -170,3 +170,21 @@ def test_row_blocks_depend_on_size_not_threads(two_threads, monkeypatch):
         spans.append(threads.row_blocks(numpy, lambda start, stop: (start, stop), 50, 50 * 10))
     assert spans[0] == spans[1] == [(0, 10), (10, 20), (20, 30), (30, 40), (40, 50)]
     assert threads.row_blocks(numpy, lambda start, stop: (start, stop), 0, 0) == [(0, 0)]
+
+
+def test_dense_gradients_with_both_products_on_two_threads(two_threads):
+    import minikeras as mk
+    from minikeras import layers
+
+    rng = numpy.random.default_rng(3)
+    x = rng.standard_normal((32, 20))
+    grad = rng.standard_normal((32, 7))
+    layer = layers.Dense(7, activation="relu", dtype="float64")
+    tensor = mk.Tensor(x, requires_grad=True)
+    out = layer(tensor)
+    out.backward(grad)
+    kernel, bias = layer.kernel.numpy(), layer.bias.numpy()
+    masked = grad * ((x @ kernel + bias) > 0)
+    numpy.testing.assert_allclose(tensor.grad.numpy(), masked @ kernel.T, rtol=1e-12, atol=1e-12)
+    numpy.testing.assert_allclose(layer.kernel.grad.numpy(), x.T @ masked, rtol=1e-12, atol=1e-12)
+    numpy.testing.assert_allclose(layer.bias.grad.numpy(), masked.sum(axis=0), rtol=1e-12, atol=1e-12)
