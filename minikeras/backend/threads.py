@@ -143,43 +143,60 @@ def parallel_blocks(function, count, setup=None):
     """
     if not _blas["configured"]:
         _configure_blas()
-    results = [None] * count
     workers = min(num_threads(), count)
-    claims = _Claims(count)
-
-    def run(worker):
-        block = claims.take(worker)
-        if block is None:
-            return
-        try:
-            state = setup() if setup is not None else None
-            while block is not None:
-                results[block] = function(block) if setup is None else function(block, state)
-                block = claims.take(worker)
-        except BaseException:
-            claims.stop()
-            raise
-
+    job = _Job(function, setup, count)
     if workers <= 1 or _in_caller():
-        run(0)
-        return results
+        _run_blocks(job, 0)
+        return job.results
     pool = _pool()
-    futures = [pool.submit(run, worker) for worker in range(1, workers)]
+    futures = [pool.submit(_run_blocks, job, worker) for worker in range(1, workers)]
     try:
-        run(0)  # the calling thread works too, until no block is left
+        _run_blocks(job, 0)  # the calling thread works too, until no block is left
     finally:
         # Threads that got no block will find none when they wake: only the
         # others are waited for (their writes must end before we return).
-        started = claims.started()
+        started = job.claims.started()
         errors = []
         for worker, future in enumerate(futures, start=1):
             if worker in started:
                 error = future.exception()
                 if error is not None:
                     errors.append(error)
+        results = job.results
+        # A task still queued for a thread that has not woken holds the job:
+        # let go of the function (and the arrays it refers to) and the
+        # results now, not when that thread gets to it.
+        job.function = job.setup = job.results = None
     if errors:
         raise errors[0]
     return results
+
+
+class _Job:
+    """What the threads of one parallel_blocks call share."""
+
+    __slots__ = ("function", "setup", "results", "claims")
+
+    def __init__(self, function, setup, count):
+        self.function, self.setup = function, setup
+        self.results = [None] * count
+        self.claims = _Claims(count)
+
+
+def _run_blocks(job, worker):
+    """Claim and run blocks of ``job`` until none is left."""
+    block = job.claims.take(worker)
+    if block is None:
+        return
+    try:
+        function, setup, results = job.function, job.setup, job.results
+        state = setup() if setup is not None else None
+        while block is not None:
+            results[block] = function(block) if setup is None else function(block, state)
+            block = job.claims.take(worker)
+    except BaseException:
+        job.claims.stop()
+        raise
 
 
 def even_slices(total, count):

@@ -64,6 +64,28 @@ def test_parallel_blocks_do_not_wait_for_a_thread_that_never_started(two_threads
         other.result()
 
 
+def test_a_task_still_queued_holds_no_arrays_of_the_call(two_threads):
+    # The pool threads are busy, so this call's task for them stays queued
+    # after it returns; it must not keep the call's arrays alive (memory
+    # accounting frees buffers when their last reference goes).
+    import gc
+    import weakref
+
+    release = threading.Event()
+    busy = [threads._pool().submit(release.wait, 10) for _ in range(2)]
+    try:
+        data = numpy.ones(1000)
+        results = threads.parallel_blocks(lambda block: data[block::4] * 2, 4)
+        watch = [weakref.ref(r) for r in results] + [weakref.ref(data)]
+        del data, results
+        gc.collect()
+        assert all(ref() is None for ref in watch)
+    finally:
+        release.set()
+        for future in busy:
+            future.result()
+
+
 def test_parallel_blocks_error_stops_the_others_and_propagates(two_threads):
     ran = []
 
