@@ -1,9 +1,11 @@
 """Convolution layers, channels-last as Keras: Conv1D, Conv2D, Conv2DTranspose,
 DepthwiseConv2D, SeparableConv2D.
 
-Each layer calls one convolution op of ``minikeras.ops`` and then adds the
-bias (and, for "relu", the activation) in one node written in place into
-the convolution's output: that output is a fresh array only this call holds
+Conv1D and Conv2D are one op with their bias and (for "relu") activation:
+``ops.nn.conv.conv_bias_relu`` applies them to each block of the product
+while it is in cache. The other layers call their convolution op and then
+add the bias (and relu) in one node written in place into the
+convolution's output: that output is a fresh array only this call holds
 and the convolution's backward does not read it, so the bias add costs no
 allocation and no extra pass for relu.
 
