@@ -15,6 +15,8 @@ from minikeras.autograd import Tensor
 from minikeras.autograd.function import _wrap
 from minikeras.device import placement_device
 from minikeras.layers.naming import to_snake_case, unique_name
+from minikeras.utils.nest import flatten as _flatten
+from minikeras.utils.nest import map_structure as _map
 
 _LAYER_CLASSES = {}
 _context = threading.local()
@@ -43,22 +45,6 @@ def layer_from_config(layer_class, config, custom_objects=None):
 def current_training():
     """The ``training`` flag of the outermost call in progress (None outside)."""
     return getattr(_context, "training", None)
-
-
-def _flatten(structure):
-    if isinstance(structure, (list, tuple)):
-        return [leaf for item in structure for leaf in _flatten(item)]
-    if isinstance(structure, dict):
-        return [leaf for key in sorted(structure) for leaf in _flatten(structure[key])]
-    return [structure]
-
-
-def _map(function, structure):
-    if isinstance(structure, (list, tuple)):
-        return type(structure)(_map(function, item) for item in structure)
-    if isinstance(structure, dict):
-        return {key: _map(function, value) for key, value in structure.items()}
-    return function(structure)
 
 
 class Layer:

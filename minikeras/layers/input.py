@@ -9,7 +9,9 @@ follows it are reported as None.
 import numpy
 
 from minikeras.autograd import Tensor, no_grad
-from minikeras.layers.base import Layer, _context, _flatten, _map
+from minikeras.layers.base import Layer, _context
+from minikeras.utils.nest import flatten as _flatten
+from minikeras.utils.nest import map_structure as _map
 
 
 class KerasTensor:

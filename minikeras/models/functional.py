@@ -1,5 +1,7 @@
 """Functional models: a graph of layer calls from Inputs to outputs."""
-from minikeras.layers.base import _flatten, _map, get_layer_class, layer_from_config
+from minikeras.layers.base import get_layer_class, layer_from_config
+from minikeras.utils.nest import flatten as _flatten
+from minikeras.utils.nest import map_structure as _map
 from minikeras.layers.input import InputLayer, KerasTensor
 from minikeras.models.model import Model
 

@@ -8,22 +8,8 @@ yielding ``(x, y)`` or ``(x, y, sample_weight)`` batches.
 import numpy
 
 from minikeras import backend
-
-
-def _flatten(structure):
-    if isinstance(structure, (list, tuple)):
-        return [leaf for item in structure for leaf in _flatten(item)]
-    if isinstance(structure, dict):
-        return [leaf for key in sorted(structure) for leaf in _flatten(structure[key])]
-    return [structure]
-
-
-def _map(function, structure):
-    if isinstance(structure, (list, tuple)):
-        return type(structure)(_map(function, item) for item in structure)
-    if isinstance(structure, dict):
-        return {key: _map(function, value) for key, value in structure.items()}
-    return function(structure)
+from minikeras.utils.nest import flatten as _flatten
+from minikeras.utils.nest import map_structure as _map
 
 
 def _as_array(value):
