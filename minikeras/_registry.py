@@ -70,3 +70,21 @@ class ObjectRegistry:
             f"Could not interpret {self.kind} {identifier!r}: expected a name, a config dict, "
             f"a {self.base.__name__} or a callable."
         )
+
+
+class Configurable:
+    """What initializers, regularizers and constraints share: the config is
+    the constructor's arguments, and the repr shows them."""
+
+    def get_config(self):
+        """The constructor arguments as a JSON-serialisable dict."""
+        return {}
+
+    @classmethod
+    def from_config(cls, config):
+        """Build an instance from ``get_config()``'s output."""
+        return cls(**config)
+
+    def __repr__(self):
+        arguments = ", ".join(f"{key}={value!r}" for key, value in self.get_config().items())
+        return f"{type(self).__name__}({arguments})"

@@ -14,7 +14,7 @@ Example:
 import math
 
 from minikeras import backend
-from minikeras._registry import ObjectRegistry
+from minikeras._registry import Configurable, ObjectRegistry
 
 __all__ = ["Constraint", "MaxNorm", "MinMaxNorm", "NonNeg", "UnitNorm", "max_norm", "min_max_norm", "non_neg",
            "unit_norm", "get", "serialize", "deserialize"]
@@ -54,24 +54,11 @@ def _check_weight_axis(class_name, w, axis):
             )
 
 
-class Constraint:
+class Constraint(Configurable):
     """Base class: ``new_weight_array = constraint(weight_array)``."""
 
     def __call__(self, w):
         return w
-
-    def get_config(self):
-        """The constructor arguments as a JSON-serialisable dict."""
-        return {}
-
-    @classmethod
-    def from_config(cls, config):
-        """Build a constraint from ``get_config()``'s output."""
-        return cls(**config)
-
-    def __repr__(self):
-        arguments = ", ".join(f"{key}={value!r}" for key, value in self.get_config().items())
-        return f"{type(self).__name__}({arguments})"
 
 
 class MaxNorm(Constraint):

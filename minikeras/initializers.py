@@ -27,7 +27,7 @@ import re
 import numpy
 
 from minikeras import random
-from minikeras._registry import ObjectRegistry
+from minikeras._registry import Configurable, ObjectRegistry
 
 __all__ = [
     "Initializer", "Zeros", "Ones", "Constant", "RandomNormal", "RandomUniform", "TruncatedNormal",
@@ -92,7 +92,7 @@ def _check_seed(seed):
     return int(seed)
 
 
-class Initializer:
+class Initializer(Configurable):
     """Base class: ``init(shape, dtype="float32")`` returns a NumPy array.
 
     Subclasses implement ``__call__`` and ``get_config`` (the constructor
@@ -101,19 +101,6 @@ class Initializer:
 
     def __call__(self, shape, dtype="float32"):  # pragma: no cover - abstract
         raise NotImplementedError
-
-    def get_config(self):
-        """The constructor arguments as a JSON-serialisable dict."""
-        return {}
-
-    @classmethod
-    def from_config(cls, config):
-        """Build an initializer from ``get_config()``'s output."""
-        return cls(**config)
-
-    def __repr__(self):
-        arguments = ", ".join(f"{key}={value!r}" for key, value in self.get_config().items())
-        return f"{type(self).__name__}({arguments})"
 
 
 class Zeros(Initializer):

@@ -12,7 +12,7 @@ Example:
 """
 import math
 
-from minikeras._registry import ObjectRegistry
+from minikeras._registry import Configurable, ObjectRegistry
 from minikeras.autograd import Function, Tensor
 
 __all__ = ["Regularizer", "L1", "L2", "L1L2", "l1", "l2", "l1_l2", "get", "serialize", "deserialize"]
@@ -62,7 +62,7 @@ def _coefficient(class_name, name, value):
     return value
 
 
-class Regularizer:
+class Regularizer(Configurable):
     """Base class: ``penalty = regularizer(weight)``, a scalar Tensor.
 
     Subclasses implement ``__call__`` and ``get_config``.
@@ -70,19 +70,6 @@ class Regularizer:
 
     def __call__(self, x):  # pragma: no cover - abstract
         raise NotImplementedError
-
-    def get_config(self):
-        """The constructor arguments as a JSON-serialisable dict."""
-        return {}
-
-    @classmethod
-    def from_config(cls, config):
-        """Build a regularizer from ``get_config()``'s output."""
-        return cls(**config)
-
-    def __repr__(self):
-        arguments = ", ".join(f"{key}={value!r}" for key, value in self.get_config().items())
-        return f"{type(self).__name__}({arguments})"
 
 
 class L1L2(Regularizer):
