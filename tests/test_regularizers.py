@@ -78,3 +78,14 @@ def test_bad_input_raises():
         regularizers.get(3)
     with pytest.raises(TypeError, match="floating-point"):
         regularizers.L2()(Tensor(numpy.arange(3)))
+
+
+def test_repr_shows_the_config_for_every_configurable_kind():
+    from minikeras import constraints, initializers, regularizers
+
+    for obj in (regularizers.L1L2(l1=0.5, l2=0.25), constraints.MaxNorm(max_value=3.0),
+                initializers.Constant(value=2.0)):
+        assert repr(obj).startswith(type(obj).__name__ + "(")
+        for key, value in obj.get_config().items():
+            assert f"{key}={value!r}" in repr(obj)
+        assert type(obj).from_config(obj.get_config()).get_config() == obj.get_config()
