@@ -31,21 +31,17 @@ def get_seed():
 def generator(device=None):
     """The random generator of ``device`` (default: the current placement).
 
-    A ``numpy.random.Generator`` on the CPU, a ``cupy.random.Generator`` on GPUs.
+    A ``numpy.random.Generator`` on the CPU, a ``cupy.random.Generator`` on
+    GPUs: draw through :func:`normal`/:func:`uniform`, or use only the
+    methods both have (``standard_normal``, ``random``, ``uniform``).
     """
     target = get_device(device) if device is not None else placement_device()
     state = target.rng
     if state is None or state[0] != _state["epoch"]:
         with _lock:
             base = _state["seed"]
-            entropy = None if base is None else [base, 0 if target.kind == "cpu" else 1, target.index]
-            if target.kind == "cpu":
-                rng = numpy.random.default_rng(entropy)
-            else:
-                cupy = target.xp
-                seed_value = None if entropy is None else int(numpy.random.SeedSequence(entropy).generate_state(1)[0])
-                with target.activate():
-                    rng = cupy.random.default_rng(seed_value)
+            entropy = None if base is None else [base, int(target.device_type == "GPU"), target.index]
+            rng = target.new_rng(entropy)
             target.rng = state = (_state["epoch"], rng)
     return state[1]
 
@@ -75,23 +71,24 @@ def host_generator(salt=0):
     return numpy.random.default_rng(None if base is None else [base, 7919, salt])
 
 
-def _draw(method, shape, dtype, device, **kwargs):
+def _draw(method, shape, dtype, device, *args):
     from minikeras.autograd.function import _wrap
 
     target = get_device(device) if device is not None else placement_device()
     rng = generator(target)
     dtype = numpy.dtype(dtype)
+    size = tuple(shape) if not isinstance(shape, int) else (shape,)
     with target.activate():
-        data = getattr(rng, method)(size=tuple(shape) if not isinstance(shape, int) else (shape,), **kwargs)
-        data = data.astype(dtype, copy=False)
+        data = getattr(target, method)(rng, size, *args).astype(dtype, copy=False)
     return _wrap(data, target, None, 0)
 
 
 def normal(shape, mean=0.0, stddev=1.0, dtype="float32", device=None):
-    """Samples from N(mean, stddev^2) as a Tensor."""
-    return _draw("normal", shape, dtype, device, loc=mean, scale=stddev)
+    """Samples from N(mean, stddev^2) as a Tensor (``standard_normal *
+    stddev + mean`` on GPUs: ``cupy.random.Generator`` has no ``normal``)."""
+    return _draw("normal", shape, dtype, device, mean, stddev)
 
 
 def uniform(shape, minval=0.0, maxval=1.0, dtype="float32", device=None):
     """Samples from U[minval, maxval) as a Tensor."""
-    return _draw("uniform", shape, dtype, device, low=minval, high=maxval)
+    return _draw("uniform", shape, dtype, device, minval, maxval)

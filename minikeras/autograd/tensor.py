@@ -83,13 +83,13 @@ class Tensor:
     # ------------------------------------------------------------- host side
     def numpy(self):
         """A host (NumPy) copy of the data; for CPU tensors the array itself."""
-        return backend.to_numpy(self.data)
+        return self.device.to_host(self.data)
 
     def item(self):
         """The value of a one-element tensor as a Python number."""
         if self.data.size != 1:
             raise ValueError(f"item() needs a tensor with one element, received shape {self.shape}.")
-        return self.data.reshape(()).item()
+        return self.device.item(self.data)
 
     def tolist(self):
         return self.numpy().tolist()
@@ -160,23 +160,17 @@ class Tensor:
         value = value.data if isinstance(value, Tensor) else value
         if tuple(getattr(value, "shape", ())) != self.shape and numpy.ndim(value) != 0:
             raise ValueError(f"assign() expects shape {self.shape}, received {tuple(numpy.shape(value))}.")
-        self.data[...] = _to_device_array(value, self.device, self.dtype)
+        device = self.device
+        with device.activate():
+            self.data[...] = _to_device_array(value, device, self.dtype)
         return self
 
 
 def _to_device_array(data, device, dtype):
-    xp = device.xp
     if dtype is not None:
         dtype = numpy.dtype(dtype)
     if backend.is_array(data):
-        if device.kind == "cpu":
-            array = backend.to_numpy(data)
-            return array if dtype is None or array.dtype == dtype else array.astype(dtype)
-        with device.activate():
-            array = xp.asarray(data)
-            if backend.get_array_module(data) is xp and data.device.id != device.physical.index:
-                array = xp.array(data, copy=True)
-            return array if dtype is None or array.dtype == dtype else array.astype(dtype)
+        return device.asarray(data, dtype)
     host = numpy.asarray(data)
     if host.dtype.kind not in "biufc":
         raise TypeError(f"Cannot make a tensor from {type(data).__name__} {data!r}: it is not numeric.")
@@ -184,10 +178,7 @@ def _to_device_array(data, device, dtype):
         dtype = numpy.dtype("float32")  # Python floats default to float32, like Keras
     if dtype is not None and host.dtype != dtype:
         host = host.astype(dtype)
-    if device.kind == "cpu":
-        return host
-    with device.activate():
-        return xp.asarray(host)
+    return device.asarray(host)
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False):

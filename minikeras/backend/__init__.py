@@ -36,6 +36,10 @@ def get_array_module(array):
     """Return ``numpy`` or ``cupy``, whichever owns ``array`` (like Chainer's)."""
     if isinstance(array, numpy.ndarray) or numpy.isscalar(array):
         return numpy
+    from minikeras.device.simulated_array import SimulatedArray
+
+    if type(array) is SimulatedArray:
+        return array._device.xp
     cupy = cupy_module()
     if cupy is not None and isinstance(array, cupy.ndarray):
         return cupy
@@ -43,20 +47,26 @@ def get_array_module(array):
 
 
 def is_array(value):
-    """True for a NumPy or CuPy ndarray."""
+    """True for an array of any device: NumPy, CuPy, or the test suite's
+    simulated GPU."""
     if isinstance(value, numpy.ndarray):
+        return True
+    from minikeras.device.simulated_array import SimulatedArray
+
+    if type(value) is SimulatedArray:
         return True
     cupy = _cupy
     return cupy is not None and isinstance(value, cupy.ndarray)
 
 
 def to_numpy(array):
-    """A host (NumPy) copy of a NumPy or CuPy array; NumPy arrays pass through."""
+    """A host (NumPy) copy of an array of any device, through the device
+    that owns it; NumPy arrays pass through."""
     if isinstance(array, numpy.ndarray):
         return array
-    if hasattr(array, "get"):
-        return array.get()
-    return numpy.asarray(array)
+    from minikeras.device import registry
+
+    return registry.to_host(array)
 
 
 def _tune_host_allocator():

@@ -60,17 +60,14 @@ class MpiAllReduce(AllReduce):
         """See :meth:`AllReduce.all_reduce`."""
         partial = self._local.all_reduce(rank, arrays)
         if rank == 0:
-            self._partial = [backend.to_numpy(value) if backend.is_array(value) else value for value in partial]
+            self._partial = [registry.to_host(value) if backend.is_array(value) else value for value in partial]
         try:
             self._exchanged.wait()
         except threading.BrokenBarrierError:
             raise ReplicaAborted("another replica failed during this step; the step was abandoned") from None
         totals = self._global
         device = self.devices[rank]
-        if device.kind == "cpu":
-            return list(totals)
-        with device.activate():
-            return [device.xp.asarray(value) if isinstance(value, numpy.ndarray) else value for value in totals]
+        return [device.asarray(value) if isinstance(value, numpy.ndarray) else value for value in totals]
 
     def _exchange(self):
         """One thread per process: the global sums of the local sums."""

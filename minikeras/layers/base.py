@@ -112,13 +112,7 @@ class Layer:
         device = placement_device()
         with device.activate():
             value = init(shape, dtype=dtype)
-        value = value.data if isinstance(value, Tensor) else value
-        if device.kind == "cpu":
-            value = backend.to_numpy(value).astype(dtype, copy=False)
-        else:
-            value = device.xp.asarray(value, dtype=dtype)
-        if not value.flags.writeable or value.base is not None or not value.flags.c_contiguous:
-            value = value.copy(order="C")
+            value = device.private_buffer(device.asarray(value.data if isinstance(value, Tensor) else value, dtype))
         weight = Tensor(value, requires_grad=trainable and self._trainable, device=device,
                         name=f"{self.name}/{name}")
         weight._meta = _WeightInfo(regularizers.get(regularizer), constraints.get(constraint), trainable)
@@ -192,7 +186,7 @@ class Layer:
 
     def get_weights(self):
         """The weights as host NumPy arrays, in ``weights`` order."""
-        return [backend.to_numpy(w.data).copy() for w in self.weights]
+        return [_host_copy(w) for w in self.weights]
 
     def set_weights(self, values):
         """Overwrite the weights from arrays, checking count and shapes."""
@@ -210,7 +204,7 @@ class Layer:
                     f"received an array of shape {shape}."
                 )
         for weight, value in zip(weights, values):
-            weight.assign(backend.to_numpy(getattr(value, "data", value)))
+            weight.assign(getattr(value, "data", value))
 
     def count_params(self):
         if not self.built:
@@ -289,15 +283,16 @@ class Layer:
             return value
         if value is None or isinstance(value, (str, bytes)):
             return value
-        array = numpy.asarray(value) if not backend.is_array(value) else value
-        if array.dtype.kind == "f" and array.dtype != numpy.dtype(self.dtype):
-            array = array.astype(self.dtype)
-        elif array.dtype.kind in "b":
-            pass
         device = placement_device()
-        if device.kind == "cpu":
-            return _wrap(backend.to_numpy(array), device, None, 0)
-        return Tensor(array, device=device)
+        array = numpy.asarray(value) if not backend.is_array(value) else value
+        cast = array.dtype.kind == "f" and array.dtype != numpy.dtype(self.dtype)
+        if cast and isinstance(array, numpy.ndarray):
+            array, cast = array.astype(self.dtype), False  # on the host, before the upload
+        with device.activate():
+            array = device.asarray(array)
+            if cast:
+                array = array.astype(self.dtype)
+        return _wrap(array, device, None, 0)
 
     def _build_from(self, inputs):
         shapes = _map(lambda leaf: tuple(leaf.shape) if isinstance(leaf, Tensor) else None, inputs)
@@ -365,3 +360,9 @@ def walk_layers(model):
         found.append(layer)
         pending.extend(reversed(layer._sublayers()))
     return found
+
+
+def _host_copy(weight):
+    """A host copy of a weight that the caller may keep and change."""
+    host = weight.numpy()
+    return host.copy() if host is weight.data else host

@@ -61,17 +61,14 @@ class Embedding(Layer):
 
     def _indices(self, inputs):
         """The ids as an integer array on the input's device, range-checked."""
-        data = inputs.data
+        data, device = inputs.data, inputs.device
         if data.dtype.kind == "b" or data.dtype.kind not in "iuf":
             raise TypeError(f"Layer '{self.name}' expects integer ids, received dtype {data.dtype}.")
         if data.dtype.kind == "f":
-            data = data.astype(numpy.int64)  # Keras casts float ids (truncating)
+            with device.activate():
+                data = data.astype(numpy.int64)  # Keras casts float ids (truncating)
         if data.size:
-            xp = inputs.device.xp
-            if xp is numpy:
-                low, high = int(data.min()), int(data.max())
-            else:  # one transfer for both bounds
-                low, high = (int(v) for v in xp.stack([data.min(), data.max()]).get())
+            low, high = device.bounds(data)  # one transfer for both bounds
             if low < 0 or high >= self.input_dim:
                 bad = low if low < 0 else high
                 raise ValueError(

@@ -55,11 +55,7 @@ class _RandomLayer(Layer):
             return None
         generator = self._generators.get(device)
         if generator is None:
-            if device.kind == "cpu":
-                generator = numpy.random.default_rng(self.seed)
-            else:
-                with device.activate():
-                    generator = device.xp.random.default_rng(self.seed)
+            generator = device.new_rng(self.seed)
             self._generators[device] = generator
         return generator
 
@@ -70,7 +66,7 @@ class _RandomLayer(Layer):
         dtype = inputs.dtype if inputs.dtype in (numpy.float32, numpy.float64) else numpy.float32
         with device.activate():
             noise = generator.standard_normal(inputs.shape, dtype=dtype)
-        return noise.astype(inputs.dtype, copy=False)
+            return noise.astype(inputs.dtype, copy=False)
 
 
 class Dropout(_RandomLayer):

@@ -11,6 +11,7 @@ import numpy
 
 from minikeras import backend
 from minikeras.autograd import no_grad
+from minikeras.device import to_host as device_to_host
 
 
 def to_host(value, dtype=None):
@@ -19,7 +20,7 @@ def to_host(value, dtype=None):
     if data is not None and backend.is_array(data):  # a Tensor
         value = data
     if backend.is_array(value):
-        value = backend.to_numpy(value)
+        value = device_to_host(value)
     array = numpy.asarray(value)
     if dtype is not None and array.dtype != dtype:
         array = array.astype(dtype)

@@ -12,6 +12,7 @@ import numpy
 from minikeras import backend, random
 from minikeras.autograd import Tensor, no_grad
 from minikeras.callbacks import CallbackList, History, ProgbarLogger
+from minikeras.device import to_host
 from minikeras.layers.base import weight_constraint
 from minikeras.layers.normalization import moving_statistics
 from minikeras.utils import data_adapter
@@ -126,7 +127,7 @@ class Trainer:
             for weight in trainable:
                 weight.grad = None
             for weight, value in moving:
-                weight.data[...] = value
+                weight.assign(value)
             if unbuilt is not None:  # a half-built optimizer (slots missing) would fail every later step
                 self.optimizer.__dict__.clear()
                 self.optimizer.__dict__.update(unbuilt)
@@ -134,7 +135,8 @@ class Trainer:
         for weight in trainable:
             constraint = weight_constraint(weight)
             if constraint is not None:
-                weight.data[...] = constraint(weight.data)
+                with weight.device.activate():
+                    weight.data[...] = constraint(weight.data)
             weight.grad = None
         self._update_logs(loss, y, y_pred, sample_weight, parts)
         return loss
@@ -343,7 +345,7 @@ def _batch_size(y_pred):
 def _class_weights_to_sample_weights(class_weight, y, sample_weight):
     if isinstance(y, (list, tuple, dict)):
         raise ValueError("class_weight is only supported for models with a single output.")
-    labels = numpy.asarray(backend.to_numpy(_host(y)))
+    labels = numpy.asarray(to_host(_host(y)) if backend.is_array(y) else _host(y))
     if labels.ndim > 1 and labels.shape[-1] > 1:
         labels = labels.argmax(axis=-1)
     labels = labels.reshape(len(labels), -1)[:, 0].astype(numpy.int64)

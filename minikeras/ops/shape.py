@@ -16,6 +16,7 @@ import numpy
 
 from minikeras import backend
 from minikeras.autograd import Function, Tensor, no_grad
+from minikeras.device import to_host
 from minikeras.ops._checks import normalize_axis, shape_of
 
 
@@ -39,18 +40,11 @@ def _single_axis(op_name, axis, ndim):
     return int(axis) % ndim
 
 
-def _to_xp(xp, array):
-    """``array`` as an array of ``xp`` (host arrays move to the device)."""
-    if xp is numpy:
-        return backend.to_numpy(array)
-    return xp.asarray(array)
-
-
-def _scatter_add_rows(xp, indices, rows, num_rows):
+def _scatter_add_rows(device, indices, rows, num_rows):
     """Sum ``rows[i]`` into row ``indices[i]`` of a zero array of ``num_rows`` rows.
 
     Args:
-        xp: the array module.
+        device: the Device it runs on.
         indices: 1-D integer array of non-negative row numbers.
         rows: array of shape ``(len(indices), *inner)``.
         num_rows: rows of the result.
@@ -59,10 +53,11 @@ def _scatter_add_rows(xp, indices, rows, num_rows):
         An array of shape ``(num_rows, *inner)`` and ``rows``' dtype in
         which repeated indices have accumulated.
     """
+    xp = device.xp
     inner = rows.shape[1:]
     out = xp.zeros((num_rows,) + inner, dtype=rows.dtype)
-    if xp is not numpy:
-        _add_at(xp, out, indices, rows)  # atomic adds on the GPU
+    if not device.host_kernels:
+        device.scatter_add(out, indices, rows)  # atomic adds on a GPU
         return out
     # NumPy's add.at is about 4x faster on a flat array than on rows (measured
     # for 12800 rows of 64 into 10000: 1.8 ms against 7.6 ms), so scatter
@@ -73,28 +68,19 @@ def _scatter_add_rows(xp, indices, rows, num_rows):
     if width == 1:
         positions = indices
     else:
-        positions = (indices[:, None] * width + numpy.arange(width)).reshape(-1)
-    numpy.add.at(out.reshape(-1), positions, flat_rows)
+        positions = (indices[:, None] * width + xp.arange(width)).reshape(-1)
+    device.scatter_add(out.reshape(-1), positions, flat_rows)
     return out
 
 
-def _add_at(xp, target, index, values):
-    adder = getattr(xp.add, "at", None)
-    if adder is not None:
-        adder(target, index, values)
-    else:  # older CuPy
-        import cupyx
-
-        cupyx.scatter_add(target, index, values)
-
-
-def _scatter_add_axis(xp, grad, indices, size, axis):
+def _scatter_add_axis(device, grad, indices, size, axis):
     """Inverse of ``xp.take(x, indices, axis)`` for the gradient: sum ``grad``
     back into ``size`` entries along ``axis``."""
+    xp = device.xp
     moved = xp.moveaxis(grad, axis, 0)
     inner = moved.shape[1:]
     rows = xp.ascontiguousarray(moved).reshape(len(indices), _size(inner))
-    summed = _scatter_add_rows(xp, indices, rows, size).reshape((size,) + inner)
+    summed = _scatter_add_rows(device, indices, rows, size).reshape((size,) + inner)
     return xp.moveaxis(summed, 0, axis)
 
 
@@ -249,14 +235,14 @@ class GetItem(Function):
 
     def forward(self, x):
         xp = self.device.xp
-        index = tuple(_to_xp(xp, item) if backend.is_array(item) else item for item in self.index)
+        index = tuple(self.device.asarray(item) if backend.is_array(item) else item for item in self.index)
         for position, axis, size in self.checks:
-            index = _checked_array(xp, index, position, axis, size, x.shape)
+            index = _checked_array(self.device, index, position, axis, size, x.shape)
         self.index = index
         self.input_shape, self.input_dtype = x.shape, x.dtype
         out = x[index]
-        if xp is numpy and not isinstance(out, numpy.ndarray):
-            out = numpy.asarray(out)  # NumPy gives a scalar for a single element
+        if not self.device.is_array(out):
+            out = xp.asarray(out)  # NumPy gives a scalar for a single element
         return out
 
     def backward(self, grad):
@@ -264,7 +250,7 @@ class GetItem(Function):
         shape, index = self.input_shape, self.index
         if self.kind == "rows":
             rows = xp.ascontiguousarray(grad).reshape(index[0].size, _size(shape[1:]))
-            return _scatter_add_rows(xp, index[0].reshape(-1), rows, shape[0]).reshape(shape)
+            return _scatter_add_rows(self.device, index[0].reshape(-1), rows, shape[0]).reshape(shape)
         grad_input = xp.zeros(shape, dtype=grad.dtype)
         if self.kind == "basic":
             grad_input[index] = grad  # each element is picked at most once
@@ -272,27 +258,24 @@ class GetItem(Function):
         # Integer arrays may pick an element several times: scatter-add at the
         # flat positions of the picked elements.
         positions = xp.arange(_size(shape)).reshape(shape)[index]
-        _add_at(xp, grad_input.reshape(-1), positions.reshape(-1), xp.ascontiguousarray(grad).reshape(-1))
+        self.device.scatter_add(grad_input.reshape(-1), positions.reshape(-1), xp.ascontiguousarray(grad).reshape(-1))
         return grad_input
 
 
-def _checked_array(xp, index, position, axis, size, shape):
+def _checked_array(device, index, position, axis, size, shape):
     """Raise IndexError naming the shape when an integer array is out of
     range; wrap negative entries so that the gradient scatter can use them."""
     array = index[position]
     if array.size == 0:
         return index
-    if xp is numpy:
-        low, high = int(array.min()), int(array.max())
-    else:  # one transfer for both bounds
-        low, high = (int(v) for v in xp.stack([array.min(), array.max()]).get())
+    low, high = device.bounds(array)  # one transfer for both bounds
     if low < -size or high >= size:
         bad = low if low < -size else high
         raise IndexError(
             f"getitem: index {bad} is out of range for axis {axis} of size {size} (tensor shape {shape})."
         )
     if low < 0:
-        array = xp.where(array < 0, array + size, array)
+        array = device.xp.where(array < 0, array + size, array)
         index = index[:position] + (array,) + index[position + 1:]
     return index
 
@@ -568,8 +551,8 @@ class Repeat(Function):
             split_shape = shape[:axis] + (shape[axis], self.repeats) + shape[axis + 1:]
             summed = grad.reshape(split_shape).sum(axis=axis + 1)
         else:
-            owners = _to_xp(xp, numpy.repeat(numpy.arange(shape[axis]), self.repeats))
-            summed = _scatter_add_axis(xp, grad, owners, shape[axis], axis)
+            owners = self.device.asarray(numpy.repeat(numpy.arange(shape[axis]), self.repeats))
+            summed = _scatter_add_axis(self.device, grad, owners, shape[axis], axis)
         return summed.reshape(self.input_shape)
 
 
@@ -589,7 +572,7 @@ def repeat(x, repeats, axis=None):
         axis = _single_axis("repeat", axis, len(shape))
     size = _size(shape) if axis is None else shape[axis]
     if isinstance(repeats, Tensor) or backend.is_array(repeats):
-        repeats = backend.to_numpy(getattr(repeats, "data", repeats)).tolist()
+        repeats = to_host(getattr(repeats, "data", repeats)).tolist()
     if _is_int(repeats):
         if repeats < 0:
             raise ValueError(f"repeat: repeats must be non-negative, received {repeats}.")
@@ -637,13 +620,13 @@ class IndexPad(Function):
         self.input_shape = x.shape
         xp = self.device.xp
         for axis, source in self.sources.items():
-            x = xp.take(x, _to_xp(xp, source), axis=axis)
+            x = xp.take(x, self.device.asarray(source), axis=axis)
         return x
 
     def backward(self, grad):
         xp = self.device.xp
         for axis, source in reversed(list(self.sources.items())):
-            grad = _scatter_add_axis(xp, grad, _to_xp(xp, source), self.input_shape[axis], axis)
+            grad = _scatter_add_axis(self.device, grad, self.device.asarray(source), self.input_shape[axis], axis)
         return grad
 
 

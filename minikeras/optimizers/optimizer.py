@@ -406,12 +406,11 @@ class Optimizer(OptimizerState):
         divided by ``loss_scale_factor`` when one is set."""
         data = grad.data if isinstance(grad, Tensor) else grad
         if (
-            type(data) is numpy.ndarray and variable.device.xp is numpy and data.dtype == variable.dtype
+            variable.device.owns(data) and data.dtype == variable.dtype
             and data.shape == variable.data.shape and self.loss_scale_factor is None
         ):
             return data  # the common CPU case: nothing to convert
         device = variable.device
-        xp = device.xp
         if not backend.is_array(data):
             data = numpy.asarray(data)
             if data.dtype == object:
@@ -425,10 +424,7 @@ class Optimizer(OptimizerState):
                 f"expected the variable's shape {variable.shape}."
             )
         with device.activate():
-            if backend.get_array_module(data) is not xp or (
-                xp is not numpy and data.device.id != device.physical.index
-            ):
-                data = backend.to_numpy(data) if xp is numpy else xp.array(data, copy=True)
+            data = device.asarray(data)  # from the host or another device
             if data.dtype != variable.dtype:
                 data = data.astype(variable.dtype)
             if self.loss_scale_factor is not None:

@@ -14,7 +14,6 @@ import warnings
 import h5py
 import numpy
 
-from minikeras import backend
 
 # HDF5 object headers hold at most 64 KiB; longer name lists are split into
 # numbered attributes (``layer_names0``, ``layer_names1``, ...), as Keras does.
@@ -107,7 +106,7 @@ def save_weights_to_group(group, model):
     for name, weights in groups:
         layer_group = group.create_group(name)
         write_arrays(layer_group, [weight.name for weight in weights],
-                     [backend.to_numpy(weight.data) for weight in weights])
+                     [weight.numpy() for weight in weights])
 
 
 def _saved_layers(group, source):

@@ -2,10 +2,7 @@
 
 __all__ = ["matmul"]
 
-import numpy
-
 from minikeras.autograd import Function
-from minikeras.backend import threads
 from minikeras.ops._checks import shape_of
 
 
@@ -14,9 +11,7 @@ class MatMul(Function):
         needs_a, needs_b = self.needs_input_grad
         self.save_for_backward(a if needs_b else None, b if needs_a else None)
         self.vector_a, self.vector_b = a.ndim == 1, b.ndim == 1
-        if a.ndim == 2 and b.ndim == 2 and self.device.xp is numpy:
-            return threads.matmul(a, b)
-        return a @ b
+        return self.device.matmul(a, b)
 
     def backward(self, grad):
         a, b = self.saved
@@ -28,8 +23,8 @@ class MatMul(Function):
         grad_a = grad_b = None
         if b is not None:
             b_matrix = b[:, None] if self.vector_b else b
-            if b_matrix.ndim == 2 and grad.ndim == 2 and xp is numpy:
-                grad_a = threads.matmul(grad, b_matrix.T)
+            if b_matrix.ndim == 2 and grad.ndim == 2:
+                grad_a = self.device.matmul(grad, b_matrix.T)
             else:
                 grad_a = grad @ xp.swapaxes(b_matrix, -1, -2)
             if self.vector_a:
@@ -37,7 +32,7 @@ class MatMul(Function):
         if a is not None:
             a_matrix = a[None, :] if self.vector_a else a
             if a_matrix.ndim == 2 and grad.ndim == 2:
-                grad_b = threads.matmul(a_matrix.T, grad) if xp is numpy else a_matrix.T @ grad
+                grad_b = self.device.matmul(a_matrix.T, grad)
             else:
                 grad_b = xp.swapaxes(a_matrix, -1, -2) @ grad
             if self.vector_b:

@@ -143,7 +143,7 @@ class SparseSoftmaxCrossEntropy(Function):
         labels = labels.reshape(-1)
         if labels.dtype.kind not in "iu":
             labels = labels.astype(numpy.int64)  # Keras accepts float class ids
-        _check_labels(xp, labels, classes)
+        _check_labels(self.device, labels, classes)
         flat = logits.reshape(-1, classes)
         rows = xp.arange(flat.shape[0])
         shifted = _shifted(flat, 1)
@@ -166,13 +166,10 @@ class SparseSoftmaxCrossEntropy(Function):
         return grad_logits.reshape(self.logits_shape), None
 
 
-def _check_labels(xp, labels, classes):
+def _check_labels(device, labels, classes):
     if labels.size == 0:
         return
-    if xp is numpy:
-        low, high = int(labels.min()), int(labels.max())
-    else:  # one transfer for both bounds
-        low, high = (int(v) for v in xp.stack([labels.min(), labels.max()]).get())
+    low, high = device.bounds(labels)  # one transfer for both bounds
     if low < 0 or high >= classes:
         bad = low if low < 0 else high
         raise ValueError(
