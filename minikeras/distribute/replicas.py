@@ -84,6 +84,8 @@ def _deep_copy_to(model, device):
         value = model.__dict__.get(name)
         if value is not None:
             memo[id(value)] = None
+    for weight in model.weights:  # shared by the deep copy, then copied below by the device
+        memo[id(weight.data)] = weight.data
     replica = copy.deepcopy(model, memo)
     for weight in replica.weights:
         data = device.copy_from(weight.data, weight.device)

@@ -222,7 +222,7 @@ def moving_statistics(model):
     """``[(weight, copy of its value)]`` for the moving statistics of every
     BatchNormalization layer in ``model``: what a failed training step must
     put back, since the forward pass updates them in place."""
-    return [(weight, weight.data.copy()) for layer in batch_norm_layers(model)
+    return [(weight, weight.device.copy_array(weight.data)) for layer in batch_norm_layers(model)
             for weight in (layer.moving_mean, layer.moving_variance)]
 
 
@@ -336,8 +336,9 @@ class BatchNormalization(Layer):
         # a function of the weights.
         for weight, batch_value in ((self.moving_mean, mean), (self.moving_variance, variance)):
             moving = weight.data
-            moving *= self.momentum
-            moving += batch_value.astype(moving.dtype, copy=False) * (1.0 - self.momentum)
+            with weight.device.activate():
+                moving *= self.momentum
+                moving += batch_value.astype(moving.dtype, copy=False) * (1.0 - self.momentum)
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)

@@ -202,7 +202,8 @@ class GaussianNoise(_RandomLayer):
         if not training or self.stddev == 0:
             return inputs
         noise = self._standard_normal(inputs)
-        noise *= self.stddev
+        with self._device_of(inputs).activate():
+            noise *= self.stddev
         return inputs + noise
 
     def compute_output_shape(self, input_shape):
@@ -230,8 +231,9 @@ class GaussianDropout(_RandomLayer):
         if not training or self.rate == 0:
             return inputs
         noise = self._standard_normal(inputs)
-        noise *= (self.rate / (1.0 - self.rate)) ** 0.5
-        noise += 1.0
+        with self._device_of(inputs).activate():
+            noise *= (self.rate / (1.0 - self.rate)) ** 0.5
+            noise += 1.0
         return inputs * noise
 
     def compute_output_shape(self, input_shape):

@@ -60,7 +60,8 @@ class ScratchBuffers:
         if views is None or len(views) < count or views[0].shape != variable.shape:
             buffers = self._ensure(variable, count)
             size, shape = variable.data.size, variable.shape
-            views = [buffer[:size].reshape(shape) for buffer in buffers]
+            with variable.device.activate():
+                views = [buffer[:size].reshape(shape) for buffer in buffers]
             self._views[id(variable)] = views
         return views[:count]
 
