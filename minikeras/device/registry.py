@@ -327,11 +327,25 @@ def list_logical_devices(device_type=None):
 
 
 _default = [None]
+_preferred_default = [None]  # the test suite's per-device runs (tests/conftest.py)
 
 
 def _refresh_default():
     logical = _registry.logical
     _default[0] = logical["gpu"][0] if logical["gpu"] else logical["cpu"][0]
+    preferred = _preferred_default[0]
+    if preferred is not None:
+        kind, index = parse_device_name(preferred)
+        if index < len(logical[kind]):
+            _default[0] = logical[kind][index]
+
+
+def _prefer_default_for_tests(name):
+    """Make ``name`` the default device, now and after every reset, or undo
+    it with None (the test suite runs each test on each device this way)."""
+    _preferred_default[0] = name
+    if _registry.logical is not None:
+        _refresh_default()
 
 
 def default_device():

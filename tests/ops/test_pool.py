@@ -160,6 +160,7 @@ def test_bad_arguments_raise_value_error_naming_the_op(call, message):
         call()
 
 
+@pytest.mark.cpu_only(reason="splits max pooling over the CPU op threads")
 @pytest.mark.parametrize("pool_size, strides, padding", [(2, 2, "valid"), (3, 2, "same"), (2, 1, "valid")])
 def test_max_pool_in_blocks_over_threads_equals_one_pass(pool_size, strides, padding, monkeypatch):
     from minikeras.backend import threads
