@@ -99,6 +99,19 @@ def fresh_devices():
 
 
 @pytest.fixture
+def simulated_gpu(monkeypatch, fresh_devices):
+    """The strict simulated GPU as the default device (``gpu:0``), in any run."""
+    physical = registry._registry.physical
+    monkeypatch.setenv(simulated.ENVIRONMENT_VARIABLE, "1")
+    registry._registry.physical = None
+    registry._reset_for_tests()
+    yield registry.get_device("gpu:0")
+    monkeypatch.undo()
+    registry._reset_for_tests()
+    registry._registry.physical = physical
+
+
+@pytest.fixture
 def device():
     """The default device of this run of the test (a Device)."""
     return registry.default_device()

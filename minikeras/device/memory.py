@@ -104,9 +104,10 @@ class MemoryStats:
 class GpuMemoryStats(MemoryStats):
     """Memory of a logical GPU, read from its own CuPy memory pool."""
 
-    def __init__(self, device_name, pool, limit=None, cuda_index=0):
+    def __init__(self, device_name, pool, limit=None, cuda_index=0, cupy=None):
         self.pool = pool
         self.cuda_index = cuda_index
+        self.cupy = cupy
         super().__init__(device_name, limit)
         if limit is not None:
             with self._cuda_device():
@@ -115,8 +116,9 @@ class GpuMemoryStats(MemoryStats):
     def _cuda_device(self):
         """Pool calls act on the current CUDA device: make it the pool's
         (logical GPUs on physical GPU 1+ would otherwise read GPU 0)."""
-        import cupy
-
+        cupy = self.cupy
+        if cupy is None:
+            import cupy
         return cupy.cuda.Device(self.cuda_index)
 
     def _used(self):

@@ -233,7 +233,7 @@ def _build_gpu_devices(physical, first_index):
             # Blocking: it synchronises with the legacy null stream (gpu.py's
             # race-freedom argument, rule 5).
             stream = cupy.cuda.Stream(non_blocking=False)
-            memory = GpuMemoryStats(f"/device:GPU:{index}", pool, limit, physical.index)
+            memory = GpuMemoryStats(f"/device:GPU:{index}", pool, limit, physical.index, cupy)
         device = GpuDevice(index, physical, memory, cupy, pool, stream)
         if not grow:
             _reserve(device, limit, len(limits) - offset)
