@@ -51,15 +51,16 @@ def _runs_per_device(path):
 
 def pytest_generate_tests(metafunc):
     if _runs_per_device(metafunc.definition.fspath):
-        metafunc.fixturenames.append("_on_device")
         metafunc.parametrize("_on_device", _devices_under_test(metafunc.config), indirect=True)
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def _on_device(request):
-    """The device this run of the test uses as the default device."""
-    registry._prefer_default_for_tests(request.param)
-    yield request.param
+    """The device this run of a per-device test uses as the default device
+    (None for the other tests)."""
+    name = getattr(request, "param", None)
+    registry._prefer_default_for_tests(name)
+    yield name
     registry._prefer_default_for_tests(None)
 
 
@@ -102,6 +103,7 @@ def fresh_devices():
 def simulated_gpu(monkeypatch, fresh_devices):
     """The strict simulated GPU as the default device (``gpu:0``), in any run."""
     physical = registry._registry.physical
+    registry._prefer_default_for_tests(None)  # whatever device this test runs for
     monkeypatch.setenv(simulated.ENVIRONMENT_VARIABLE, "1")
     registry._registry.physical = None
     registry._reset_for_tests()

@@ -33,6 +33,7 @@ class ProgbarLogger(Callback):
 
         self._bar = tqdm(total=total, desc=description, unit="step", file=sys.stderr, leave=True,
                          dynamic_ncols=True, mininterval=0.25)
+        self._last_postfix = -float("inf")
 
     def on_epoch_begin(self, epoch, logs=None):
         self._start = time.perf_counter()
@@ -44,9 +45,13 @@ class ProgbarLogger(Callback):
 
     def on_train_batch_end(self, batch, logs=None):
         if self._bar is not None:
-            self._bar.update(1)
-            if logs:
+            # Logs are read (a host sync on a GPU) only as often as the bar
+            # redraws, not at every step.
+            now = time.perf_counter()
+            if logs is not None and now - self._last_postfix >= self._bar.mininterval:
+                self._last_postfix = now
                 self._bar.set_postfix_str(format_logs(logs), refresh=False)
+            self._bar.update(1)
 
     def on_epoch_end(self, epoch, logs=None):
         elapsed = time.perf_counter() - (self._start or time.perf_counter())

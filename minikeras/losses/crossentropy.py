@@ -14,6 +14,7 @@ import numpy
 
 from minikeras import backend, ops
 from minikeras.autograd import Tensor
+from minikeras.ops.nn.softmax import SparseSoftmaxCrossEntropy
 from minikeras.losses.loss import (
     EPSILON, LossFunctionWrapper, as_prediction, as_target, check_same_shape, checks_inputs, matched_shapes,
     reshaped,
@@ -180,8 +181,14 @@ def sparse_categorical_crossentropy_with_mask(y_true, y_pred, from_logits=False,
     if logits is not None and (from_logits or last_axis):
         if not last_axis:
             logits = ops.moveaxis(logits, axis, -1)
-        # The fused op checks the label range itself (one device round trip on GPU).
-        losses = ops.sparse_softmax_cross_entropy(logits, Tensor(labels, device=logits.device))
+        if isinstance(labels, numpy.ndarray):
+            # Host labels are checked here, before the upload: no device
+            # round trip in the training step.
+            _check_label_range(name, labels, classes, device)
+            losses = SparseSoftmaxCrossEntropy(labels_checked=True).apply(logits, Tensor(labels, device=logits.device))
+        else:
+            # The fused op checks the label range itself (one device round trip on GPU).
+            losses = ops.sparse_softmax_cross_entropy(logits, Tensor(labels, device=logits.device))
     else:
         _check_label_range(name, labels, classes, device)
         xp = device.xp

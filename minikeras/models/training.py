@@ -5,7 +5,6 @@ history, checkpoints, early stopping are all callbacks) and reads
 ``model.stop_training``.
 """
 import copy
-import math
 
 import numpy
 
@@ -39,6 +38,7 @@ class Trainer:
         self.history = None
         self._loss_total = 0.0
         self._loss_count = 0
+        self._pending_metrics = []
 
     # ------------------------------------------------------------ compile
     def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None, weighted_metrics=None,
@@ -149,25 +149,36 @@ class Trainer:
         return loss
 
     def _update_logs(self, loss, y, y_pred, sample_weight, parts):
-        value = float(loss.item())
+        # No host read here: the sums stay on the device and the metrics get
+        # their batches when the logs are read (progress bar, epoch end).
         count = _batch_size(y_pred)
-        self._loss_total += value * count
+        self._loss_total = running_sum(self._loss_total, loss, count)
         self._loss_count += count
         for name, part in parts.items():
             total, seen = self._part_totals.get(name, (0.0, 0))
-            self._part_totals[name] = (total + float(part.item()) * count, seen + count)
-        self.compiled_metrics.update(y, y_pred, sample_weight)
+            self._part_totals[name] = (running_sum(total, part, count), seen + count)
+        self._pending_metrics.append((y, detached(y_pred), sample_weight))
+        if len(self._pending_metrics) >= _PENDING_BATCHES:
+            self._flush_metrics()
+
+    def _flush_metrics(self):
+        pending, self._pending_metrics = self._pending_metrics, []
+        for y, y_pred, sample_weight in pending:
+            self.compiled_metrics.update(y, y_pred, sample_weight)
 
     def _reset_logs(self):
         self._loss_total, self._loss_count = 0.0, 0
         self._part_totals = {}
+        self._pending_metrics = []
         if self.compiled_metrics is not None:
             self.compiled_metrics.reset()
 
     def _logs(self):
-        logs = {"loss": self._loss_total / max(self._loss_count, 1)}
+        """The running loss and metrics as floats (host reads on a GPU)."""
+        self._flush_metrics()
+        logs = {"loss": read_sum(self._loss_total) / max(self._loss_count, 1)}
         for name, (total, seen) in self._part_totals.items():
-            logs[name] = total / max(seen, 1)
+            logs[name] = read_sum(total) / max(seen, 1)
         if self.compiled_metrics is not None:
             logs.update(self.compiled_metrics.results())
         return logs
@@ -211,9 +222,7 @@ class Trainer:
             for step, (bx, by, bw) in enumerate(data.batches(rng)):
                 callback_list.on_train_batch_begin(step)
                 self.train_step(bx, by, bw)
-                logs = self._logs()
-                if not math.isfinite(logs["loss"]):
-                    logs = dict(logs)
+                logs = LazyLogs(self._logs)  # read (a host sync on a GPU) only by a callback that looks
                 callback_list.on_train_batch_end(step, logs)
                 if self.stop_training:
                     break
@@ -243,7 +252,7 @@ class Trainer:
         for step, (bx, by, bw) in enumerate(data.batches()):
             callback_list.on_test_batch_begin(step)
             self.test_step(bx, by, bw)
-            callback_list.on_test_batch_end(step, self._logs())
+            callback_list.on_test_batch_end(step, LazyLogs(self._logs))
         logs = self._logs()
         callback_list.on_test_end(logs)
         return logs
@@ -358,3 +367,9 @@ def _class_weights_to_sample_weights(class_weight, y, sample_weight):
 
 
 from minikeras.models.compile_utils import LossContainer, MetricsContainer  # noqa: E402
+from minikeras.models.running_logs import LazyLogs, detached, read_sum, running_sum  # noqa: E402
+
+# Batches whose metric updates may wait for the next read of the logs: a
+# bound on the device memory their predictions hold (one read per this many
+# steps at most when nobody looks at the logs).
+_PENDING_BATCHES = 64

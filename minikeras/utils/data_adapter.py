@@ -8,6 +8,7 @@ yielding ``(x, y)`` or ``(x, y, sample_weight)`` batches.
 import numpy
 
 from minikeras import backend
+from minikeras.device import registry
 from minikeras.utils.nest import flatten as _flatten
 from minikeras.utils.nest import map_structure as _map
 
@@ -89,17 +90,26 @@ class ArrayData:
         order = None
         if self.shuffle and self.size > 1:
             order = (rng or numpy.random.default_rng()).permutation(self.size)
+        on_device = {}  # the order uploaded once per epoch to each device holding data
+
+        def take(a, start, stop):
+            device = None if isinstance(a, numpy.ndarray) else registry.owner_of(a)
+            if device is None:
+                return a[start:stop] if order is None else a[order[start:stop]]
+            # Data already on a device is batched there: no host round trip.
+            with device.activate():
+                if order is None:
+                    return a[start:stop]
+                if device not in on_device:
+                    on_device[device] = device.asarray(order)
+                return a[on_device[device][start:stop]]
+
         for step in range(self.steps):
             start = step * self.batch_size
             stop = min(start + self.batch_size, self.size)
-            if order is None:
-                def take(a, start=start, stop=stop):
-                    return a[start:stop]
-            else:
-                index = order[start:stop]
 
-                def take(a, index=index):
-                    return a[index]
+            def take(a, start=start, stop=stop, take=take):
+                return take(a, start, stop)
 
             yield (_map(take, self.x), None if self.y is None else _map(take, self.y),
                    None if self.sample_weight is None else _map(take, self.sample_weight))

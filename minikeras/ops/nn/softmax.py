@@ -135,7 +135,15 @@ class SoftmaxCrossEntropy(Function):
 
 class SparseSoftmaxCrossEntropy(Function):
     """Per-sample ``-log_softmax(logits)[label]`` for integer labels; the
-    gradient with respect to the logits is ``softmax - one_hot(label)``."""
+    gradient with respect to the logits is ``softmax - one_hot(label)``.
+
+    Args:
+        labels_checked: the caller checked the label range already (on the
+            host, before the upload): no device round trip for it here.
+    """
+
+    def __init__(self, labels_checked=False):
+        self.labels_checked = labels_checked
 
     def forward(self, logits, labels):
         xp = self.device.xp
@@ -143,7 +151,8 @@ class SparseSoftmaxCrossEntropy(Function):
         labels = labels.reshape(-1)
         if labels.dtype.kind not in "iu":
             labels = labels.astype(numpy.int64)  # Keras accepts float class ids
-        _check_labels(self.device, labels, classes)
+        if not self.labels_checked:
+            _check_labels(self.device, labels, classes)
         flat = logits.reshape(-1, classes)
         rows = xp.arange(flat.shape[0])
         shifted = _shifted(flat, 1)
