@@ -68,9 +68,12 @@ def pytest_collection_modifyitems(config, items):
     on_gpu = simulated.requested_count() > 0
     if not backend.gpu_available():
         skip = pytest.mark.skip(reason="no CUDA device is visible (CuPy missing or no GPU): GPU test skipped")
+        skip_cuda = pytest.mark.skip(reason="needs real CUDA (CuPy's pools or arrays), not the simulated GPU")
         for item in items:
-            if "gpu" in item.keywords:
+            if "gpu" in item.keywords and not on_gpu:
                 item.add_marker(skip)
+            elif "cuda" in item.keywords:
+                item.add_marker(skip_cuda if on_gpu else skip)
     for item in items:
         marker = item.get_closest_marker("cpu_only")
         if marker is None:
