@@ -36,9 +36,7 @@ def get_array_module(array):
     """Return ``numpy`` or ``cupy``, whichever owns ``array`` (like Chainer's)."""
     if isinstance(array, numpy.ndarray) or numpy.isscalar(array):
         return numpy
-    from minikeras.device.simulated_array import SimulatedArray
-
-    if type(array) is SimulatedArray:
+    if type(array) is _simulated_array_type():
         return array._device.xp
     cupy = cupy_module()
     if cupy is not None and isinstance(array, cupy.ndarray):
@@ -51,9 +49,7 @@ def is_array(value):
     simulated GPU."""
     if isinstance(value, numpy.ndarray):
         return True
-    from minikeras.device.simulated_array import SimulatedArray
-
-    if type(value) is SimulatedArray:
+    if type(value) is _simulated_array_type():
         return True
     cupy = _cupy
     return cupy is not None and isinstance(value, cupy.ndarray)
@@ -67,6 +63,19 @@ def to_numpy(array):
     from minikeras.device import registry
 
     return registry.to_host(array)
+
+
+_simulated = []
+
+
+def _simulated_array_type():
+    """The test suite's simulated GPU array class (imported on first need:
+    minikeras.device imports this module)."""
+    if not _simulated:
+        from minikeras.device.simulated_array import SimulatedArray
+
+        _simulated.append(SimulatedArray)
+    return _simulated[0]
 
 
 def _tune_host_allocator():

@@ -168,8 +168,8 @@ def _pool_allocator(device):
         try:
             pointer = pool.malloc(size)
         except out_of_memory:
-            raise ResourceExhaustedError(device.canonical, size, memory.current, memory.limit) from None
-        used = memory.current
+            raise ResourceExhaustedError(device.canonical, size, pool.used_bytes(), memory.limit) from None
+        used = pool.used_bytes()  # in activate(): the pool's CUDA device is current
         if used > memory.peak:
             memory.peak = used
         return pointer
