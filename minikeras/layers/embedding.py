@@ -4,6 +4,7 @@ import numpy
 from minikeras import constraints, initializers, ops, regularizers
 from minikeras.layers.base import Layer
 from minikeras.layers.core import _add_activity_loss
+from minikeras.ops.nn.embedding import Embedding as EmbeddingFunction
 
 __all__ = ["Embedding"]
 
@@ -79,7 +80,8 @@ class Embedding(Layer):
 
     def call(self, inputs):
         indices = self._indices(inputs)
-        outputs = ops.embedding(indices, self.embeddings)
+        # Checked by _indices: the op need not read the bounds back again.
+        outputs = EmbeddingFunction(indices_checked=True).apply(indices, self.embeddings)
         _add_activity_loss(self, outputs)
         return outputs
 

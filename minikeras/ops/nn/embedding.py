@@ -10,14 +10,23 @@ from minikeras.ops.shape import _scatter_add_rows
 
 
 class Embedding(Function):
-    """Gathers table rows; keeps only the indices for backward."""
+    """Gathers table rows; keeps only the indices for backward.
+
+    Args:
+        indices_checked: the caller checked the index range already (the
+            Embedding layer does): no second device round trip here.
+    """
+
+    def __init__(self, indices_checked=False):
+        self.indices_checked = indices_checked
 
     def forward(self, indices, table):
         xp = self.device.xp
         if indices.dtype.kind not in "iu":
             indices = indices.astype(numpy.int64)  # Keras feeds float ids too
         vocab = table.shape[0]
-        _check_indices(self.device, indices, vocab)
+        if not self.indices_checked:
+            _check_indices(self.device, indices, vocab)
         if self.needs_input_grad[1]:
             self.save_for_backward(indices)
             self.table_shape = table.shape
