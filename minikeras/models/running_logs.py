@@ -6,7 +6,7 @@ batches when the logs are read, and gives callbacks :class:`LazyLogs`,
 which compute the logs (the host reads) only if a callback reads them, as
 the progress bar does when it refreshes and the trainer at epoch end.
 """
-from collections.abc import Mapping
+from collections.abc import MutableMapping
 
 from minikeras.autograd import Tensor
 
@@ -43,8 +43,9 @@ def detached(y_pred):
     return y_pred
 
 
-class LazyLogs(Mapping):
-    """A logs dict computed by ``compute()`` on first read."""
+class LazyLogs(MutableMapping):
+    """A logs dict computed by ``compute()`` on first use (read or write,
+    as callbacks may add entries)."""
 
     __slots__ = ("_compute", "_values")
 
@@ -66,6 +67,15 @@ class LazyLogs(Mapping):
 
     def __len__(self):
         return len(self._get())
+
+    def __setitem__(self, key, value):
+        self._get()[key] = value
+
+    def __delitem__(self, key):
+        del self._get()[key]
+
+    def copy(self):
+        return dict(self._get())
 
     def __repr__(self):
         return repr(self._get())
