@@ -218,10 +218,12 @@ def loading_budget(weight_bytes, source, max_bytes=DEFAULT_MAX_BYTES):
     Args:
         weight_bytes: the total declared size of the file's weight datasets.
         source: the file, for messages.
-        max_bytes: a hard ceiling on the budget.
+        max_bytes: a hard ceiling on the budget; None for no budget.
     """
     limit = max(2 * int(weight_bytes), _PROBE_FLOOR_BYTES)
-    if max_bytes is not None:
+    if max_bytes is None:  # a trusted file: skip the initializers, count nothing
+        limit = float("inf")
+    else:
         limit = min(limit, max_bytes)
     previous = getattr(_local, "budget", None)
     _local.budget = _Budget(limit, source)
@@ -253,7 +255,8 @@ def charge(shape, dtype, what, cumulative=True):
         raise FileLoadError(
             f"{budget.source}: rebuilding the model would allocate {what} of shape {tuple(shape)} "
             f"({nbytes} bytes, {held} already), more than the file's weights justify (limit "
-            f"{budget.limit} bytes). The model config declares sizes its weights do not back: refusing it."
+            f"{budget.limit} bytes). The model config declares sizes its weights do not back: refusing it "
+            "(load with max_bytes=None if the file is trusted)."
         )
     if cumulative:
         budget.used += nbytes

@@ -5,9 +5,11 @@ JSON config rewritten the way an attacker would.
 Also a script: ``python tests/security/craft_files.py OUT_DIR`` writes every
 crafted file into OUT_DIR (to inspect them, or to try them on other tools).
 """
+import gzip
 import json
 import os
 import sys
+import tarfile
 
 import h5py
 import numpy
@@ -119,16 +121,21 @@ def optimizer_gadget(path, class_name):
 
 
 # ------------------------------------------------------------ memory attacks
-def huge_dataset_file(path, shape=(2**17, 2**17)):
-    """A weights file whose kernel dataset declares ``shape`` float32 (64 GiB
-    by default) in a few KB: chunked, no chunk written."""
+def huge_dataset_file(path, shape=(2**17, 2**17), fill=False):
+    """A model file whose kernel dataset declares ``shape`` float32 (64 GiB
+    by default) in a few KB: chunked, no chunk written (``fill``: written
+    with zeros, for small shapes)."""
     model = mk.Sequential([layers.Dense(3, input_shape=(4,), name="hidden")])
     model.save(path)
     with h5py.File(path, "r+") as handle:
         group = handle["model_weights"]["hidden"]
         names = [name.decode() for name in group.attrs["weight_names"]]
         del group[names[0]]
-        group.create_dataset(names[0], shape=shape, dtype="float32", chunks=(64, 64))
+        if fill:
+            group.create_dataset(names[0], data=numpy.zeros(shape, "float32"))
+        else:
+            group.create_dataset(names[0], shape=shape, dtype="float32",
+                                 chunks=tuple(min(64, size) for size in shape))
 
 
 def huge_layer_config_file(path, units=2**28):
@@ -162,6 +169,25 @@ def huge_input_config_file(path, size=2**26):
     rewrite_attribute(path, "model_config", edit)
 
 
+# ----------------------------------------------------------- dataset attacks
+def idx_bomb(path, shape=(2**20, 2**12, 2**10), data_bytes=3 * 2**20, gzipped=False):
+    """An IDX image file whose header declares ``shape`` uint8 values (4 TiB
+    by default) but which holds only ``data_bytes`` of data."""
+    header = bytes([0, 0, 0x08, len(shape)]) + b"".join(int(size).to_bytes(4, "big") for size in shape)
+    raw = header + bytes(data_bytes)
+    with open(path, "wb") as handle:
+        handle.write(gzip.compress(raw, mtime=0) if gzipped else raw)
+
+
+def cifar_huge_member(path, declared=2**33):
+    """A CIFAR tar archive whose ``data_batch_1`` declares ``declared`` bytes
+    (8 GiB by default) and holds a few KB."""
+    info = tarfile.TarInfo("cifar-10-batches-py/data_batch_1")
+    info.size = declared
+    with gzip.open(path, "wb") as handle:
+        handle.write(info.tobuf(format=tarfile.GNU_FORMAT) + bytes(4096))
+
+
 def all_crafted(folder):
     """Write every crafted file into ``folder``; returns ``{name: path}``."""
     files = {}
@@ -186,9 +212,22 @@ def all_crafted(folder):
     return files
 
 
+def all_crafted_datasets(folder):
+    """Write the crafted dataset files into ``folder``; returns ``{name: path}``."""
+    files = {"idx_raw_bomb": os.path.join(folder, "idx_raw_bomb"),
+             "idx_gzip_bomb": os.path.join(folder, "idx_gzip_bomb.gz"),
+             "idx_under_cap_truncated": os.path.join(folder, "idx_under_cap_truncated"),
+             "cifar_huge_member": os.path.join(folder, "cifar_huge_member.tar.gz")}
+    idx_bomb(files["idx_raw_bomb"])
+    idx_bomb(files["idx_gzip_bomb"], gzipped=True)
+    idx_bomb(files["idx_under_cap_truncated"], shape=(2**19, 2**5, 2**5))  # 512 MiB declared
+    cifar_huge_member(files["cifar_huge_member"])
+    return files
+
+
 if __name__ == "__main__":
     out = sys.argv[1] if len(sys.argv) > 1 else "crafted"
     os.makedirs(out, exist_ok=True)
     numpy.random.seed(0)
-    for name, path in all_crafted(out).items():
+    for name, path in {**all_crafted(out), **all_crafted_datasets(out)}.items():
         print(f"{name}: {path} ({os.path.getsize(path)} bytes)")
