@@ -5,13 +5,15 @@ would load silently and be trained on. Each dataset written by minikeras
 carries the attribute ``minikeras_crc32`` (of its little-endian bytes);
 on load the values read are checked against it. Datasets without the
 attribute (files written by Keras, or older minikeras files) load as
-before.
+before. The JSON configs of a model file (architecture, training config)
+get one checksum together, in the root attribute ``minikeras_config_crc32``.
 """
 import zlib
 
 import numpy
 
 ATTRIBUTE = "minikeras_crc32"
+CONFIG_ATTRIBUTE = "minikeras_config_crc32"
 
 
 def _crc32(array):
@@ -42,3 +44,23 @@ def verify(dataset, value, source):
             f"{source}: dataset {dataset.name!r} fails its integrity check (CRC-32 mismatch): the file is "
             "corrupt or was modified after minikeras wrote it."
         )
+
+
+def config_crc32(*texts):
+    """The CRC-32 of the given JSON strings (None ones skipped), in order."""
+    crc = 0
+    for text in texts:
+        if text is not None:
+            crc = zlib.crc32(text.encode("utf8"), crc)
+    return crc & 0xFFFFFFFF
+
+
+def verify_configs(attributes, source, *texts):
+    """Raise FileLoadError when the stored config checksum (if any) does not
+    match ``texts`` as read."""
+    from minikeras.saving._safety import FileLoadError
+
+    expected = attributes.get(CONFIG_ATTRIBUTE)
+    if expected is not None and int(numpy.asarray(expected).item()) != config_crc32(*texts):
+        raise FileLoadError(f"{source}: its model/training config fails its integrity check (CRC-32 "
+                            "mismatch): the file is corrupt or was modified after minikeras wrote it.")

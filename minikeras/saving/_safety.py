@@ -271,10 +271,12 @@ _PASS_THROUGH = (FileNotFoundError, IsADirectoryError, PermissionError, UnsafeDe
 def load_errors(source):
     """Turn any failure while reading ``source`` into FileLoadError naming it.
 
-    Our own clear errors (ValueError/TypeError raised by the library with a
-    message already naming the problem) keep their type and get the file
-    prepended; raw errors from h5py, JSON, numpy or a recursion limit
-    become FileLoadError.
+    The library's own checks (a plain ValueError raised by minikeras code,
+    whose message already says what is wrong: an unknown name, a shape
+    mismatch) keep their type; raw errors from h5py, JSON, NumPy, a
+    recursion limit, or Python itself on a malformed config (KeyError,
+    TypeError, ...) become FileLoadError (a ValueError) with the file and
+    the original message. Missing files and refused Lambdas pass through.
     """
     try:
         yield
@@ -284,13 +286,13 @@ def load_errors(source):
         raise FileLoadError(f"{source} is corrupt: its JSON metadata does not parse ({error}).") from None
     except RecursionError:
         raise FileLoadError(f"{source} is corrupt: its config nests too deeply.") from None
-    except (ValueError, TypeError, NotImplementedError) as error:
-        if _raised_by_minikeras(error):
+    except ValueError as error:
+        if type(error) is ValueError and _raised_by_minikeras(error):
             raise
         raise FileLoadError(f"{source} is corrupt or not a minikeras/Keras model file: "
                             f"{type(error).__name__}: {error}") from None
-    except Exception as error:  # noqa: BLE001  (h5py's OSError/KeyError/RuntimeError variants)
-        raise FileLoadError(f"{source} is corrupt or truncated: {type(error).__name__}: {error}") from None
+    except Exception as error:  # noqa: BLE001  (h5py's OSError/KeyError/RuntimeError variants, bad configs)
+        raise FileLoadError(f"{source} is corrupt, truncated or malformed: {type(error).__name__}: {error}") from None
 
 
 def _raised_by_minikeras(error):
@@ -303,4 +305,4 @@ def _raised_by_minikeras(error):
     if last is None:
         return False
     filename = last.tb_frame.f_code.co_filename.replace("\\", "/")
-    return "/minikeras/" in filename and "/site-packages/h5py/" not in filename
+    return "/minikeras/" in filename

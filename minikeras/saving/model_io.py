@@ -27,11 +27,16 @@ import warnings
 import h5py
 import numpy
 
-from minikeras.saving import _safety, hdf5_format
+from minikeras.saving import _checksum, _safety, hdf5_format
 from minikeras.saving.atomic import atomic_write
 from minikeras.saving.compile_config import compile_from_json, training_config_json
 
 _FORMAT_VERSION = "1"
+# The newest HDF5 object formats carry checksums on every metadata block:
+# a damaged header is then reported by HDF5 instead of being interpreted
+# (a flipped byte in an old-format attribute header can crash the reader).
+# Any h5py/HDF5 >= 1.10 reads them, Keras included.
+_LIBVER = "latest"
 
 
 def _version():
@@ -102,12 +107,14 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
                 and getattr(model, "compiled_loss", None) is not None)
     training_config = training_config_json(model) if compiled else None
     with atomic_write(filepath, overwrite=overwrite) as temporary:
-        with h5py.File(temporary, "w") as handle:
+        with h5py.File(temporary, "w", libver=_LIBVER) as handle:
             handle.attrs["minikeras_version"] = _version()
             handle.attrs["format_version"] = _FORMAT_VERSION
             handle.attrs["backend"] = "minikeras"
             handle.attrs["model_config"] = model_config
             hdf5_format.save_weights_to_group(handle.create_group("model_weights"), model)
+            handle.attrs[_checksum.CONFIG_ATTRIBUTE] = numpy.uint32(
+                _checksum.config_crc32(model_config, training_config if compiled else None))
             if compiled:
                 handle.attrs["training_config"] = training_config
                 optimizer = model.optimizer
@@ -175,7 +182,10 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True,  # n
             raise _safety.FileLoadError(f"{source} has a model config but no 'model_weights' group.")
         weights_group = handle["model_weights"]
         weight_bytes = hdf5_format.declared_weight_bytes(weights_group, source, max_bytes)
-        config = json.loads(_text(handle.attrs["model_config"]))
+        model_text = _text(handle.attrs["model_config"])
+        training_text = _text(handle.attrs["training_config"]) if "training_config" in handle.attrs else None
+        _checksum.verify_configs(handle.attrs, source, model_text, training_text)
+        config = json.loads(model_text)
         with _safety.safe_mode_scope(safe_mode), _safety.loading_budget(weight_bytes, source, max_bytes):
             model = _model_from_config(config, custom_objects, source)
         hdf5_format.load_weights_from_group(weights_group, model, source=source, max_bytes=max_bytes)
@@ -186,7 +196,7 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True,  # n
                           "Compile it manually.", stacklevel=3)
             return model
         with _safety.safe_mode_scope(safe_mode):
-            compile_from_json(model, _text(handle.attrs["training_config"]), custom_objects, source)
+            compile_from_json(model, training_text, custom_objects, source)
         if "optimizer_weights" in handle:
             state = [value for _, value in hdf5_format.read_arrays(handle["optimizer_weights"], source, max_bytes)]
             _restore_optimizer_state(model, state, source)
@@ -233,7 +243,7 @@ def save_weights(model, filepath, overwrite=True):
             "Call it on a batch of data (or build() it) first."
         )
     with atomic_write(filepath, overwrite=overwrite) as temporary:
-        with h5py.File(temporary, "w") as handle:
+        with h5py.File(temporary, "w", libver=_LIBVER) as handle:
             handle.attrs["minikeras_version"] = _version()
             handle.attrs["format_version"] = _FORMAT_VERSION
             hdf5_format.save_weights_to_group(handle, model)

@@ -56,12 +56,16 @@ def save_plain_model(path):
     return model
 
 
-def rewrite_attribute(path, key, edit):
-    """``attrs[key] = json(edit(json(attrs[key])))`` in place."""
+def rewrite_attribute(path, key, edit, keep_checksum=False):
+    """``attrs[key] = json(edit(json(attrs[key])))`` in place. An attacker
+    drops the config checksum (a file without one still loads), unless
+    ``keep_checksum`` (to test that an edit under it is caught)."""
     with h5py.File(path, "r+") as handle:
         value = handle.attrs[key]
         config = json.loads(value.decode() if isinstance(value, bytes) else value)
         handle.attrs[key] = json.dumps(edit(config))
+        if not keep_checksum and "minikeras_config_crc32" in handle.attrs:
+            del handle.attrs["minikeras_config_crc32"]
 
 
 def _layer_specs(config):
