@@ -33,6 +33,10 @@ DEFAULT_MAX_BYTES = 4 * 2**30
 # this much larger than the file's own weights before we call it absurd.
 _PROBE_FLOOR_BYTES = 64 * 2**20
 
+# Deflate cannot shrink data more than 1032:1; a compressed dataset that
+# claims more is crafted.
+_MAX_COMPRESSION_RATIO = 1100
+
 _unsafe_enabled = False
 _local = threading.local()
 _REGISTERED = {}
@@ -173,8 +177,10 @@ def check_dataset(dataset, source, expected_shape=None, max_bytes=DEFAULT_MAX_BY
 
     Raises:
         FileLoadError: not a numeric dataset, a shape other than
-            ``expected_shape``, a size over ``max_bytes``, or a declared size
-            the file does not store (a sparse or truncated dataset).
+            ``expected_shape``, a size over ``max_bytes``, a declared size
+            the file does not store (a sparse or truncated dataset), or a
+            compressed one inflating past any real ratio (not checked when
+            ``max_bytes`` is None).
     """
     what = what or getattr(dataset, "name", "a dataset")
     try:
@@ -191,11 +197,16 @@ def check_dataset(dataset, source, expected_shape=None, max_bytes=DEFAULT_MAX_BY
         raise FileLoadError(
             f"{source}: dataset {what!r} declares {nbytes} bytes (shape {shape}, {dtype}), over the limit "
             f"max_bytes={max_bytes}. Pass a larger max_bytes if the file is trusted.")
-    filtered = bool(getattr(dataset, "compression", None)) or bool(dataset.id.get_create_plist().get_nfilters())
-    if not filtered and nbytes and dataset.id.get_storage_size() < nbytes:
+    stored = dataset.id.get_storage_size()
+    filtered = bool(dataset.id.get_create_plist().get_nfilters())
+    if not filtered and nbytes and stored < nbytes:
         raise FileLoadError(
-            f"{source}: dataset {what!r} declares {nbytes} bytes but the file stores only "
-            f"{dataset.id.get_storage_size()}: the file is truncated or crafted.")
+            f"{source}: dataset {what!r} declares {nbytes} bytes but the file stores only {stored}: the file "
+            "is truncated or crafted.")
+    if filtered and max_bytes is not None and nbytes > _MAX_COMPRESSION_RATIO * stored + 2**20:
+        raise FileLoadError(
+            f"{source}: dataset {what!r} declares {nbytes} bytes from {stored} compressed bytes, a ratio no "
+            "real weights reach (a decompression bomb?). Pass max_bytes=None if the file is trusted.")
     return nbytes
 
 

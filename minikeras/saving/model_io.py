@@ -198,7 +198,7 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True,  # n
         with _safety.safe_mode_scope(safe_mode):
             compile_from_json(model, training_text, custom_objects, source)
         if "optimizer_weights" in handle:
-            state = [value for _, value in hdf5_format.read_arrays(handle["optimizer_weights"], source, max_bytes)]
+            state = _read_optimizer_state(handle["optimizer_weights"], model, source, max_bytes)
             _restore_optimizer_state(model, state, source)
     return model
 
@@ -210,6 +210,19 @@ def _text(value):
     if not isinstance(value, str):
         raise ValueError(f"expected a JSON string attribute, found {type(value).__name__}")
     return value
+
+
+def _read_optimizer_state(group, model, source, max_bytes):
+    """The optimizer state arrays, once their declared total is checked: no
+    optimizer keeps more than a few slots per weight."""
+    datasets = hdf5_format.read_datasets(group, source, max_bytes)
+    declared = sum(dataset.dtype.itemsize * int(numpy.prod(dataset.shape, dtype=object)) for _, dataset in datasets)
+    weights = sum(int(numpy.prod(weight.shape, dtype=object)) * 8 for weight in model.weights)
+    if max_bytes is not None and declared > 4 * weights + 2**20:
+        raise _safety.FileLoadError(
+            f"{source}: its optimizer state declares {declared} bytes for a model of {len(model.weights)} weights "
+            f"({weights // 8} values): more than any optimizer keeps. Refusing to read it.")
+    return [hdf5_format.read_dataset(dataset, source) for _, dataset in datasets]
 
 
 def _restore_optimizer_state(model, state, source):

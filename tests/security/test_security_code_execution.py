@@ -149,3 +149,22 @@ def test_every_crafted_file_of_the_script_is_refused(tmp_path, sentinel):
         with pytest.raises((ValueError, FileLoadError)):
             mk.models.load_model(path)
     assert not sentinel.exists() and not (tmp_path / "SENTINEL").exists()
+
+
+def test_a_lambda_nested_in_a_wrapper_of_a_sequential_model_is_refused(tmp_path, sentinel):
+    path = tmp_path / "nested.h5"
+    model = mk.Sequential([mk.layers.TimeDistributed(mk.layers.Lambda(craft_files.scale_by_two, name="inner"),
+                                                     input_shape=(3, 4), name="wrapper")])
+    model.save(path)
+
+    def edit(config):
+        inner = config["config"]["layers"][-1]["config"]["layer"]["config"]
+        inner.update(function="system", module="os")
+        return config
+
+    craft_files.rewrite_attribute(path, "model_config", edit)
+    with pytest.raises(UnsafeDeserializationError, match="Lambda layer 'inner'"):
+        mk.models.load_model(path)
+    with pytest.raises(ValueError, match="'system'.*not in custom_objects"):
+        mk.models.load_model(path, safe_mode=False)
+    assert not sentinel.exists()

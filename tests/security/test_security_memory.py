@@ -113,3 +113,39 @@ def test_the_rebuild_budget_counts_weights_and_can_be_lifted():
     assert not _safety.loading()
     with _safety.loading_budget(0, "'f.h5'", max_bytes=None):
         _safety.charge((2**40,), "float32", "weight 'c'")  # counted against nothing: the caller trusts the file
+
+
+def test_a_compressed_dataset_inflating_past_any_real_ratio_is_refused(tmp_path):
+    import h5py
+
+    path = tmp_path / "bomb.h5"
+    craft_files.save_plain_model(path)
+    with h5py.File(path, "r+") as handle:
+        group = handle["model_weights/hidden"]
+        del group["hidden/kernel"]
+        dataset = group.create_dataset("hidden/kernel", shape=(2**14, 2**14), dtype="float32", chunks=(64, 64),
+                                       compression="gzip")
+        dataset[:64, :64] = 0.0  # one chunk stored; the rest is "fill value": 1 GiB from a few bytes
+    with pytest.raises(FileLoadError, match="from .* compressed bytes, a ratio no real weights reach"):
+        mk.models.load_model(path)
+
+
+def test_optimizer_state_larger_than_any_optimizer_keeps_is_refused_before_reading(tmp_path):
+    import h5py
+    import numpy
+
+    path = tmp_path / "state.h5"
+    model = craft_files.save_plain_model(path)
+    model.fit(numpy.zeros((4, 4), "float32"), numpy.zeros((4, 2), "float32"), verbose=0)
+    model.save(path)
+    with h5py.File(path, "r+") as handle:
+        group = handle["optimizer_weights"]
+        name = [n.decode() for n in group.attrs["weight_names"]][-1]
+        del group[name]
+        dataset = group.create_dataset(name, shape=(2**12, 2**10), dtype="float32", chunks=(256, 1024),
+                                       compression="gzip")  # 16 MiB of zeros, really stored (compressed)
+        for start in range(0, 2**12, 256):
+            dataset[start:start + 256] = 0.0
+    with pytest.raises(FileLoadError, match=r"optimizer state declares 1677\d{4} bytes.*more than any optimizer"):
+        mk.models.load_model(path)
+    assert mk.models.load_model(path, compile=False) is not None
