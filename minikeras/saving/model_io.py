@@ -20,6 +20,14 @@ and optimizer settings outside its config (``exclude_from_weight_decay``).
 
 Every write goes to a temporary file in the same folder, renamed into place
 at the end (atomic.py): an interrupted save leaves the old file intact.
+Files are written with HDF5's newest object formats (checksummed metadata),
+a CRC-32 beside every weight dataset and one over the JSON configs
+(_checksum.py).
+
+Loading treats the file as untrusted data (_safety.py): names resolve only
+against an allow-list, Lambda layers are refused unless ``safe_mode=False``,
+sizes are checked before anything is read or allocated, and every failure
+is the library's own error naming the file.
 """
 import json
 import warnings
