@@ -300,10 +300,11 @@ def load_errors(source):
     except ValueError as error:
         if type(error) is ValueError and _raised_by_minikeras(error):
             raise
-        raise FileLoadError(f"{source} is corrupt or not a minikeras/Keras model file: "
-                            f"{type(error).__name__}: {error}") from None
+        raise FileLoadError(f"{source} cannot be loaded (corrupt, or not a minikeras/Keras file?): "
+                            f"{type(error).__name__}: {error}") from error
     except Exception as error:  # noqa: BLE001  (h5py's OSError/KeyError/RuntimeError variants, bad configs)
-        raise FileLoadError(f"{source} is corrupt, truncated or malformed: {type(error).__name__}: {error}") from None
+        raise FileLoadError(f"{source} cannot be loaded (corrupt, truncated or malformed?): "
+                            f"{type(error).__name__}: {error}") from error
 
 
 def _raised_by_minikeras(error):
