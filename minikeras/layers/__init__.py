@@ -3,6 +3,8 @@ from minikeras.layers.base import Layer  # noqa: F401
 from minikeras.layers.input import Input, InputLayer, KerasTensor  # noqa: F401
 from minikeras.layers.input_spec import InputSpec  # noqa: F401
 from minikeras.layers.core import *  # noqa: F401,F403
+from minikeras.layers.activation_layers import *  # noqa: F401,F403
+from minikeras.layers.masking import *  # noqa: F401,F403
 from minikeras.layers.regularization import *  # noqa: F401,F403
 from minikeras.layers.embedding import *  # noqa: F401,F403
 from minikeras.layers.merge import *  # noqa: F401,F403

@@ -1,0 +1,87 @@
+"""Layer cases recorded from Keras 3 (tf.keras) for forward parity.
+
+Each case names a ``keras.layers`` class, its constructor arguments (the
+same names in minikeras), an input, and the weights to copy in. Run
+
+    /work/side/bin/python -m tests.layers.keras_layer_cases
+
+from the repository root (an environment with TensorFlow/Keras 3) to
+rewrite ``fixtures/keras_layer_outputs.npz``; ``test_layer_keras_parity``
+checks minikeras against that file without TensorFlow, and against live
+Keras where it is installed.
+"""
+import json
+import os
+
+import numpy
+
+FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "keras_layer_outputs.npz")
+
+
+def _normal(seed, shape, scale=1.0, offset=0.0):
+    return (numpy.random.default_rng(seed).normal(offset, scale, shape)).astype("float32")
+
+
+def _ints(seed, shape, high):
+    return numpy.random.default_rng(seed).integers(0, high, shape).astype("int32")
+
+
+# name: (class name, config, input, call kwargs, weights seed or None)
+CASES = {
+    "softmax_axis1": ("Softmax", {"axis": 1}, _normal(1, (2, 3, 4), 2.0), {}),
+    "relu_options": ("ReLU", {"max_value": 2.0, "negative_slope": 0.1, "threshold": 0.5},
+                     _normal(2, (3, 6), 2.0), {}),
+    "leaky_relu": ("LeakyReLU", {}, _normal(3, (3, 6), 2.0), {}),
+    "prelu_shared": ("PReLU", {"shared_axes": [1, 2]}, _normal(4, (2, 3, 3, 4), 2.0), {}),
+    "elu": ("ELU", {"alpha": 0.6}, _normal(5, (3, 6), 2.0), {}),
+    "masking": ("Masking", {"mask_value": 0.5}, numpy.where(_normal(6, (3, 4, 1)) > 0, 0.5, _normal(7, (3, 4, 2))),
+                {}),
+}
+
+# Padding masks: sample 0 keeps all, sample 1 has trailing padding, sample 2 holes.
+_MASK = numpy.array([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0], [0, 1, 0, 1, 1]], bool)
+for _class in ("SimpleRNN", "LSTM", "GRU"):
+    for _backwards in (False, True):
+        CASES[f"{_class.lower()}_masked{'_backwards' if _backwards else ''}"] = (
+            _class, {"units": 4, "return_sequences": True, "go_backwards": _backwards},
+            _normal(8, (3, 5, 3)), {"mask": _MASK})
+    CASES[f"{_class.lower()}_masked_last"] = (_class, {"units": 4}, _normal(9, (3, 5, 3)), {"mask": _MASK})
+
+
+def case_weights(name, shapes):
+    """The weights copied into both layers: seeded normals of ``shapes``."""
+    seed = sum(map(ord, name))
+    return [_normal(seed + i, shape, 0.5) for i, shape in enumerate(shapes)]
+
+
+def keras_output(name):
+    """Run one case in Keras: (output, weights)."""
+    import keras
+
+    class_name, config, inputs, call_kwargs = CASES[name]
+    layer = getattr(keras.layers, class_name)(**config)
+    kwargs = {key: value for key, value in call_kwargs.items()}
+    layer(inputs, **kwargs)
+    weights = case_weights(name, [tuple(w.shape) for w in layer.weights])
+    layer.set_weights(weights)
+    output = layer(inputs, **kwargs)
+    output = output[0] if isinstance(output, (list, tuple)) else output
+    return numpy.asarray(output), weights
+
+
+def main():
+    arrays = {}
+    for name in CASES:
+        output, weights = keras_output(name)
+        arrays[f"{name}/output"] = output
+        for index, weight in enumerate(weights):
+            arrays[f"{name}/weight{index}"] = weight
+    import keras
+    arrays["keras_version"] = numpy.array(keras.__version__)
+    arrays["cases"] = numpy.array(json.dumps(sorted(CASES)))
+    numpy.savez_compressed(FIXTURE, **arrays)
+    print(f"wrote {len(CASES)} cases to {FIXTURE} (Keras {keras.__version__})")
+
+
+if __name__ == "__main__":
+    main()
