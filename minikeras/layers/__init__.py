@@ -5,6 +5,9 @@ from minikeras.layers.input_spec import InputSpec  # noqa: F401
 from minikeras.layers.core import *  # noqa: F401,F403
 from minikeras.layers.activation_layers import *  # noqa: F401,F403
 from minikeras.layers.masking import *  # noqa: F401,F403
+from minikeras.layers.image_preprocessing import *  # noqa: F401,F403
+from minikeras.layers.preprocessing_normalization import *  # noqa: F401,F403
+from minikeras.layers.augmentation import *  # noqa: F401,F403
 from minikeras.layers.regularization import *  # noqa: F401,F403
 from minikeras.layers.embedding import *  # noqa: F401,F403
 from minikeras.layers.merge import *  # noqa: F401,F403
