@@ -68,6 +68,30 @@ for _class in ("SimpleRNN", "LSTM", "GRU"):
     CASES[f"{_class.lower()}_masked_last"] = (_class, {"units": 4}, _normal(9, (3, 5, 3)), {"mask": _MASK})
 
 
+def _cell(class_name, **config):
+    return {"__layer__": class_name, "config": config}
+
+
+for _cell_name in ("SimpleRNNCell", "LSTMCell", "GRUCell"):
+    CASES[f"rnn_{_cell_name.lower()}"] = ("RNN", {"cell": _cell(_cell_name, units=4), "return_sequences": True},
+                                         _normal(20, (3, 5, 3)), {})
+    CASES[f"rnn_{_cell_name.lower()}_masked_backwards"] = (
+        "RNN", {"cell": _cell(_cell_name, units=4), "go_backwards": True}, _normal(21, (3, 5, 3)), {"mask": _MASK})
+CASES["rnn_lstm_cell_zero_output_for_mask"] = (
+    "RNN", {"cell": _cell("LSTMCell", units=3), "return_sequences": True, "zero_output_for_mask": True},
+    _normal(22, (3, 5, 3)), {"mask": _MASK})
+CASES["gru_cell_reset_before"] = ("RNN", {"cell": _cell("GRUCell", units=3, reset_after=False)},
+                                  _normal(23, (3, 5, 3)), {})
+
+
+def build_layer(module, class_name, config):
+    """``module.<class_name>(**config)``, building nested layer specs first."""
+    config = {key: build_layer(module, value["__layer__"], value["config"])
+              if isinstance(value, dict) and "__layer__" in value else value
+              for key, value in config.items()}
+    return getattr(module, class_name)(**config)
+
+
 def case_weights(name, shapes):
     """The weights copied into both layers: seeded normals of ``shapes``."""
     seed = sum(map(ord, name))
@@ -79,7 +103,7 @@ def keras_output(name):
     import keras
 
     class_name, config, inputs, call_kwargs = CASES[name]
-    layer = getattr(keras.layers, class_name)(**config)
+    layer = build_layer(keras.layers, class_name, config)
     kwargs = {key: value for key, value in call_kwargs.items()}
     layer(inputs, **kwargs)
     weights = case_weights(name, [tuple(w.shape) for w in layer.weights])

@@ -6,14 +6,14 @@ import numpy
 import pytest
 
 from minikeras import layers
-from tests.layers.keras_layer_cases import CASES, FIXTURE, keras_output
+from tests.layers.keras_layer_cases import CASES, FIXTURE, build_layer, keras_output
 
 TOLERANCE = {"atol": 2e-5, "rtol": 2e-4}
 
 
 def minikeras_output(name, weights):
     class_name, config, inputs, call_kwargs = CASES[name]
-    layer = getattr(layers, class_name)(**config)
+    layer = build_layer(layers, class_name, config)
     layer(inputs, **call_kwargs)
     assert len(layer.weights) == len(weights), f"{class_name}: weight count differs from Keras"
     layer.set_weights(weights)
