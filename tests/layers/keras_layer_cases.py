@@ -84,6 +84,39 @@ CASES["gru_cell_reset_before"] = ("RNN", {"cell": _cell("GRUCell", units=3, rese
                                   _normal(23, (3, 5, 3)), {})
 
 
+_Q, _V, _K = _normal(24, (2, 4, 5)), _normal(25, (2, 6, 5)), _normal(26, (2, 6, 5))
+_VALUE_MASK = numpy.array([[1, 1, 1, 0, 0, 0], [1, 1, 1, 1, 1, 1]], bool)
+CASES.update({
+    "attention_dot": ("Attention", {}, [_Q, _V], {}),
+    "attention_scaled_key_masked": ("Attention", {"use_scale": True}, [_Q, _V, _K],
+                                    {"mask": [numpy.array([[1, 1, 0, 1], [1, 1, 1, 1]], bool), _VALUE_MASK]}),
+    "attention_concat_causal": ("Attention", {"score_mode": "concat", "use_scale": True}, [_Q, _V],
+                                {"use_causal_mask": True}),
+    "attention_scores": ("Attention", {}, [_Q, _V], {"return_attention_scores": True, "__output__": 1}),
+    "mha_self": ("MultiHeadAttention", {"num_heads": 2, "key_dim": 3}, {"args": [_Q, _Q]}, {}),
+    "mha_cross_key_value_dim": ("MultiHeadAttention", {"num_heads": 3, "key_dim": 2, "value_dim": 4,
+                                                       "output_shape": 7},
+                                {"args": [_Q, _V, _K]}, {}),
+    "mha_masks": ("MultiHeadAttention", {"num_heads": 2, "key_dim": 3}, {"args": [_Q, _V]},
+                  {"value_mask": _VALUE_MASK,
+                   "attention_mask": numpy.tril(numpy.ones((2, 4, 6), bool), k=1)}),
+    "mha_causal_no_bias": ("MultiHeadAttention", {"num_heads": 2, "key_dim": 3, "use_bias": False},
+                           {"args": [_Q, _Q]}, {"use_causal_mask": True}),
+    "mha_scores": ("MultiHeadAttention", {"num_heads": 2, "key_dim": 3}, {"args": [_Q, _V]},
+                   {"value_mask": _VALUE_MASK, "return_attention_scores": True, "__output__": 1}),
+})
+
+
+def call_case(layer, inputs, call_kwargs):
+    """Call ``layer`` as the case says; returns the chosen output."""
+    kwargs = {key: value for key, value in call_kwargs.items() if key != "__output__"}
+    args = inputs["args"] if isinstance(inputs, dict) else [inputs]
+    output = layer(*args, **kwargs)
+    if isinstance(output, (list, tuple)):
+        output = output[call_kwargs.get("__output__", 0)]
+    return output
+
+
 def build_layer(module, class_name, config):
     """``module.<class_name>(**config)``, building nested layer specs first."""
     config = {key: build_layer(module, value["__layer__"], value["config"])
@@ -104,13 +137,10 @@ def keras_output(name):
 
     class_name, config, inputs, call_kwargs = CASES[name]
     layer = build_layer(keras.layers, class_name, config)
-    kwargs = {key: value for key, value in call_kwargs.items()}
-    layer(inputs, **kwargs)
+    call_case(layer, inputs, call_kwargs)
     weights = case_weights(name, [tuple(w.shape) for w in layer.weights])
     layer.set_weights(weights)
-    output = layer(inputs, **kwargs)
-    output = output[0] if isinstance(output, (list, tuple)) else output
-    return numpy.asarray(output), weights
+    return numpy.asarray(call_case(layer, inputs, call_kwargs)), weights
 
 
 def main():

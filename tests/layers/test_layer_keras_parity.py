@@ -6,7 +6,7 @@ import numpy
 import pytest
 
 from minikeras import layers
-from tests.layers.keras_layer_cases import CASES, FIXTURE, build_layer, keras_output
+from tests.layers.keras_layer_cases import CASES, FIXTURE, build_layer, call_case, keras_output
 
 TOLERANCE = {"atol": 2e-5, "rtol": 2e-4}
 
@@ -14,12 +14,10 @@ TOLERANCE = {"atol": 2e-5, "rtol": 2e-4}
 def minikeras_output(name, weights):
     class_name, config, inputs, call_kwargs = CASES[name]
     layer = build_layer(layers, class_name, config)
-    layer(inputs, **call_kwargs)
+    call_case(layer, inputs, call_kwargs)
     assert len(layer.weights) == len(weights), f"{class_name}: weight count differs from Keras"
     layer.set_weights(weights)
-    output = layer(inputs, **call_kwargs)
-    output = output[0] if isinstance(output, (list, tuple)) else output
-    return output.numpy()
+    return call_case(layer, inputs, call_kwargs).numpy()
 
 
 @pytest.fixture(scope="module")
