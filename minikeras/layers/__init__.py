@@ -14,6 +14,7 @@ from minikeras.layers.regularization import *  # noqa: F401,F403
 from minikeras.layers.embedding import *  # noqa: F401,F403
 from minikeras.layers.merge import *  # noqa: F401,F403
 from minikeras.layers.normalization import *  # noqa: F401,F403
+from minikeras.layers.group_normalization import *  # noqa: F401,F403
 from minikeras.layers.conv import *  # noqa: F401,F403
 from minikeras.layers.pooling import *  # noqa: F401,F403
 from minikeras.layers.reshaping import *  # noqa: F401,F403

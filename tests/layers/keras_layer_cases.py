@@ -107,6 +107,14 @@ CASES.update({
 })
 
 
+CASES.update({
+    "group_norm_images": ("GroupNormalization", {"groups": 2}, _normal(27, (2, 3, 3, 4), 2.0, 1.0), {}),
+    "group_norm_instance_axis1": ("GroupNormalization", {"groups": -1, "axis": 1, "epsilon": 0.01},
+                                  _normal(28, (2, 3, 5), 2.0), {}),
+    "group_norm_layer_like": ("GroupNormalization", {"groups": 1, "center": False}, _normal(29, (3, 6)), {}),
+})
+
+
 def call_case(layer, inputs, call_kwargs):
     """Call ``layer`` as the case says; returns the chosen output."""
     kwargs = {key: value for key, value in call_kwargs.items() if key != "__output__"}
