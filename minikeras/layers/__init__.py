@@ -17,6 +17,7 @@ from minikeras.layers.normalization import *  # noqa: F401,F403
 from minikeras.layers.group_normalization import *  # noqa: F401,F403
 from minikeras.layers.conv import *  # noqa: F401,F403
 from minikeras.layers.pooling import *  # noqa: F401,F403
+from minikeras.layers.conv3d import *  # noqa: F401,F403
 from minikeras.layers.reshaping import *  # noqa: F401,F403
 from minikeras.layers.recurrent import *  # noqa: F401,F403
 from minikeras.layers.wrappers import *  # noqa: F401,F403

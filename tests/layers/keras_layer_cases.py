@@ -115,6 +115,20 @@ CASES.update({
 })
 
 
+_VOLUME = _normal(30, (2, 5, 6, 4, 3))
+CASES.update({
+    "conv3d_valid": ("Conv3D", {"filters": 4, "kernel_size": (2, 3, 2)}, _VOLUME, {}),
+    "conv3d_same_strided_relu": ("Conv3D", {"filters": 2, "kernel_size": 3, "strides": (2, 1, 2), "padding": "same",
+                                            "activation": "relu"}, _VOLUME, {}),
+    "conv3d_dilated_no_bias": ("Conv3D", {"filters": 2, "kernel_size": 2, "dilation_rate": (2, 1, 2),
+                                          "use_bias": False}, _VOLUME, {}),
+    "max_pool3d_same": ("MaxPooling3D", {"pool_size": (2, 3, 2), "padding": "same"}, _VOLUME, {}),
+    "max_pool3d_strided": ("MaxPooling3D", {"pool_size": 2, "strides": 1}, _VOLUME, {}),
+    "avg_pool3d_same": ("AveragePooling3D", {"pool_size": (3, 2, 3), "strides": (2, 2, 1), "padding": "same"},
+                        _VOLUME, {}),
+})
+
+
 def call_case(layer, inputs, call_kwargs):
     """Call ``layer`` as the case says; returns the chosen output."""
     kwargs = {key: value for key, value in call_kwargs.items() if key != "__output__"}
