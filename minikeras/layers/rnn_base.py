@@ -98,6 +98,9 @@ class RecurrentBase(Layer):
 
     gate_count = 1
     state_count = 1
+    #: With a mask and return_sequences, masked steps output zeros instead of
+    #: repeating the previous output (Bidirectional sets it, as Keras).
+    zero_output_for_mask = False
 
     def __init__(self, units, activation="tanh", use_bias=True, kernel_initializer="glorot_uniform",
                  recurrent_initializer="orthogonal", bias_initializer="zeros", kernel_regularizer=None,
@@ -272,14 +275,17 @@ class RecurrentBase(Layer):
         for t in order:
             step_input = ops.reshape(pieces[t], (batch, -1))
             output, new_states = self._step(step_input, states, recurrent_mask, context)
+            sequence_output = output
             if step_mask is not None:
                 keep = step_mask[:, t]
+                zero_output = ops.where(keep, output, 0.0) if self.zero_output_for_mask else None
                 output = ops.where(keep, output, previous_output)
                 new_states = [ops.where(keep, new, old) for new, old in zip(new_states, states)]
                 previous_output = output
+                sequence_output = output if zero_output is None else zero_output
             states = new_states
             if self.return_sequences:
-                outputs.append(output)
+                outputs.append(sequence_output)
         if self.return_sequences:
             return ops.stack(outputs, axis=1), states
         return output, states

@@ -129,6 +129,14 @@ CASES.update({
 })
 
 
+CASES.update({
+    "bidirectional_masked_last": ("Bidirectional", {"layer": _cell("LSTM", units=3)}, _normal(31, (3, 5, 2)),
+                                  {"mask": _MASK}),
+    "bidirectional_masked_sequences": ("Bidirectional", {"layer": _cell("GRU", units=3, return_sequences=True)},
+                                       _normal(31, (3, 5, 2)), {"mask": _MASK}),
+})
+
+
 def call_case(layer, inputs, call_kwargs):
     """Call ``layer`` as the case says; returns the chosen output."""
     kwargs = {key: value for key, value in call_kwargs.items() if key != "__output__"}

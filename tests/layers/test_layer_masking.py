@@ -102,3 +102,34 @@ def test_rnn_rejects_a_mask_of_the_wrong_shape(rng):
     x = rng.normal(size=(2, 3, 2)).astype("float32")
     with pytest.raises(ValueError, match=r"mask of shape \(batch, timesteps\) = \(2, 3\)"):
         layers.LSTM(2)(x, mask=numpy.ones((2, 4), bool))
+
+
+def test_losses_skip_masked_timesteps(rng):
+    """A sequence output carrying a mask: padded steps do not count in the
+    loss (Keras 3 averages over the valid steps only)."""
+    from minikeras import losses
+
+    model = Sequential([Input((5,), dtype="int32"), layers.Embedding(6, 4, mask_zero=True),
+                        layers.LSTM(3, return_sequences=True), layers.Dense(6)])
+    model.compile(optimizer="adam", loss=losses.SparseCategoricalCrossentropy(from_logits=True))
+    ids = numpy.array([[1, 2, 3, 0, 0], [4, 5, 1, 2, 0]])
+    targets = rng.integers(0, 6, (2, 5))
+    logits = model.predict(ids, verbose=0)
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    log_probs = shifted - numpy.log(numpy.exp(shifted).sum(axis=-1, keepdims=True))
+    per_step = -numpy.take_along_axis(log_probs, targets[..., None], axis=-1)[..., 0]
+    expected = per_step[ids != 0].mean()
+    numpy.testing.assert_allclose(model.evaluate(ids, targets, verbose=0), expected, rtol=1e-5)
+    # The same loss on an output without a mask averages over every step.
+    plain = losses.SparseCategoricalCrossentropy(from_logits=True)(targets, Tensor(logits))
+    numpy.testing.assert_allclose(plain.item(), per_step.mean(), rtol=1e-5)
+
+
+def test_bidirectional_passes_the_mask_on(rng):
+    ids = numpy.array([[2, 3, 0, 0], [1, 2, 3, 4]])
+    embedded = layers.Embedding(5, 3, mask_zero=True)(ids)
+    sequences = layers.Bidirectional(layers.GRU(2, return_sequences=True))(embedded)
+    numpy.testing.assert_array_equal(get_keras_mask(sequences).numpy(), ids != 0)
+    # Masked steps of a bidirectional sequence are zeros (Keras).
+    assert (sequences.numpy()[0, 2:] == 0).all()
+    assert get_keras_mask(layers.Bidirectional(layers.GRU(2))(embedded)) is None
