@@ -8,6 +8,8 @@ from minikeras.layers.masking import *  # noqa: F401,F403
 from minikeras.layers.image_preprocessing import *  # noqa: F401,F403
 from minikeras.layers.preprocessing_normalization import *  # noqa: F401,F403
 from minikeras.layers.augmentation import *  # noqa: F401,F403
+from minikeras.layers.index_lookup import *  # noqa: F401,F403
+from minikeras.layers.text_vectorization import *  # noqa: F401,F403
 from minikeras.layers.attention import *  # noqa: F401,F403
 from minikeras.layers.multi_head_attention import *  # noqa: F401,F403
 from minikeras.layers.regularization import *  # noqa: F401,F403

@@ -14,6 +14,7 @@ result is a constant Tensor), which is also all Keras's layers need.
 """
 import numpy
 
+from minikeras import backend
 from minikeras.autograd import Tensor
 from minikeras.ops.math.unary import _as_tensor
 
@@ -86,7 +87,11 @@ def affine_transform(images, transform, interpolation="bilinear", fill_mode="con
     xp = device.xp
     data = images.data if images.dtype.kind == "f" else images.data.astype(numpy.float32)
     batch, height, width = data.shape[:3]
-    transform = transform.numpy() if isinstance(transform, Tensor) else numpy.asarray(transform)
+    if isinstance(transform, Tensor):
+        transform = transform.numpy()
+    elif backend.is_array(transform):
+        transform = backend.to_numpy(transform)  # a device array: one small host copy
+    transform = numpy.asarray(transform)
     transform = numpy.asarray(transform, dtype=numpy.float32).reshape(-1, 8) if transform.size else transform
     if transform.shape[-1:] != (8,) or transform.shape[0] not in (1, batch):
         raise ValueError(f"affine_transform expects transforms of shape (8,) or (batch={batch}, 8), received "
