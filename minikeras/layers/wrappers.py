@@ -225,6 +225,8 @@ class TimeDistributed(Layer):
         (4, 10, 8)
     """
 
+    supports_masking = True  # the timestep mask passes through, as Keras
+
     def __init__(self, layer, **kwargs):
         _check_wrapped("TimeDistributed", layer)
         kwargs.setdefault("dtype", layer.dtype)  # inputs are cast to the wrapped layer's dtype

@@ -133,3 +133,15 @@ def test_bidirectional_passes_the_mask_on(rng):
     # Masked steps of a bidirectional sequence are zeros (Keras).
     assert (sequences.numpy()[0, 2:] == 0).all()
     assert get_keras_mask(layers.Bidirectional(layers.GRU(2))(embedded)) is None
+
+
+def test_time_distributed_keeps_the_mask_for_the_rnn(rng):
+    ids = numpy.array([[2, 3, 0, 0], [1, 2, 3, 4]])
+    embedding = layers.Embedding(5, 3, mask_zero=True)
+    dense = layers.TimeDistributed(layers.Dense(4))
+    projected = dense(embedding(ids))
+    numpy.testing.assert_array_equal(get_keras_mask(projected).numpy(), ids != 0)
+    rnn = layers.SimpleRNN(2)
+    padded = rnn(projected).numpy()
+    short = rnn(dense(embedding(ids[:1, :2]))).numpy()
+    numpy.testing.assert_allclose(padded[0], short[0], rtol=1e-5, atol=1e-6)
