@@ -174,6 +174,8 @@ class Dense(Layer):
         (32, 10)
     """
 
+    supports_masking = True
+
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
                  kernel_constraint=None, bias_constraint=None, **kwargs):
@@ -237,6 +239,8 @@ class Activation(Layer):
         activation: a name ("relu", "softmax", ...) or a function.
         **kwargs: base Layer arguments.
     """
+
+    supports_masking = True
 
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)
