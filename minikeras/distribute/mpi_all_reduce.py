@@ -58,6 +58,8 @@ class MpiAllReduce(AllReduce):
     """
 
     def __init__(self, devices, comm=None, timeout=DEFAULT_TIMEOUT, nccl="auto", group=None):
+        if nccl not in ("auto", True, False):
+            raise ValueError(f"MpiAllReduce: nccl must be 'auto', True or False, received {nccl!r}.")
         devices = [registry.get_device(device) for device in devices]
         super().__init__(devices)
         self.group = group if group is not None else ProcessGroup(comm, timeout)
@@ -69,13 +71,14 @@ class MpiAllReduce(AllReduce):
         self._partial = None
         self._global = None
         self._exchanged = threading.Barrier(self.size, action=self._exchange)
-        from minikeras.distribute import nccl_process_all_reduce
-
-        self._nccl = nccl_process_all_reduce.make(self.devices[0], self.group, nccl, len(self.devices))
+        self._nccl_choice = nccl
+        self._nccl = None
+        self._decided = False  # NCCL or MPI: agreed by the processes in the first call
 
     @property
     def transport(self):
-        """``"nccl"`` or ``"mpi"``: how arrays cross processes."""
+        """``"nccl"`` or ``"mpi"``: how arrays cross processes (decided by
+        the first call; ``"mpi"`` before it)."""
         return "mpi" if self._nccl is None else "nccl"
 
     def all_reduce(self, rank, arrays):
@@ -94,6 +97,11 @@ class MpiAllReduce(AllReduce):
     def _exchange(self):
         """One thread per process: the global sums of the local sums."""
         partial, self._partial = self._partial, None
+        if not self._decided:
+            from minikeras.distribute import nccl_process_all_reduce
+
+            self._nccl = nccl_process_all_reduce.make(self.devices[0], self.group, self._nccl_choice)
+            self._decided = True
         if self._nccl is not None:
             self._global = self._nccl.sum(partial, self.layout(partial))
         else:

@@ -18,15 +18,13 @@ import numpy
 from minikeras.distribute.nccl_all_reduce import _nccl_module
 
 
-def make(device, group, nccl, local_count):
+def make(device, group, nccl):
     """The NCCL transport for ``device``, or None for MPI on host buffers.
 
     Args:
         device: this process's first replica's device (holds the partial sums).
         group: the ProcessGroup.
         nccl: "auto", True or False (see MpiAllReduce).
-        local_count: local replicas (all must be GPUs; checked by the caller's
-            device list through ``device.is_gpu``).
 
     Raises:
         RuntimeError: ``nccl=True`` but NCCL cannot be used.

@@ -137,8 +137,13 @@ class _FakeWorld:
         self.buffers = [None] * size
 
 
+class _Done:
+    def Test(self):  # noqa: N802
+        return True
+
+
 class _FakeComm:
-    """The four mpi4py methods MpiAllReduce uses."""
+    """The three mpi4py methods ProcessGroup uses (blocking, in threads)."""
 
     def __init__(self, world, rank):
         self.world, self.rank = world, rank
@@ -149,21 +154,15 @@ class _FakeComm:
     def Get_size(self):  # noqa: N802
         return self.world.size
 
-    def allgather(self, value):
-        self.world.gathered[self.rank] = value
-        self.world.barrier.wait()
-        result = list(self.world.gathered)
-        self.world.barrier.wait()
-        return result
-
-    def Allreduce(self, send, receive):  # noqa: N802
-        self.world.buffers[self.rank] = send
+    def Iallreduce(self, send, buffer):  # noqa: N802  (always in place here)
+        self.world.buffers[self.rank] = buffer.copy()
         self.world.barrier.wait()
         total = self.world.buffers[0].copy()
         for other in self.world.buffers[1:]:
             total += other
-        receive[...] = total
+        buffer[...] = total
         self.world.barrier.wait()
+        return _Done()
 
 
 def test_mpi_all_reduce_sums_across_processes(split_cpu):
