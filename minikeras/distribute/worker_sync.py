@@ -45,16 +45,15 @@ def check_same_model(group, model):
         return
     workers = [int(p) for p in numpy.flatnonzero(differences >= 0)]
     position = int(min(differences[differences >= 0]))
-    theirs = _format(reference[position]) if position < len(reference) else "no layer"
-    if first is not None:
-        ours = _format(mine[first]) if first < len(mine) else "no layer"
-        detail = (f"this worker ({group.rank}) has at layer #{first} {ours}, worker 0 has {_format(reference[first])}"
-                  if first < len(reference) else
-                  f"this worker ({group.rank}) has {len(mine)} layers, worker 0 has {len(reference)}")
-    else:
-        detail = f"worker 0 has at layer #{position} {theirs}"
-    raise ValueError(f"The workers' models differ (workers {workers} differ from worker 0, first at layer "
-                     f"#{position}): {detail}. Every worker must build the same model.")
+    culprit = next(p for p in workers if differences[p] == position)
+    # Every worker prints the same full message: the culprit's layer too.
+    own = _format(mine[position]) if position < len(mine) else f"no layer (only {len(mine)} layers)"
+    theirs = group.broadcast_bytes(own.encode(), root=culprit, what="model check").decode()
+    reference_layer = (_format(reference[position]) if position < len(reference)
+                       else f"no layer (only {len(reference)} layers)")
+    raise ValueError(f"The workers' models differ (workers {workers} differ from worker 0): at layer #{position} "
+                     f"worker {culprit} has {theirs}, worker 0 has {reference_layer}. Every worker must build the "
+                     "same model.")
 
 
 def broadcast_arrays(group, arrays, what="broadcast"):

@@ -1,0 +1,74 @@
+"""One worker of the multi-worker tests, run by ``mpiexec -n N`` (not a test module).
+
+``python mpi_worker.py CONFIG_JSON``; writes ``result_<rank>.npz`` and
+``history_<rank>.json`` into the config's ``out`` folder. Every worker builds
+its model from another seed, so equal results prove the rank-0 broadcast.
+"""
+import json
+import os
+import signal
+import sys
+
+import numpy
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import minikeras as mk  # noqa: E402
+from minikeras import callbacks, layers  # noqa: E402
+from minikeras.distribute import MultiWorkerMirroredModel, scatter_dataset, shard  # noqa: E402
+
+import multi_worker_cases as cases  # noqa: E402
+
+
+class _Fault(callbacks.Callback):
+    """Makes worker 1 fail at its second step."""
+
+    def __init__(self, kind, rank):
+        super().__init__()
+        self.kind, self.rank = kind, rank
+
+    def on_train_batch_end(self, batch, logs=None):
+        if self.rank != 1 or batch != 1:
+            return
+        if self.kind == "kill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        raise RuntimeError("worker 1 fails on purpose")
+
+
+def main():
+    config = json.loads(sys.argv[1])
+    from mpi4py import MPI
+
+    rank, size = MPI.COMM_WORLD.Get_rank(), MPI.COMM_WORLD.Get_size()
+    hidden = 17 if (config.get("fault") == "mismatch" and rank == 1) else 16
+    model = cases.build(config["model"], seed=100 + rank, hidden=hidden)
+    abort = not (config.get("fault") == "raise" and rank == 1)  # worker 1 then just exits: the others time out
+    trainer = MultiWorkerMirroredModel(model, data="global" if config["data"] == "global" else "sharded",
+                                       timeout=config.get("timeout", 60), abort_on_error=abort)
+    x, y = cases.data(config["model"], config["count"])
+    if config["data"] == "sharded":
+        x, y = shard((x, y), size, rank)
+    elif config["data"] == "scatter":
+        x, y = scatter_dataset((x, y) if rank == 0 else None)
+    trainer.compile(cases.optimizer(config["optimizer"]), cases.loss(), metrics=["accuracy"])
+    out = config["out"]
+    used = []
+    if config.get("callbacks"):
+        used = cases.deciding_callbacks() + [callbacks.CSVLogger(os.path.join(out, f"log_{rank}.csv")),
+                                             callbacks.ModelCheckpoint(os.path.join(out, f"model_{rank}.h5"))]
+    if config.get("fault"):
+        used.append(_Fault(config["fault"], rank))
+    mk.random.seed(7)  # the shuffling seed, the same everywhere
+    history = trainer.fit(x, y, batch_size=config["batch"], epochs=config["epochs"], shuffle=config["shuffle"],
+                          verbose=config.get("verbose", 0), callbacks=used)
+    evaluation = trainer.evaluate(x, y, batch_size=config["batch"], verbose=0, return_dict=True)
+    arrays = {f"w{i}": value for i, value in enumerate(trainer.get_weights())}
+    if config["data"] == "global":
+        arrays["predict"] = trainer.predict(x, batch_size=config["batch"])
+    numpy.savez(os.path.join(out, f"result_{rank}.npz"), **arrays)
+    with open(os.path.join(out, f"history_{rank}.json"), "w") as file:
+        json.dump({"history": history.history, "evaluate": evaluation}, file)
+
+
+if __name__ == "__main__":
+    main()

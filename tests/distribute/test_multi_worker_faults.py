@@ -1,0 +1,40 @@
+"""Multi-worker faults under a real mpiexec: a dead or raising worker ends
+the job with an error within the timeout, never a hang; different models
+are refused at start, naming the layer."""
+import pytest
+
+from tests.distribute import multi_worker_cases as cases
+
+BASE = {"model": "dense", "optimizer": "sgd", "data": "global", "count": 40, "batch": 4, "epochs": 3,
+        "shuffle": False}
+
+
+@pytest.fixture(autouse=True)
+def _needs_mpi():
+    cases.skip_without_mpi()
+
+
+def test_a_raising_worker_makes_the_others_time_out_with_a_clear_error(tmp_path):
+    # Worker 1 raises and exits without ending the job; worker 0 waits in
+    # the next all-reduce until its 3 s timeout, then reports and aborts.
+    code, output, seconds = cases.launch(2, dict(BASE, fault="raise", timeout=3), tmp_path, timeout=60)
+    assert code != 0
+    assert "worker 1 fails on purpose" in output
+    assert "WorkerTimeoutError" in output and "got no answer from the other workers within 3 s" in output
+    assert seconds < 30
+    assert not (tmp_path / "result_0.npz").exists()
+
+
+def test_a_killed_worker_ends_the_job(tmp_path):
+    code, output, seconds = cases.launch(3, dict(BASE, fault="kill", timeout=5), tmp_path, timeout=60)
+    assert code != 0
+    assert "signal 9" in output or "WorkerTimeoutError" in output
+    assert seconds < 30
+    assert not any((tmp_path / f"result_{rank}.npz").exists() for rank in range(3))
+
+
+def test_different_models_are_refused_at_start_naming_the_layer(tmp_path):
+    code, output, seconds = cases.launch(2, dict(BASE, fault="mismatch", timeout=10), tmp_path, timeout=60)
+    assert code != 0
+    assert "The workers' models differ" in output
+    assert "'dense'" in output and "(8, 17)" in output and "(8, 16)" in output
