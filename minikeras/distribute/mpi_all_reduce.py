@@ -68,6 +68,7 @@ class MpiAllReduce(AllReduce):
         self.process_index = self.group.rank
         self._local = default_all_reduce(devices)
         self._layouts = {}
+        self._tagged = {}  # tag -> (agreed layout, flat buffers)
         self._partial = None
         self._global = None
         self._exchanged = threading.Barrier(self.size, action=self._exchange)
@@ -105,21 +106,34 @@ class MpiAllReduce(AllReduce):
         if self._nccl is not None:
             self._global = self._nccl.sum(partial, self.layout(partial))
         else:
-            self._global = self.sum_across_processes(partial)
+            self._global = self.sum_across_processes(partial, tag="all_reduce")
 
-    def sum_across_processes(self, values, what="all-reduce"):
+    def sum_across_processes(self, values, what="all-reduce", tag=None):
         """Sum host values over the processes (not the local replicas).
 
         Args:
             values: a list of NumPy arrays, numbers or None; the same
                 shapes and dtypes on every process where not None.
             what: names the operation in errors.
+            tag: a name for calls that always pass the same entries (the
+                gradients): the first such call agrees on the layout, later
+                ones reuse it and its buffers without asking the others
+                again, so their results are valid until the next call with
+                the same tag.
 
         Returns:
             The list of sums (None where every process passed None).
         """
         values = [backend.to_numpy(value) if backend.is_array(value) else value for value in values]
-        layout = self.layout(values, what)
+        cached = self._tagged.get(tag) if tag is not None else None
+        if cached is None:
+            layout = self.layout(values, what)
+            buffers = {dtype: numpy.empty(size, dtype) for dtype, size in layout.sizes.items()}
+            if tag is not None:
+                self._tagged[tag] = layout, buffers
+        else:
+            layout, buffers = cached
+            layout.check(values, what)
         totals = [None] * len(values)
         if layout.numbers:
             rows = self.group.gather_rows([0.0 if values[i] is None else values[i] for i, _ in layout.numbers],
@@ -130,10 +144,12 @@ class MpiAllReduce(AllReduce):
                     total = total + rows[process, column]
                 totals[index] = int(total) if kind == _INT else float(total)
         for dtype, members in layout.groups.items():
-            flat = numpy.zeros(layout.sizes[dtype], dtype=dtype)
+            flat = buffers[dtype]
             offset = 0
             for index, shape, size in members:
-                if values[index] is not None:
+                if values[index] is None:
+                    flat[offset:offset + size] = 0
+                else:
                     flat[offset:offset + size] = values[index].reshape(-1)
                 offset += size
             self.group.sum_in_place(flat, what)
@@ -236,3 +252,28 @@ class _Layout:
             size = int(numpy.prod(shape, dtype=numpy.int64))
             self.groups.setdefault(dtype, []).append((index, shape, size))
             self.sizes[dtype] = self.sizes.get(dtype, 0) + size
+        self.count = len(described[0])
+        self._expected = {index: (dtype, shape) for dtype, members in self.groups.items()
+                          for index, shape, _ in members}
+
+    def check(self, values, what):
+        """Raise unless ``values`` fit this layout (a reused, tagged one)."""
+        problem = None
+        if len(values) != self.count:
+            problem = f"{len(values)} entries instead of {self.count}"
+        else:
+            for index, value in enumerate(values):
+                if value is None:
+                    continue
+                expected = self._expected.get(index)
+                if expected is None and isinstance(value, numpy.ndarray):
+                    problem = f"entry {index} is an array where the first call had a number or None"
+                elif expected is not None and (not isinstance(value, numpy.ndarray)
+                                               or (value.dtype, value.shape) != expected):
+                    got = (value.dtype, value.shape) if isinstance(value, numpy.ndarray) else type(value).__name__
+                    problem = f"entry {index} is {got} where the first call had {expected}"
+                if problem:
+                    break
+        if problem:
+            raise ValueError(f"{what} across processes: {problem}; calls with a tag must pass the same entries "
+                             "every time.")

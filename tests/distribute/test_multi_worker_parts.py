@@ -85,3 +85,20 @@ def test_one_worker_trains_like_the_plain_model():
     numpy.testing.assert_allclose(got.history["loss"], history["loss"], rtol=1e-6)
     numpy.testing.assert_allclose(trainer.predict(x, batch_size=8), predict, rtol=1e-5, atol=1e-6)
     assert trainer.evaluate(x, y, batch_size=8, verbose=0, return_dict=True)["accuracy"] == evaluation["accuracy"]
+
+
+class _Alone(_Comm):
+    def Iallreduce(self, send, buffer):  # noqa: N802  (one process: the sum is the buffer)
+        raise AssertionError("a one-process group never calls MPI")
+
+
+def test_tagged_sums_reuse_their_layout_and_refuse_other_entries():
+    collective = MpiAllReduce(["cpu:0"], comm=_Alone())
+    first = collective.sum_across_processes([numpy.ones((2, 3), "float32"), None, 2], tag="grads")
+    assert numpy.array_equal(first[0], numpy.ones((2, 3))) and first[1] is None and first[2] == 2
+    again = collective.sum_across_processes([numpy.full((2, 3), 4.0, "float32"), None, 3], tag="grads")
+    assert numpy.array_equal(again[0], numpy.full((2, 3), 4.0)) and again[2] == 3
+    with pytest.raises(ValueError, match=r"entry 0 is \(dtype\('float32'\), \(3, 2\)\) where the first call had"):
+        collective.sum_across_processes([numpy.ones((3, 2), "float32"), None, 3], tag="grads")
+    with pytest.raises(ValueError, match="2 entries instead of 3"):
+        collective.sum_across_processes([numpy.ones((2, 3), "float32"), None], tag="grads")
