@@ -87,10 +87,13 @@ class MpiAllReduce(AllReduce):
         partial = self._local.all_reduce(rank, arrays)
         if rank == 0:
             self._partial = list(partial)
-        try:
-            self._exchanged.wait()
-        except threading.BrokenBarrierError:
-            raise ReplicaAborted("another replica failed during this step; the step was abandoned") from None
+        if self.size == 1:  # no other replica to wait for
+            self._exchange()
+        else:
+            try:
+                self._exchanged.wait()
+            except threading.BrokenBarrierError:
+                raise ReplicaAborted("another replica failed during this step; the step was abandoned") from None
         device = self.devices[rank]
         with device.activate():
             return [device.xp.asarray(value) if backend.is_array(value) else value for value in self._global]

@@ -34,12 +34,17 @@ def default_comm():
     return MPI.COMM_WORLD
 
 
+_IN_PLACE = []
+
+
 def _in_place():
-    try:
-        from mpi4py import MPI
-    except ImportError:  # a stand-in communicator (tests) sums in place anyway
-        return None
-    return MPI.IN_PLACE
+    if not _IN_PLACE:
+        try:
+            from mpi4py import MPI
+        except ImportError:  # a stand-in communicator (tests) sums in place anyway
+            return None
+        _IN_PLACE.append(MPI.IN_PLACE)
+    return _IN_PLACE[0]
 
 
 class ProcessGroup:
