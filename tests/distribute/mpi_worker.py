@@ -14,7 +14,7 @@ import numpy
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import minikeras as mk  # noqa: E402
-from minikeras import callbacks, layers  # noqa: E402
+from minikeras import callbacks  # noqa: E402
 from minikeras.distribute import MultiWorkerMirroredModel, scatter_dataset, shard  # noqa: E402
 
 import multi_worker_cases as cases  # noqa: E402
@@ -40,10 +40,15 @@ def main():
     from mpi4py import MPI
 
     rank, size = MPI.COMM_WORLD.Get_rank(), MPI.COMM_WORLD.Get_size()
+    devices = None
+    if config.get("replicas", 1) > 1:  # several replicas per worker: logical CPUs
+        cpu = mk.config.list_physical_devices("CPU")[0]
+        mk.config.set_logical_device_configuration(cpu, [mk.config.LogicalDeviceConfiguration()] * config["replicas"])
+        devices = [f"cpu:{index}" for index in range(config["replicas"])]
     hidden = 17 if (config.get("fault") == "mismatch" and rank == 1) else 16
     model = cases.build(config["model"], seed=100 + rank, hidden=hidden)
     abort = not (config.get("fault") == "raise" and rank == 1)  # worker 1 then just exits: the others time out
-    trainer = MultiWorkerMirroredModel(model, data="global" if config["data"] == "global" else "sharded",
+    trainer = MultiWorkerMirroredModel(model, devices=devices, data="global" if config["data"] == "global" else "sharded",
                                        timeout=config.get("timeout", 60), abort_on_error=abort)
     x, y = cases.data(config["model"], config["count"])
     if config["data"] == "sharded":
@@ -56,9 +61,9 @@ def main():
     if config.get("callbacks"):
         used = cases.deciding_callbacks() + [callbacks.CSVLogger(os.path.join(out, f"log_{rank}.csv")),
                                              callbacks.ModelCheckpoint(os.path.join(out, f"model_{rank}.h5"))]
-    if config.get("fault"):
+    if config.get("fault") in ("raise", "kill"):
         used.append(_Fault(config["fault"], rank))
-    mk.random.seed(7)  # the shuffling seed, the same everywhere
+    mk.random.seed(7 + (rank if config.get("fault") == "seeds" else 0))  # the shuffling seed, the same everywhere
     history = trainer.fit(x, y, batch_size=config["batch"], epochs=config["epochs"], shuffle=config["shuffle"],
                           verbose=config.get("verbose", 0), callbacks=used)
     evaluation = trainer.evaluate(x, y, batch_size=config["batch"], verbose=0, return_dict=True)

@@ -57,10 +57,12 @@ def test_three_workers_conv_adam_whole_data_uneven_batches(tmp_path):
     _check_against_single(tmp_path, 3, config, 8)
 
 
-def test_sharded_data_trains_as_one_process_on_the_global_batch(tmp_path):
-    # Worker shards of 24 and 23 rows, 6 per worker and step = one process's batches of 12.
+def test_sharded_data_on_two_replicas_per_worker_trains_as_one_process_on_the_global_batch(tmp_path):
+    # Worker shards of 24 and 23 rows, 6 per worker and step = one process's
+    # batches of 12; each worker splits its 6 over two logical CPUs (3 + 3,
+    # and 3 + 2 for worker 1's last batch of 5).
     config = {"model": "conv", "optimizer": "sgd", "data": "sharded", "count": 47, "batch": 6, "epochs": 2,
-              "shuffle": False}
+              "shuffle": False, "replicas": 2}
     _check_against_single(tmp_path, 2, config, 12)
 
 

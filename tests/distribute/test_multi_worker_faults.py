@@ -38,3 +38,17 @@ def test_different_models_are_refused_at_start_naming_the_layer(tmp_path):
     assert code != 0
     assert "The workers' models differ" in output
     assert "'dense'" in output and "(8, 17)" in output and "(8, 16)" in output
+
+
+def test_whole_data_with_different_shuffling_seeds_is_refused(tmp_path):
+    code, output, _ = cases.launch(2, dict(BASE, shuffle=True, fault="seeds", timeout=10), tmp_path, timeout=60)
+    assert code != 0
+    assert "every worker must shuffle alike: call minikeras.random.seed(s) with the same s" in output
+
+
+def test_shards_giving_different_numbers_of_batches_are_refused(tmp_path):
+    # 5 rows over 2 workers: shards of 3 and 2, batch 1 -> 3 and 2 steps.
+    config = dict(BASE, data="sharded", count=5, batch=1, timeout=10)
+    code, output, _ = cases.launch(2, config, tmp_path, timeout=60)
+    assert code != 0
+    assert "every worker must run the same number of batches; the shards give [3, 2]" in output
