@@ -125,6 +125,7 @@ class MirroredModel(WrappedModelFacade, Trainer):
     """
 
     cpu_blas_threads = "auto"
+    _cross_process_batch_norm = False  # MultiWorkerMirroredModel spans processes in _group_for
 
     def __init__(self, model, devices=None, sync_batch_norm=False, all_reduce=None):
         from minikeras.models.model import Model
@@ -146,8 +147,8 @@ class MirroredModel(WrappedModelFacade, Trainer):
                 "MirroredModel: the all_reduce was made for devices "
                 f"{[d.name for d in all_reduce.devices]}, the model runs on {[d.name for d in self.devices]}."
             )
-        if sync_batch_norm and all_reduce.process_count > 1:
-            raise ValueError("MirroredModel: sync_batch_norm across processes is not supported.")
+        if sync_batch_norm and all_reduce.process_count > 1 and not self._cross_process_batch_norm:
+            raise ValueError("MirroredModel: sync_batch_norm across processes needs MultiWorkerMirroredModel.")
         self._collective = all_reduce
         self._workers = DeviceWorkers(self.devices)
         self._finalizer = weakref.finalize(self, _shut_down, self._workers, all_reduce)
@@ -335,7 +336,9 @@ class MirroredModel(WrappedModelFacade, Trainer):
                 for weight in weights:
                     weight.grad = None
                 # One all-reduce for the gradients and the moving-statistic changes.
-                reduced = self._collective.all_reduce(rank, grads + batch_norms.changes(before, rank, count, total))
+                # The global rank: synchronized statistics' change comes from global replica 0 alone.
+                leader = self._collective.process_index * len(self.devices) + rank
+                reduced = self._collective.all_reduce(rank, grads + batch_norms.changes(before, leader, count, total))
                 grads = None
             except BaseException:
                 batch_norms.restore(before)

@@ -52,12 +52,16 @@ class MpiAllReduce(AllReduce):
         nccl: ``"auto"`` (NCCL when every local replica is a GPU and NCCL is
             available), True (require it) or False (MPI on host buffers).
         group: a ready :class:`ProcessGroup` (then comm/timeout are unused).
+        fixed_entries: every call passes the same entries (gradients): the
+            processes agree on their layout once, in the first call, and the
+            results are valid until the next call. False: agree every call
+            (entries that change, e.g. BatchNormalization statistics per layer).
 
     Raises:
         ImportError: mpi4py is not installed and no ``comm`` was given.
     """
 
-    def __init__(self, devices, comm=None, timeout=DEFAULT_TIMEOUT, nccl="auto", group=None):
+    def __init__(self, devices, comm=None, timeout=DEFAULT_TIMEOUT, nccl="auto", group=None, fixed_entries=True):
         if nccl not in ("auto", True, False):
             raise ValueError(f"MpiAllReduce: nccl must be 'auto', True or False, received {nccl!r}.")
         devices = [registry.get_device(device) for device in devices]
@@ -69,6 +73,7 @@ class MpiAllReduce(AllReduce):
         self._local = default_all_reduce(devices)
         self._layouts = {}
         self._tagged = {}  # tag -> (agreed layout, flat buffers)
+        self._tag = "all_reduce" if fixed_entries else None
         self._partial = None
         self._global = None
         self._exchanged = threading.Barrier(self.size, action=self._exchange)
@@ -109,7 +114,7 @@ class MpiAllReduce(AllReduce):
         if self._nccl is not None:
             self._global = self._nccl.sum(partial, self.layout(partial))
         else:
-            self._global = self.sum_across_processes(partial, tag="all_reduce")
+            self._global = self.sum_across_processes(partial, tag=self._tag)
 
     def sum_across_processes(self, values, what="all-reduce", tag=None):
         """Sum host values over the processes (not the local replicas).

@@ -88,6 +88,9 @@ class MultiWorkerMirroredModel(MirroredModel):
         abort_on_error: a worker whose fit/evaluate/predict raises prints
             the error and ends every worker with ``MPI_Abort``.
         nccl: ``"auto"``, True or False: NCCL between GPU workers.
+        sync_batch_norm: BatchNormalization statistics of the global batch
+            (sums over every replica of every worker, through the same
+            transport); then every worker needs samples in every batch.
 
     Attributes:
         worker_index, num_workers, is_chief: this worker's place.
@@ -98,8 +101,10 @@ class MultiWorkerMirroredModel(MirroredModel):
         >>> trainer.fit(*shard((x, y), trainer.num_workers, trainer.worker_index), batch_size=64)
     """
 
+    _cross_process_batch_norm = True
+
     def __init__(self, model, devices=None, data="global", comm=None, timeout=DEFAULT_TIMEOUT,
-                 chief_only_output=True, abort_on_error=True, nccl="auto"):
+                 chief_only_output=True, abort_on_error=True, nccl="auto", sync_batch_norm=False):
         if data not in ("global", "sharded"):
             raise ValueError(f"MultiWorkerMirroredModel: data must be 'global' or 'sharded', received {data!r}.")
         self._group = ProcessGroup(comm, timeout)
@@ -116,7 +121,8 @@ class MultiWorkerMirroredModel(MirroredModel):
                 raise ValueError(f"MultiWorkerMirroredModel: every worker needs the same number of replicas, "
                                  f"received {[int(c) for c in counts]} (worker by worker).")
             all_reduce = MpiAllReduce(devices, group=self._group, nccl=nccl)
-            super().__init__(model, devices=all_reduce.devices, all_reduce=all_reduce)
+            super().__init__(model, devices=all_reduce.devices, all_reduce=all_reduce,
+                             sync_batch_norm=sync_batch_norm)
 
     # ------------------------------------------------------------ identity
     @property
@@ -174,7 +180,9 @@ class MultiWorkerMirroredModel(MirroredModel):
     # ------------------------------------------------------------ batches
     def _prepare(self, x, y=None, sample_weight=None):
         if self.data == "global":
-            return super()._prepare(x, y, sample_weight)
+            prepared = super()._prepare(x, y, sample_weight)
+            self._global_total = prepared[3]
+            return prepared
         x, y, sample_weight = (batches.to_arrays(value) for value in (x, y, sample_weight))
         self._ensure_replicas(x)
         local = batches.batch_length(x)
@@ -186,6 +194,28 @@ class MultiWorkerMirroredModel(MirroredModel):
         shards = [(batches.rows(x, a, b), batches.rows(y, a, b), batches.rows(sample_weight, a, b), b - a)
                   for a, b in batches.shard_bounds(local, len(self.devices))]
         return x, y, sample_weight, int(counts.sum()), shards
+
+    def _group_for(self, counts):
+        """BatchNormalization's collective for this step: the replicas with
+        samples, of every worker (the local ones summed first)."""
+        if not any(any(norms.synchronized) for norms in self._batch_norms):
+            return super()._group_for(counts)  # unused: no layer asks for global statistics
+        if self.data == "sharded":
+            per_worker = [int(count) for count in self._counts]
+        else:
+            per_worker = [sum(b - a for a, b in batches.shard_bounds(self._global_total, len(self.devices),
+                                                                    self._group.size, p))
+                          for p in range(self._group.size)]
+        if not all(per_worker):
+            raise ValueError(f"sync_batch_norm: every worker needs samples in every batch, the batch of "
+                             f"{sum(per_worker)} gives the workers {per_worker}; use a larger batch.")
+        active = tuple(rank for rank, count in enumerate(counts) if count)
+        key = ("workers",) + active
+        group = self._groups.get(key)
+        if group is None:
+            group = self._groups[key] = MpiAllReduce([self.devices[rank] for rank in active], group=self._group,
+                                                     nccl=False, fixed_entries=False)
+        return group, {rank: position for position, rank in enumerate(active)}
 
     def _my_rows(self, total):
         """(start, stop) of this worker's rows in the global batch."""

@@ -45,11 +45,14 @@ def main():
         cpu = mk.config.list_physical_devices("CPU")[0]
         mk.config.set_logical_device_configuration(cpu, [mk.config.LogicalDeviceConfiguration()] * config["replicas"])
         devices = [f"cpu:{index}" for index in range(config["replicas"])]
+    # Start together (a slow start-up under load is not what the timeouts test).
+    MPI.COMM_WORLD.Barrier()
     hidden = 17 if (config.get("fault") == "mismatch" and rank == 1) else 16
     model = cases.build(config["model"], seed=100 + rank, hidden=hidden)
     abort = not (config.get("fault") == "raise" and rank == 1)  # worker 1 then just exits: the others time out
     trainer = MultiWorkerMirroredModel(model, devices=devices, data="global" if config["data"] == "global" else "sharded",
-                                       timeout=config.get("timeout", 60), abort_on_error=abort)
+                                       timeout=config.get("timeout", 60), abort_on_error=abort,
+                                       sync_batch_norm=config.get("sync_batch_norm", False))
     x, y = cases.data(config["model"], config["count"])
     if config["data"] == "sharded":
         x, y = shard((x, y), size, rank)

@@ -23,9 +23,11 @@ def build(kind, seed, hidden=16):
     mk.random.seed(seed)
     if kind == "dense":
         stack = [layers.Input((8,)), layers.Dense(hidden, activation="relu"), layers.Dense(3)]
-    else:
-        stack = [layers.Input((6, 6, 2)), layers.Conv2D(4, 3, activation="relu"), layers.MaxPooling2D(2),
-                 layers.Flatten(), layers.Dense(3)]
+    else:  # "conv", or "conv_bn" with batch normalization
+        stack = [layers.Input((6, 6, 2)), layers.Conv2D(4, 3, activation="relu")]
+        if kind == "conv_bn":
+            stack.append(layers.BatchNormalization(momentum=0.9))
+        stack += [layers.MaxPooling2D(2), layers.Flatten(), layers.Dense(3)]
     return mk.Sequential(stack)
 
 

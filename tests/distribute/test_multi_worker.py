@@ -57,6 +57,14 @@ def test_three_workers_conv_adam_whole_data_uneven_batches(tmp_path):
     _check_against_single(tmp_path, 3, config, 8)
 
 
+def test_synchronized_batch_norm_over_three_workers_matches_one_process(tmp_path):
+    # Batch statistics of the global batch (sums over the workers in forward
+    # and backward); moving statistics (weights too) as one process's.
+    config = {"model": "conv_bn", "optimizer": "sgd", "data": "global", "count": 30, "batch": 9, "epochs": 2,
+              "shuffle": False, "sync_batch_norm": True}
+    _check_against_single(tmp_path, 3, config, 9)
+
+
 def test_sharded_data_on_two_replicas_per_worker_trains_as_one_process_on_the_global_batch(tmp_path):
     # Worker shards of 24 and 23 rows, 6 per worker and step = one process's
     # batches of 12; each worker splits its 6 over two logical CPUs (3 + 3,
