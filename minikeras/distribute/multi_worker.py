@@ -101,7 +101,7 @@ class MultiWorkerMirroredModel(MirroredModel):
         >>> trainer.fit(*shard((x, y), trainer.num_workers, trainer.worker_index), batch_size=64)
     """
 
-    _cross_process_batch_norm = True
+    _spans_processes = True
 
     def __init__(self, model, devices=None, data="global", comm=None, timeout=DEFAULT_TIMEOUT,
                  chief_only_output=True, abort_on_error=True, nccl="auto", sync_batch_norm=False):

@@ -14,13 +14,20 @@ import numpy
 
 
 def _describe_layer(layer):
-    return [layer.name, [[list(weight.shape), str(numpy.dtype(weight.dtype))] for weight in layer.weights]]
+    return [layer.name, type(layer).__name__,
+            [[list(weight.shape), str(numpy.dtype(weight.dtype))] for weight in layer.weights]]
+
+
+def _same(first, second):
+    """Layers match by class and weights; names may differ between workers
+    (automatic names count the layers a process made before)."""
+    return first[1:] == second[1:]
 
 
 def _format(description):
-    name, weights = description
+    name, kind, weights = description
     shapes = ", ".join(f"{tuple(shape)} {dtype}" for shape, dtype in weights) or "no weights"
-    return f"layer {name!r} with weights [{shapes}]"
+    return f"layer {name!r} ({kind}) with weights [{shapes}]"
 
 
 def check_same_model(group, model):
@@ -31,13 +38,13 @@ def check_same_model(group, model):
         model: this worker's built Model.
 
     Raises:
-        ValueError: on every worker, naming the first layer (position, name
-            and weight shapes) where some worker's model differs from
-            worker 0's.
+        ValueError: on every worker, naming the first layer (position, name,
+            class and weight shapes) where some worker's model differs from
+            worker 0's in class or weight shapes.
     """
     mine = [_describe_layer(layer) for layer in model.layers]
     reference = json.loads(group.broadcast_bytes(json.dumps(mine).encode(), what="model check").decode())
-    first = next((i for i, (a, b) in enumerate(zip(mine, reference)) if a != b), None)
+    first = next((i for i, (a, b) in enumerate(zip(mine, reference)) if not _same(a, b)), None)
     if first is None and len(mine) != len(reference):
         first = min(len(mine), len(reference))
     differences = group.gather_scalars(-1 if first is None else first, what="model check")
