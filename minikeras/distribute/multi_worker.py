@@ -25,8 +25,9 @@ Rules:
   are global: every worker gets the same numbers, those of one process on
   the global batches, so callbacks (EarlyStopping, ReduceLROnPlateau)
   decide the same everywhere. Worker 0 (the chief) alone shows the
-  progress bar and runs ModelCheckpoint, CSVLogger and any callback with
-  ``chief_only = True`` (``chief_only_output=False`` turns that off).
+  progress bar, runs ModelCheckpoint, CSVLogger and any callback with
+  ``chief_only = True``, and writes ``save``/``save_weights`` (the plain
+  model); ``chief_only_output=False`` turns that off.
 - Faults: every collective has a timeout; a failing worker ends the job
   with ``MPI_Abort`` after printing its error (``abort_on_error``), and a
   worker that timed out waiting for a dead one does the same.
@@ -345,6 +346,20 @@ class MultiWorkerMirroredModel(MirroredModel):
                 self._check_data(x, batch_size, kwargs.get("steps"), False, "predict")
             verbose, callbacks = self._local_output(verbose, kwargs.pop("callbacks", None))
             return super().predict(x, batch_size=batch_size, verbose=verbose, callbacks=callbacks, **kwargs)
+
+    def save(self, filepath, overwrite=True, include_optimizer=True):
+        """Save the plain wrapped model (``Model.save``); with
+        ``chief_only_output`` only worker 0 writes (the others hold the
+        same weights), so every worker may run the same ``save`` line."""
+        if self.chief_only_output and not self.is_chief:
+            return
+        super().save(filepath, overwrite=overwrite, include_optimizer=include_optimizer)
+
+    def save_weights(self, filepath, overwrite=True):
+        """``Model.save_weights``, by worker 0 alone with ``chief_only_output``."""
+        if self.chief_only_output and not self.is_chief:
+            return
+        super().save_weights(filepath, overwrite=overwrite)
 
     def train_on_batch(self, *args, **kwargs):
         """One global step, as ``Model.train_on_batch``."""

@@ -73,6 +73,9 @@ def main():
     arrays = {f"w{i}": value for i, value in enumerate(trainer.get_weights())}
     if config["data"] == "global":
         arrays["predict"] = trainer.predict(x, batch_size=config["batch"])
+    if config.get("callbacks"):
+        trainer.save(os.path.join(out, "final.h5"))  # every worker runs it, worker 0 writes
+        trainer.save_weights(os.path.join(out, f"final_{rank}.weights.h5"))
     numpy.savez(os.path.join(out, f"result_{rank}.npz"), **arrays)
     with open(os.path.join(out, f"history_{rank}.json"), "w") as file:
         json.dump({"history": history.history, "evaluate": evaluation}, file)

@@ -90,3 +90,7 @@ def test_scattered_data_three_workers_adam_with_callbacks_and_files_on_rank_0(tm
 
     saved = mk.models.load_model(tmp_path / "model_0.h5", compile=False)  # the plain model
     assert isinstance(saved, mk.Sequential)
+    final = mk.models.load_model(tmp_path / "final.h5")
+    assert_weights_close(final.get_weights(), cases.results(tmp_path, 3)[1][0], rtol=0)
+    assert (tmp_path / "final_0.weights.h5").exists()
+    assert not (tmp_path / "final_1.weights.h5").exists() and not (tmp_path / "final_2.weights.h5").exists()
