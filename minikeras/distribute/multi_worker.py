@@ -327,6 +327,10 @@ class MultiWorkerMirroredModel(MirroredModel):
         """Train as ``Model.fit``, on the global batches (module docstring)."""
         with self._guard():
             self._check_data(x, batch_size, kwargs.get("steps_per_epoch"), kwargs.get("shuffle", True), "fit")
+            validation = kwargs.get("validation_data")
+            if isinstance(validation, tuple) and validation:
+                self._check_data(validation[0], kwargs.get("validation_batch_size") or batch_size,
+                                 kwargs.get("validation_steps"), False, "fit (validation_data)")
             verbose, callbacks = self._local_output(verbose, callbacks)
             return super().fit(x, y, batch_size=batch_size, epochs=epochs, verbose=verbose, callbacks=callbacks,
                                **kwargs)

@@ -67,8 +67,9 @@ def main():
     if config.get("fault") in ("raise", "kill"):
         used.append(_Fault(config["fault"], rank))
     mk.random.seed(7 + (rank if config.get("fault") == "seeds" else 0))  # the shuffling seed, the same everywhere
+    validation = (x, y) if config.get("validation") else None
     history = trainer.fit(x, y, batch_size=config["batch"], epochs=config["epochs"], shuffle=config["shuffle"],
-                          verbose=config.get("verbose", 0), callbacks=used)
+                          verbose=config.get("verbose", 0), callbacks=used, validation_data=validation)
     evaluation = trainer.evaluate(x, y, batch_size=config["batch"], verbose=0, return_dict=True)
     arrays = {f"w{i}": value for i, value in enumerate(trainer.get_weights())}
     if config["data"] == "global":

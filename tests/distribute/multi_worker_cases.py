@@ -98,7 +98,8 @@ def single_process(config, global_batch):
     x, y = data(config["model"], config["count"])
     mk.random.seed(7)
     used = deciding_callbacks() if config.get("callbacks") else []
+    validation = (x, y) if config.get("validation") else None
     history = model.fit(x, y, batch_size=global_batch, epochs=config["epochs"], shuffle=config["shuffle"], verbose=0,
-                        callbacks=used)
+                        callbacks=used, validation_data=validation)
     evaluation = model.evaluate(x, y, batch_size=global_batch, verbose=0, return_dict=True)
     return model.get_weights(), model.predict(x, batch_size=global_batch), history.history, evaluation

@@ -68,9 +68,10 @@ def test_synchronized_batch_norm_over_three_workers_matches_one_process(tmp_path
 def test_sharded_data_on_two_replicas_per_worker_trains_as_one_process_on_the_global_batch(tmp_path):
     # Worker shards of 24 and 23 rows, 6 per worker and step = one process's
     # batches of 12; each worker splits its 6 over two logical CPUs (3 + 3,
-    # and 3 + 2 for worker 1's last batch of 5).
+    # and 3 + 2 for worker 1's last batch of 5). Validation on the shards:
+    # val_loss and val_accuracy of all the data.
     config = {"model": "conv", "optimizer": "sgd", "data": "sharded", "count": 47, "batch": 6, "epochs": 2,
-              "shuffle": False, "replicas": 2}
+              "shuffle": False, "replicas": 2, "validation": True}
     _check_against_single(tmp_path, 2, config, 12)
 
 
