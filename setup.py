@@ -11,7 +11,8 @@ setup(
     install_requires=["numpy>=1.22", "tqdm>=4.60", "h5py>=3.0"],
     extras_require={
         "gpu": ["cupy>=12"],
-        "mpi": ["mpi4py>=3.1"],
-        "test": ["pytest>=7"],
+        # The mpich wheel brings the MPI library and mpiexec: no system MPI needed.
+        "mpi": ["mpi4py>=4.0", "mpich>=4.2"],
+        "test": ["pytest>=7", "mpi4py>=4.0", "mpich>=4.2"],
     },
 )

@@ -29,6 +29,7 @@ _LAZY_NAMES = {
     "Model": "minikeras.models",
     "Input": "minikeras.layers",
     "MirroredModel": "minikeras.distribute",
+    "MultiWorkerMirroredModel": "minikeras.distribute",
 }
 
 

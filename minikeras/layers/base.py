@@ -14,6 +14,7 @@ from minikeras import backend
 from minikeras.autograd import Tensor
 from minikeras.autograd.function import _wrap
 from minikeras.device import placement_device
+from minikeras.layers.keras_mask import get_keras_mask, set_keras_mask
 from minikeras.layers.naming import to_snake_case, unique_name
 from minikeras.utils.nest import flatten as _flatten
 from minikeras.utils.nest import map_structure as _map
@@ -23,15 +24,23 @@ _context = threading.local()
 
 
 def get_layer_class(name, custom_objects=None):
-    """The Layer (or Model) subclass registered under ``name``."""
-    if custom_objects and name in custom_objects:
+    """The Layer (or Model) subclass a config names: from ``custom_objects``,
+    the classes registered with ``register_keras_serializable``, or
+    minikeras's own layers. A subclass defined elsewhere is not found by
+    name alone (a file must not pick any class that happens to be imported)."""
+    from minikeras.saving import _safety
+
+    if custom_objects and isinstance(name, str) and name in custom_objects:
         return custom_objects[name]
-    try:
-        return _LAYER_CLASSES[name]
-    except KeyError:
+    registered = _safety.registered_objects().get(name) if isinstance(name, str) else None
+    if isinstance(registered, type) and issubclass(registered, Layer):
+        return registered
+    found = _LAYER_CLASSES.get(name) if isinstance(name, str) else None
+    if found is None or not _safety.is_library_object(found):
         raise ValueError(
-            f"Unknown layer class '{name}'. Pass it in custom_objects={{'{name}': {name}}} when loading."
-        ) from None
+            f"Unknown layer class {name!r}. Pass it in custom_objects={{'{name}': {name}}} when loading."
+        )
+    return found
 
 
 def layer_from_config(layer_class, config, custom_objects=None):
@@ -60,6 +69,11 @@ class Layer:
     Subclasses implement ``build(input_shape)`` (optional), ``call(inputs,
     training=None)`` and ``get_config()``.
     """
+
+    #: Whether the layer passes a mask on (Keras: True for layers that keep
+    #: the timestep axis, such as Dense or Dropout; a layer overriding
+    #: ``compute_mask`` supports masking by definition).
+    supports_masking = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -106,9 +120,16 @@ class Layer:
         """
         from minikeras import constraints, initializers, regularizers
 
+        from minikeras.saving import _safety
+
         dtype = numpy.dtype(dtype or self.dtype)
         shape = tuple(int(s) for s in shape)
         init = initializers.get(initializer)
+        if _safety.loading():
+            # Rebuilding from a file, whose values replace these: bound the
+            # size by what the file holds and skip the (float64) initializer.
+            _safety.charge(shape, dtype, f"weight '{self.name}/{name}'")
+            init = initializers.get("zeros")
         device = placement_device()
         with device.activate():
             value = init(shape, dtype=dtype)
@@ -266,7 +287,12 @@ class Layer:
             training = outer
         if self._call_has_training:
             kwargs["training"] = training
-        if not self._call_has_mask:
+        previous_mask = kwargs.get("mask")
+        if previous_mask is None:
+            previous_mask = _mask_of(inputs)
+        if self._call_has_mask:
+            kwargs["mask"] = previous_mask
+        else:
             kwargs.pop("mask", None)
         self._losses = []
         _context.training = training
@@ -274,7 +300,27 @@ class Layer:
             outputs = self.call(inputs, *args, **kwargs)
         finally:
             _context.training = outer
+        if previous_mask is not None or type(self).compute_mask is not Layer.compute_mask:
+            self._attach_mask(inputs, outputs, previous_mask)
         return outputs
+
+    # -------------------------------------------------------------- masks
+    def compute_mask(self, inputs, previous_mask):
+        """The mask of the output (Keras): the input's mask for layers that
+        support masking, None (the mask stops here) for the others."""
+        return previous_mask if self.supports_masking else None
+
+    def _attach_mask(self, inputs, outputs, previous_mask):
+        if not self.supports_masking and type(self).compute_mask is Layer.compute_mask:
+            return
+        masks = self.compute_mask(inputs, previous_mask)
+        if masks is None:
+            return
+        flat_outputs = _flatten(outputs)
+        flat_masks = _flatten(masks) if isinstance(masks, (list, tuple)) else [masks] * len(flat_outputs)
+        for output, mask in zip(flat_outputs, flat_masks):
+            if isinstance(output, Tensor) and mask is not None and get_keras_mask(output) is None:
+                set_keras_mask(output, mask)
 
     def _convert_input(self, value):
         if isinstance(value, Tensor):
@@ -316,6 +362,16 @@ class Layer:
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _mask_of(inputs):
+    """The masks attached to ``inputs`` (one, a list, or None when none is)."""
+    if isinstance(inputs, Tensor):
+        return get_keras_mask(inputs)
+    if isinstance(inputs, (list, tuple)):
+        masks = [get_keras_mask(leaf) if isinstance(leaf, Tensor) else None for leaf in inputs]
+        return masks if any(mask is not None for mask in masks) else None
+    return None
 
 
 def _as_list(spec):

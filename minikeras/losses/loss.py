@@ -123,6 +123,22 @@ def _inverse_total(weights, factor):
         return xp.where(total != 0, 1.0 / safe, 0.0).astype(weights.dtype)
 
 
+def _with_keras_mask(mask, y_pred, values):
+    """``mask`` and-ed with the mask a layer attached to ``y_pred`` (e.g. a
+    sequence output after Embedding(mask_zero=True)), as Keras 3 does: padded
+    timesteps then count as absent. A mask that does not match the per-sample
+    losses' shape is ignored."""
+    from minikeras.layers.keras_mask import get_keras_mask
+
+    keras_mask = get_keras_mask(y_pred) if isinstance(y_pred, Tensor) else None
+    if keras_mask is None or tuple(keras_mask.shape) != tuple(values.shape):
+        return mask
+    device = values.device
+    with device.activate():
+        keras_mask = device.asarray(keras_mask.data).astype(bool)
+        return keras_mask if mask is None else device.xp.logical_and(device.asarray(mask), keras_mask)
+
+
 def reduce_weighted_values(values, sample_weight=None, mask=None, reduction="sum_over_batch_size"):
     """Weight per-sample losses and reduce them as Keras 3 does.
 
@@ -230,6 +246,7 @@ class Loss:
     def __call__(self, y_true, y_pred, sample_weight=None):
         """The reduced, weighted loss of a batch (a scalar Tensor)."""
         values, mask = self.call_with_mask(y_true, y_pred)
+        mask = _with_keras_mask(mask, y_pred, values)
         return reduce_weighted_values(values, sample_weight, mask, self.reduction)
 
     def call(self, y_true, y_pred):  # pragma: no cover - abstract
