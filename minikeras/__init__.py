@@ -29,6 +29,8 @@ _LAZY_NAMES = {
     "Model": "minikeras.models",
     "Input": "minikeras.layers",
     "MirroredModel": "minikeras.distribute",
+    "Variable": "minikeras.variables",
+    "GradientTape": "minikeras.autograd.tape",
 }
 
 

@@ -92,38 +92,60 @@ class Layer:
         self._inbound_nodes = []
 
     # ------------------------------------------------------------- weights
-    def add_weight(self, name, shape, initializer="glorot_uniform", regularizer=None, constraint=None,
-                   trainable=True, dtype=None):
-        """Create a weight Tensor, initialised on the current device.
+    def add_weight(self, *args, **kwargs):
+        """Create a weight (a :class:`minikeras.Variable`) on the current device.
+
+        Keras 3's signature, every argument optional: ``add_weight(shape=None,
+        initializer=None, dtype=None, trainable=True, autocast=True,
+        regularizer=None, constraint=None, aggregation="none", name=None)``.
+        tf.keras's order with the name first (``add_weight("kernel", shape,
+        ...)``) is also accepted, as older scripts use it.
 
         Args:
-            name: short name (``"kernel"``); the Tensor is named ``layer/kernel``.
-            shape: the weight's shape.
-            initializer: name, Initializer or callable ``(shape, dtype) -> array``.
+            shape: the weight's shape (default ``()``, a scalar).
+            initializer: name, Initializer or callable ``(shape, dtype)``;
+                default "glorot_uniform" for floats, "zeros" otherwise.
+            dtype: default: the layer's dtype.
+            trainable: trainable weights get gradients and optimizer updates.
             regularizer: name, Regularizer or callable giving a scalar Tensor.
             constraint: name, Constraint or callable applied after each update.
-            trainable: trainable weights get gradients and optimizer updates.
+            name: short name (``"kernel"``); the path is ``layer/kernel``;
+                default ``"variable"``, numbered when repeated.
+
+        Returns:
+            The Variable, also listed in ``weights``.
         """
         from minikeras import constraints, initializers, regularizers
+        from minikeras.variables import Variable
 
-        dtype = numpy.dtype(dtype or self.dtype)
-        shape = tuple(int(s) for s in shape)
+        spec = _add_weight_arguments(args, kwargs, type(self).__name__)
+        dtype = numpy.dtype(spec["dtype"] or self.dtype)
+        shape = () if spec["shape"] is None else spec["shape"]
+        shape = (int(shape),) if isinstance(shape, (int, numpy.integer)) else tuple(int(s) for s in shape)
+        initializer = spec["initializer"]
+        if initializer is None:
+            initializer = "glorot_uniform" if dtype.kind == "f" else "zeros"
         init = initializers.get(initializer)
+        trainable = bool(spec["trainable"]) and dtype.kind == "f"
+        name = self._unique_weight_name(spec["name"] or "variable")
         device = placement_device()
         with device.activate():
             value = init(shape, dtype=dtype)
-        value = value.data if isinstance(value, Tensor) else value
-        if device.kind == "cpu":
-            value = backend.to_numpy(value).astype(dtype, copy=False)
-        else:
-            value = device.xp.asarray(value, dtype=dtype)
-        if not value.flags.writeable or value.base is not None or not value.flags.c_contiguous:
-            value = value.copy(order="C")
-        weight = Tensor(value, requires_grad=trainable and self._trainable, device=device,
-                        name=f"{self.name}/{name}")
-        weight._meta = _WeightInfo(regularizers.get(regularizer), constraints.get(constraint), trainable)
+        weight = Variable(value, dtype=dtype, trainable=trainable, device=device, name=f"{self.name}/{name}")
+        weight.requires_grad = trainable and self._trainable
+        weight._meta = _WeightInfo(regularizers.get(spec["regularizer"]), constraints.get(spec["constraint"]),
+                                   trainable)
         (self._trainable_weights if trainable else self._non_trainable_weights).append(weight)
         return weight
+
+    def _unique_weight_name(self, name):
+        taken = {w.name for w in self._trainable_weights + self._non_trainable_weights}
+        if f"{self.name}/{name}" not in taken:
+            return name
+        index = 1
+        while f"{self.name}/{name}_{index}" in taken:
+            index += 1
+        return f"{name}_{index}"
 
     @property
     def trainable(self):
@@ -321,6 +343,32 @@ class Layer:
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+_KERAS3_ADD_WEIGHT = ("shape", "initializer", "dtype", "trainable", "autocast", "regularizer", "constraint",
+                      "aggregation", "overwrite_with_gradient", "name")
+_TF_KERAS_ADD_WEIGHT = ("name", "shape", "dtype", "initializer", "regularizer", "trainable", "constraint")
+
+
+def _add_weight_arguments(args, kwargs, layer_class):
+    """add_weight's arguments by name, for Keras 3's order or (a string
+    first) tf.keras's ``(name, shape, dtype, initializer, ...)``."""
+    order = _TF_KERAS_ADD_WEIGHT if args and isinstance(args[0], str) else _KERAS3_ADD_WEIGHT
+    if len(args) > len(order):
+        raise TypeError(f"{layer_class}.add_weight() takes at most {len(order)} positional arguments, "
+                        f"received {len(args)}.")
+    spec = dict(zip(order, args))
+    for key, value in kwargs.items():
+        if key in spec:
+            raise TypeError(f"{layer_class}.add_weight() got multiple values for argument '{key}'.")
+        if key not in _KERAS3_ADD_WEIGHT and key not in ("use_resource", "synchronization", "experimental_autocast"):
+            raise TypeError(f"{layer_class}.add_weight() got an unexpected keyword argument '{key}'.")
+        spec[key] = value
+    for key in _KERAS3_ADD_WEIGHT:
+        spec.setdefault(key, None)
+    if spec["trainable"] is None:
+        spec["trainable"] = True
+    return spec
 
 
 def _as_list(spec):

@@ -57,11 +57,14 @@ class Model(Trainer, Layer):
                 result.append(weight)
         return result
 
-    def summary(self, line_length=None, print_fn=None):
-        """Print layers, output shapes and parameter counts, like Keras."""
+    def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False, show_trainable=False,
+                layer_range=None):
+        """Print layers, output shapes and parameter counts in Keras 3's
+        layout (``positions``, ``expand_nested`` and ``layer_range`` are
+        accepted and ignored)."""
         from minikeras.models.summary import print_summary
 
-        print_summary(self, line_length=line_length, print_fn=print_fn)
+        print_summary(self, line_length=line_length, print_fn=print_fn, show_trainable=show_trainable)
 
     def save(self, filepath, overwrite=True, include_optimizer=True):
         """Save architecture, weights, compile arguments and optimizer state

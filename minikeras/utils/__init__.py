@@ -1,3 +1,4 @@
 """Utilities: to_categorical, Sequence, batching."""
 from minikeras.utils.categorical import to_categorical  # noqa: F401
 from minikeras.utils.sequence import Sequence  # noqa: F401
+from minikeras.utils.packing import pack_x_y_sample_weight, unpack_x_y_sample_weight  # noqa: F401
