@@ -28,6 +28,7 @@ class LossContainer:
         from minikeras.metrics import Mean
 
         self.output_names = output_names
+        self.loss_tracker = None  # the model's "loss" Mean, set by compile()
         self.losses = [_as_loss_object(item) for item in _per_output(loss, output_names, "loss")]
         # Without a loss the model must add its own (add_loss) or compute it in a custom train_step.
         self.has_losses = any(item is not None for item in self.losses)
@@ -39,12 +40,16 @@ class LossContainer:
 
     def __call__(self, y_true, y_pred, sample_weight=None, regularization_losses=None):
         """The total loss Tensor, as tf.keras's ``model.compiled_loss(y, y_pred,
-        sample_weight, regularization_losses=model.losses)``."""
+        sample_weight, regularization_losses=model.losses)``; like tf.keras,
+        it also updates the model's ``loss`` metric (``loss_tracker``)."""
         total = self.compute(y_true, y_pred, sample_weight)[0] if self.has_losses else None
         for term in regularization_losses or []:
             total = term if total is None else total + term
         if total is None:
             raise ValueError("compiled_loss: compile() was given no loss and no regularization losses were passed.")
+        if self.loss_tracker is not None:
+            first = _predictions(y_pred, self.output_names)[0]
+            self.loss_tracker.update_state(float(total.item()), sample_weight=first.shape[0] if first.shape else 1)
         return total
 
     def compute(self, y_true, y_pred, sample_weight=None):

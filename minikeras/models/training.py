@@ -62,6 +62,7 @@ class Trainer(TrainingSteps):
         self.compiled_loss = LossContainer(loss, loss_weights, names)
         self.compiled_metrics = None
         self._loss_tracker = metrics_module.Mean(name="loss")
+        self.compiled_loss.loss_tracker = self._loss_tracker
         if self.built:
             self._make_metrics()
         self.stop_training = False
@@ -113,7 +114,10 @@ class Trainer(TrainingSteps):
         callback_list = _callback_list(callbacks, self, verbose, epochs=epochs, steps=data.steps, history=history)
         self.stop_training = False
         rng = random.host_generator(salt=17)
+        self._initial_epoch = None
         callback_list.on_train_begin()
+        # A callback restoring a backup (BackupAndRestore) says where to go on.
+        initial_epoch = self._initial_epoch if self._initial_epoch is not None else initial_epoch
         training_logs = {}
         for epoch in range(initial_epoch, epochs):
             self.reset_metrics()
