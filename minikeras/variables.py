@@ -76,7 +76,10 @@ class Variable(Tensor):
 
     def assign(self, value):
         """Overwrite the value in place, keeping shape and dtype; returns self."""
-        return super().assign(_as_data(value))
+        value = _as_data(value)
+        if not hasattr(value, "shape") and not isinstance(value, (int, float)):
+            value = numpy.asarray(value)  # lists and tuples
+        return super().assign(value)
 
     def assign_add(self, delta):
         """``variable += delta`` in place (no gradient recorded); returns self."""

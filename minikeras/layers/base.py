@@ -15,6 +15,7 @@ from minikeras.autograd import Tensor
 from minikeras.autograd.function import _wrap
 from minikeras.device import placement_device
 from minikeras.layers.naming import to_snake_case, unique_name
+from minikeras.layers.weight_arguments import add_weight_arguments
 from minikeras.utils.nest import flatten as _flatten
 from minikeras.utils.nest import map_structure as _map
 
@@ -118,10 +119,16 @@ class Layer:
         from minikeras import constraints, initializers, regularizers
         from minikeras.variables import Variable
 
-        spec = _add_weight_arguments(args, kwargs, type(self).__name__)
+        spec = add_weight_arguments(args, kwargs, type(self).__name__)
         dtype = numpy.dtype(spec["dtype"] or self.dtype)
         shape = () if spec["shape"] is None else spec["shape"]
-        shape = (int(shape),) if isinstance(shape, (int, numpy.integer)) else tuple(int(s) for s in shape)
+        try:
+            shape = (int(shape),) if isinstance(shape, (int, numpy.integer)) else tuple(int(s) for s in shape)
+        except (TypeError, ValueError):
+            shape = None
+        if shape is None or any(size < 0 for size in shape):
+            raise ValueError(f"Layer '{self.name}': add_weight expects shape to be a tuple of non-negative ints, "
+                             f"received {spec['shape']!r}.")
         initializer = spec["initializer"]
         if initializer is None:
             initializer = "glorot_uniform" if dtype.kind == "f" else "zeros"
@@ -343,32 +350,6 @@ class Layer:
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
-
-
-_KERAS3_ADD_WEIGHT = ("shape", "initializer", "dtype", "trainable", "autocast", "regularizer", "constraint",
-                      "aggregation", "overwrite_with_gradient", "name")
-_TF_KERAS_ADD_WEIGHT = ("name", "shape", "dtype", "initializer", "regularizer", "trainable", "constraint")
-
-
-def _add_weight_arguments(args, kwargs, layer_class):
-    """add_weight's arguments by name, for Keras 3's order or (a string
-    first) tf.keras's ``(name, shape, dtype, initializer, ...)``."""
-    order = _TF_KERAS_ADD_WEIGHT if args and isinstance(args[0], str) else _KERAS3_ADD_WEIGHT
-    if len(args) > len(order):
-        raise TypeError(f"{layer_class}.add_weight() takes at most {len(order)} positional arguments, "
-                        f"received {len(args)}.")
-    spec = dict(zip(order, args))
-    for key, value in kwargs.items():
-        if key in spec:
-            raise TypeError(f"{layer_class}.add_weight() got multiple values for argument '{key}'.")
-        if key not in _KERAS3_ADD_WEIGHT and key not in ("use_resource", "synchronization", "experimental_autocast"):
-            raise TypeError(f"{layer_class}.add_weight() got an unexpected keyword argument '{key}'.")
-        spec[key] = value
-    for key in _KERAS3_ADD_WEIGHT:
-        spec.setdefault(key, None)
-    if spec["trainable"] is None:
-        spec["trainable"] = True
-    return spec
 
 
 def _as_list(spec):

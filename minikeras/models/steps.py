@@ -111,6 +111,14 @@ class TrainingSteps:
         self._loss_parts = parts
         return total
 
+    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        """Update the compiled metrics with one batch; returns the logs dict
+        (``get_metrics_result()``), as Keras 3."""
+        if self.compiled_metrics is None:
+            self._make_metrics()
+        self.compiled_metrics.update_state(y, y_pred, sample_weight)
+        return self.get_metrics_result()
+
     def _forward_loss(self, x, y, sample_weight, training):
         self._clear_call_losses()
         self._loss_parts = {}

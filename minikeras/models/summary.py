@@ -77,7 +77,8 @@ def _is_chain(model):
 
 def _table(headers, rows, right_aligned):
     widths = [max([len(headers[i])] + [len(row[i]) for row in rows]) for i in range(len(headers))]
-    widths = [max(width, minimum) for width, minimum in zip(widths, (31, 22, 13, 22))]
+    minimums = {"Layer (type)": 31, "Output Shape": 22, "Param #": 13, "Connected to": 22}
+    widths = [max(width, minimums.get(header, 0)) for width, header in zip(widths, headers)]
 
     def cells(values, left, middle, right):
         texts = [(value.rjust(width) if i in right_aligned else value.ljust(width))
