@@ -35,12 +35,19 @@ def log_value(value):
     return float(value) if isinstance(value, (int, float, numpy.number)) else value
 
 
-def flatten_logs(logs):
-    """``{"loss": t, "compile_metrics": {"acc": a}}`` -> ``{"loss": 0.3, "acc": 0.9}``."""
+def flatten_logs(logs, sort=False):
+    """``{"loss": t, "compile_metrics": {"acc": a}}`` -> ``{"loss": 0.3, "acc": 0.9}``.
+
+    With ``sort``, keys are sorted at every level before flattening: the
+    order Keras's History and callbacks show (its TensorFlow and JAX
+    backends sort the step's output dict), so a custom step returning
+    ``{"loss": ..., "compile_metrics": {"mae": ...}}`` logs ``mae`` first.
+    """
     flat = {}
-    for key, value in (logs or {}).items():
+    for key in (sorted(logs or {}) if sort else (logs or {})):
+        value = logs[key]
         if isinstance(value, dict):
-            flat.update(flatten_logs(value))
+            flat.update(flatten_logs(value, sort))
         else:
             flat[key] = log_value(value)
     return flat

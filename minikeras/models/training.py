@@ -125,7 +125,7 @@ class Trainer(TrainingSteps):
             logs = {}
             for step, (bx, by, bw) in enumerate(data.batches(rng)):
                 callback_list.on_train_batch_begin(step)
-                logs = _sorted(flatten_logs(self.train_step(pack_x_y_sample_weight(bx, by, bw))))
+                logs = flatten_logs(self.train_step(pack_x_y_sample_weight(bx, by, bw)), sort=True)
                 callback_list.on_train_batch_end(step, logs)
                 if self.stop_training:
                     break
@@ -157,7 +157,7 @@ class Trainer(TrainingSteps):
         logs = {}
         for step, (bx, by, bw) in enumerate(data.batches()):
             callback_list.on_test_batch_begin(step)
-            logs = _sorted(flatten_logs(self.test_step(pack_x_y_sample_weight(bx, by, bw))))
+            logs = flatten_logs(self.test_step(pack_x_y_sample_weight(bx, by, bw)), sort=True)
             callback_list.on_test_batch_end(step, logs)
         callback_list.on_test_end(logs)
         return logs
