@@ -23,7 +23,8 @@ class Variable(Tensor):
             initializer (name, Initializer, callable ``(shape, dtype)``),
             which then needs ``shape``.
         shape: the shape, required with an initializer.
-        dtype: the dtype; float32 by default (an array keeps a float dtype).
+        dtype: the dtype; by default an array's own, float32 for numbers
+            and lists.
         trainable: whether training updates it (and gradients reach it).
         name: the label, also the ``path`` unless ``path`` is given.
         device: where it lives; default: the current device scope.
@@ -44,11 +45,10 @@ class Variable(Tensor):
         if unknown:
             raise TypeError(f"Variable got unexpected keyword argument(s): {sorted(unknown)}.")
         value = _initial_value(initializer, shape, dtype, name)
-        if dtype is None and getattr(value, "dtype", None) is not None and value.dtype.kind != "f":
-            dtype = value.dtype
-        dtype = numpy.dtype(dtype or "float32")
-        super().__init__(value, requires_grad=bool(trainable) and dtype.kind == "f", dtype=dtype, device=device,
-                         name=name or "variable")
+        # Without a dtype an array keeps its own (as in Keras); Python
+        # numbers and lists become float32 (as Tensor makes them).
+        super().__init__(value, dtype=dtype, device=device, name=name or "variable")
+        self.requires_grad = bool(trainable) and self.dtype.kind == "f"
         if not self.data.flags.c_contiguous or self.data.base is not None:
             self.data = self.data.copy()
         self._trainable = bool(trainable)

@@ -8,7 +8,8 @@ from minikeras.variables import Variable
 
 
 def test_from_value_and_from_initializer():
-    v = Variable(numpy.array([1.0, 2.0]), name="v")
+    v = Variable([1.0, 2.0], name="v")
+    assert Variable(numpy.array([1.0, 2.0])).dtype == numpy.float64  # an array keeps its dtype, as in Keras
     assert v.dtype == numpy.float32 and v.shape == (2,) and v.trainable and v.requires_grad and v.path == "v"
     w = Variable("ones", shape=(2, 3), dtype="float64", trainable=False)
     assert w.dtype == numpy.float64 and numpy.all(w.numpy() == 1) and not w.requires_grad and w.name == "variable"
@@ -17,7 +18,7 @@ def test_from_value_and_from_initializer():
 
 
 def test_assign_methods_work_in_place_and_keep_dtype():
-    v = Variable(numpy.zeros(3))
+    v = Variable(numpy.zeros(3, "float32"))
     data = v.data
     v.assign([1.0, 2.0, 3.0]).assign_add(numpy.ones(3)).assign_sub(0.5)
     assert v.data is data and v.dtype == numpy.float32
@@ -27,7 +28,7 @@ def test_assign_methods_work_in_place_and_keep_dtype():
 
 
 def test_bad_values_get_clear_errors():
-    v = Variable(numpy.zeros((2, 2)), name="kernel")
+    v = Variable(numpy.zeros((2, 2), "float32"), name="kernel")
     with pytest.raises(ValueError, match=r"'kernel' has shape \(2, 2\); cannot add .* shape \(3,\)"):
         v.assign_add(numpy.ones(3))
     with pytest.raises(ValueError, match="expects shape"):
@@ -57,5 +58,5 @@ def test_gradients_flow_through_a_variable_in_ops():
 
 
 def test_repr_names_path_shape_dtype():
-    text = repr(Variable(numpy.zeros(2), name="dense/bias"))
+    text = repr(Variable(numpy.zeros(2, "float32"), name="dense/bias"))
     assert text.startswith("<Variable path=dense/bias, shape=(2,), dtype=float32, value=")

@@ -18,6 +18,7 @@ from minikeras.layers.naming import to_snake_case, unique_name
 from minikeras.layers.weight_arguments import add_weight_arguments
 from minikeras.utils.nest import flatten as _flatten
 from minikeras.utils.nest import map_structure as _map
+from minikeras.variables import Variable
 
 _LAYER_CLASSES = {}
 _context = threading.local()
@@ -117,7 +118,6 @@ class Layer:
             The Variable, also listed in ``weights``.
         """
         from minikeras import constraints, initializers, regularizers
-        from minikeras.variables import Variable
 
         spec = add_weight_arguments(args, kwargs, type(self).__name__)
         dtype = numpy.dtype(spec["dtype"] or self.dtype)
@@ -144,6 +144,16 @@ class Layer:
                                    trainable)
         (self._trainable_weights if trainable else self._non_trainable_weights).append(weight)
         return weight
+
+    def __setattr__(self, name, value):
+        # A Variable made directly (``self.v = Variable(...)``) is a weight
+        # of the layer, as Keras 3 tracks it; add_weight's are listed already.
+        if isinstance(value, Variable) and value._meta is None and "_trainable_weights" in self.__dict__:
+            value._meta = _WeightInfo(None, None, value.trainable)
+            (self._trainable_weights if value.trainable else self._non_trainable_weights).append(value)
+            if value.trainable and not self._trainable:
+                value.requires_grad = False
+        object.__setattr__(self, name, value)
 
     def _unique_weight_name(self, name):
         taken = {w.name for w in self._trainable_weights + self._non_trainable_weights}

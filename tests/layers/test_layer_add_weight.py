@@ -52,3 +52,20 @@ def test_bad_arguments_are_reported(kwargs, error, message):
 def test_repeated_argument_is_reported():
     with pytest.raises(TypeError, match="multiple values for argument 'shape'"):
         Probe().add_weight((2,), shape=(3,))
+
+
+def test_variables_set_as_attributes_are_tracked_once():
+    class Direct(mk.layers.Layer):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.scale = Variable(numpy.ones(2, "float32"), name="scale")
+            self.steps = Variable(numpy.zeros((), "int32"), trainable=False, name="steps")
+            self.again = self.scale  # the same Variable twice is one weight
+
+        def call(self, inputs):
+            return inputs * self.scale
+
+    layer = Direct()
+    assert layer.trainable_weights == [layer.scale] and layer.non_trainable_weights == [layer.steps]
+    layer(numpy.ones((1, 2), "float32")).sum().backward()
+    assert layer.scale.grad is not None

@@ -46,7 +46,7 @@ assert np.allclose(layer(np.ones((1, 5), "float32")).numpy(), [[2.25, 3.25, 4.25
 assert np.allclose((w * 2 + 1).numpy(), 1.5) and np.allclose(ops.sum(w).numpy(), 3.75)
 assert int(calls.numpy()) == 2
 
-free = keras.Variable(np.array([1.0, -2.0]), name="free")
+free = keras.Variable([1.0, -2.0], name="free")
 assert free.trainable and free.path == "free" and free.dtype == np.float32
 other = keras.Variable(initializer="ones", shape=(2,), trainable=False)
 assert np.all((free + other).numpy() == [2.0, -1.0]) and not other.trainable
