@@ -40,7 +40,7 @@ def _output_shape(layer):
         return _shape_text(flatten(nodes[-1].outputs))
     if hasattr(layer, "output"):  # an InputLayer
         return _shape_text([layer.output])
-    return "?" if not layer.built else "(built)"
+    return "?"  # a layer of a subclassed model: Keras shows "?" too unless it can infer the shape
 
 
 def _connections(layer, model_nodes):
@@ -118,6 +118,7 @@ def print_summary(model, line_length=None, print_fn=None, show_trainable=False):
         print_fn: called with each line (default ``print``).
         show_trainable: add a "Trainable" column.
     """
+    from minikeras.layers.base import Layer
     from minikeras.layers.input import InputLayer
 
     print_fn = print_fn or print
@@ -132,8 +133,10 @@ def print_summary(model, line_length=None, print_fn=None, show_trainable=False):
     for layer in model.layers:
         if isinstance(layer, InputLayer) and not functional:
             continue
-        params = _count(layer.weights) if layer.built else 0
-        row = [f"{layer.name} ({type(layer).__name__})", _output_shape(layer), f"{params:,}"]
+        params = f"{_count(layer.weights):,}"
+        if not layer.built and type(layer).build is not Layer.build:
+            params = "0 (unbuilt)"  # its weights are made on the first call
+        row = [f"{layer.name} ({type(layer).__name__})", _output_shape(layer), params]
         if not chain:
             row.append(", ".join(_connections(layer, model._nodes)) or "-")
         if show_trainable:

@@ -110,8 +110,8 @@ class Trainer(TrainingSteps):
         if validation_data is not None:
             validation = self._validation_source(validation_data, validation_batch_size or batch_size,
                                                  validation_steps)
-        history = History()
-        callback_list = _callback_list(callbacks, self, verbose, epochs=epochs, steps=data.steps, history=history)
+        callback_list = _callback_list(callbacks, self, verbose, epochs=epochs, steps=data.steps, history=History())
+        history = next(c for c in callback_list.callbacks if isinstance(c, History))
         self.stop_training = False
         rng = random.host_generator(salt=17)
         self._initial_epoch = None
@@ -244,13 +244,15 @@ def _map_host(result):
 
 
 def _callback_list(callbacks, model, verbose, epochs, steps, history=None):
-    """The user's callbacks, then the progress bar and History, with
-    Keras's params ``{"verbose", "epochs", "steps"}``."""
-    callback_list = CallbackList(list(callbacks or []), model=model)
-    if verbose:
-        callback_list.append(ProgbarLogger())
-    if history is not None:
-        callback_list.append(history)
+    """The user's callbacks, then History (fit) and the progress bar, with
+    Keras's params ``{"verbose", "epochs", "steps"}``. As in Keras, a History
+    or ProgbarLogger the user passes is used instead of a new one."""
+    callbacks = list(callbacks or [])
+    if history is not None and not any(isinstance(c, History) for c in callbacks):
+        callbacks.append(history)
+    if verbose and not any(isinstance(c, ProgbarLogger) for c in callbacks):
+        callbacks.append(ProgbarLogger())
+    callback_list = CallbackList(callbacks, model=model)
     callback_list.set_params({"verbose": verbose, "epochs": epochs, "steps": steps})
     return callback_list
 

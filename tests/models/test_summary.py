@@ -44,3 +44,21 @@ def test_non_trainable_weights_and_optimizer_state_are_counted_with_bytes():
     # BN: 2 gamma + 2 beta trainable, 2 + 2 moving; Dense 3. Adam: 2 slots per trainable value + step + lr.
     assert " Trainable params: 7 (28.00 B)" in lines and " Non-trainable params: 4 (16.00 B)" in lines
     assert " Optimizer params: 16 (68.00 B)" in lines and " Total params: 27 (112.00 B)" in lines
+
+
+def test_subclassed_model_before_and_after_its_first_call():
+    class Net(mk.Model):
+        def __init__(self):
+            super().__init__()
+            self.hidden = layers.Dense(3)
+            self.drop = layers.Dropout(0.1)
+
+        def call(self, x):
+            return self.drop(self.hidden(x))
+
+    net = Net()
+    rows = [line for line in _lines(net) if line.startswith("│")]
+    assert "? " in rows[0] and "0 (unbuilt)" in rows[0] and rows[1].rstrip(" │").endswith("0")
+    net(mk.random.normal((2, 4)))
+    rows = [line for line in _lines(net) if line.startswith("│")]
+    assert rows[0].rstrip(" │").endswith("15")
