@@ -32,3 +32,12 @@ def test_missing_logs_become_empty_dicts_and_given_ones_pass_through():
 def test_non_callbacks_are_refused():
     with pytest.raises(TypeError, match="Callback instances, received function"):
         CallbackList([lambda: None])
+
+
+def test_fit_uses_a_history_the_user_passes(data, make_model):
+    from minikeras.callbacks import History
+
+    x, y = data
+    mine = History()
+    returned = make_model().fit(x, y, epochs=2, verbose=0, callbacks=[mine])
+    assert returned is mine and len(mine.history["loss"]) == 2
