@@ -1,6 +1,6 @@
 """ProgbarLogger: Keras's progress line for fit, evaluate and predict."""
 from minikeras.callbacks.callback import Callback
-from minikeras.utils.progbar import Progbar, format_logs  # noqa: F401  (format_logs: kept for importers)
+from minikeras.utils.progbar import Progbar
 
 
 class ProgbarLogger(Callback):

@@ -5,7 +5,6 @@ history, checkpoints, early stopping are all callbacks) and reads
 ``model.stop_training``.
 """
 import copy
-import math
 
 import numpy
 
