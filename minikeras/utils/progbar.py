@@ -72,7 +72,10 @@ class Progbar:
 
     def _line(self, current, logs, elapsed, finalize):
         per_step = elapsed / max(current, 1)
-        count = f"{current}/{self.target if self.target is not None else 'Unknown'}"
+        if self.target is not None:  # padded to the target's width, as Keras: " 7/12"
+            count = f"{current:>{len(str(self.target))}}/{self.target}"
+        else:
+            count = f"{current}/Unknown"
         if self.verbose == 2:
             return f"{count} - {elapsed:.0f}s - {format_duration(per_step)}/step{format_logs(logs)}"
         if self.target:

@@ -32,6 +32,9 @@ def test_terminal_redraws_in_place_and_ends_the_line():
     bar.update(4, {"loss": 0.5}, finalize=True)
     text = stream.getvalue()
     assert text.startswith("\r2/4 ━━━━━━━━━━──────────") and text.count("\r") == 2 and text.endswith("\n")
+    stream = _Terminal()
+    Progbar(12, verbose=1, stream=stream).update(7)
+    assert stream.getvalue().startswith("\r 7/12 ")
 
 
 def test_verbose_two_and_unknown_target():
