@@ -218,13 +218,34 @@ class Trainer(TrainingSteps):
             result = self.predict_step(pack_x_y_sample_weight(x))
         return _map_host(result)
 
+    def _flat_metric_order(self):
+        """Keras 3's order of evaluate's list: the loss, the compiled
+        metrics of a single-output model, each output's loss in the order
+        the outputs were declared, then other tracked metrics (the rest,
+        e.g. the per-output metrics of a multi-output model, follow sorted)."""
+        order = []
+        for metric in self.metrics:
+            if metric is self.compiled_metrics:
+                if len(self.compiled_metrics.output_names) == 1:
+                    order += [sub.name for sub in metric.metrics]
+            elif metric in self.compiled_loss.metrics:
+                continue  # placed below, in declared output order
+            else:
+                order.append(metric.name)
+            if metric is self._loss_tracker and self.compiled_loss is not None:
+                structure = getattr(self, "_outputs_structure", None)
+                declared = list(structure) if isinstance(structure, dict) else self.compiled_loss.output_names
+                names = {tracker.name for tracker in self.compiled_loss.metrics}
+                order += [f"{name}_loss" for name in declared if f"{name}_loss" in names]
+        return order
+
     def _format(self, logs, return_dict):
         """Logs as a dict (sorted keys, as Keras), or their values in
         ``metrics`` order: the loss first, then the compiled metrics."""
         if return_dict:
             return _sorted(logs)
-        order = list(self.get_metrics_result())
-        values = [logs[key] for key in order if key in logs] + [value for key, value in logs.items()
+        order = self._flat_metric_order()
+        values = [logs[key] for key in order if key in logs] + [logs[key] for key in sorted(logs)
                                                                if key not in order]
         return values[0] if len(values) == 1 else values
 

@@ -79,7 +79,7 @@ seeded_weights(model)
 model.compile(optimizer=keras.optimizers.SGD(0.05), loss={"reg": "mse", "cls": "sparse_categorical_crossentropy"},
               loss_weights={"reg": 1.0, "cls": 0.5}, metrics={"cls": ["accuracy"]})
 history = model.fit(x, y, batch_size=32, epochs=4, validation_data=(x, y), shuffle=False, verbose=0)
-report(history, model)
+report(history, model, evaluate=model.evaluate(x, y, verbose=0))
 ''',
     "custom_train_step": '''
 try:

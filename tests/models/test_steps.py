@@ -127,3 +127,18 @@ def test_unpack_and_pack_utilities():
     assert pack_x_y_sample_weight(x, 1) == (x, 1) and pack_x_y_sample_weight(x, 1, 2) == (x, 1, 2)
     with pytest.raises(ValueError, match="tuple of 4 elements"):
         unpack_x_y_sample_weight((x, 1, 2, 3))
+
+
+def test_evaluate_list_order_for_dict_outputs_follows_keras():
+    inputs = layers.Input((3,))
+    hidden = layers.Dense(4)(inputs)
+    model = mk.Model(inputs, {"reg": layers.Dense(1)(hidden), "cls": layers.Dense(2, activation="softmax")(hidden)})
+    model.compile(optimizer="sgd", loss={"reg": "mse", "cls": "sparse_categorical_crossentropy"},
+                  metrics={"cls": ["accuracy"]})
+    x, y = _data(16)
+    targets = {"reg": y, "cls": (y[:, 0] > 0).astype("int32")}
+    logs = model.evaluate(x, targets, verbose=0, return_dict=True)
+    values = model.evaluate(x, targets, verbose=0)
+    # Keras 3: the loss, each output's loss in declared order, then the rest sorted.
+    assert values == [logs["loss"], logs["reg_loss"], logs["cls_loss"], logs["cls_accuracy"]]
+    assert list(logs) == ["cls_accuracy", "cls_loss", "loss", "reg_loss"]
