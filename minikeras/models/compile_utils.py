@@ -56,7 +56,7 @@ class LossContainer:
         """Returns ``(total loss Tensor, {output_name_loss: loss Tensor})``."""
         y_true = _as_list(y_true, self.output_names, "y")
         y_pred = _predictions(y_pred, self.output_names)
-        weights = _as_list(sample_weight, self.output_names, "sample_weight") if sample_weight is not None \
+        weights = _sample_weights(sample_weight, self.output_names) if sample_weight is not None \
             else [None] * len(y_pred)
         total, parts = None, {}
         for name, loss, weight, target, prediction, sw in zip(
@@ -82,6 +82,14 @@ def _predictions(y_pred, output_names):
             raise ValueError(f"The model's outputs {sorted(y_pred)} lack {missing}, named in compile().")
         return [y_pred[name] for name in output_names]
     return list(y_pred) if isinstance(y_pred, (list, tuple)) else [y_pred]
+
+
+def _sample_weights(sample_weight, output_names):
+    """One sample_weight per output: a single array applies to every
+    output, as in Keras; a list or dict gives one per output."""
+    if len(output_names) > 1 and not isinstance(sample_weight, (list, tuple, dict)):
+        return [sample_weight] * len(output_names)
+    return _as_list(sample_weight, output_names, "sample_weight")
 
 
 def _as_loss_object(identifier):
@@ -143,7 +151,7 @@ class MetricsContainer:
             return
         y_true = _as_list(y_true, self.output_names, "y")
         y_pred = _predictions(y_pred, self.output_names)
-        weights = _as_list(sample_weight, self.output_names, "sample_weight") if sample_weight is not None \
+        weights = _sample_weights(sample_weight, self.output_names) if sample_weight is not None \
             else [None] * len(y_pred)
         host_pred = [p.numpy() if isinstance(p, Tensor) else numpy.asarray(p) for p in y_pred]
         for index, metric in self.entries:

@@ -81,6 +81,24 @@ model.compile(optimizer=keras.optimizers.SGD(0.05), loss={"reg": "mse", "cls": "
 history = model.fit(x, y, batch_size=32, epochs=4, validation_data=(x, y), shuffle=False, verbose=0)
 report(history, model, evaluate=model.evaluate(x, y, verbose=0))
 ''',
+    "list_outputs_weights": '''
+rng = np.random.default_rng(6)
+x = rng.normal(size=(80, 3)).astype("float32")
+y1 = x[:, :1] * 2.0
+y2 = (x[:, 1] > 0).astype("int32")
+inputs = keras.Input((3,))
+h = keras.layers.Dense(5, activation="relu")(inputs)
+model = keras.Model(inputs, [keras.layers.Dense(1, name="first")(h),
+                             keras.layers.Dense(2, activation="softmax", name="second")(h)])
+seeded_weights(model)
+model.compile(optimizer=keras.optimizers.SGD(0.05), loss=["mse", "sparse_categorical_crossentropy"],
+              loss_weights=[0.5, 1.0], metrics=[["mae"], ["accuracy"]])
+weights = np.linspace(0.5, 1.5, 80).astype("float32")
+history = model.fit(x, [y1, y2], sample_weight=weights, batch_size=16, epochs=3, shuffle=False, verbose=0)
+# Equal batches: under TensorFlow, Keras averages the per-output losses over batches unweighted
+# (the batch size is unknown in its graph), minikeras weights every batch by its size.
+report(history, model, evaluate=model.evaluate(x, [y1, y2], batch_size=16, verbose=0))
+''',
     "custom_train_step": '''
 try:
     GradientTape = keras.GradientTape

@@ -142,3 +142,16 @@ def test_evaluate_list_order_for_dict_outputs_follows_keras():
     # Keras 3: the loss, each output's loss in declared order, then the rest sorted.
     assert values == [logs["loss"], logs["reg_loss"], logs["cls_loss"], logs["cls_accuracy"]]
     assert list(logs) == ["cls_accuracy", "cls_loss", "loss", "reg_loss"]
+
+
+def test_one_sample_weight_array_applies_to_every_output():
+    inputs = layers.Input((3,))
+    model = mk.Model(inputs, [layers.Dense(1, name="a")(inputs), layers.Dense(1, name="b")(inputs)])
+    model.compile(optimizer="sgd", loss="mse")
+    x, y = _data(16)
+    weights = numpy.r_[numpy.zeros(8), numpy.ones(8)].astype("float32")
+    shared = model.evaluate(x, [y, y], sample_weight=weights, verbose=0, return_dict=True)
+    listed = model.evaluate(x, [y, y], sample_weight=[weights, weights], verbose=0, return_dict=True)
+    assert shared == pytest.approx(listed)
+    unweighted = model.evaluate(x, [y, y], verbose=0, return_dict=True)
+    assert shared["a_loss"] != pytest.approx(unweighted["a_loss"])
