@@ -32,11 +32,13 @@ class ProgbarLogger(Callback):
 
     def _step(self, batch, logs):
         self._seen = batch + 1
-        if self._bar is not None:
-            self._bar.update(self._seen, logs)
+        if self._bar is not None:  # the logs are running values already: shown as given
+            self._bar.stateful_metrics.update(logs or {})
+            self._bar.update(self._seen, logs, finalize=False)
 
     def _close(self, logs):
         if self._bar is not None:
+            self._bar.stateful_metrics.update(logs or {})
             self._bar.update(self._seen, logs, finalize=True)
             self._bar = None
 
