@@ -15,7 +15,7 @@ from minikeras.autograd import Tensor
 from minikeras.autograd.function import _wrap
 from minikeras.device import placement_device
 from minikeras.layers.naming import to_snake_case, unique_name
-from minikeras.layers.weight_arguments import add_weight_arguments
+from minikeras.layers.weight_arguments import add_weight_arguments, unique_weight_name
 from minikeras.utils.nest import flatten as _flatten
 from minikeras.utils.nest import map_structure as _map
 from minikeras.variables import Variable
@@ -134,7 +134,7 @@ class Layer:
             initializer = "glorot_uniform" if dtype.kind == "f" else "zeros"
         init = initializers.get(initializer)
         trainable = bool(spec["trainable"]) and dtype.kind == "f"
-        name = self._unique_weight_name(spec["name"] or "variable")
+        name = unique_weight_name(self, spec["name"] or "variable")
         device = placement_device()
         with device.activate():
             value = init(shape, dtype=dtype)
@@ -154,15 +154,6 @@ class Layer:
             if value.trainable and not self._trainable:
                 value.requires_grad = False
         object.__setattr__(self, name, value)
-
-    def _unique_weight_name(self, name):
-        taken = {w.name for w in self._trainable_weights + self._non_trainable_weights}
-        if f"{self.name}/{name}" not in taken:
-            return name
-        index = 1
-        while f"{self.name}/{name}_{index}" in taken:
-            index += 1
-        return f"{name}_{index}"
 
     @property
     def trainable(self):

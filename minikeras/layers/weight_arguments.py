@@ -1,4 +1,4 @@
-"""The arguments of ``Layer.add_weight`` in Keras 3's order or tf.keras's."""
+"""The arguments of ``Layer.add_weight`` in Keras 3's order or tf.keras's, and weight names."""
 
 _KERAS3_ADD_WEIGHT = ("shape", "initializer", "dtype", "trainable", "autocast", "regularizer", "constraint",
                       "aggregation", "overwrite_with_gradient", "name")
@@ -24,3 +24,14 @@ def add_weight_arguments(args, kwargs, layer_class):
     if spec["trainable"] is None:
         spec["trainable"] = True
     return spec
+
+
+def unique_weight_name(layer, name):
+    """``name``, or ``name_1``, ``name_2``... if ``layer`` already has it."""
+    taken = {w.name for w in layer._trainable_weights + layer._non_trainable_weights}
+    if f"{layer.name}/{name}" not in taken:
+        return name
+    index = 1
+    while f"{layer.name}/{name}_{index}" in taken:
+        index += 1
+    return f"{name}_{index}"
