@@ -32,4 +32,5 @@ def test_script_runs_and_learns(script):
 def test_every_contract_has_a_script():
     names = {path.stem for path in SCRIPTS.glob("*.py")}
     assert {"custom_layer_weights", "callbacks_contract", "custom_train_step", "dict_inputs_outputs",
+            "training_loop_from_scratch",
             "custom_metrics_losses", "output_format", "config_backend_backup"} <= names
