@@ -228,7 +228,7 @@ class Trainer(TrainingSteps):
             if metric is self.compiled_metrics:
                 if len(self.compiled_metrics.output_names) == 1:
                     order += [sub.name for sub in metric.metrics]
-            elif metric in self.compiled_loss.metrics:
+            elif any(metric is tracker for tracker in self.compiled_loss.metrics):
                 continue  # placed below, in declared output order
             else:
                 order.append(metric.name)
