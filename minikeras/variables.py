@@ -49,8 +49,11 @@ class Variable(Tensor):
         # numbers and lists become float32 (as Tensor makes them).
         super().__init__(value, dtype=dtype, device=device, name=name or "variable")
         self.requires_grad = bool(trainable) and self.dtype.kind == "f"
-        if not self.data.flags.c_contiguous or self.data.base is not None:
+        # Its own C-ordered buffer: never a view of the caller's array or of
+        # an initializer's broadcast, since assign() writes in place.
+        with self.device.activate():
             self.data = self.data.copy()
+        self.device.memory.track(self.data)
         self._trainable = bool(trainable)
         self._path = path or self.name
 

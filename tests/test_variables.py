@@ -60,3 +60,14 @@ def test_gradients_flow_through_a_variable_in_ops():
 def test_repr_names_path_shape_dtype():
     text = repr(Variable(numpy.zeros(2, "float32"), name="dense/bias"))
     assert text.startswith("<Variable path=dense/bias, shape=(2,), dtype=float32, value=")
+
+
+def test_a_variable_never_aliases_the_array_it_was_made_from():
+    source = numpy.zeros(3, "float32")
+    v = Variable(source)
+    v.assign_add(1.0)
+    assert numpy.all(source == 0) and numpy.all(v.numpy() == 1)
+    broadcast = numpy.broadcast_to(numpy.float32(2.0), (2, 2))  # read-only view
+    w = Variable(broadcast)
+    w.assign_sub(1.0)
+    assert numpy.all(w.numpy() == 1.0)
