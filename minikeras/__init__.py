@@ -30,6 +30,8 @@ _LAZY_NAMES = {
     "Input": "minikeras.layers",
     "MirroredModel": "minikeras.distribute",
     "MultiWorkerMirroredModel": "minikeras.distribute",
+    "Variable": "minikeras.variables",
+    "GradientTape": "minikeras.autograd.tape",
 }
 
 
