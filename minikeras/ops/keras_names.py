@@ -53,6 +53,10 @@ def one_hot(x, num_classes=None, axis=-1, dtype=None, sparse=False, depth=None):
     if num_classes is not None and depth is not None and num_classes != depth:
         raise ValueError(f"one_hot: received num_classes={num_classes!r} and depth={depth!r}; give one.")
     if not isinstance(x, Tensor) and not hasattr(x, "dtype"):
+        kind = numpy.asarray(x).dtype.kind
+        if kind not in "iuf":
+            raise TypeError(f"one_hot: indices must be a Tensor, an array or a list of ints, "
+                            f"received {type(x).__name__} of dtype {numpy.asarray(x).dtype}.")
         x = convert_to_tensor(x)
     return _embedding.one_hot(x, num_classes if num_classes is not None else depth,
                               dtype=dtype or "float32", axis=axis)
