@@ -215,6 +215,10 @@ class Trainer:
                 callback_list.on_train_batch_end(step, logs)
                 if self.stop_training:
                     break
+            if getattr(data, "ran_out", False):  # a finite generator ended: Keras warns and stops
+                self.stop_training = True
+                if not data.batches_seen:
+                    break  # no batch this epoch: log no empty epoch
             logs = self._logs()
             if validation is not None and (epoch + 1) % validation_freq == 0:
                 val_logs = self._run_evaluation(validation, CallbackList([]), verbose=0)
