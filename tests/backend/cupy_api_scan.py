@@ -131,10 +131,37 @@ class _ModuleScanner(ast.NodeVisitor):
             aliases |= found
 
     def _is_generator_expr(self, node):
-        if not isinstance(node, ast.Call) or _call_name(node) not in _GENERATOR_FACTORIES:
+        if isinstance(node, ast.IfExp):  # generator = given if given is not None else random.generator(device)
+            return self._is_generator_expr(node.body) or self._is_generator_expr(node.orelse)
+        name = _call_name(node)
+        if name is None:
+            return False
+        # Any helper named for a generator (_generator_for, device_generator),
+        # except the host-only ones and Keras's SeedGenerator (it makes seeds).
+        named_for_one = "generator" in name.lower() and not name.startswith("host") and name != "SeedGenerator"
+        if name not in _GENERATOR_FACTORIES and not named_for_one:
             return False
         root, _ = _chain(node.func)
-        return not (isinstance(root, ast.Name) and root.id in _HOST_ROOTS)
+        if isinstance(root, ast.Name) and root.id in _HOST_ROOTS:
+            return False
+        return not self._returns_host_generator(name)
+
+    def _returns_host_generator(self, name):
+        """True when ``name`` is a function of this module whose every return
+        is a host generator (``numpy.random.default_rng(...)``, ``host_rng()``)."""
+        function = self.functions.get(name)
+        if function is None:
+            return False
+        returns = [node.value for node in ast.walk(function) if isinstance(node, ast.Return) and node.value]
+
+        def host(value):
+            if not isinstance(value, ast.Call):
+                return False
+            root, _ = _chain(value.func)
+            called = _call_name(value) or ""
+            return (isinstance(root, ast.Name) and root.id in _HOST_ROOTS) or called.startswith("host")
+
+        return bool(returns) and all(host(value) for value in returns)
 
     # -- collection --------------------------------------------------------------
     def _add(self, kind, path, keywords, node):

@@ -60,6 +60,36 @@ def test_host_numpy_generators_are_not_device_generators():
     """)
 
 
+def test_helpers_returning_host_generators_are_host():
+    assert not _problems("""
+        import numpy
+        class Initializer:
+            def _generator(self):
+                if self.seed is not None:
+                    return numpy.random.default_rng(self.seed)
+                return random.host_rng()
+
+            def __call__(self, shape):
+                generator = self._generator()
+                return generator.normal(0.0, 1.0, size=shape)
+    """)
+
+
+def test_helpers_returning_device_generators_are_checked():
+    problems = _problems("""
+        def _generator_for(seed, target):
+            if seed is None:
+                return random.generator(target)
+            return target.xp.random.default_rng(seed)
+
+        def draw(seed, target):
+            rng = _generator_for(seed, target)
+            return rng.permutation(10), rng.integers(0, 5, size=3)
+    """)
+    assert ("generator", ("permutation",), None) in problems
+    assert not any(key[1] == ("integers",) for key in problems)
+
+
 def test_catches_flags_writeable_both_spellings():
     problems = _problems("""
         def assign(value):
