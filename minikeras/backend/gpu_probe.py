@@ -56,8 +56,12 @@ def _check_devices(cupy):
 
 
 def _check_elementwise(cupy):
-    # CuPy compiles elementwise kernels with NVRTC the first time they run.
+    # CuPy compiles elementwise kernels with NVRTC the first time they run. A
+    # kernel found in CuPy's on-disk cache needs no compiler, so NVRTC is
+    # also loaded explicitly: otherwise a cached probe kernel would hide its
+    # absence until the first uncached op.
     try:
+        cupy.cuda.nvrtc.getVersion()
         with cupy.cuda.Device(0):
             values = cupy.arange(4, dtype="float32")
             result = cupy.asnumpy(values * 2 + 1)

@@ -20,7 +20,8 @@ class _CudaRuntimeError(RuntimeError):
 def _fake_cupy(device_count=1):
     """A stand-in for ``cupy`` with just what the probe uses, on NumPy."""
     runtime = types.SimpleNamespace(getDeviceCount=lambda: device_count)
-    cuda = types.SimpleNamespace(runtime=runtime, Device=lambda index: contextlib.nullcontext())
+    nvrtc = types.SimpleNamespace(getVersion=lambda: (12, 9))
+    cuda = types.SimpleNamespace(runtime=runtime, nvrtc=nvrtc, Device=lambda index: contextlib.nullcontext())
     return types.SimpleNamespace(
         cuda=cuda, arange=numpy.arange, ones=numpy.ones, matmul=numpy.matmul, asnumpy=numpy.asarray)
 
@@ -71,6 +72,13 @@ def test_nvrtc_missing():
     module, reason = _probe_with(fake)
     assert module is None
     assert "NVRTC" in reason and "libnvrtc.so.12" in reason
+
+
+def test_nvrtc_missing_even_when_the_kernel_is_cached():
+    fake = _fake_cupy()  # the kernel itself would run (found in CuPy's kernel cache)
+    fake.cuda.nvrtc.getVersion = _raise(RuntimeError("CuPy failed to load libnvrtc.so.12"))
+    module, reason = _probe_with(fake)
+    assert module is None and "NVRTC" in reason
 
 
 def test_wrong_elementwise_result_is_not_trusted():
