@@ -3,6 +3,11 @@
 ``ops.shape(x)`` (the ``ops.shape`` name is otherwise the shape-ops module),
 ``ops.one_hot(x, num_classes)`` and ``ops.convert_to_tensor(x, dtype)``, as
 in ``keras.ops``. Imported last by ``minikeras.ops``, so these names win.
+
+Since ``minikeras.ops.shape`` is now this function, import the shape ops
+from the package (``from minikeras.ops import reshape``) or with
+``from minikeras.ops.shape import reshape``; ``import minikeras.ops.shape as
+module`` would give the function.
 """
 
 __all__ = ["shape", "one_hot", "convert_to_tensor"]
