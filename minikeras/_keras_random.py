@@ -1,5 +1,6 @@
 """Keras 3's ``keras.random`` functions that take a ``seed``: SeedGenerator,
-randint, shuffle and dropout (re-exported by ``minikeras.random``).
+randint, shuffle, dropout, and the ``seed=`` argument of normal and uniform
+(re-exported by ``minikeras.random``).
 
 Seeds work as in Keras:
 
@@ -13,11 +14,12 @@ Generators are made with the device's array module (``device.xp.random``),
 so the same code runs on NumPy and CuPy; only methods both Generators have
 (``random``, ``integers``) are used.
 """
+import functools
 import numbers
 
 import numpy
 
-from minikeras.device import placement_device
+from minikeras.device import get_device, placement_device
 
 
 class SeedGenerator:
@@ -88,10 +90,6 @@ def _generator_for(seed, target, function_name):
         return target.xp.random.default_rng(int(seed))
 
 
-def _target():
-    return placement_device()
-
-
 def randint(shape, minval, maxval, dtype="int32", seed=None):
     """Uniform random integers in ``[minval, maxval)`` as a Tensor (``keras.random.randint``).
 
@@ -105,19 +103,16 @@ def randint(shape, minval, maxval, dtype="int32", seed=None):
     Raises:
         ValueError: ``maxval <= minval`` or a non-integer dtype.
     """
-    from minikeras.autograd.function import _wrap
-
     dtype = numpy.dtype(dtype)
     if dtype.kind not in "iu":
         raise ValueError(f"randint expects an integer dtype, received {dtype}.")
     if not maxval > minval:
         raise ValueError(f"randint expects maxval > minval, received minval={minval!r}, maxval={maxval!r}.")
-    shape = (int(shape),) if isinstance(shape, numbers.Integral) else tuple(int(size) for size in shape)
-    target = _target()
+    target = _placement(None)
     rng = _generator_for(seed, target, "randint")
     with target.activate():
-        data = rng.integers(int(minval), int(maxval), size=shape).astype(dtype, copy=False)
-    return _wrap(data, target, None, 0)
+        data = rng.integers(int(minval), int(maxval), size=_size(shape)).astype(dtype, copy=False)
+    return _tensor(data, target)
 
 
 def shuffle(x, axis=0, seed=None):
@@ -132,7 +127,6 @@ def shuffle(x, axis=0, seed=None):
         A Tensor on ``x``'s device (gradients flow through the permutation).
     """
     from minikeras import ops
-    from minikeras.autograd.function import _wrap
 
     x = ops.convert_to_tensor(x)
     ndim = len(x.shape)
@@ -144,7 +138,7 @@ def shuffle(x, axis=0, seed=None):
     with target.activate():
         # Both NumPy's and CuPy's Generator have random(); CuPy's lacks permutation().
         order = target.xp.argsort(rng.random(size))
-    return ops.take(x, _wrap(order, target, None, 0), axis=int(axis))
+    return ops.take(x, _tensor(order, target), axis=int(axis))
 
 
 def dropout(inputs, rate, noise_shape=None, seed=None):
@@ -162,3 +156,57 @@ def dropout(inputs, rate, noise_shape=None, seed=None):
     inputs = ops.convert_to_tensor(inputs)
     generator = None if seed is None else _generator_for(seed, inputs.device, "dropout")
     return ops.dropout(inputs, rate, noise_shape=noise_shape, generator=generator)
+
+
+def with_seed_argument(library_normal, library_uniform):
+    """Returns ``normal`` and ``uniform`` that also take Keras's ``seed=``.
+
+    ``seed=None`` calls the library's own functions (the device stream);
+    an int or a `SeedGenerator` draws from a generator made from it.
+    """
+
+    @functools.wraps(library_normal)
+    def normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None, device=None):
+        dtype = numpy.dtype(dtype or "float32")
+        if seed is None:
+            return library_normal(shape, mean, stddev, dtype=dtype, device=device)
+        target, size = _placement(device), _size(shape)
+        rng = _generator_for(seed, target, "normal")
+        with target.activate():
+            # standard_normal: CuPy's Generator has no normal().
+            draws = rng.standard_normal(size=size, dtype=_draw_dtype(dtype))
+            data = (draws * stddev + mean).astype(dtype, copy=False)
+        return _tensor(data, target)
+
+    @functools.wraps(library_uniform)
+    def uniform(shape, minval=0.0, maxval=1.0, dtype=None, seed=None, device=None):
+        dtype = numpy.dtype(dtype or "float32")
+        if seed is None:
+            return library_uniform(shape, minval, maxval, dtype=dtype, device=device)
+        target, size = _placement(device), _size(shape)
+        rng = _generator_for(seed, target, "uniform")
+        with target.activate():
+            draws = rng.random(size=size, dtype=_draw_dtype(dtype))
+            data = (draws * (maxval - minval) + minval).astype(dtype, copy=False)
+        return _tensor(data, target)
+
+    return normal, uniform
+
+
+def _placement(device):
+    return get_device(device) if device is not None else placement_device()
+
+
+def _size(shape):
+    return (int(shape),) if isinstance(shape, numbers.Integral) else tuple(int(size) for size in shape)
+
+
+def _draw_dtype(dtype):
+    # Generators draw float32 or float64 only.
+    return dtype if dtype in (numpy.float32, numpy.float64) else numpy.dtype(numpy.float32)
+
+
+def _tensor(data, target):
+    from minikeras.autograd.function import _wrap
+
+    return _wrap(data, target, None, 0)

@@ -98,4 +98,6 @@ def uniform(shape, minval=0.0, maxval=1.0, dtype="float32", device=None):
 
 
 # Keras 3's seeded functions live in their own module; exported here.
-from minikeras._keras_random import SeedGenerator, dropout, randint, shuffle  # noqa: E402,F401
+from minikeras._keras_random import SeedGenerator, dropout, randint, shuffle, with_seed_argument  # noqa: E402,F401
+
+normal, uniform = with_seed_argument(normal, uniform)  # Keras's seed= argument

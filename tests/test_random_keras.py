@@ -79,3 +79,23 @@ def test_dropout_scales_kept_values_and_repeats_with_a_seed():
 def test_bad_arguments_raise_value_error(call):
     with pytest.raises(ValueError):
         call()
+
+
+def test_normal_and_uniform_take_keras_s_seed():
+    a = random.normal((2000,), mean=3.0, stddev=2.0, seed=8).numpy()
+    numpy.testing.assert_array_equal(a, random.normal((2000,), mean=3.0, stddev=2.0, seed=8).numpy())
+    assert a.dtype == numpy.float32
+    assert abs(a.mean() - 3.0) < 0.2 and abs(a.std() - 2.0) < 0.2
+    generator = random.SeedGenerator(5)
+    b = random.uniform((2000,), minval=-1.0, maxval=4.0, seed=generator).numpy()
+    assert b.min() >= -1.0 and b.max() < 4.0 and abs(b.mean() - 1.5) < 0.2
+    assert not numpy.array_equal(b, random.uniform((2000,), minval=-1.0, maxval=4.0, seed=generator).numpy())
+    assert random.normal((3,), dtype="float64", seed=1).dtype == numpy.float64
+    assert random.uniform((3,), dtype=None).dtype == numpy.float32  # Keras's dtype=None is floatx
+
+
+def test_unseeded_normal_still_follows_the_library_seed():
+    mk.random.seed(3)
+    first = random.normal((5,)).numpy()
+    mk.random.seed(3)
+    numpy.testing.assert_array_equal(random.normal((5,)).numpy(), first)
