@@ -108,6 +108,24 @@ assert not np.array_equal(ops.convert_to_tensor(first).numpy(), second.numpy())
 assert np.array_equal(layer(x).numpy(), x.numpy())
 assert set(np.unique(first.numpy())) <= {0.0, 2.0}
 
+class Sampling(layers.Layer):
+    # The Keras VAE example's sampling layer, unchanged.
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.seed_generator = keras.random.SeedGenerator(1337)
+
+    def call(self, inputs):
+        z_mean, z_log_var = inputs
+        batch = ops.shape(z_mean)[0]
+        dim = ops.shape(z_mean)[1]
+        epsilon = keras.random.normal(shape=(batch, dim), seed=self.seed_generator)
+        return z_mean + ops.exp(0.5 * z_log_var) * epsilon
+
+
+z_mean, z_log_var = ops.zeros((512, 2)), ops.zeros((512, 2))
+z = Sampling()([z_mean, z_log_var])
+assert ops.shape(z) == (512, 2) and 0.8 < float(np.std(z.numpy())) < 1.2
+
 values = ops.convert_to_tensor(np.arange(10.0))
 assert ops.shape(values) == (10,)
 shuffled = keras.random.shuffle(values, seed=keras.random.SeedGenerator(3))
