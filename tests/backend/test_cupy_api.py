@@ -16,13 +16,10 @@ import numpy  # noqa: E402  (after the skip, to keep the reason first)
 
 PACKAGE = Path(__file__).resolve().parents[2] / "minikeras"
 
-# CuPy behaviours that are not defects of the library, each with its reason.
-# Keys: (kind, path, keyword) with keyword None for "the name itself".
-ALLOWED = {
-    # cupy.ndarray.take and .repeat name their first parameter differently
-    # (indices/repeats) but the library passes those positionally; nothing
-    # to allow today, kept empty on purpose.
-}
+# Genuine CuPy quirks the scan would misreport, each with its reason, as
+# {(kind, path, keyword): "why"}; keyword None means the name itself. Empty
+# today: every use the scan finds is checked for real.
+ALLOWED = {}
 
 # Defects of issue 10 that were present when this test was written and are
 # fixed on the gpu-core branch (device classes). Once that branch is merged

@@ -48,3 +48,20 @@ def test_maxlen_zero_and_old_address():
 def test_errors(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(1, 1000), max_size=12), max_size=8),
+       st.one_of(st.none(), st.integers(0, 15)), st.sampled_from(["pre", "post"]), st.sampled_from(["pre", "post"]))
+def test_rows_are_the_kept_part_plus_padding(sequences, maxlen, padding, truncating):
+    out = pad_sequences(sequences, maxlen=maxlen, padding=padding, truncating=truncating, value=0)
+    length = max((len(s) for s in sequences), default=0) if maxlen is None else maxlen
+    assert out.shape == (len(sequences), length)
+    for row, sequence in zip(out, sequences):
+        kept = (sequence[-length:] if truncating == "pre" else sequence[:length]) if length else []
+        pad = [0] * (length - len(kept))
+        assert row.tolist() == (pad + kept if padding == "pre" else kept + pad)

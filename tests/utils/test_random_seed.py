@@ -30,3 +30,4 @@ def test_same_seed_same_everything():
 def test_bad_seed(seed):
     with pytest.raises(ValueError, match="non-negative int"):
         utils.set_random_seed(seed)
+
