@@ -13,8 +13,9 @@ it times one epoch and the median of single steps, each step followed by a
 device synchronisation. Batch 128, Adam(1e-3), float32, TF32 off in both
 libraries (``CUPY_TF32=0``; torch's ``allow_tf32`` flags off), synthetic data
 of the real shapes (60,000 or 50,000 training samples, uploaded from host
-memory batch by batch by every runner), only full batches (the epoch has
-``n // 128`` steps, so the CUDA graph's fixed shapes fit every runner).
+memory batch by batch by every runner, in order: the data is random, so no
+runner shuffles), only full batches (the epoch has ``n // 128`` steps, so
+the CUDA graph's fixed shapes fit every runner).
 The data is random, so losses are reported only as a sanity check.
 
 It needs nothing but CuPy and/or PyTorch already installed: no network and
@@ -110,7 +111,7 @@ def run_minikeras(model_name, x, y, device):
             model.train_on_batch(x[step * BATCH:(step + 1) * BATCH], y[step * BATCH:(step + 1) * BATCH])
         sync()
         start = time.perf_counter()
-        history = model.fit(x, y, batch_size=BATCH, epochs=1, shuffle=True, verbose=0)
+        history = model.fit(x, y, batch_size=BATCH, epochs=1, shuffle=False, verbose=0)
         sync()
         epoch_s = time.perf_counter() - start
         step_times = []
