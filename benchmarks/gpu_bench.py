@@ -107,15 +107,17 @@ def run_minikeras(model_name, x, y, device):
         model = _minikeras_model(model_name)
         model.compile(optimizer=mk.optimizers.Adam(LR),
                       loss=mk.losses.SparseCategoricalCrossentropy(from_logits=True))
+        steps = len(x) // BATCH
         for step in range(WARMUP_STEPS):  # builds, compiles the kernels, fills the memory pool
-            model.train_on_batch(x[step * BATCH:(step + 1) * BATCH], y[step * BATCH:(step + 1) * BATCH])
+            batch = slice((step % steps) * BATCH, (step % steps + 1) * BATCH)
+            model.train_on_batch(x[batch], y[batch])
         sync()
         start = time.perf_counter()
         history = model.fit(x, y, batch_size=BATCH, epochs=1, shuffle=False, verbose=0)
         sync()
         epoch_s = time.perf_counter() - start
         step_times = []
-        for step in range(min(MEDIAN_STEPS, len(x) // BATCH)):
+        for step in range(min(MEDIAN_STEPS, steps)):
             batch = slice(step * BATCH, (step + 1) * BATCH)
             start = time.perf_counter()
             model.train_on_batch(x[batch], y[batch])  # returns the loss: a host read, so it syncs
