@@ -16,8 +16,20 @@ from minikeras.datasets import _safe_pickle
 from minikeras.datasets._errors import CorruptDatasetError
 
 
-def read_npz(path, keys):
+#: The most bytes one member may declare. Keras's largest such file (IMDB)
+#: holds under 20 MB per member; a member declaring more is refused before
+#: it is read (a small zip can inflate to gigabytes, and zipfile never reads
+#: past the declared size).
+MAX_MEMBER_BYTES = 128 * 2**20
+
+
+def read_npz(path, keys, max_member_bytes=None):
     """Returns ``{key: array}`` for each of ``keys`` in the ``.npz`` at ``path``.
+
+    Memory stays bounded by the file's real contents: each member's declared
+    size is checked against ``max_member_bytes`` (default `MAX_MEMBER_BYTES`)
+    before it is read, and a numeric array's header must not promise more
+    data than the member holds.
 
     Raises:
         CorruptDatasetError: not a zip, a key missing, or a member that is
@@ -32,6 +44,10 @@ def read_npz(path, keys):
                 if f"{key}.npy" not in names:
                     held = sorted(name[:-4] for name in names if name.endswith(".npy"))
                     raise CorruptDatasetError(f"has no array {key!r} (it holds {held})")
+                limit = MAX_MEMBER_BYTES if max_member_bytes is None else max_member_bytes
+                declared = archive.getinfo(f"{key}.npy").file_size
+                if declared > limit:
+                    raise CorruptDatasetError(f"{key}.npy declares {declared} bytes, over the {limit}-byte limit")
                 arrays[key] = _read_npy(archive.read(f"{key}.npy"), key)
             return arrays
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as error:
@@ -52,6 +68,13 @@ def _read_npy(blob, key):
         else:
             raise CorruptDatasetError(f"array {key!r}: unsupported .npy version {version}")
         if not dtype.hasobject:
+            needed = dtype.itemsize
+            for size in shape:  # Python ints: no overflow on absurd headers
+                needed *= size
+            present = len(blob) - stream.tell()
+            if needed > present:
+                raise CorruptDatasetError(f"array {key!r}: its header declares shape {tuple(shape)} "
+                                          f"({needed} bytes), the member holds {present}")
             stream.seek(0)
             return npy_format.read_array(stream, allow_pickle=False)
         array = _safe_pickle.RestrictedUnpickler(stream, encoding="latin1").load()

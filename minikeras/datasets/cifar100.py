@@ -32,6 +32,10 @@ _SPLIT_SIZES = {"train": 50000, "test": 10000}
 _CLASSES = {"fine": 100, "coarse": 20}
 _FOLDER = "cifar-100-python"
 _PIXELS = 32 * 32 * 3
+# The real train member is 155 MB (50,000 images and their pickle): a member
+# declaring more is refused before it is read (a small gzip can inflate to
+# gigabytes).
+_MAX_MEMBER_BYTES = 192 * 2**20
 
 
 def load_data(label_mode="fine"):
@@ -74,7 +78,11 @@ def read_archive(path):
                 name = member.name[2:] if member.name.startswith("./") else member.name
                 folder, _, split = name.partition("/")
                 if member.isfile() and folder == _FOLDER and split in _SPLIT_SIZES:
-                    splits[split] = _read_split(archive.extractfile(member).read(), split)
+                    if member.size > _MAX_MEMBER_BYTES:
+                        raise CorruptDatasetError(f"{member.name} declares {member.size} bytes, more than "
+                                                  f"a CIFAR-100 split can hold ({_MAX_MEMBER_BYTES})")
+                    blob = archive.extractfile(member).read(_MAX_MEMBER_BYTES)
+                    splits[split] = _read_split(blob, split)
     except (tarfile.TarError, OSError, EOFError, zlib.error) as error:
         raise CorruptDatasetError(
             f"{path}: is not a complete tar archive ({type(error).__name__}: {error})") from error

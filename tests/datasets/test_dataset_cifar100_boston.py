@@ -122,3 +122,11 @@ def test_boston_rejects_pickles_and_wrong_shapes(tmp_path):
 def test_boston_bad_split():
     with pytest.raises(ValueError, match="test_split"):
         boston_housing.load_data(test_split=-0.1)
+
+
+def test_cifar100_oversized_member_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(cifar100, "_MAX_MEMBER_BYTES", 1000)
+    path = tmp_path / "c.tar.gz"
+    path.write_bytes(_tar({"train": _split(5, 1), "test": _split(3, 2)}))
+    with pytest.raises(CorruptDatasetError, match="declares"):
+        cifar100.read_archive(path)

@@ -211,3 +211,31 @@ def test_pickle_protocols(tmp_path):
     for protocol in (2, 3, 4, 5):
         restored = _safe_pickle.loads(pickle.dumps(array, protocol=protocol))
         assert list(restored) == [[1, 2], [3]]
+
+
+def test_oversized_member_is_refused_before_reading(tmp_path, monkeypatch):
+    from minikeras.datasets import _npz as npz_reader
+
+    path = tmp_path / "big.npz"
+    path.write_bytes(_npz(x=_ragged([[1] * 5000]), y=np.array([0])))
+    monkeypatch.setattr(npz_reader, "MAX_MEMBER_BYTES", 1000)
+    with pytest.raises(CorruptDatasetError, match="over the 1000-byte limit"):
+        reuters._read(path)
+
+
+def test_numeric_header_promising_more_than_the_member_holds(tmp_path):
+    import zipfile
+
+    from numpy.lib import format as npy_format
+
+    header = io.BytesIO()
+    npy_format.write_array_header_1_0(header, {"descr": "<f8", "fortran_order": False,
+                                               "shape": (2**40, 13)})
+    path = tmp_path / "bomb.npz"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("x.npy", header.getvalue() + b"\0" * 64)
+        archive.writestr("y.npy", header.getvalue())
+    from minikeras.datasets import boston_housing
+
+    with pytest.raises(CorruptDatasetError, match="declares shape"):
+        boston_housing._read(path)
