@@ -23,6 +23,7 @@ __version__ = "0.1.0"
 _LAZY_MODULES = {
     "layers", "models", "optimizers", "losses", "metrics", "callbacks", "activations",
     "initializers", "regularizers", "constraints", "datasets", "distribute", "saving", "utils",
+    "preprocessing",
 }
 _LAZY_NAMES = {
     "Sequential": "minikeras.models",

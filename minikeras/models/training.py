@@ -128,6 +128,10 @@ class Trainer(TrainingSteps):
                 callback_list.on_train_batch_end(step, logs)
                 if self.stop_training:
                     break
+            if getattr(data, "ran_out", False):  # a finite generator ended: Keras warns and stops
+                self.stop_training = True
+                if not data.batches_seen:
+                    break  # no batch this epoch: log no empty epoch
             epoch_logs = dict(logs)
             if validation is not None and (epoch + 1) % validation_freq == 0:
                 # The same callbacks see the validation pass (on_test_*), as in Keras.
