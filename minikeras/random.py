@@ -92,3 +92,9 @@ def normal(shape, mean=0.0, stddev=1.0, dtype="float32", device=None):
 def uniform(shape, minval=0.0, maxval=1.0, dtype="float32", device=None):
     """Samples from U[minval, maxval) as a Tensor."""
     return _draw("uniform", shape, dtype, device, minval, maxval)
+
+
+# Keras 3's seeded functions live in their own module; exported here.
+from minikeras._keras_random import SeedGenerator, dropout, randint, shuffle, with_seed_argument  # noqa: E402,F401
+
+normal, uniform = with_seed_argument(normal, uniform)  # Keras's seed= argument

@@ -67,7 +67,7 @@ def _on_device(request):
 def pytest_collection_modifyitems(config, items):
     on_gpu = simulated.requested_count() > 0
     if not backend.gpu_available():
-        skip = pytest.mark.skip(reason="no CUDA device is visible (CuPy missing or no GPU): GPU test skipped")
+        skip = pytest.mark.skip(reason=f"GPU test skipped: {backend.gpu_unavailable_reason()}")
         skip_cuda = pytest.mark.skip(reason="needs real CUDA (CuPy's pools or arrays), not the simulated GPU")
         for item in items:
             if "gpu" in item.keywords and not on_gpu:

@@ -60,11 +60,6 @@ class CpuDevice(Device):
     def normal(self, rng, size, loc, scale):
         return rng.normal(loc=loc, scale=scale, size=size)
 
-    def private_buffer(self, array):
-        if not array.flags.writeable or array.base is not None or not array.flags.c_contiguous:
-            return array.copy(order="C")
-        return array
-
     def copy_array(self, array):
         return array.copy()
 

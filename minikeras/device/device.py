@@ -162,13 +162,6 @@ class Device:
         first logical device of its physical GPU claims it)."""
         return self.is_array(array)
 
-    def private_buffer(self, array):
-        """``array`` itself when it owns a C-contiguous buffer that may be
-        written in place (a weight), else a copy that does."""
-        if array.base is not None or not array.flags.c_contiguous:
-            return array.copy(order="C")
-        return array
-
     def copy_array(self, array):
         """A copy of an array of this device, on this device."""
         with self.activate():

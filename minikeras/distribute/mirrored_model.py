@@ -275,7 +275,7 @@ class MirroredModel(WrappedModelFacade, Trainer):
         replica = self._replicas[rank]
         replica._clear_call_losses()
         y_pred = replica(x, training=training)
-        data_loss, parts = self.compiled_loss(y, y_pred, sample_weight)
+        data_loss, parts = self.compiled_loss.compute(y, y_pred, sample_weight)
         from_calls = replica_tools.call_losses(replica)
         loss = data_loss
         for term in from_calls:
@@ -289,7 +289,7 @@ class MirroredModel(WrappedModelFacade, Trainer):
         return loss, parts, y_pred
 
     # ---------------------------------------------------------------- steps
-    def train_step(self, x, y, sample_weight=None):
+    def _train_batch(self, x, y, sample_weight=None):
         """One synchronous step on every replica; returns the batch's loss.
 
         Raises:
@@ -373,7 +373,7 @@ class MirroredModel(WrappedModelFacade, Trainer):
                 target.data[...] = source.data
             self._optimizers[rank]._iterations = primary._iterations
 
-    def test_step(self, x, y, sample_weight=None):
+    def _test_batch(self, x, y, sample_weight=None):
         """Loss and metrics on one batch, every replica on its shard."""
         x, y, sample_weight, total, shards = self._prepare(x, y, sample_weight)
         if self.compiled_metrics is None:

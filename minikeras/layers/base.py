@@ -16,8 +16,10 @@ from minikeras.autograd.function import _wrap
 from minikeras.device import placement_device
 from minikeras.layers.keras_mask import get_keras_mask, set_keras_mask
 from minikeras.layers.naming import to_snake_case, unique_name
+from minikeras.layers.weight_arguments import add_weight_arguments, unique_weight_name
 from minikeras.utils.nest import flatten as _flatten
 from minikeras.utils.nest import map_structure as _map
+from minikeras.variables import Variable
 
 _LAYER_CLASSES = {}
 _context = threading.local()
@@ -106,25 +108,49 @@ class Layer:
         self._inbound_nodes = []
 
     # ------------------------------------------------------------- weights
-    def add_weight(self, name, shape, initializer="glorot_uniform", regularizer=None, constraint=None,
-                   trainable=True, dtype=None):
-        """Create a weight Tensor, initialised on the current device.
+    def add_weight(self, *args, **kwargs):
+        """Create a weight (a :class:`minikeras.Variable`) on the current device.
+
+        Keras 3's signature, every argument optional: ``add_weight(shape=None,
+        initializer=None, dtype=None, trainable=True, autocast=True,
+        regularizer=None, constraint=None, aggregation="none", name=None)``.
+        tf.keras's order with the name first (``add_weight("kernel", shape,
+        ...)``) is also accepted, as older scripts use it.
 
         Args:
-            name: short name (``"kernel"``); the Tensor is named ``layer/kernel``.
-            shape: the weight's shape.
-            initializer: name, Initializer or callable ``(shape, dtype) -> array``.
+            shape: the weight's shape (default ``()``, a scalar).
+            initializer: name, Initializer or callable ``(shape, dtype)``;
+                default "glorot_uniform" for floats, "zeros" otherwise.
+            dtype: default: the layer's dtype.
+            trainable: trainable weights get gradients and optimizer updates.
             regularizer: name, Regularizer or callable giving a scalar Tensor.
             constraint: name, Constraint or callable applied after each update.
-            trainable: trainable weights get gradients and optimizer updates.
+            name: short name (``"kernel"``); the path is ``layer/kernel``;
+                default ``"variable"``, numbered when repeated.
+
+        Returns:
+            The Variable, also listed in ``weights``.
         """
         from minikeras import constraints, initializers, regularizers
 
+        spec = add_weight_arguments(args, kwargs, type(self).__name__)
+        dtype = numpy.dtype(spec["dtype"] or self.dtype)
+        shape = () if spec["shape"] is None else spec["shape"]
+        try:
+            shape = (int(shape),) if isinstance(shape, (int, numpy.integer)) else tuple(int(s) for s in shape)
+        except (TypeError, ValueError):
+            shape = None
+        if shape is None or any(size < 0 for size in shape):
+            raise ValueError(f"Layer '{self.name}': add_weight expects shape to be a tuple of non-negative ints, "
+                             f"received {spec['shape']!r}.")
+        initializer = spec["initializer"]
+        if initializer is None:
+            initializer = "glorot_uniform" if dtype.kind == "f" else "zeros"
+        init = initializers.get(initializer)
+        trainable = bool(spec["trainable"]) and dtype.kind == "f"
+        name = unique_weight_name(self, spec["name"] or "variable")
         from minikeras.saving import _safety
 
-        dtype = numpy.dtype(dtype or self.dtype)
-        shape = tuple(int(s) for s in shape)
-        init = initializers.get(initializer)
         if _safety.loading():
             # Rebuilding from a file, whose values replace these: bound the
             # size by what the file holds and skip the (float64) initializer.
@@ -133,12 +159,22 @@ class Layer:
         device = placement_device()
         with device.activate():
             value = init(shape, dtype=dtype)
-            value = device.private_buffer(device.asarray(value.data if isinstance(value, Tensor) else value, dtype))
-        weight = Tensor(value, requires_grad=trainable and self._trainable, device=device,
-                        name=f"{self.name}/{name}")
-        weight._meta = _WeightInfo(regularizers.get(regularizer), constraints.get(constraint), trainable)
+        weight = Variable(value, dtype=dtype, trainable=trainable, device=device, name=f"{self.name}/{name}")
+        weight.requires_grad = trainable and self._trainable
+        weight._meta = _WeightInfo(regularizers.get(spec["regularizer"]), constraints.get(spec["constraint"]),
+                                   trainable)
         (self._trainable_weights if trainable else self._non_trainable_weights).append(weight)
         return weight
+
+    def __setattr__(self, name, value):
+        # A Variable made directly (``self.v = Variable(...)``) is a weight
+        # of the layer, as Keras 3 tracks it; add_weight's are listed already.
+        if isinstance(value, Variable) and value._meta is None and "_trainable_weights" in self.__dict__:
+            value._meta = _WeightInfo(None, None, value.trainable)
+            (self._trainable_weights if value.trainable else self._non_trainable_weights).append(value)
+            if value.trainable and not self._trainable:
+                value.requires_grad = False
+        object.__setattr__(self, name, value)
 
     @property
     def trainable(self):

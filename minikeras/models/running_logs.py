@@ -1,36 +1,13 @@
-"""Running loss sums kept on the device, and logs read only when looked at.
+"""Logs read only when looked at.
 
-On a GPU every host read waits for the device, so the training step keeps
-its running sums on the device (``running_sum``), hands the metrics their
-batches when the logs are read, and gives callbacks :class:`LazyLogs`,
-which compute the logs (the host reads) only if a callback reads them, as
-the progress bar does when it refreshes and the trainer at epoch end.
+On a GPU every host read waits for the device, so a training step does
+not read its loss or metric values: the loss trackers and metrics get the
+step's (detached) results when the logs are next read (models/steps.py),
+and callbacks get :class:`LazyLogs`, which compute the logs (the host
+reads) only if a callback reads them, as the progress bar does when it
+redraws and the trainer at epoch end.
 """
-from collections.abc import MutableMapping
-
 from minikeras.autograd import Tensor
-
-
-def running_sum(total, value, count):
-    """``total + value * count``; a Tensor ``value`` is added on its device
-    (no host read), in float64 as the host sums were."""
-    if not isinstance(value, Tensor):
-        return read_sum(total) + float(value) * count
-    device = value.device
-    with device.activate():
-        term = value.data.astype("float64").reshape(()) * count
-        if isinstance(total, (int, float)):
-            return term + total if total else term
-        return device.asarray(total) + term
-
-
-def read_sum(total):
-    """A running sum as a Python float (a host read when on a device)."""
-    if isinstance(total, (int, float)):
-        return float(total)
-    from minikeras.device import registry
-
-    return float(registry.owner_of(total).item(total))
 
 
 def detached(y_pred):
@@ -43,39 +20,72 @@ def detached(y_pred):
     return y_pred
 
 
-class LazyLogs(MutableMapping):
-    """A logs dict computed by ``compute()`` on first use (read or write,
-    as callbacks may add entries)."""
+class LazyLogs(dict):
+    """A logs dict (a real ``dict``, as Keras callbacks expect) filled by
+    ``compute()`` on first use: reading, iterating, writing or copying."""
 
-    __slots__ = ("_compute", "_values")
+    __slots__ = ("_compute",)
 
     def __init__(self, compute):
+        super().__init__()
         self._compute = compute
-        self._values = None
 
-    def _get(self):
-        if self._values is None:
-            self._values = self._compute()
+    def _fill(self):
+        compute = self._compute
+        if compute is not None:
             self._compute = None
-        return self._values
+            dict.update(self, compute())
+        return self
 
     def __getitem__(self, key):
-        return self._get()[key]
-
-    def __iter__(self):
-        return iter(self._get())
-
-    def __len__(self):
-        return len(self._get())
+        return dict.__getitem__(self._fill(), key)
 
     def __setitem__(self, key, value):
-        self._get()[key] = value
+        dict.__setitem__(self._fill(), key, value)
 
     def __delitem__(self, key):
-        del self._get()[key]
+        dict.__delitem__(self._fill(), key)
 
-    def copy(self):
-        return dict(self._get())
+    def __contains__(self, key):
+        return dict.__contains__(self._fill(), key)
+
+    def __iter__(self):
+        return dict.__iter__(self._fill())
+
+    def __len__(self):
+        return dict.__len__(self._fill())
+
+    def __eq__(self, other):
+        return dict.__eq__(self._fill(), other)
+
+    __hash__ = None
 
     def __repr__(self):
-        return repr(self._get())
+        return dict.__repr__(self._fill())
+
+    def get(self, key, default=None):
+        return dict.get(self._fill(), key, default)
+
+    def keys(self):
+        return dict.keys(self._fill())
+
+    def values(self):
+        return dict.values(self._fill())
+
+    def items(self):
+        return dict.items(self._fill())
+
+    def update(self, *args, **kwargs):
+        dict.update(self._fill(), *args, **kwargs)
+
+    def setdefault(self, key, default=None):
+        return dict.setdefault(self._fill(), key, default)
+
+    def pop(self, key, *default):
+        return dict.pop(self._fill(), key, *default)
+
+    def copy(self):
+        return dict(self._fill())
+
+    def __reduce__(self):
+        return (dict, (dict(self._fill()),))

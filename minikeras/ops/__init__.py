@@ -21,6 +21,7 @@ from minikeras.ops.nn.conv3d import *  # noqa: F401,F403
 from minikeras.ops.nn.softmax import *  # noqa: F401,F403
 from minikeras.ops.reduce import *  # noqa: F401,F403
 from minikeras.ops.shape import *  # noqa: F401,F403
+from minikeras.ops.keras_names import *  # noqa: F401,F403  (last: Keras's ops.shape/one_hot win)
 from minikeras.ops import _tensor_methods
 
 _tensor_methods.install()

@@ -86,7 +86,7 @@ def test_scattered_data_three_workers_adam_with_callbacks_and_files_on_rank_0(tm
     assert len(history["loss"]) < 6  # EarlyStopping did stop, on every worker alike (checked above)
     assert (tmp_path / "log_0.csv").exists() and (tmp_path / "model_0.h5").exists()
     assert not any((tmp_path / name).exists() for name in ("log_1.csv", "log_2.csv", "model_1.h5", "model_2.h5"))
-    assert output.count("Epoch 1/6") >= 1 and output.count("Epoch 1/6:   0%") == 1
+    assert output.count("Epoch 1/6\n") == 1  # one progress display, worker 0's
     import minikeras as mk
 
     saved = mk.models.load_model(tmp_path / "model_0.h5", compile=False)  # the plain model

@@ -91,8 +91,6 @@ def test_deferred_logs_equal_the_cpu_logs(simulated_gpu):
 
 
 def test_progress_bar_reads_the_logs_only_when_it_redraws(simulated_gpu, capsys):
-    import time
-
     class BeginToBegin(mk.callbacks.Callback):
         """Host syncs from one step's start to the next (so the progress
         bar's end-of-step work, which runs after user callbacks, counts)."""
@@ -106,14 +104,12 @@ def test_progress_bar_reads_the_logs_only_when_it_redraws(simulated_gpu, capsys)
 
     x, y = _data()
     traffic = BeginToBegin()
-    start = time.perf_counter()
     _model().fit(x, y, batch_size=16, epochs=2, verbose=1, callbacks=[traffic])
-    elapsed = time.perf_counter() - start
     reading = [later > earlier for earlier, later in zip(traffic.marks, traffic.marks[1:])]
-    assert reading[0]  # the first redraw shows the logs
-    # Then at most once per redraw interval (tqdm's mininterval), plus the
-    # epoch end and the new bar's first redraw in each epoch.
-    assert sum(reading) <= 2 * 2 + elapsed / 0.25
+    # Not a terminal (captured): the line is drawn at epoch ends only, and
+    # only then are the logs read.
+    assert reading == [step == 5 for step in range(11)]
+    assert "Epoch 2/2" in capsys.readouterr().out
 
 
 def test_lazy_logs_compute_once_and_accept_new_entries():
@@ -121,7 +117,7 @@ def test_lazy_logs_compute_once_and_accept_new_entries():
 
     calls = []
     logs = LazyLogs(lambda: calls.append(1) or {"loss": 1.0})
-    assert calls == []
+    assert calls == [] and isinstance(logs, dict)  # Keras callbacks may check
     logs["lr"] = 0.1
     assert dict(logs) == logs.copy() == {"loss": 1.0, "lr": 0.1}
     assert calls == [1]
