@@ -17,6 +17,9 @@ import numpy
 from minikeras import backend
 from minikeras.autograd import Function, Tensor, no_grad
 from minikeras.ops._checks import normalize_axis, shape_of
+from minikeras.ops.math.unary import _as_tensor
+from minikeras.utils.argument_validation import check_dtype, validate_tensor_input
+from minikeras.utils.argument_validation import is_int as _is_int
 
 
 def _size(shape):
@@ -24,10 +27,6 @@ def _size(shape):
     for dim in shape:
         total *= dim
     return total
-
-
-def _is_int(value):
-    return isinstance(value, (int, numpy.integer)) and not isinstance(value, (bool, numpy.bool_))
 
 
 def _single_axis(op_name, axis, ndim):
@@ -140,6 +139,7 @@ class Transpose(Function):
 
 def reshape(x, shape):
     """Give ``x`` a new shape with the same number of elements (one -1 allowed)."""
+    x = _as_tensor("reshape", x)
     if isinstance(shape, (int, numpy.integer)):
         shape = (int(shape),)
     shape = tuple(int(s) for s in shape)
@@ -160,6 +160,7 @@ def reshape(x, shape):
 
 def transpose(x, axes=None):
     """Permute the axes of ``x`` (reverse them when ``axes`` is None)."""
+    x = _as_tensor("transpose", x)
     ndim = len(shape_of(x))
     if axes is None:
         axes = tuple(reversed(range(ndim)))
@@ -176,6 +177,7 @@ def expand_dims(x, axis):
         >>> expand_dims(zeros((2, 3)), (0, -1)).shape
         (1, 2, 3, 1)
     """
+    x = _as_tensor("expand_dims", x)
     shape = shape_of(x)
     axes = (axis,) if _is_int(axis) else tuple(axis)
     out_ndim = len(shape) + len(axes)
@@ -189,6 +191,7 @@ def expand_dims(x, axis):
 
 def squeeze(x, axis=None):
     """Remove axes of size 1: all of them, or those in ``axis`` (which must be 1)."""
+    x = _as_tensor("squeeze", x)
     shape = shape_of(x)
     if axis is None:
         axes = tuple(i for i, size in enumerate(shape) if size == 1)
@@ -204,6 +207,7 @@ def squeeze(x, axis=None):
 
 def flatten(x):
     """``x`` as a 1-D tensor (the ``Flatten`` layer keeps the batch axis itself)."""
+    x = _as_tensor("flatten", x)
     return Flatten((_size(shape_of(x)),)).apply(x)
 
 
@@ -212,6 +216,7 @@ ravel = flatten
 
 def moveaxis(x, source, destination):
     """Move axes ``source`` to positions ``destination`` (ints or tuples)."""
+    x = _as_tensor("moveaxis", x)
     ndim = len(shape_of(x))
     sources = (source,) if _is_int(source) else tuple(source)
     destinations = (destination,) if _is_int(destination) else tuple(destination)
@@ -231,6 +236,7 @@ def moveaxis(x, source, destination):
 
 def swapaxes(x, axis1, axis2):
     """Exchange two axes of ``x``."""
+    x = _as_tensor("swapaxes", x)
     ndim = len(shape_of(x))
     first, second = _single_axis("swapaxes", axis1, ndim), _single_axis("swapaxes", axis2, ndim)
     order = list(range(ndim))
@@ -381,6 +387,7 @@ def getitem(x, index):
         IndexError: an index is out of range for the tensor's shape.
         TypeError: an index item of an unsupported type.
     """
+    x = _as_tensor("getitem", x)
     items, checks, kind = _normalize_index(index, shape_of(x))
     return GetItem(items, checks, kind).apply(x)
 
@@ -388,9 +395,24 @@ def getitem(x, index):
 def take(x, indices, axis=None):
     """Elements of ``x`` at ``indices`` along ``axis`` (of the flattened ``x``
     when ``axis`` is None), like ``keras.ops.take``."""
+    x = _as_tensor("take", x)
     if axis is None:
-        return getitem(flatten(x), indices)
-    axis = _single_axis("take", axis, len(shape_of(x)))
+        x, axis = flatten(x), 0
+    else:
+        axis = _single_axis("take", axis, len(shape_of(x)))
+    if isinstance(indices, (list, tuple)):
+        indices = numpy.asarray(indices)
+    validate_tensor_input("take", indices, allow_complex=False)
+    dtype = getattr(indices, "dtype", None)
+    if dtype is not None and numpy.dtype(dtype).kind == "b":
+        # A mask selects along ``axis`` only; a wider one would index the
+        # following axes too, silently ignoring ``axis``.
+        length = shape_of(x)[axis]
+        if shape_of(indices) != (length,):
+            raise ValueError(f"take: a boolean mask must be 1-D with the length of axis {axis} ({length}), "
+                             f"received mask shape {shape_of(indices)} for input shape {shape_of(x)}.")
+    elif dtype is not None and numpy.dtype(dtype).kind == "f":
+        raise TypeError(f"take: indices must be integers or a boolean mask, received dtype {dtype}.")
     return getitem(x, (slice(None),) * axis + (indices,))
 
 
@@ -501,6 +523,7 @@ def split(x, indices_or_sections, axis=0):
     Returns:
         A list of Tensors; pieces left unused get a zero gradient.
     """
+    x = _as_tensor("split", x)
     shape = shape_of(x)
     axis = _single_axis("split", axis, len(shape))
     size = shape[axis]
@@ -575,6 +598,7 @@ class Repeat(Function):
 
 def tile(x, repeats):
     """Repeat the whole of ``x`` ``repeats`` times along each axis (like ``numpy.tile``)."""
+    x = _as_tensor("tile", x)
     repeats = (repeats,) if _is_int(repeats) else tuple(repeats)
     if not all(_is_int(r) and r >= 0 for r in repeats):
         raise ValueError(f"tile: repeats must be non-negative ints, received {repeats!r}.")
@@ -584,6 +608,7 @@ def tile(x, repeats):
 def repeat(x, repeats, axis=None):
     """Repeat each element ``repeats`` times along ``axis`` (of the flattened
     ``x`` when ``axis`` is None). ``repeats`` is an int or one count per element."""
+    x = _as_tensor("repeat", x)
     shape = shape_of(x)
     if axis is not None:
         axis = _single_axis("repeat", axis, len(shape))
@@ -681,6 +706,7 @@ def pad(x, pad_width, mode="constant", constant_values=0):
         mode: "constant", or "reflect", "symmetric", "edge", "wrap".
         constant_values: the fill value of "constant" mode (a number).
     """
+    x = _as_tensor("pad", x)
     shape = shape_of(x)
     pairs = _pad_pairs(pad_width, len(shape))
     if mode == "constant":
@@ -716,10 +742,12 @@ class Cast(Function):
 def cast(x, dtype):
     """``x`` converted to ``dtype``. The gradient is cast back to the input's
     dtype; casting to an integer or bool dtype cuts the gradient."""
+    x = _as_tensor("cast", x)
     try:
         dtype = numpy.dtype(dtype)
     except TypeError:
         raise TypeError(f"cast: {dtype!r} is not a dtype.") from None
+    check_dtype("cast", dtype)
     if dtype.kind not in "fc" and isinstance(x, Tensor) and x.requires_grad:
         with no_grad():
             return Cast(dtype).apply(x)

@@ -8,6 +8,7 @@ __all__ = ["add", "subtract", "multiply", "divide", "power", "negative", "sub", 
 
 from minikeras.autograd import Function
 from minikeras.ops._checks import check_broadcast
+from minikeras.utils.argument_validation import validate_tensor_input
 
 
 class Add(Function):
@@ -75,8 +76,10 @@ class Pow(Function):
         return grad_a, grad_b
 
 
-def _binary(function_class, name):
+def _binary(function_class, name, allow_bool=True):
     def op(a, b):
+        validate_tensor_input(name, a, allow_bool)
+        validate_tensor_input(name, b, allow_bool)
         check_broadcast(name, a, b)
         return function_class().apply(a, b)
 
@@ -86,14 +89,15 @@ def _binary(function_class, name):
 
 
 add = _binary(Add, "add")
-subtract = _binary(Sub, "subtract")
+subtract = _binary(Sub, "subtract", allow_bool=False)  # NumPy gives bool minus no meaning
 multiply = _binary(Mul, "multiply")
 divide = _binary(Div, "divide")
 power = _binary(Pow, "power")
 
 
 def negative(x):
-    """Elementwise ``-x``."""
+    """Elementwise ``-x`` (bools refused: negation has no boolean meaning)."""
+    validate_tensor_input("negative", x, allow_bool=False)
     return Neg().apply(x)
 
 

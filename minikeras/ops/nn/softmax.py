@@ -12,6 +12,7 @@ import numpy
 
 from minikeras.autograd import Function
 from minikeras.ops._checks import check_broadcast, normalize_axis, shape_of
+from minikeras.utils.argument_validation import validate_tensor_input
 
 
 def _shifted(x, axes):
@@ -68,16 +69,32 @@ class LogSoftmax(Function):
         return grad_input
 
 
+def _normalized_axes(op_name, x, axis):
+    """Check a softmax input and axis; the axes as a tuple.
+
+    Raises:
+        TypeError: ``x`` is not floating-point numeric data.
+        ValueError: an axis is out of range or has size 0 (there is no
+            distribution over no classes).
+    """
+    validate_tensor_input(op_name, x, allow_bool=False, allow_complex=False)
+    _float_dtype_of(op_name, x)
+    shape = shape_of(x)
+    axes = normalize_axis(op_name, axis, len(shape))
+    for index in axes:
+        if shape[index] == 0:
+            raise ValueError(f"{op_name}: cannot normalize over axis {index} of size 0 (input shape {shape}).")
+    return axes
+
+
 def softmax(x, axis=-1):
     """``exp(x) / sum(exp(x))`` over ``axis`` (an int or a tuple), computed stably."""
-    _float_dtype_of("softmax", x)
-    return Softmax(normalize_axis("softmax", axis, len(shape_of(x)))).apply(x)
+    return Softmax(_normalized_axes("softmax", x, axis)).apply(x)
 
 
 def log_softmax(x, axis=-1):
     """``x - logsumexp(x)`` over ``axis``: finite even for logits like 1000 or -1000."""
-    _float_dtype_of("log_softmax", x)
-    return LogSoftmax(normalize_axis("log_softmax", axis, len(shape_of(x)))).apply(x)
+    return LogSoftmax(_normalized_axes("log_softmax", x, axis)).apply(x)
 
 
 # ------------------------------------------------------------ cross-entropies
@@ -217,6 +234,8 @@ class SigmoidCrossEntropy(Function):
 
 
 def _check_pair(op_name, logits, labels):
+    validate_tensor_input(op_name, logits, allow_bool=False, allow_complex=False)
+    validate_tensor_input(op_name, labels, allow_complex=False)
     _float_dtype_of(op_name, logits)
     if not hasattr(labels, "shape"):
         raise TypeError(f"{op_name}: labels must be a Tensor or an array, received {type(labels).__name__}.")
