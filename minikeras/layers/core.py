@@ -194,10 +194,10 @@ class Dense(Layer):
                 f"received ndim={len(input_shape)}."
             )
         in_dim = input_shape[-1]
-        if in_dim is None:
+        if in_dim is None or in_dim == 0:
             raise ValueError(
-                f"Layer '{self.name}': the last axis of the input must be known to build a Dense layer, "
-                f"received input shape {tuple(input_shape)}."
+                f"Layer '{self.name}': the last axis of the input must be known and non-empty to build a Dense "
+                f"layer, received input shape {tuple(input_shape)}."
             )
         self.kernel = self.add_weight("kernel", (in_dim, self.units), initializer=self.kernel_initializer,
                                       regularizer=self.kernel_regularizer, constraint=self.kernel_constraint)

@@ -462,9 +462,9 @@ class LayerNormalization(Layer):
         axes = sorted({a % ndim for a in axes})
         if len(axes) != len(self.axis if isinstance(self.axis, list) else [self.axis]):
             raise ValueError(f"Layer '{self.name}': repeated axis in axis={self.axis}.")
-        if any(input_shape[a] is None for a in axes):
+        if any(input_shape[a] is None or input_shape[a] == 0 for a in axes):
             raise ValueError(
-                f"Layer '{self.name}': the normalised axes {axes} must have known sizes; "
+                f"Layer '{self.name}': the normalised axes {axes} must have known, non-zero sizes; "
                 f"received input shape {tuple(input_shape)}."
             )
         shape = tuple(input_shape[a] for a in axes)

@@ -179,8 +179,11 @@ def sparse_categorical_crossentropy_with_mask(y_true, y_pred, from_logits=False,
         one_hot = (device_labels[..., None] == xp.arange(classes)).astype(y_pred.dtype)
         if not last_axis:
             one_hot = xp.moveaxis(one_hot, -1, axis)
-        probabilities = y_pred / ops.sum(y_pred, axis=axis, keepdims=True)
-        probabilities = ops.clip(probabilities, EPSILON, 1.0 - EPSILON)
+        # Keras clips first and renormalizes after (its backends take the
+        # log of the clipped probabilities as logits), so an all-zero row
+        # is a uniform guess with a finite loss, log(classes), not 0/0.
+        probabilities = ops.clip(y_pred, EPSILON, 1.0 - EPSILON)
+        probabilities = probabilities / ops.sum(probabilities, axis=axis, keepdims=True)
         losses = -ops.sum(ops.log(probabilities) * one_hot, axis=axis)
     if valid is not None:
         xp = y_pred.device.xp

@@ -21,8 +21,11 @@ Like Keras's ``utils/argument_validation.py``, this module holds only
 checks; it converts nothing beyond returning a checked value in its
 canonical form (a tuple, a lowercased string, a Tensor).
 """
+import contextlib
+import linecache
 import math
 import numbers
+import os
 
 import numpy
 
@@ -201,3 +204,53 @@ def validate_number(op_name, name, value, minimum=None, maximum=None, finite=Tru
     if maximum is not None and value > maximum:
         raise ValueError(f"{op_name}: {name} must be <= {maximum}, received {value!r}.")
     return value
+
+
+# ----------------------------------------------------------- entry points
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _raised_by_library_check(error):
+    """True when ``error`` comes from a ``raise`` statement in minikeras
+    (one of its own argument checks), not from NumPy or Python internals."""
+    tb = error.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    filename = tb.tb_frame.f_code.co_filename
+    if not os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep):
+        return False
+    return linecache.getline(filename, tb.tb_lineno).lstrip().startswith("raise")
+
+
+@contextlib.contextmanager
+def entry_point(name, instance_name=None):
+    """Name the public entry ``name`` in the argument errors raised under it.
+
+    A layer, loss, metric or optimizer runs ops whose own checks name the
+    op (``mean: axis -1 is out of range...``); a user who called
+    ``MeanSquaredError()(y_true, y_pred)`` needs to see that it came from
+    there. The innermost entry prefixes its name once; errors that are not
+    the library's own checks (raw NumPy errors) pass unchanged, so that the
+    fuzz test still sees them as leaks to fix.
+
+    Args:
+        name: the entry (an op or class name, ``"Dense"``).
+        instance_name: the object's own name (``"dense_1"``), if any.
+    """
+    try:
+        yield
+    except (ValueError, TypeError) as error:
+        if type(error) not in (ValueError, TypeError) or getattr(error, "_minikeras_entry", False):
+            raise
+        message = str(error)
+        named = message.startswith(name) or (
+            instance_name is not None and (message.startswith(instance_name) or f"'{instance_name}'" in message))
+        if named or not _raised_by_library_check(error):
+            error._minikeras_entry = True
+            raise
+        label = name if instance_name is None else f"{name} {instance_name!r}"
+        relabeled = type(error)(f"{label}: {message}")
+        relabeled._minikeras_entry = True
+        raise relabeled.with_traceback(error.__traceback__) from None

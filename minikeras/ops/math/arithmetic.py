@@ -6,7 +6,7 @@ shape, so backward here returns full-shape gradients.
 
 __all__ = ["add", "subtract", "multiply", "divide", "power", "negative", "sub", "mul", "div", "neg", "pow"]
 
-from minikeras.autograd import Function
+from minikeras.autograd import Function, Tensor
 from minikeras.ops._checks import check_broadcast
 from minikeras.utils.argument_validation import validate_tensor_input
 
@@ -81,6 +81,8 @@ def _binary(function_class, name, allow_bool=True):
         validate_tensor_input(name, a, allow_bool)
         validate_tensor_input(name, b, allow_bool)
         check_broadcast(name, a, b)
+        if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+            a = Tensor(a)  # two Python numbers: NumPy's dtype rules, not Python's (True + True is True)
         return function_class().apply(a, b)
 
     op.__name__ = name
