@@ -337,6 +337,8 @@ class Reshape(Layer):
         return self.target_shape
 
     def call(self, inputs):
+        if not inputs.shape:
+            raise ValueError(f"Layer '{self.name}' (Reshape) expects inputs with a batch axis, received a 0-d input.")
         return ops.reshape(inputs, (inputs.shape[0],) + self._output_sample_shape(inputs.shape[1:]))
 
     def compute_output_shape(self, input_shape):

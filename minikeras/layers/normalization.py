@@ -299,9 +299,9 @@ class BatchNormalization(Layer):
                 f"(shape {tuple(input_shape)})."
             )
         axis = self.axis % ndim
-        if axis == 0 or input_shape[axis] is None:
+        if axis == 0 or input_shape[axis] is None or input_shape[axis] == 0:
             raise ValueError(
-                f"Layer '{self.name}': the normalised axis {self.axis} must be a known, non-batch axis; "
+                f"Layer '{self.name}': the normalised axis {self.axis} must be a known, non-empty, non-batch axis; "
                 f"received input shape {tuple(input_shape)}."
             )
         shape = (input_shape[axis],)

@@ -18,7 +18,7 @@ from minikeras import backend
 from minikeras.autograd import Function, Tensor, no_grad
 from minikeras.ops._checks import normalize_axis, shape_of
 from minikeras.ops.math.unary import _as_tensor
-from minikeras.utils.argument_validation import check_dtype, validate_tensor_input
+from minikeras.utils.argument_validation import check_dtype, entry_point, validate_tensor_input
 from minikeras.utils.argument_validation import is_int as _is_int
 
 
@@ -413,7 +413,8 @@ def take(x, indices, axis=None):
                              f"received mask shape {shape_of(indices)} for input shape {shape_of(x)}.")
     elif dtype is not None and numpy.dtype(dtype).kind == "f":
         raise TypeError(f"take: indices must be integers or a boolean mask, received dtype {dtype}.")
-    return getitem(x, (slice(None),) * axis + (indices,))
+    with entry_point("take"):
+        return getitem(x, (slice(None),) * axis + (indices,))
 
 
 # ----------------------------------------------------- joining and splitting
@@ -482,6 +483,7 @@ def _tensor_list(op_name, tensors):
     for i, value in enumerate(tensors):
         if not (isinstance(value, Tensor) or backend.is_array(value)):
             raise TypeError(f"{op_name}: item {i} is a {type(value).__name__}, expected a Tensor or an array.")
+        validate_tensor_input(op_name, value)
     return [shape_of(t) for t in tensors]
 
 
@@ -709,6 +711,8 @@ def pad(x, pad_width, mode="constant", constant_values=0):
     x = _as_tensor("pad", x)
     shape = shape_of(x)
     pairs = _pad_pairs(pad_width, len(shape))
+    if not pairs:
+        return reshape(x, shape)  # a 0-d tensor has no axis to pad, as in numpy.pad
     if mode == "constant":
         if not isinstance(constant_values, (int, float, numpy.number)):
             raise TypeError(f"pad: constant_values must be a number, received {constant_values!r}.")

@@ -241,8 +241,8 @@ def entry_point(name, instance_name=None):
     """
     try:
         yield
-    except (ValueError, TypeError) as error:
-        if type(error) not in (ValueError, TypeError) or getattr(error, "_minikeras_entry", False):
+    except (ValueError, TypeError, IndexError) as error:
+        if type(error) not in (ValueError, TypeError, IndexError) or getattr(error, "_minikeras_entry", False):
             raise
         message = str(error)
         named = message.startswith(name) or (

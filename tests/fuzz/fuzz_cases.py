@@ -109,6 +109,34 @@ OP_TARGETS = {
     "clip": (lambda x: mk.ops.clip(x, -1, 1), lambda x: numpy.clip(x, -1, 1)),
     "tensor": (lambda x: mk.tensor(x), None),
     "zeros_like": (lambda x: mk.ops.zeros_like(x), numpy.zeros_like),
+    "log": (lambda x: mk.ops.log(x), numpy.log),
+    "log_softmax": (lambda x: mk.ops.log_softmax(x), None),
+    "logsumexp": (lambda x: mk.ops.logsumexp(x), None),
+    "min": (lambda x: mk.ops.min(x), numpy.min),
+    "prod": (lambda x: mk.ops.prod(x), numpy.prod),
+    "argmin": (lambda x: mk.ops.argmin(x), numpy.argmin),
+    "squeeze": (lambda x: mk.ops.squeeze(x), numpy.squeeze),
+    "flatten": (lambda x: mk.ops.flatten(x), numpy.ravel),
+    "tile": (lambda x: mk.ops.tile(x, 2), lambda x: numpy.tile(x, 2)),
+    "repeat": (lambda x: mk.ops.repeat(x, 2), lambda x: numpy.repeat(x, 2)),
+    "maximum": (lambda x: mk.ops.maximum(x, 0.5), lambda x: numpy.maximum(x, 0.5)),
+    "where": (lambda x: mk.ops.where(x, 1.0, 0.0), None),
+    "matmul": (lambda x: mk.ops.matmul(x, x), lambda x: numpy.matmul(x, x)),
+    "concatenate": (lambda x: mk.ops.concatenate([x, x]), lambda x: numpy.concatenate([x, x])),
+    "stack": (lambda x: mk.ops.stack([x, x]), lambda x: numpy.stack([x, x])),
+    "pad": (lambda x: mk.ops.pad(x, 1), lambda x: numpy.pad(x, 1)),
+    "one_hot": (lambda x: mk.ops.one_hot(x, 3), None),
+    "dropout": (lambda x: mk.ops.dropout(x, 0.5), None),
+    "greater": (lambda x: mk.ops.greater(x, 0), lambda x: numpy.greater(x, 0)),
+    "take": (lambda x: mk.ops.take(x, numpy.array([0]), axis=0), lambda x: numpy.take(x, [0], axis=0)),
+    "max_pool2d": (lambda x: mk.ops.max_pool2d(x, 2, 1, "valid"), None),
+    "conv2d": (lambda x: mk.ops.conv2d(x, numpy.ones((1, 1, numpy.shape(x)[-1] if numpy.ndim(x) else 1, 2),
+                                                      dtype="float32")), None),
+    "embedding": (lambda x: mk.ops.embedding(x, numpy.ones((3, 2), dtype="float32")), None),
+    "sparse_softmax_cross_entropy": (lambda x: mk.ops.sparse_softmax_cross_entropy(
+        x, numpy.zeros(numpy.shape(x)[:-1], dtype="int64")), None),
+    "sigmoid_cross_entropy": (lambda x: mk.ops.sigmoid_cross_entropy(x, x), None),
+    "softmax_cross_entropy": (lambda x: mk.ops.softmax_cross_entropy(x, x), None),
 }
 
 
@@ -124,6 +152,14 @@ LAYER_TARGETS = {
     "Flatten": _layer("Flatten", lambda: mk.layers.Flatten()),
     "LayerNormalization": _layer("LayerNormalization", lambda: mk.layers.LayerNormalization()),
     "Activation": _layer("Activation", lambda: mk.layers.Activation("relu")),
+    "Conv2D": _layer("Conv2D", lambda: mk.layers.Conv2D(2, 1)),
+    "MaxPooling2D": _layer("MaxPooling2D", lambda: mk.layers.MaxPooling2D(1)),
+    "BatchNormalization": _layer("BatchNormalization", lambda: mk.layers.BatchNormalization()),
+    "Dropout": lambda x: mk.layers.Dropout(0.5)(x, training=True),
+    "Embedding": _layer("Embedding", lambda: mk.layers.Embedding(3, 2)),
+    "Reshape": _layer("Reshape", lambda: mk.layers.Reshape((-1,))),
+    "SimpleRNN": _layer("SimpleRNN", lambda: mk.layers.SimpleRNN(2)),
+    "GlobalAveragePooling1D": _layer("GlobalAveragePooling1D", lambda: mk.layers.GlobalAveragePooling1D()),
 }
 
 
@@ -141,6 +177,15 @@ LOSS_TARGETS = {
     "CategoricalCrossentropy": _loss(mk.losses.CategoricalCrossentropy),
     "BinaryCrossentropy": _loss(mk.losses.BinaryCrossentropy),
     "Huber": _loss(mk.losses.Huber),
+    "SparseCategoricalCrossentropy": lambda x: mk.losses.SparseCategoricalCrossentropy()(
+        numpy.zeros(numpy.shape(x)[:-1], dtype="int64") if numpy.ndim(x) else 0, x),
+    "Hinge": _loss(mk.losses.Hinge),
+    "KLDivergence": _loss(mk.losses.KLDivergence),
+    "Poisson": _loss(mk.losses.Poisson),
+    "LogCosh": _loss(mk.losses.LogCosh),
+    "CosineSimilarity": _loss(mk.losses.CosineSimilarity),
+    "MeanSquaredLogarithmicError": _loss(mk.losses.MeanSquaredLogarithmicError),
+    "MeanAbsolutePercentageError": _loss(mk.losses.MeanAbsolutePercentageError),
 }
 
 
@@ -159,6 +204,13 @@ METRIC_TARGETS = {
     "CategoricalAccuracy": _metric(mk.metrics.CategoricalAccuracy),
     "AUC": _metric(mk.metrics.AUC),
     "Mean": _metric(lambda: _MeanOfOne()),
+    "TopKCategoricalAccuracy": _metric(lambda: mk.metrics.TopKCategoricalAccuracy(k=2)),
+    "SparseCategoricalAccuracy": lambda x: _metric(mk.metrics.SparseCategoricalAccuracy)(x),
+    "BinaryAccuracy": _metric(mk.metrics.BinaryAccuracy),
+    "Precision": _metric(mk.metrics.Precision),
+    "Recall": _metric(mk.metrics.Recall),
+    "RootMeanSquaredError": _metric(mk.metrics.RootMeanSquaredError),
+    "KLDivergence": _metric(mk.metrics.KLDivergence),
 }
 
 
@@ -187,6 +239,11 @@ OPTIMIZER_TARGETS = {
     "SGD": _optimizer(lambda: mk.optimizers.SGD(0.1)),
     "Adam": _optimizer(lambda: mk.optimizers.Adam(0.1)),
     "RMSprop": _optimizer(lambda: mk.optimizers.RMSprop(0.1)),
+    "Adagrad": _optimizer(lambda: mk.optimizers.Adagrad(0.1)),
+    "Adadelta": _optimizer(lambda: mk.optimizers.Adadelta(0.1)),
+    "Adamax": _optimizer(lambda: mk.optimizers.Adamax(0.1)),
+    "AdamW": _optimizer(lambda: mk.optimizers.AdamW(0.1)),
+    "Nadam": _optimizer(lambda: mk.optimizers.Nadam(0.1)),
 }
 
 TARGETS = {}
@@ -197,14 +254,14 @@ TARGETS.update({f"metrics.{name}": (call, None, name) for name, call in METRIC_T
 TARGETS.update({f"optimizers.{name}": (call, None, name) for name, call in OPTIMIZER_TARGETS.items()})
 
 _INVALID_KINDS = ("object", "str", "none")
-NAN_AS_KERAS = {"losses.CategoricalCrossentropy"}
+NAN_AS_KERAS = {"losses.CategoricalCrossentropy", "losses.Poisson"}  # rows summing to 0, log of rates < 0
 
 
 def _names_entry(message, entry, target):
     """The message starts by naming the entry (its op or class name, or
     the instance's snake_case name)."""
     snake = re.sub(r"(?<!^)(?=[A-Z])", "_", entry).lower()
-    if re.search(rf"layer '{snake}(_\d+)?'", message, re.IGNORECASE):
+    if target.startswith("layers.") and (f"({entry})" in message or re.search(r"layer '\w+'", message, re.IGNORECASE)):
         return True
     if target == "ops.tensor" and message.startswith("Cannot make a tensor"):
         return True
@@ -253,7 +310,8 @@ def classify(target, kind, value):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             result = call(value)
-    except (ValueError, TypeError) as error:
+    except (ValueError, TypeError, IndexError) as error:
+        # IndexError: an index out of range, the NumPy/Keras convention.
         if _names_entry(str(error), entry, target):
             return "clean", f"{type(error).__name__}: {error}"
         return "leak", f"{type(error).__name__} not naming {entry}: {str(error)[:160]}"

@@ -259,7 +259,7 @@ def softmax_cross_entropy(logits, labels, axis=-1):
             f"softmax_cross_entropy: labels of shape {shape_of(labels)} must have the shape of the logits "
             f"{shape_of(logits)}."
         )
-    (axis,) = normalize_axis("softmax_cross_entropy", axis, len(shape_of(logits)))
+    (axis,) = _normalized_axes("softmax_cross_entropy", logits, axis)
     return SoftmaxCrossEntropy(axis).apply(logits, labels)
 
 
@@ -280,8 +280,8 @@ def sparse_softmax_cross_entropy(logits, labels):
     op_name = "sparse_softmax_cross_entropy"
     _check_pair(op_name, logits, labels)
     logits_shape, labels_shape = shape_of(logits), shape_of(labels)
-    if not logits_shape:
-        raise ValueError(f"{op_name}: logits need a class axis, received shape {logits_shape}.")
+    if not logits_shape or logits_shape[-1] == 0:
+        raise ValueError(f"{op_name}: logits need a non-empty class axis, received shape {logits_shape}.")
     if labels_shape != logits_shape[:-1] and labels_shape != logits_shape[:-1] + (1,):
         raise ValueError(
             f"{op_name}: labels of shape {labels_shape} must have shape {logits_shape[:-1]} "
