@@ -15,6 +15,7 @@ from minikeras.callbacks import CallbackList, History, ProgbarLogger
 from minikeras.layers.base import weight_constraint
 from minikeras.layers.normalization import moving_statistics
 from minikeras.utils import data_adapter
+from minikeras.utils.argument_validation import validate_int
 
 
 def _host(value):
@@ -179,6 +180,8 @@ class Trainer:
         verbose = 1 if verbose == "auto" else int(verbose)
         if not isinstance(epochs, (int, numpy.integer)) or epochs < 0:
             raise ValueError(f"epochs must be a non-negative int, received {epochs!r}.")
+        if steps_per_epoch is not None:
+            validate_int("fit", "steps_per_epoch", steps_per_epoch, minimum=1)
         if validation_split and data_adapter.is_batch_source(x):
             raise ValueError("validation_split is only supported for array inputs, not generators or Sequences.")
         if class_weight is not None and y is not None:
@@ -206,6 +209,7 @@ class Trainer:
         for epoch in range(initial_epoch, epochs):
             self._reset_logs()
             callback_list.on_epoch_begin(epoch)
+            step = -1
             for step, (bx, by, bw) in enumerate(data.batches(rng)):
                 callback_list.on_train_batch_begin(step)
                 self.train_step(bx, by, bw)
@@ -215,6 +219,9 @@ class Trainer:
                 callback_list.on_train_batch_end(step, logs)
                 if self.stop_training:
                     break
+            if step < 0:  # a loss of 0.0 from no batch at all would be made up
+                raise ValueError(f"fit: epoch {epoch + 1} got no data (0 batches); the training data is empty "
+                                 "or the generator is exhausted.")
             logs = self._logs()
             if validation is not None and (epoch + 1) % validation_freq == 0:
                 val_logs = self._run_evaluation(validation, CallbackList([]), verbose=0)
@@ -238,10 +245,13 @@ class Trainer:
         self._reset_logs()
         data = make_data()
         callback_list.on_test_begin()
+        step = -1
         for step, (bx, by, bw) in enumerate(data.batches()):
             callback_list.on_test_batch_begin(step)
             self.test_step(bx, by, bw)
             callback_list.on_test_batch_end(step, self._logs())
+        if step < 0:  # no batch: there is no loss to report (not 0.0)
+            raise ValueError("evaluate: got no data (0 batches); the evaluation or validation data is empty.")
         logs = self._logs()
         callback_list.on_test_end(logs)
         return logs
@@ -251,6 +261,8 @@ class Trainer:
                  callbacks=None, return_dict=False):
         """Loss and metrics on the data; a scalar, a list, or a dict."""
         self._check_compiled("evaluate")
+        if steps is not None:
+            validate_int("evaluate", "steps", steps, minimum=1)
         verbose = 1 if verbose == "auto" else int(verbose)
         callback_list = CallbackList(list(callbacks or []), model=self)
         if verbose:

@@ -17,11 +17,10 @@ def _as_array(value):
         return None
     if hasattr(value, "numpy") and not isinstance(value, numpy.ndarray):
         return value.numpy()
-    if backend.is_array(value):
-        return value
-    array = numpy.asarray(value)
-    if array.dtype == object:
-        raise TypeError(f"Training data must be numeric arrays; received an object array from {type(value).__name__}.")
+    array = value if backend.is_array(value) else numpy.asarray(value)
+    if array.dtype.kind not in "biufc":  # objects (None would train as NaN), strings, dates
+        raise TypeError(f"Model data must be numeric arrays; received an array of dtype {array.dtype} from "
+                        f"{type(value).__name__}.")
     return array
 
 
