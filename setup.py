@@ -12,6 +12,6 @@ setup(
     extras_require={
         "gpu": ["cupy>=12"],
         "mpi": ["mpi4py>=3.1"],
-        "test": ["pytest>=7"],
+        "test": ["pytest>=7", "hypothesis>=6"],
     },
 )

@@ -35,7 +35,8 @@ def make_input(kind, shape, rng):
     values = rng.uniform(-2, 2, size=shape)
     if kind == "nan":
         values = values.astype("float32")
-        values.flat[0] = numpy.nan
+        if values.size:
+            values.flat[0] = numpy.nan
         return values
     if kind == "bool":
         return values > 0
@@ -45,7 +46,8 @@ def make_input(kind, shape, rng):
         return (values + 1j * values[::-1] if values.ndim else values + 0.5j).astype(kind)
     if kind == "object":
         data = values.astype(object)
-        data.flat[0] = None
+        if data.size:
+            data.flat[0] = None
         return data
     if kind == "str":
         return values.astype(str)
@@ -327,7 +329,7 @@ def classify(target, kind, value):
         return "wrong", f"NumPy refuses ({type(ref_error).__name__}) but the library returned a value"
     # NumPy's mean of nothing is NaN (so are Keras's metrics on an empty
     # batch), and Keras's categorical cross-entropy of a row summing to 0.
-    input_has_nan = kind in ("nan", "empty") or target in NAN_AS_KERAS
+    input_has_nan = kind in ("nan", "empty") or numpy.size(value) == 0 or target in NAN_AS_KERAS
     if expected is not None:
         if not _close(got, expected, kind):
             return "wrong", f"differs from NumPy: {got.ravel()[:4]} vs {numpy.ravel(expected)[:4]}"
