@@ -3,6 +3,11 @@
 ``minikeras.random.seed(n)`` resets every device's generator; each logical
 device draws from its own stream (seeded from ``n`` and the device), so the
 numbers a device produces do not depend on what other devices drew.
+
+:func:`get_state` and :func:`set_state` capture and restore every generator
+training draws from (the shuffling stream, each device's stream, the
+layers' own seeded streams), so that a model saved with its optimizer
+resumes bit for bit (see ``saving/random_state.py``).
 """
 import threading
 
@@ -68,6 +73,17 @@ def host_rng():
 _host_state = {}
 
 
+def shuffle_rng():
+    """The generator ``fit`` shuffles with: one stream across ``fit`` calls,
+    reset by :func:`seed`, saved and restored with the model so that a
+    resumed run sees the permutations an uninterrupted one would."""
+    state = _host_state.get("shuffle")
+    if state is None or state[0] != _state["epoch"]:
+        with _lock:
+            _host_state["shuffle"] = state = (_state["epoch"], host_generator(salt=17))
+    return state[1]
+
+
 def host_generator(salt=0):
     """A NumPy generator seeded from the library seed (for host-side work
     such as shuffling), or from fresh entropy when no seed was given."""
@@ -95,3 +111,78 @@ def normal(shape, mean=0.0, stddev=1.0, dtype="float32", device=None):
 def uniform(shape, minval=0.0, maxval=1.0, dtype="float32", device=None):
     """Samples from U[minval, maxval) as a Tensor."""
     return _draw("uniform", shape, dtype, device, low=minval, high=maxval)
+
+
+# ------------------------------------------------------------- saved state
+_STATE_VERSION = 1
+
+
+def _generator_state(rng):
+    """A generator's state as plain JSON-able data, or None when its kind
+    does not expose one (CuPy's generators keep theirs on the device)."""
+    state = getattr(getattr(rng, "bit_generator", None), "state", None)
+    return state if isinstance(state, dict) else None
+
+
+def _restore_generator(rng, state, what):
+    try:
+        rng.bit_generator.state = state
+    except (TypeError, ValueError, KeyError, AttributeError) as error:
+        raise ValueError(f"Cannot restore the random generator state of {what}: {error}") from None
+
+
+def get_state(layers=()):
+    """The state of every generator training uses, as JSON-able data.
+
+    Args:
+        layers: the layers whose own seeded generators to include (e.g.
+            ``walk_layers(model)``), keyed by layer name.
+
+    Returns:
+        ``{"version", "shuffle", "devices": {name: state}, "layers":
+        {layer name: {device name: state}}}``; generators never drawn from
+        are left out, and so are those whose state cannot be read (GPU).
+    """
+    from minikeras.device import registry
+
+    devices = {}
+    for kind_devices in registry.initialize().values():
+        for device in kind_devices:
+            if device.rng is not None and device.rng[0] == _state["epoch"]:
+                state = _generator_state(device.rng[1])
+                if state is not None:
+                    devices[device.name] = state
+    layer_states = {}
+    for layer in layers:
+        generators = getattr(layer, "_generators", None)
+        if generators:
+            states = {device.name: _generator_state(rng) for device, rng in generators.items()}
+            layer_states[layer.name] = {name: state for name, state in states.items() if state is not None}
+    return {"version": _STATE_VERSION, "shuffle": _generator_state(shuffle_rng()), "devices": devices,
+            "layers": layer_states}
+
+
+def set_state(state, layers=()):
+    """Restore what :func:`get_state` returned (for ``layers`` by name).
+
+    Raises:
+        ValueError: ``state`` is malformed or from an unknown version.
+    """
+    if not isinstance(state, dict) or state.get("version") != _STATE_VERSION:
+        raise ValueError(f"Unknown random generator state (expected version {_STATE_VERSION}).")
+    shuffle, devices, layer_states = state.get("shuffle"), state.get("devices"), state.get("layers")
+    if not isinstance(devices, dict) or not isinstance(layer_states, dict):
+        raise ValueError("Malformed random generator state: 'devices' and 'layers' must be mappings.")
+    if shuffle is not None:
+        _restore_generator(shuffle_rng(), shuffle, "the shuffling stream")
+    for name, device_state in devices.items():
+        _restore_generator(generator(name), device_state, f"device {name}")
+    by_name = {layer.name: layer for layer in layers}
+    for layer_name, states in layer_states.items():
+        layer = by_name.get(layer_name)
+        if layer is None or not hasattr(layer, "_generator") or not isinstance(states, dict):
+            continue
+        for device_name, device_state in states.items():
+            rng = layer._generator(get_device(device_name))
+            if rng is not None:
+                _restore_generator(rng, device_state, f"layer {layer_name!r} on {device_name}")

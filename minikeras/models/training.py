@@ -203,7 +203,7 @@ class Trainer:
         callback_list.append(history)
         callback_list.set_params({"epochs": epochs, "steps": data.steps, "verbose": verbose, "mode": "fit"})
         self.stop_training = False
-        rng = random.host_generator(salt=17)
+        rng = random.shuffle_rng()  # one stream across fit calls: resumable
         callback_list.on_train_begin()
         logs = {}
         for epoch in range(initial_epoch, epochs):
