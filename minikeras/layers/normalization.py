@@ -227,8 +227,8 @@ def moving_statistics(model):
 
 
 def _check_epsilon(class_name, epsilon):
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not epsilon > 0:
-        raise ValueError(f"{class_name}: epsilon must be a positive number, received epsilon={epsilon!r}.")
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not 0 < epsilon < float("inf"):
+        raise ValueError(f"{class_name}: epsilon must be a positive finite number, received epsilon={epsilon!r}.")
     return float(epsilon)
 
 

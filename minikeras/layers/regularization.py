@@ -198,8 +198,8 @@ class GaussianNoise(_RandomLayer):
 
     def __init__(self, stddev, seed=None, **kwargs):
         super().__init__(seed=seed, **kwargs)
-        if isinstance(stddev, bool) or not isinstance(stddev, numbers.Real) or not stddev >= 0:
-            raise ValueError(f"GaussianNoise: stddev must be a number >= 0, received stddev={stddev!r}.")
+        if isinstance(stddev, bool) or not isinstance(stddev, numbers.Real) or not 0 <= stddev < float("inf"):
+            raise ValueError(f"GaussianNoise: stddev must be a finite number >= 0, received stddev={stddev!r}.")
         self.stddev = float(stddev)
 
     def call(self, inputs, training=None):

@@ -18,6 +18,7 @@ from minikeras.losses.loss import (
     EPSILON, LossFunctionWrapper, as_prediction, as_target, check_same_shape, checks_inputs, matched_shapes,
     reshaped,
 )
+from minikeras.utils.argument_validation import validate_number
 
 
 def attached_logits(y_pred, activation):
@@ -273,6 +274,7 @@ class CategoricalCrossentropy(LossFunctionWrapper):
 
     def __init__(self, from_logits=False, label_smoothing=0.0, axis=-1, reduction="sum_over_batch_size",
                  name="categorical_crossentropy", dtype=None):
+        label_smoothing = validate_number(type(self).__name__, "label_smoothing", label_smoothing, 0.0, 1.0)
         super().__init__(categorical_crossentropy, reduction=reduction, name=name, dtype=dtype,
                          from_logits=from_logits, label_smoothing=label_smoothing, axis=axis)
         self.from_logits, self.label_smoothing, self.axis = from_logits, label_smoothing, axis
@@ -327,6 +329,7 @@ class BinaryCrossentropy(LossFunctionWrapper):
 
     def __init__(self, from_logits=False, label_smoothing=0.0, axis=-1, reduction="sum_over_batch_size",
                  name="binary_crossentropy", dtype=None):
+        label_smoothing = validate_number(type(self).__name__, "label_smoothing", label_smoothing, 0.0, 1.0)
         super().__init__(binary_crossentropy, reduction=reduction, name=name, dtype=dtype,
                          from_logits=from_logits, label_smoothing=label_smoothing, axis=axis)
         self.from_logits, self.label_smoothing, self.axis = from_logits, label_smoothing, axis

@@ -15,7 +15,7 @@ from minikeras.callbacks import CallbackList, History, ProgbarLogger
 from minikeras.layers.base import weight_constraint
 from minikeras.layers.normalization import moving_statistics
 from minikeras.utils import data_adapter
-from minikeras.utils.argument_validation import validate_int
+from minikeras.utils.argument_validation import is_int, validate_int
 
 
 def _host(value):
@@ -178,7 +178,7 @@ class Trainer:
         """Train for ``epochs`` epochs, like ``keras.Model.fit``; returns History."""
         self._check_compiled("fit")
         verbose = 1 if verbose == "auto" else int(verbose)
-        if not isinstance(epochs, (int, numpy.integer)) or epochs < 0:
+        if not is_int(epochs) or epochs < 0:
             raise ValueError(f"epochs must be a non-negative int, received {epochs!r}.")
         if steps_per_epoch is not None:
             validate_int("fit", "steps_per_epoch", steps_per_epoch, minimum=1)

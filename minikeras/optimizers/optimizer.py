@@ -95,7 +95,7 @@ class Optimizer(OptimizerState):
             )
         for argument, value in clip_arguments.items():
             if value is not None:
-                check_float_in_range(owner, argument, value, low=0.0)
+                check_float_in_range(owner, argument, value, low=0.0, allow_inf=True)
         if weight_decay is not None:
             check_float_in_range(owner, "weight_decay", weight_decay)
         if use_ema:

@@ -8,6 +8,7 @@ yielding ``(x, y)`` or ``(x, y, sample_weight)`` batches.
 import numpy
 
 from minikeras import backend
+from minikeras.utils.argument_validation import is_int
 from minikeras.utils.nest import flatten as _flatten
 from minikeras.utils.nest import map_structure as _map
 
@@ -56,7 +57,7 @@ class ArrayData:
                 raise ValueError(
                     f"sample_weight must have one value per sample ({self.size}), received sizes {sorted(w_sizes)}."
                 )
-        if not isinstance(batch_size, (int, numpy.integer)) or batch_size <= 0:
+        if not is_int(batch_size) or batch_size <= 0:
             raise ValueError(f"batch_size must be a positive int, received {batch_size!r}.")
         self.batch_size = int(batch_size)
         self.shuffle = shuffle

@@ -9,7 +9,6 @@ a patch-matrix product (for the kernel), sharing one im2col pass.
 __all__ = ["conv2d_transpose"]
 
 from minikeras.autograd import Function
-from minikeras.utils.argument_validation import validate_tensor_input
 from minikeras.ops._checks import shape_of
 from minikeras.ops.nn._im2col import (
     WindowGeometry,
@@ -19,6 +18,7 @@ from minikeras.ops.nn._im2col import (
     im2col_products,
     is_int,
 )
+from minikeras.utils.argument_validation import validate_tensor_input
 
 
 class ConvTranspose(Function):
