@@ -69,6 +69,17 @@ def check_dtype(op_name, dtype, allow_bool=True, allow_complex=True):
     return dtype
 
 
+_tensor_class = []  # filled on first use: autograd imports this module
+
+
+def _is_tensor(value):
+    if not _tensor_class:
+        from minikeras.autograd.tensor import Tensor
+
+        _tensor_class.append(Tensor)
+    return isinstance(value, _tensor_class[0])
+
+
 def validate_tensor_input(op_name, value, allow_bool=True, allow_complex=True, allow_sequence=False):
     """Check that ``value`` may be a tensor operand of ``op_name``; return it.
 
@@ -80,10 +91,12 @@ def validate_tensor_input(op_name, value, allow_bool=True, allow_complex=True, a
         TypeError: ``value`` is None, non-numeric data (objects, strings...),
             another type, or a bool/complex the entry does not allow.
     """
-    from minikeras.autograd.tensor import Tensor
-
-    if isinstance(value, Tensor) or backend.is_array(value) or isinstance(value, numpy.generic):
+    if _is_tensor(value) or backend.is_array(value) or isinstance(value, numpy.generic):
+        if value.dtype.kind in "iuf":  # the common case first: ops run this on every call
+            return value
         check_dtype(op_name, value.dtype, allow_bool, allow_complex)
+        return value
+    if type(value) in (float, int):
         return value
     if isinstance(value, (bool, numbers.Number)):
         if isinstance(value, bool) and not allow_bool:
