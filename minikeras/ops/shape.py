@@ -29,6 +29,24 @@ def _size(shape):
     return total
 
 
+def _int_sequence(op_name, name, value):
+    """An int, a sequence of ints or a 1-D integer array as a tuple of ints.
+
+    Raises:
+        TypeError: anything else (a float, a bool, a 0-d array, None...).
+    """
+    if _is_int(value):
+        return (int(value),)
+    if isinstance(value, Tensor) or backend.is_array(value):
+        value = backend.to_numpy(getattr(value, "data", value))
+        if value.ndim == 1 and value.dtype.kind in "iu":
+            return tuple(int(v) for v in value.tolist())
+    elif isinstance(value, (list, tuple)) and all(_is_int(v) for v in value):
+        return tuple(int(v) for v in value)
+    raise TypeError(f"{op_name}: {name} must be an int or a sequence of ints, received {type(value).__name__} "
+                    f"{value!r:.80}.")
+
+
 def _single_axis(op_name, axis, ndim):
     """``axis`` as one non-negative int (ValueError naming the op otherwise)."""
     if not _is_int(axis):
@@ -140,9 +158,7 @@ class Transpose(Function):
 def reshape(x, shape):
     """Give ``x`` a new shape with the same number of elements (one -1 allowed)."""
     x = _as_tensor("reshape", x)
-    if isinstance(shape, (int, numpy.integer)):
-        shape = (int(shape),)
-    shape = tuple(int(s) for s in shape)
+    shape = _int_sequence("reshape", "shape", shape)
     old = shape_of(x)
     size = int(numpy.prod(old))
     unknown = [i for i, s in enumerate(shape) if s == -1]
@@ -179,7 +195,7 @@ def expand_dims(x, axis):
     """
     x = _as_tensor("expand_dims", x)
     shape = shape_of(x)
-    axes = (axis,) if _is_int(axis) else tuple(axis)
+    axes = _int_sequence("expand_dims", "axis", axis)
     out_ndim = len(shape) + len(axes)
     positions = normalize_axis("expand_dims", axes, out_ndim)
     new_shape = []
@@ -218,8 +234,8 @@ def moveaxis(x, source, destination):
     """Move axes ``source`` to positions ``destination`` (ints or tuples)."""
     x = _as_tensor("moveaxis", x)
     ndim = len(shape_of(x))
-    sources = (source,) if _is_int(source) else tuple(source)
-    destinations = (destination,) if _is_int(destination) else tuple(destination)
+    sources = _int_sequence("moveaxis", "source", source)
+    destinations = _int_sequence("moveaxis", "destination", destination)
     if len(sources) != len(destinations):
         raise ValueError(
             f"moveaxis: source {source!r} and destination {destination!r} must name the same number of axes."
@@ -601,8 +617,8 @@ class Repeat(Function):
 def tile(x, repeats):
     """Repeat the whole of ``x`` ``repeats`` times along each axis (like ``numpy.tile``)."""
     x = _as_tensor("tile", x)
-    repeats = (repeats,) if _is_int(repeats) else tuple(repeats)
-    if not all(_is_int(r) and r >= 0 for r in repeats):
+    repeats = _int_sequence("tile", "repeats", repeats)
+    if not all(r >= 0 for r in repeats):
         raise ValueError(f"tile: repeats must be non-negative ints, received {repeats!r}.")
     return Tile(tuple(int(r) for r in repeats)).apply(x)
 
@@ -622,7 +638,7 @@ def repeat(x, repeats, axis=None):
             raise ValueError(f"repeat: repeats must be non-negative, received {repeats}.")
         repeats = int(repeats)
     else:
-        repeats = list(repeats)
+        repeats = list(_int_sequence("repeat", "repeats", repeats))
         if len(repeats) == 1:
             repeats = repeats[0]
             return repeat(x, repeats, axis)

@@ -113,3 +113,29 @@ def test_matmul_concatenate_stack_pad_refuse_or_handle_edge_inputs():
         with pytest.raises(TypeError, match=f"{op.__name__}: expected numeric data"):
             op([numpy.array(["a"]), numpy.array(["b"])])
     assert ops.pad(mk.tensor(2.0), 1).item() == 2.0  # like numpy.pad: a 0-d array has nothing to pad
+
+
+def test_axis_shape_and_repeat_arguments_must_be_ints():
+    x = numpy.ones((2, 2), "float32")
+    for call, name in ((lambda: ops.expand_dims(x, 1.5), "expand_dims: axis"),
+                       (lambda: ops.reshape(x, numpy.float32(4.0)), "reshape: shape"),
+                       (lambda: ops.tile(x, numpy.bool_(True)), "tile: repeats"),
+                       (lambda: ops.moveaxis(x, None, 0), "moveaxis: source"),
+                       (lambda: ops.repeat(x, 2.5), "repeat: repeats")):
+        with pytest.raises(TypeError, match=f"{name} must be an int or a sequence of ints"):
+            call()
+    assert ops.reshape(x, numpy.array([4])).shape == (4,)
+
+
+def test_remaining_numpy_errors_are_the_libraries_own():
+    with pytest.raises(ValueError, match="power: integers to negative integer powers"):
+        ops.power(numpy.array([2, 3]), numpy.array([1, -1]))
+    assert ops.power(numpy.array([2, 3]), 2).numpy().tolist() == [4, 9]
+    with pytest.raises(ValueError, match="where: .* 0-d condition"):
+        ops.where(numpy.float32(1.0))
+    with pytest.raises(TypeError, match="avg_pool1d expects floating-point inputs"):
+        ops.avg_pool1d(numpy.ones((1, 4, 2), "int32"))
+    with pytest.raises(TypeError, match="erf does not support complex"):
+        ops.erf(numpy.array([1j]))
+    with pytest.raises(TypeError, match="sign does not accept bool"):
+        ops.sign(numpy.array([True]))

@@ -94,7 +94,29 @@ add = _binary(Add, "add")
 subtract = _binary(Sub, "subtract", allow_bool=False)  # NumPy gives bool minus no meaning
 multiply = _binary(Mul, "multiply")
 divide = _binary(Div, "divide")
-power = _binary(Pow, "power")
+_power = _binary(Pow, "power")
+
+
+def _is_integer(value):
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None:
+        return dtype.kind in "iu"
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def power(a, b):
+    """Elementwise ``a ** b`` with NumPy broadcasting; Tensors, arrays or numbers.
+
+    Raises:
+        ValueError: integer ``a`` to a negative integer power (NumPy has no
+            integer result for it; cast to float first).
+    """
+    if _is_integer(a) and _is_integer(b):
+        exponents = b.numpy() if isinstance(b, Tensor) else b
+        if (exponents < 0).any() if hasattr(exponents, "any") else exponents < 0:
+            raise ValueError("power: integers to negative integer powers are not allowed; cast the base to a "
+                             "floating-point dtype first.")
+    return _power(a, b)
 
 
 def negative(x):

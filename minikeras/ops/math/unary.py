@@ -437,7 +437,7 @@ def erf(x):
     about 1e-16) and one rational function in float32 (error below 5e-7), so
     no SciPy is needed.
     """
-    return Erf().apply(_as_tensor("erf", x))
+    return Erf().apply(_as_tensor("erf", x, allow_complex=False))
 
 
 def sign(x):
@@ -446,5 +446,5 @@ def sign(x):
     Not differentiable: the result never requires grad (its derivative is 0
     wherever it exists), so it may be used in a loss as a constant.
     """
-    x = _as_tensor("sign", x)
+    x = _as_tensor("sign", x, allow_bool=False)
     return Sign().apply(x.detach() if x.requires_grad else x)
