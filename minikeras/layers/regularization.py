@@ -65,6 +65,9 @@ class _RandomLayer(Layer):
 
     def _standard_normal(self, inputs):
         """Standard normal noise shaped like ``inputs``, on its device."""
+        if inputs.dtype.kind != "f":  # noise in an int or bool tensor cannot be stored
+            raise TypeError(f"Layer '{self.name}' ({type(self).__name__}) expects floating-point inputs, "
+                            f"received dtype {inputs.dtype}.")
         device = self._device_of(inputs)
         generator = self._generator(device) or random.generator(device)
         dtype = inputs.dtype if inputs.dtype in (numpy.float32, numpy.float64) else numpy.float32
