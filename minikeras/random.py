@@ -168,6 +168,8 @@ def set_state(state, layers=()):
     Raises:
         ValueError: ``state`` is malformed or from an unknown version.
     """
+    from minikeras.device import registry
+
     if not isinstance(state, dict) or state.get("version") != _STATE_VERSION:
         raise ValueError(f"Unknown random generator state (expected version {_STATE_VERSION}).")
     shuffle, devices, layer_states = state.get("shuffle"), state.get("devices"), state.get("layers")
@@ -175,9 +177,13 @@ def set_state(state, layers=()):
         raise ValueError("Malformed random generator state: 'devices' and 'layers' must be mappings.")
     if shuffle is not None:
         _restore_generator(shuffle_rng(), shuffle, "the shuffling stream")
+    existing = {device.name for kind_devices in registry.initialize().values() for device in kind_devices}
     for name, device_state in devices.items():
-        _restore_generator(generator(name), device_state, f"device {name}")
+        if name in existing:  # a device of the saving machine that this one lacks has no stream to resume
+            _restore_generator(generator(name), device_state, f"device {name}")
     by_name = {layer.name: layer for layer in layers}
+    layer_states = {layer_name: {device: saved for device, saved in states.items() if device in existing}
+                    for layer_name, states in layer_states.items() if isinstance(states, dict)}
     for layer_name, states in layer_states.items():
         layer = by_name.get(layer_name)
         if layer is None or not hasattr(layer, "_generator") or not isinstance(states, dict):

@@ -114,3 +114,18 @@ def test_a_malformed_state_warns_and_loading_goes_on(tmp_path):
         handle.attrs[ATTRIBUTE] = json.dumps({"version": 99})
     with pytest.warns(UserWarning, match="expected version 1"):
         mk.models.load_model(path)
+
+
+def test_streams_of_devices_this_machine_lacks_are_skipped(tmp_path):
+    path = str(tmp_path / "other_machine.h5")
+    mk.random.seed(0)
+    model = _build()
+    _fit(model, 1)
+    model.save(path)
+    with h5py.File(path, "a") as handle:
+        state = json.loads(handle.attrs[ATTRIBUTE])
+        state["devices"]["gpu:7"] = state["devices"]["cpu:0"]
+        state["layers"]["noise"]["gpu:7"] = state["layers"]["noise"]["cpu:0"]
+        handle.attrs[ATTRIBUTE] = json.dumps(state)
+    restored = mk.models.load_model(path)
+    assert restored.optimizer is not None
