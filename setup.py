@@ -10,8 +10,17 @@ setup(
     python_requires=">=3.9",
     install_requires=["numpy>=1.22", "tqdm>=4.60", "h5py>=3.0"],
     extras_require={
-        "gpu": ["cupy>=12"],
-        "mpi": ["mpi4py>=3.1"],
-        "test": ["pytest>=7", "hypothesis>=6"],
+        # Binary wheels only: CuPy's [ctk] extra brings the CUDA toolkit
+        # libraries (cudart, NVRTC, cuBLAS, cuRAND, ...) as NVIDIA's wheels, so
+        # a machine needs only the NVIDIA driver. See README "GPU".
+        "gpu": ["cupy-cuda12x[ctk]>=14,<15"],  # CUDA 12 (driver >= 525)
+        "gpu-cu13": ["cupy-cuda13x[ctk]>=14,<15"],  # CUDA 13 (driver >= 580)
+        "nccl": ["nvidia-nccl-cu12>=2.18"],  # NCCL for MirroredModel on CUDA 12
+        "nccl-cu13": ["nvidia-nccl-cu13>=2.27"],
+        # The mpich wheel brings the MPI library and mpiexec: no system MPI needed.
+        "mpi": ["mpi4py>=4.0", "mpich>=4.2"],
+        # cupy-cuda12x imports without a driver: tests check the array-module
+        # calls the library makes against the real CuPy API.
+        "test": ["pytest>=7", "hypothesis>=6", "cupy-cuda12x>=14,<15", "mpi4py>=4.0", "mpich>=4.2"],
     },
 )

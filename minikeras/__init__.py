@@ -23,12 +23,16 @@ __version__ = "0.1.0"
 _LAZY_MODULES = {
     "layers", "models", "optimizers", "losses", "metrics", "callbacks", "activations",
     "initializers", "regularizers", "constraints", "datasets", "distribute", "saving", "utils",
+    "preprocessing",
 }
 _LAZY_NAMES = {
     "Sequential": "minikeras.models",
     "Model": "minikeras.models",
     "Input": "minikeras.layers",
     "MirroredModel": "minikeras.distribute",
+    "MultiWorkerMirroredModel": "minikeras.distribute",
+    "Variable": "minikeras.variables",
+    "GradientTape": "minikeras.autograd.tape",
 }
 
 

@@ -29,3 +29,5 @@ from minikeras.device import (  # noqa: F401
     set_soft_device_placement,
     set_visible_devices,
 )
+
+from minikeras.saving._safety import enable_unsafe_deserialization  # noqa: E402,F401  (Keras 3's switch)

@@ -113,6 +113,12 @@ def uniform(shape, minval=0.0, maxval=1.0, dtype="float32", device=None):
     return _draw("uniform", shape, dtype, device, low=minval, high=maxval)
 
 
+# Keras 3's seeded functions live in their own module; exported here.
+from minikeras._keras_random import SeedGenerator, dropout, randint, shuffle, with_seed_argument  # noqa: E402,F401
+
+normal, uniform = with_seed_argument(normal, uniform)  # Keras's seed= argument
+
+
 # ------------------------------------------------------------- saved state
 _STATE_VERSION = 1
 

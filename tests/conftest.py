@@ -10,7 +10,7 @@ from minikeras.device import registry
 def pytest_collection_modifyitems(config, items):
     if backend.gpu_available():
         return
-    skip = pytest.mark.skip(reason="no CUDA device is visible (CuPy missing or no GPU): GPU test skipped")
+    skip = pytest.mark.skip(reason=f"GPU test skipped: {backend.gpu_unavailable_reason()}")
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)

@@ -74,7 +74,7 @@ class Function:
         needs = []
         any_needs = False
         for value in inputs:
-            if type(value) is Tensor:
+            if type(value) is Tensor or isinstance(value, Tensor):  # Variable is a Tensor subclass
                 if value.device is not device and not self.keeps_input_devices:
                     value = value.to(device)
                 arrays.append(value.data)

@@ -28,8 +28,22 @@ def cupy_module():
 
 
 def gpu_available():
-    """True when CuPy imports and at least one CUDA device is visible."""
-    return cupy_module() is not None
+    """True when CuPy imports, a CUDA device is visible, and a test
+    elementwise kernel (NVRTC) and a test matmul (cuBLAS) run correctly on it.
+
+    The check runs once per process; see `minikeras.backend.gpu_probe`.
+    """
+    from minikeras.backend import gpu_probe
+
+    return gpu_probe.probe()[0] is not None
+
+
+def gpu_unavailable_reason():
+    """Why `gpu_available` is False, in one sentence (CuPy not installed, no
+    driver or device, NVRTC missing, cuBLAS missing), or None when a GPU works."""
+    from minikeras.backend import gpu_probe
+
+    return gpu_probe.probe()[1]
 
 
 def get_array_module(array):
@@ -84,3 +98,8 @@ def _tune_host_allocator():
 
 
 HOST_ALLOCATOR_TUNED = _tune_host_allocator()
+
+
+from minikeras.backend.keras_helpers import (  # noqa: E402,F401  (keras.backend's helpers)
+    backend, clear_session, epsilon, floatx, image_data_format, set_epsilon, set_floatx, set_image_data_format,
+)

@@ -4,9 +4,13 @@
 class Callback:
     """Base class of callbacks, with Keras's hooks (all no-ops here).
 
+    Every hook receives a dict of logs (empty when there is nothing to
+    report). ``fit`` also calls the ``on_test_*`` hooks around its
+    validation pass, as Keras does.
+
     Attributes:
-        model: the model being trained (set by the loop).
-        params: ``{"epochs", "steps", "verbose"}``.
+        model: the model being trained (set by the loop through ``set_model``).
+        params: ``{"verbose", "epochs", "steps"}`` (set through ``set_params``).
     """
 
     def __init__(self):
@@ -71,9 +75,20 @@ class CallbackList(Callback):
 
 
 def _dispatch(name):
-    def hook(self, *args, **kwargs):
-        for callback in self.callbacks:
-            getattr(callback, name)(*args, **kwargs)
+    """A CallbackList hook calling ``name`` on every callback, always with a
+    logs dict (Keras passes ``{}``, never None)."""
+    indexed = "batch" in name or "epoch" in name
+
+    if indexed:
+        def hook(self, index, logs=None):
+            logs = {} if logs is None else logs
+            for callback in self.callbacks:
+                getattr(callback, name)(index, logs)
+    else:
+        def hook(self, logs=None):
+            logs = {} if logs is None else logs
+            for callback in self.callbacks:
+                getattr(callback, name)(logs)
 
     hook.__name__ = name
     return hook

@@ -1,84 +1,85 @@
-"""ProgbarLogger: a tqdm progress bar per epoch (verbose=1) or one line per
-epoch (verbose=2)."""
-import sys
-import time
-
+"""ProgbarLogger: Keras's progress line for fit, evaluate and predict."""
 from minikeras.callbacks.callback import Callback
-
-
-def format_logs(logs):
-    return " - ".join(f"{key}: {value:.4f}" for key, value in logs.items() if isinstance(value, (int, float)))
+from minikeras.utils.progbar import Progbar
 
 
 class ProgbarLogger(Callback):
-    """Shows progress of fit/evaluate/predict.
+    """Prints progress to stdout as Keras 3 does (see ``utils/progbar.py``).
+
+    ``Epoch i/n`` before each epoch when there are several, then a bar
+    (verbose=1) or one line per epoch (verbose=2). The validation pass
+    inside fit is not shown separately: its results end the epoch's line.
 
     Args:
-        verbose: 1 for a tqdm bar per epoch with running loss and metrics,
-            2 for one line per epoch.
+        verbose: overrides ``params["verbose"]`` when given.
     """
 
-    def __init__(self, verbose=1):
+    def __init__(self, verbose=None):
         super().__init__()
         self.verbose = verbose
         self._bar = None
-        self._start = None
+        self._seen = 0
+        self._in_fit = False
 
     def set_params(self, params):
         super().set_params(params)
-        self.verbose = params.get("verbose", self.verbose)
+        if params.get("verbose") is not None:
+            self.verbose = params["verbose"]
 
-    def _open(self, total, description):
-        from tqdm.auto import tqdm
+    def _open(self):
+        self._seen = 0
+        self._bar = Progbar(self.params.get("steps"), verbose=self.verbose or 1)
 
-        self._bar = tqdm(total=total, desc=description, unit="step", file=sys.stderr, leave=True,
-                         dynamic_ncols=True, mininterval=0.25)
+    def _step(self, batch, logs):
+        self._seen = batch + 1
+        if self._bar is not None:  # the logs are running values already: shown as given
+            self._bar.stateful_metrics.update(logs or {})
+            self._bar.update(self._seen, logs, finalize=False)
+
+    def _close(self, logs):
+        if self._bar is not None:
+            self._bar.stateful_metrics.update(logs or {})
+            self._bar.update(self._seen, logs, finalize=True)
+            self._bar = None
+
+    def on_train_begin(self, logs=None):
+        self._in_fit = True
+
+    def on_train_end(self, logs=None):
+        self._in_fit = False
 
     def on_epoch_begin(self, epoch, logs=None):
-        self._start = time.perf_counter()
-        epochs = self.params.get("epochs")
-        if self.verbose == 1:
-            self._open(self.params.get("steps"), f"Epoch {epoch + 1}/{epochs}")
-        elif self.verbose == 2:
-            print(f"Epoch {epoch + 1}/{epochs}", file=sys.stderr)
+        if not self.verbose:
+            return
+        epochs = self.params.get("epochs") or 1
+        if epochs > 1:
+            print(f"Epoch {epoch + 1}/{epochs}", flush=True)
+        self._open()
 
     def on_train_batch_end(self, batch, logs=None):
-        if self._bar is not None:
-            self._bar.update(1)
-            if logs:
-                self._bar.set_postfix_str(format_logs(logs), refresh=False)
+        self._step(batch, logs)
 
     def on_epoch_end(self, epoch, logs=None):
-        elapsed = time.perf_counter() - (self._start or time.perf_counter())
-        if self._bar is not None:
-            if logs:
-                self._bar.set_postfix_str(format_logs(logs), refresh=False)
-            self._bar.close()
-            self._bar = None
-        elif self.verbose == 2:
-            print(f"{self.params.get('steps')} steps - {elapsed:.1f}s - {format_logs(logs or {})}", file=sys.stderr)
+        self._close(logs)
 
     def on_test_begin(self, logs=None):
-        if self.verbose == 1 and self.params.get("mode") == "evaluate":
-            self._open(self.params.get("steps"), "Evaluate")
+        if self.verbose and not self._in_fit:
+            self._open()
 
     def on_test_batch_end(self, batch, logs=None):
-        self.on_train_batch_end(batch, logs)
+        if not self._in_fit:
+            self._step(batch, logs)
 
     def on_test_end(self, logs=None):
-        if self._bar is not None:
-            if logs:
-                self._bar.set_postfix_str(format_logs(logs), refresh=False)
-            self._bar.close()
-            self._bar = None
+        if not self._in_fit:
+            self._close(logs)
 
     def on_predict_begin(self, logs=None):
-        if self.verbose == 1:
-            self._open(self.params.get("steps"), "Predict")
+        if self.verbose:
+            self._open()
 
     def on_predict_batch_end(self, batch, logs=None):
-        if self._bar is not None:
-            self._bar.update(1)
+        self._step(batch, None)
 
     def on_predict_end(self, logs=None):
-        self.on_test_end()
+        self._close(None)

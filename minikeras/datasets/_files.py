@@ -157,6 +157,22 @@ def _checksum_mismatch(path, remote: RemoteFile) -> Optional[str]:
     return f"its {algorithm} is {actual}, the published file's is {expected}"
 
 
+def _parse(parse, path):
+    """``parse(path)``, any failure of which means the file is unusable.
+
+    A parser raises CorruptDatasetError for what it checks; anything else a
+    damaged file makes it raise (a ValueError from NumPy, a KeyError, a
+    MemoryError from an absurd header) is the same case, so the caller's
+    fallback (the next copy, a new download) happens for every one.
+    """
+    try:
+        return parse(path)
+    except CorruptDatasetError:
+        raise
+    except Exception as error:  # noqa: BLE001  (see the docstring)
+        raise CorruptDatasetError(f"{path}: cannot be parsed ({type(error).__name__}: {error})") from error
+
+
 def fetch(
     remote: RemoteFile,
     parse: Callable[[Path], _Parsed],
@@ -185,7 +201,7 @@ def fetch(
     rejected = []  # "path: reason" for every copy that was found but unusable
     if target.is_file():
         try:
-            contents = parse(target)
+            contents = _parse(parse, target)
         except CorruptDatasetError as error:
             warnings.warn(f"{target} is unusable ({error}); ignoring it and looking for "
                           "another copy or downloading it again.", stacklevel=3)
@@ -204,7 +220,7 @@ def fetch(
         if not path.is_file():
             continue
         try:
-            return parse(path)
+            return _parse(parse, path)
         except CorruptDatasetError as error:
             warnings.warn(f"{path} is unusable ({error}); ignoring it.", stacklevel=3)
             rejected.append(f"{path}: {error}")
@@ -226,7 +242,7 @@ def _download_into_cache(remote, target, parse, searched, rejected):
             mismatch = _checksum_mismatch(temporary, remote)
             if mismatch:
                 raise CorruptDatasetError(f"the download is corrupt: {mismatch}")
-            contents = parse(Path(temporary))
+            contents = _parse(parse, Path(temporary))
             os.replace(temporary, target)
             temporary = None
             return contents

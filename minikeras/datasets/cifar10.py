@@ -42,6 +42,10 @@ _FOLDER = "cifar-10-batches-py"
 _TRAIN_BATCHES = tuple(f"data_batch_{number}" for number in range(1, 6))
 _TEST_BATCH = "test_batch"
 _PIXELS = 32 * 32 * 3
+# A real batch is 31 MB (10000 images and the pickle around them): a member
+# declaring more is refused before it is read (a small gzip can inflate to
+# gigabytes).
+_MAX_MEMBER_BYTES = 64 * 2**20
 
 
 def load_data():
@@ -89,7 +93,11 @@ def read_archive(path):
                 member_path = member.name[2:] if member.name.startswith("./") else member.name
                 folder, _, name = member_path.partition("/")
                 if member.isfile() and folder == _FOLDER and name in wanted:
-                    batches[name] = _read_batch(archive.extractfile(member).read(), name)
+                    if member.size > _MAX_MEMBER_BYTES:
+                        raise CorruptDatasetError(
+                            f"{member.name} declares {member.size} bytes, more than a CIFAR-10 batch "
+                            f"can hold ({_MAX_MEMBER_BYTES})")
+                    batches[name] = _read_batch(archive.extractfile(member).read(_MAX_MEMBER_BYTES), name)
     except (tarfile.TarError, OSError, EOFError, zlib.error) as error:
         raise CorruptDatasetError(
             f"{path}: is not a complete tar archive ({type(error).__name__}: {error})") from error

@@ -50,6 +50,10 @@ def load_data(path="mnist.npz"):
     return (arrays["x_train"], arrays["y_train"]), (arrays["x_test"], arrays["y_test"])
 
 
+# An .npy header is at most a few hundred bytes.
+_NPY_HEADER_SLACK = 4096
+
+
 def read_npz(path):
     """Reads and checks a complete ``mnist.npz``.
 
@@ -72,6 +76,7 @@ def read_npz(path):
             missing = [key for key in _KEYS if key not in archive.files]
             if missing:
                 raise CorruptDatasetError(f"{path}: has no array named {', '.join(missing)}")
+            _check_declared_sizes(path, archive)
             arrays = {key: archive[key] for key in _KEYS}
     except (zipfile.BadZipFile, ValueError, OSError, EOFError, zlib.error) as error:
         raise CorruptDatasetError(
@@ -83,6 +88,21 @@ def read_npz(path):
         if labels.size and labels.max() > 9:
             raise CorruptDatasetError(f"{path}: y_{split} holds label {labels.max()}, above 9")
     return arrays
+
+
+def _check_declared_sizes(path, archive):
+    """Refuse a member whose declared size exceeds what its array could
+    need, before reading it: a small zip can inflate to gigabytes, and
+    zipfile never reads past the declared size. Up to 8 bytes a value pass
+    here, so that a wrong dtype gets its own precise error afterwards."""
+    for key in _KEYS:
+        split = key.split("_", 1)[1]
+        values = _SPLIT_SIZES[split] * (28 * 28 if key.startswith("x") else 1)
+        needed = 8 * values + _NPY_HEADER_SLACK
+        declared = archive.zip.getinfo(f"{key}.npy").file_size
+        if declared > needed:
+            raise CorruptDatasetError(
+                f"{path}: {key}.npy declares {declared} bytes, more than its array needs ({needed})")
 
 
 def _check(path, key, array, shape):

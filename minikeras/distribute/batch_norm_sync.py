@@ -70,7 +70,8 @@ class ReplicaBatchNorms:
         """This replica's contribution to each statistic's change, for a SUM
         all-reduce (None: nothing): local statistics give their change times
         the replica's share of the batch; synchronized ones, identical on all
-        replicas with samples, are given by replica 0 alone (never idle)."""
+        replicas with samples, are given by replica 0 alone (never idle).
+        ``rank`` counts the replicas of every process (the global rank)."""
         share = count / total
         result = []
         for layer, synchronized, start in zip(self.layers, self.synchronized, before):

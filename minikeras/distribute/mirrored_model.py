@@ -105,9 +105,9 @@ class MirroredModel(WrappedModelFacade, Trainer):
             logical CPUs when there are fewer than two GPUs.
         sync_batch_norm: compute BatchNormalization's batch statistics over
             the global batch (cross-replica sums) instead of per replica.
-        all_reduce: an :class:`~minikeras.distribute.AllReduce` (default:
-            NCCL when possible, else local copies; ``MpiAllReduce`` across
-            processes).
+        all_reduce: an :class:`~minikeras.distribute.AllReduce` within
+            this process (default: NCCL when possible, else local copies);
+            across processes use ``MultiWorkerMirroredModel``.
 
     Attributes:
         cpu_blas_threads: while replicas share the CPU, BLAS may use at most
@@ -125,6 +125,7 @@ class MirroredModel(WrappedModelFacade, Trainer):
     """
 
     cpu_blas_threads = "auto"
+    _spans_processes = False  # True in MultiWorkerMirroredModel
 
     def __init__(self, model, devices=None, sync_batch_norm=False, all_reduce=None):
         from minikeras.models.model import Model
@@ -146,8 +147,12 @@ class MirroredModel(WrappedModelFacade, Trainer):
                 "MirroredModel: the all_reduce was made for devices "
                 f"{[d.name for d in all_reduce.devices]}, the model runs on {[d.name for d in self.devices]}."
             )
-        if sync_batch_norm and all_reduce.process_count > 1:
-            raise ValueError("MirroredModel: sync_batch_norm across processes is not supported.")
+        if all_reduce.process_count > 1 and not self._spans_processes:
+            raise ValueError(
+                f"MirroredModel: this all_reduce spans {all_reduce.process_count} processes; use "
+                "minikeras.distribute.MultiWorkerMirroredModel, which makes loss and metrics global, starts every "
+                "worker from worker 0's weights and checks the data."
+            )
         self._collective = all_reduce
         self._workers = DeviceWorkers(self.devices)
         self._finalizer = weakref.finalize(self, _shut_down, self._workers, all_reduce)
@@ -270,7 +275,7 @@ class MirroredModel(WrappedModelFacade, Trainer):
         replica = self._replicas[rank]
         replica._clear_call_losses()
         y_pred = replica(x, training=training)
-        data_loss, parts = self.compiled_loss(y, y_pred, sample_weight)
+        data_loss, parts = self.compiled_loss.compute(y, y_pred, sample_weight)
         from_calls = replica_tools.call_losses(replica)
         loss = data_loss
         for term in from_calls:
@@ -284,7 +289,7 @@ class MirroredModel(WrappedModelFacade, Trainer):
         return loss, parts, y_pred
 
     # ---------------------------------------------------------------- steps
-    def train_step(self, x, y, sample_weight=None):
+    def _train_batch(self, x, y, sample_weight=None):
         """One synchronous step on every replica; returns the batch's loss.
 
         Raises:
@@ -335,7 +340,9 @@ class MirroredModel(WrappedModelFacade, Trainer):
                 for weight in weights:
                     weight.grad = None
                 # One all-reduce for the gradients and the moving-statistic changes.
-                reduced = self._collective.all_reduce(rank, grads + batch_norms.changes(before, rank, count, total))
+                # The global rank: synchronized statistics' change comes from global replica 0 alone.
+                leader = self._collective.process_index * len(self.devices) + rank
+                reduced = self._collective.all_reduce(rank, grads + batch_norms.changes(before, leader, count, total))
                 grads = None
             except BaseException:
                 batch_norms.restore(before)
@@ -366,7 +373,7 @@ class MirroredModel(WrappedModelFacade, Trainer):
                 target.data[...] = source.data
             self._optimizers[rank]._iterations = primary._iterations
 
-    def test_step(self, x, y, sample_weight=None):
+    def _test_batch(self, x, y, sample_weight=None):
         """Loss and metrics on one batch, every replica on its shard."""
         x, y, sample_weight, total, shards = self._prepare(x, y, sample_weight)
         if self.compiled_metrics is None:

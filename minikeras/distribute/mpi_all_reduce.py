@@ -2,26 +2,43 @@
 
 One process per machine (or per device): the replicas of a process are
 first summed locally (:func:`default_all_reduce`), then one thread of the
-process runs ``MPI_Allreduce`` on a flat host buffer per dtype, and every
-local replica takes the global sums. With MirroredModel every process must
-see the same batches (same data, same shuffling seed): the global batch is
-split over all the replicas of all the processes.
+process sums the partial results across processes, and every local replica
+takes the global sums. The cross-process sum is one transport interface
+with two implementations:
 
-Example (run with ``mpirun -n 2 python train.py``)::
+- MPI (always available): the entries are packed into one flat host buffer
+  per dtype and summed by ``MPI_Iallreduce`` under the group's timeout
+  (:class:`~minikeras.distribute.process_group.ProcessGroup`);
+- NCCL (GPU replicas, CuPy with NCCL, ``nccl=True`` or ``"auto"``): the same
+  flat buffers stay on the GPU and go through ``ncclAllReduce`` over one
+  communicator spanning the processes, its unique id broadcast over MPI
+  (:mod:`~minikeras.distribute.nccl_process_all_reduce`). Untested on
+  hardware in this repository (no multi-GPU machine in CI).
 
-    from minikeras.distribute import MirroredModel, MpiAllReduce
-    mirrored = MirroredModel(model, devices=["cpu:0"], all_reduce=MpiAllReduce(["cpu:0"]))
+Entries may differ between processes only by being None (a process whose
+replicas had no samples): the processes first compare a checksum of their
+entries' shapes and dtypes (one tiny collective), and only when those differ
+exchange the full descriptions. Numbers (Python or NumPy scalars) are
+gathered one per process and added in process order, so every process gets
+the same bits.
 
-If one process fails during a step, the others wait in MPI: end the job
-(``comm.Abort()``), as with any MPI program.
+Example (run with ``mpiexec -n 2 python train.py``)::
+
+    from minikeras.distribute import MultiWorkerMirroredModel
+    trainer = MultiWorkerMirroredModel(model)       # builds its MpiAllReduce
 """
 import threading
+import zlib
 
 import numpy
 
 from minikeras import backend
 from minikeras.device import registry
 from minikeras.distribute.all_reduce import AllReduce, ReplicaAborted, default_all_reduce
+from minikeras.distribute.process_group import DEFAULT_TIMEOUT, ProcessGroup
+
+_NONE, _INT, _FLOAT, _ARRAY = 0, 1, 2, 3
+_DTYPES = {numpy.dtype(code).num: numpy.dtype(code) for code in "?bhilqBHILQefdFD"}
 
 
 class MpiAllReduce(AllReduce):
@@ -29,84 +46,142 @@ class MpiAllReduce(AllReduce):
 
     Args:
         devices: this process's replicas' logical devices (names or Devices).
-        comm: an mpi4py communicator (``MPI.COMM_WORLD`` by default); any
-            object with ``Get_rank``, ``Get_size``, ``allgather`` and
-            ``Allreduce(send, recv)`` (sum) works.
+        comm: an mpi4py communicator (``MPI.COMM_WORLD`` by default).
+        timeout: seconds a collective may wait for the other processes
+            (:class:`~minikeras.distribute.WorkerTimeoutError` after).
+        nccl: ``"auto"`` (NCCL when every local replica is a GPU and NCCL is
+            available), True (require it) or False (MPI on host buffers).
+        group: a ready :class:`ProcessGroup` (then comm/timeout are unused).
+        fixed_entries: every call passes the same entries (gradients): the
+            processes agree on their layout once, in the first call, and the
+            results are valid until the next call. False: agree every call
+            (entries that change, e.g. BatchNormalization statistics per layer).
 
     Raises:
         ImportError: mpi4py is not installed and no ``comm`` was given.
     """
 
-    def __init__(self, devices, comm=None):
+    def __init__(self, devices, comm=None, timeout=DEFAULT_TIMEOUT, nccl="auto", group=None, fixed_entries=True):
+        if nccl not in ("auto", True, False):
+            raise ValueError(f"MpiAllReduce: nccl must be 'auto', True or False, received {nccl!r}.")
         devices = [registry.get_device(device) for device in devices]
         super().__init__(devices)
-        if comm is None:
-            try:
-                from mpi4py import MPI
-            except ImportError as error:
-                raise ImportError(
-                    "MpiAllReduce needs mpi4py (pip install mpi4py, with an MPI library), or pass comm=."
-                ) from error
-            comm = MPI.COMM_WORLD
-        self.comm = comm
-        self.process_count = int(comm.Get_size())
-        self.process_index = int(comm.Get_rank())
+        self.group = group if group is not None else ProcessGroup(comm, timeout)
+        self.comm = self.group.comm
+        self.process_count = self.group.size
+        self.process_index = self.group.rank
         self._local = default_all_reduce(devices)
+        self._layouts = {}
+        self._tagged = {}  # tag -> (agreed layout, flat buffers)
+        self._tag = "all_reduce" if fixed_entries else None
         self._partial = None
         self._global = None
         self._exchanged = threading.Barrier(self.size, action=self._exchange)
+        self._nccl_choice = nccl
+        self._nccl = None
+        self._decided = False  # NCCL or MPI: agreed by the processes in the first call
+
+    @property
+    def transport(self):
+        """``"nccl"`` or ``"mpi"``: how arrays cross processes (decided by
+        the first call; ``"mpi"`` before it)."""
+        return "mpi" if self._nccl is None else "nccl"
 
     def all_reduce(self, rank, arrays):
         """See :meth:`AllReduce.all_reduce`."""
         partial = self._local.all_reduce(rank, arrays)
         if rank == 0:
-            self._partial = [backend.to_numpy(value) if backend.is_array(value) else value for value in partial]
-        try:
-            self._exchanged.wait()
-        except threading.BrokenBarrierError:
-            raise ReplicaAborted("another replica failed during this step; the step was abandoned") from None
-        totals = self._global
+            self._partial = list(partial)
+        if self.size == 1:  # no other replica to wait for
+            self._exchange()
+        else:
+            try:
+                self._exchanged.wait()
+            except threading.BrokenBarrierError:
+                raise ReplicaAborted("another replica failed during this step; the step was abandoned") from None
         device = self.devices[rank]
-        if device.kind == "cpu":
-            return list(totals)
         with device.activate():
-            return [device.xp.asarray(value) if isinstance(value, numpy.ndarray) else value for value in totals]
+            return [device.xp.asarray(value) if backend.is_array(value) else value for value in self._global]
 
     def _exchange(self):
         """One thread per process: the global sums of the local sums."""
         partial, self._partial = self._partial, None
-        described = [None if value is None else
-                     ("number", value) if not isinstance(value, numpy.ndarray) else
-                     ("array", value.shape, value.dtype.str) for value in partial]
-        everyone = self.comm.allgather(described)
-        totals = [None] * len(partial)
-        groups = {}
-        for index in range(len(partial)):
-            entries = [process[index] for process in everyone if process[index] is not None]
-            if not entries:
-                continue
-            if entries[0][0] == "number":
-                total = entries[0][1]
-                for _, value in entries[1:]:
-                    total = total + value  # process order: the same on every process
-                totals[index] = total
-            else:
-                groups.setdefault(entries[0][2], []).append((index, tuple(entries[0][1])))
-        for dtype, members in groups.items():
-            sizes = [int(numpy.prod(shape, dtype=numpy.int64)) for _, shape in members]
-            send = numpy.zeros(sum(sizes), dtype=numpy.dtype(dtype))
+        if not self._decided:
+            from minikeras.distribute import nccl_process_all_reduce
+
+            self._nccl = nccl_process_all_reduce.make(self.devices[0], self.group, self._nccl_choice)
+            self._decided = True
+        if self._nccl is not None:
+            self._global = self._nccl.sum(partial, self.layout(partial))
+        else:
+            self._global = self.sum_across_processes(partial, tag=self._tag)
+
+    def sum_across_processes(self, values, what="all-reduce", tag=None):
+        """Sum host values over the processes (not the local replicas).
+
+        Args:
+            values: a list of NumPy arrays, numbers or None; the same
+                shapes and dtypes on every process where not None.
+            what: names the operation in errors.
+            tag: a name for calls that always pass the same entries (the
+                gradients): the first such call agrees on the layout, later
+                ones reuse it and its buffers without asking the others
+                again, so their results are valid until the next call with
+                the same tag.
+
+        Returns:
+            The list of sums (None where every process passed None).
+        """
+        values = [backend.to_numpy(value) if backend.is_array(value) else value for value in values]
+        cached = self._tagged.get(tag) if tag is not None else None
+        if cached is None:
+            layout = self.layout(values, what)
+            buffers = {dtype: numpy.empty(size, dtype) for dtype, size in layout.sizes.items()}
+            if tag is not None:
+                self._tagged[tag] = layout, buffers
+        else:
+            layout, buffers = cached
+            layout.check(values, what)
+        totals = [None] * len(values)
+        if layout.numbers:
+            rows = self.group.gather_rows([0.0 if values[i] is None else values[i] for i, _ in layout.numbers],
+                                          what=what)
+            for column, (index, kind) in enumerate(layout.numbers):
+                total = 0.0
+                for process in range(rows.shape[0]):  # process order: the same bits everywhere
+                    total = total + rows[process, column]
+                totals[index] = int(total) if kind == _INT else float(total)
+        for dtype, members in layout.groups.items():
+            flat = buffers[dtype]
             offset = 0
-            for (index, _), size in zip(members, sizes):
-                if partial[index] is not None:
-                    send[offset:offset + size] = partial[index].reshape(-1)
+            for index, shape, size in members:
+                if values[index] is None:
+                    flat[offset:offset + size] = 0
+                else:
+                    flat[offset:offset + size] = values[index].reshape(-1)
                 offset += size
-            receive = numpy.empty_like(send)
-            self.comm.Allreduce(send, receive)
+            self.group.sum_in_place(flat, what)
             offset = 0
-            for (index, shape), size in zip(members, sizes):
-                totals[index] = receive[offset:offset + size].reshape(shape)
+            for index, shape, size in members:
+                totals[index] = flat[offset:offset + size].reshape(shape)
                 offset += size
-        self._global = totals
+        return totals
+
+    def layout(self, values, what="all-reduce"):
+        """The entries' agreed kinds, shapes and dtypes (see the module docstring)."""
+        codes = _describe(values)
+        key = codes.tobytes()
+        header = self.group.gather_rows([codes.size, zlib.crc32(key)], what=what)
+        if (header == header[0]).all():
+            layout = self._layouts.get(key)
+            if layout is None:
+                layout = self._layouts[key] = _Layout([_decode(codes)])
+            return layout
+        width = int(header[:, 0].max())
+        padded = numpy.full(width, -1, dtype=numpy.int64)
+        padded[:codes.size] = codes
+        rows = self.group.gather_rows(padded, dtype=numpy.int64, what=what)
+        return _Layout([_decode(row[row >= 0] if row.size else row) for row in rows])
 
     def abort(self):
         """See :meth:`AllReduce.abort` (this process's replicas only)."""
@@ -119,5 +194,94 @@ class MpiAllReduce(AllReduce):
         self._exchanged.reset()
 
     def close(self):
-        """Close the local transport."""
+        """Close the local transport (and NCCL's communicator)."""
         self._local.close()
+        if self._nccl is not None:
+            self._nccl.close()
+
+
+def _describe(values):
+    """An int64 vector: per entry its kind, then for arrays dtype, ndim, dims."""
+    codes = []
+    for value in values:
+        if value is None:
+            codes.append(_NONE)
+        elif isinstance(value, numpy.ndarray) or backend.is_array(value):
+            codes += [_ARRAY, numpy.dtype(value.dtype).num, value.ndim, *value.shape]
+        elif isinstance(value, (bool, int, numpy.integer)):
+            codes.append(_INT)
+        else:
+            codes.append(_FLOAT)
+    return numpy.array(codes, dtype=numpy.int64)
+
+
+def _decode(codes):
+    entries, position = [], 0
+    codes = [int(code) for code in codes]
+    while position < len(codes):
+        kind = codes[position]
+        if kind == _ARRAY:
+            ndim = codes[position + 2]
+            dtype = _DTYPES[codes[position + 1]]
+            entries.append((kind, dtype, tuple(codes[position + 3:position + 3 + ndim])))
+            position += 3 + ndim
+        else:
+            entries.append((kind, None, None))
+            position += 1
+    return entries
+
+
+class _Layout:
+    """Merged entry descriptions: which entries are numbers, and the arrays
+    grouped by dtype (entry index, shape, size) in entry order."""
+
+    def __init__(self, described):
+        counts = {len(entries) for entries in described}
+        if len(counts) != 1:
+            raise ValueError(f"all_reduce across processes: the workers passed different numbers of entries: "
+                             f"{[len(entries) for entries in described]}.")
+        self.numbers, self.groups, self.sizes = [], {}, {}
+        for index, options in enumerate(zip(*described)):
+            present = [entry for entry in options if entry[0] != _NONE]
+            if not present:
+                continue
+            kinds = {entry[0] for entry in present}
+            if _ARRAY in kinds and len(kinds) > 1:
+                raise ValueError(f"all_reduce across processes: entry {index} is an array on some workers "
+                                 "and a number on others.")
+            if _ARRAY not in kinds:
+                self.numbers.append((index, _INT if kinds == {_INT} else _FLOAT))
+                continue
+            shapes = {(entry[1], entry[2]) for entry in present}
+            if len(shapes) != 1:
+                raise ValueError(f"all_reduce across processes: entry {index} differs between workers: "
+                                 f"{sorted((str(d), s) for d, s in shapes)} (dtype, shape).")
+            dtype, shape = shapes.pop()
+            size = int(numpy.prod(shape, dtype=numpy.int64))
+            self.groups.setdefault(dtype, []).append((index, shape, size))
+            self.sizes[dtype] = self.sizes.get(dtype, 0) + size
+        self.count = len(described[0])
+        self._expected = {index: (dtype, shape) for dtype, members in self.groups.items()
+                          for index, shape, _ in members}
+
+    def check(self, values, what):
+        """Raise unless ``values`` fit this layout (a reused, tagged one)."""
+        problem = None
+        if len(values) != self.count:
+            problem = f"{len(values)} entries instead of {self.count}"
+        else:
+            for index, value in enumerate(values):
+                if value is None:
+                    continue
+                expected = self._expected.get(index)
+                if expected is None and isinstance(value, numpy.ndarray):
+                    problem = f"entry {index} is an array where the first call had a number or None"
+                elif expected is not None and (not isinstance(value, numpy.ndarray)
+                                               or (value.dtype, value.shape) != expected):
+                    got = (value.dtype, value.shape) if isinstance(value, numpy.ndarray) else type(value).__name__
+                    problem = f"entry {index} is {got} where the first call had {expected}"
+                if problem:
+                    break
+        if problem:
+            raise ValueError(f"{what} across processes: {problem}; calls with a tag must pass the same entries "
+                             "every time.")

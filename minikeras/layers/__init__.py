@@ -3,12 +3,23 @@ from minikeras.layers.base import Layer  # noqa: F401
 from minikeras.layers.input import Input, InputLayer, KerasTensor  # noqa: F401
 from minikeras.layers.input_spec import InputSpec  # noqa: F401
 from minikeras.layers.core import *  # noqa: F401,F403
+from minikeras.layers.activation_layers import *  # noqa: F401,F403
+from minikeras.layers.masking import *  # noqa: F401,F403
+from minikeras.layers.image_preprocessing import *  # noqa: F401,F403
+from minikeras.layers.preprocessing_normalization import *  # noqa: F401,F403
+from minikeras.layers.augmentation import *  # noqa: F401,F403
+from minikeras.layers.index_lookup import *  # noqa: F401,F403
+from minikeras.layers.text_vectorization import *  # noqa: F401,F403
+from minikeras.layers.attention import *  # noqa: F401,F403
+from minikeras.layers.multi_head_attention import *  # noqa: F401,F403
 from minikeras.layers.regularization import *  # noqa: F401,F403
 from minikeras.layers.embedding import *  # noqa: F401,F403
 from minikeras.layers.merge import *  # noqa: F401,F403
 from minikeras.layers.normalization import *  # noqa: F401,F403
+from minikeras.layers.group_normalization import *  # noqa: F401,F403
 from minikeras.layers.conv import *  # noqa: F401,F403
 from minikeras.layers.pooling import *  # noqa: F401,F403
+from minikeras.layers.conv3d import *  # noqa: F401,F403
 from minikeras.layers.reshaping import *  # noqa: F401,F403
 from minikeras.layers.recurrent import *  # noqa: F401,F403
 from minikeras.layers.wrappers import *  # noqa: F401,F403

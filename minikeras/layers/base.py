@@ -14,25 +14,36 @@ from minikeras import backend
 from minikeras.autograd import Tensor
 from minikeras.autograd.function import _wrap
 from minikeras.device import placement_device
+from minikeras.layers.keras_mask import get_keras_mask, set_keras_mask
 from minikeras.layers.naming import to_snake_case, unique_name
+from minikeras.layers.weight_arguments import add_weight_arguments, unique_weight_name
 from minikeras.utils.nest import flatten as _flatten
 from minikeras.utils.nest import map_structure as _map
 from minikeras.utils.argument_validation import check_dtype, entry_point
+from minikeras.variables import Variable
 
 _LAYER_CLASSES = {}
 _context = threading.local()
 
 
 def get_layer_class(name, custom_objects=None):
-    """The Layer (or Model) subclass registered under ``name``."""
-    if custom_objects and name in custom_objects:
+    """The Layer (or Model) subclass a config names: from ``custom_objects``,
+    the classes registered with ``register_keras_serializable``, or
+    minikeras's own layers. A subclass defined elsewhere is not found by
+    name alone (a file must not pick any class that happens to be imported)."""
+    from minikeras.saving import _safety
+
+    if custom_objects and isinstance(name, str) and name in custom_objects:
         return custom_objects[name]
-    try:
-        return _LAYER_CLASSES[name]
-    except KeyError:
+    registered = _safety.registered_objects().get(name) if isinstance(name, str) else None
+    if isinstance(registered, type) and issubclass(registered, Layer):
+        return registered
+    found = _LAYER_CLASSES.get(name) if isinstance(name, str) else None
+    if found is None or not _safety.is_library_object(found):
         raise ValueError(
-            f"Unknown layer class '{name}'. Pass it in custom_objects={{'{name}': {name}}} when loading."
-        ) from None
+            f"Unknown layer class {name!r}. Pass it in custom_objects={{'{name}': {name}}} when loading."
+        )
+    return found
 
 
 def layer_from_config(layer_class, config, custom_objects=None):
@@ -61,6 +72,11 @@ class Layer:
     Subclasses implement ``build(input_shape)`` (optional), ``call(inputs,
     training=None)`` and ``get_config()``.
     """
+
+    #: Whether the layer passes a mask on (Keras: True for layers that keep
+    #: the timestep axis, such as Dense or Dropout; a layer overriding
+    #: ``compute_mask`` supports masking by definition).
+    supports_masking = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -93,38 +109,73 @@ class Layer:
         self._inbound_nodes = []
 
     # ------------------------------------------------------------- weights
-    def add_weight(self, name, shape, initializer="glorot_uniform", regularizer=None, constraint=None,
-                   trainable=True, dtype=None):
-        """Create a weight Tensor, initialised on the current device.
+    def add_weight(self, *args, **kwargs):
+        """Create a weight (a :class:`minikeras.Variable`) on the current device.
+
+        Keras 3's signature, every argument optional: ``add_weight(shape=None,
+        initializer=None, dtype=None, trainable=True, autocast=True,
+        regularizer=None, constraint=None, aggregation="none", name=None)``.
+        tf.keras's order with the name first (``add_weight("kernel", shape,
+        ...)``) is also accepted, as older scripts use it.
 
         Args:
-            name: short name (``"kernel"``); the Tensor is named ``layer/kernel``.
-            shape: the weight's shape.
-            initializer: name, Initializer or callable ``(shape, dtype) -> array``.
+            shape: the weight's shape (default ``()``, a scalar).
+            initializer: name, Initializer or callable ``(shape, dtype)``;
+                default "glorot_uniform" for floats, "zeros" otherwise.
+            dtype: default: the layer's dtype.
+            trainable: trainable weights get gradients and optimizer updates.
             regularizer: name, Regularizer or callable giving a scalar Tensor.
             constraint: name, Constraint or callable applied after each update.
-            trainable: trainable weights get gradients and optimizer updates.
+            name: short name (``"kernel"``); the path is ``layer/kernel``;
+                default ``"variable"``, numbered when repeated.
+
+        Returns:
+            The Variable, also listed in ``weights``.
         """
         from minikeras import constraints, initializers, regularizers
 
-        dtype = numpy.dtype(dtype or self.dtype)
-        shape = tuple(int(s) for s in shape)
+        spec = add_weight_arguments(args, kwargs, type(self).__name__)
+        dtype = numpy.dtype(spec["dtype"] or self.dtype)
+        shape = () if spec["shape"] is None else spec["shape"]
+        try:
+            shape = (int(shape),) if isinstance(shape, (int, numpy.integer)) else tuple(int(s) for s in shape)
+        except (TypeError, ValueError):
+            shape = None
+        if shape is None or any(size < 0 for size in shape):
+            raise ValueError(f"Layer '{self.name}': add_weight expects shape to be a tuple of non-negative ints, "
+                             f"received {spec['shape']!r}.")
+        initializer = spec["initializer"]
+        if initializer is None:
+            initializer = "glorot_uniform" if dtype.kind == "f" else "zeros"
         init = initializers.get(initializer)
+        trainable = bool(spec["trainable"]) and dtype.kind == "f"
+        name = unique_weight_name(self, spec["name"] or "variable")
+        from minikeras.saving import _safety
+
+        if _safety.loading():
+            # Rebuilding from a file, whose values replace these: bound the
+            # size by what the file holds and skip the (float64) initializer.
+            _safety.charge(shape, dtype, f"weight '{self.name}/{name}'")
+            init = initializers.get("zeros")
         device = placement_device()
         with device.activate():
             value = init(shape, dtype=dtype)
-        value = value.data if isinstance(value, Tensor) else value
-        if device.kind == "cpu":
-            value = backend.to_numpy(value).astype(dtype, copy=False)
-        else:
-            value = device.xp.asarray(value, dtype=dtype)
-        if not value.flags.writeable or value.base is not None or not value.flags.c_contiguous:
-            value = value.copy(order="C")
-        weight = Tensor(value, requires_grad=trainable and self._trainable, device=device,
-                        name=f"{self.name}/{name}")
-        weight._meta = _WeightInfo(regularizers.get(regularizer), constraints.get(constraint), trainable)
+        weight = Variable(value, dtype=dtype, trainable=trainable, device=device, name=f"{self.name}/{name}")
+        weight.requires_grad = trainable and self._trainable
+        weight._meta = _WeightInfo(regularizers.get(spec["regularizer"]), constraints.get(spec["constraint"]),
+                                   trainable)
         (self._trainable_weights if trainable else self._non_trainable_weights).append(weight)
         return weight
+
+    def __setattr__(self, name, value):
+        # A Variable made directly (``self.v = Variable(...)``) is a weight
+        # of the layer, as Keras 3 tracks it; add_weight's are listed already.
+        if isinstance(value, Variable) and value._meta is None and "_trainable_weights" in self.__dict__:
+            value._meta = _WeightInfo(None, None, value.trainable)
+            (self._trainable_weights if value.trainable else self._non_trainable_weights).append(value)
+            if value.trainable and not self._trainable:
+                value.requires_grad = False
+        object.__setattr__(self, name, value)
 
     @property
     def trainable(self):
@@ -279,7 +330,12 @@ class Layer:
             training = outer
         if self._call_has_training:
             kwargs["training"] = training
-        if not self._call_has_mask:
+        previous_mask = kwargs.get("mask")
+        if previous_mask is None:
+            previous_mask = _mask_of(inputs)
+        if self._call_has_mask:
+            kwargs["mask"] = previous_mask
+        else:
             kwargs.pop("mask", None)
         self._losses = []
         _context.training = training
@@ -287,7 +343,27 @@ class Layer:
             outputs = self.call(inputs, *args, **kwargs)
         finally:
             _context.training = outer
+        if previous_mask is not None or type(self).compute_mask is not Layer.compute_mask:
+            self._attach_mask(inputs, outputs, previous_mask)
         return outputs
+
+    # -------------------------------------------------------------- masks
+    def compute_mask(self, inputs, previous_mask):
+        """The mask of the output (Keras): the input's mask for layers that
+        support masking, None (the mask stops here) for the others."""
+        return previous_mask if self.supports_masking else None
+
+    def _attach_mask(self, inputs, outputs, previous_mask):
+        if not self.supports_masking and type(self).compute_mask is Layer.compute_mask:
+            return
+        masks = self.compute_mask(inputs, previous_mask)
+        if masks is None:
+            return
+        flat_outputs = _flatten(outputs)
+        flat_masks = _flatten(masks) if isinstance(masks, (list, tuple)) else [masks] * len(flat_outputs)
+        for output, mask in zip(flat_outputs, flat_masks):
+            if isinstance(output, Tensor) and mask is not None and get_keras_mask(output) is None:
+                set_keras_mask(output, mask)
 
     def _convert_input(self, value):
         if isinstance(value, Tensor):
@@ -329,6 +405,16 @@ class Layer:
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _mask_of(inputs):
+    """The masks attached to ``inputs`` (one, a list, or None when none is)."""
+    if isinstance(inputs, Tensor):
+        return get_keras_mask(inputs)
+    if isinstance(inputs, (list, tuple)):
+        masks = [get_keras_mask(leaf) if isinstance(leaf, Tensor) else None for leaf in inputs]
+        return masks if any(mask is not None for mask in masks) else None
+    return None
 
 
 def _as_list(spec):

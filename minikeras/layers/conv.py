@@ -29,6 +29,8 @@ __all__ = ["Conv1D", "Conv2D", "Conv2DTranspose", "DepthwiseConv2D", "SeparableC
 
 
 # ---------------------------------------------------------------- helpers
+_SPATIAL_AXES = {1: "steps, ", 2: "height, width, ", 3: "depth, height, width, "}
+
 def _int_tuple(class_name, name, value, rank, allow_zero=False):
     """``value`` (an int or ``rank`` ints) as a tuple of ``rank`` ints
     (see :func:`minikeras.utils.argument_validation.standardize_tuple`)."""
@@ -153,7 +155,7 @@ class _Conv(Layer):
         if input_shape is None or len(input_shape) != self.rank + 2:
             raise ValueError(
                 f"Layer '{self.name}' ({type(self).__name__}) expects inputs of rank {self.rank + 2} "
-                f"(batch, {'height, width, ' if self.rank == 2 else 'steps, '}channels), received input shape "
+                f"(batch, {_SPATIAL_AXES[self.rank]}channels), received input shape "
                 f"{None if input_shape is None else tuple(input_shape)}."
             )
         if channels is None:

@@ -11,7 +11,6 @@ use the stable fused logits path (as tf.keras does).
 """
 import inspect
 import math
-import sys
 
 import numpy
 
@@ -175,6 +174,8 @@ class Dense(Layer):
         (32, 10)
     """
 
+    supports_masking = True
+
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
                  kernel_constraint=None, bias_constraint=None, **kwargs):
@@ -238,6 +239,8 @@ class Activation(Layer):
         activation: a name ("relu", "softmax", ...) or a function.
         **kwargs: base Layer arguments.
     """
+
+    supports_masking = True
 
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)
@@ -413,12 +416,15 @@ class Lambda(Layer):
 
     The function gets ``training`` too when its signature has that argument.
 
-    Serialisation: Python code cannot be stored portably, so ``get_config``
-    records only the function's name and module. ``from_config`` finds the
-    function in ``custom_objects`` (``{name: fn}``), or, for a named
-    module-level function, in its module when that module is already
-    imported; anonymous lambdas must be supplied through ``custom_objects``
-    (a ValueError says so). Nothing is imported or evaluated from a config.
+    Serialisation: Python code is never stored, so ``get_config`` records
+    only the function's name and module. Loading a Lambda is refused in
+    safe mode (the default, as in Keras 3: a model file must not choose code
+    to run); with ``safe_mode=False`` (or after
+    ``minikeras.config.enable_unsafe_deserialization()``) the function is
+    taken from ``custom_objects`` (``{name: fn}``; a lambda is named
+    ``"<lambda>"``) or from the functions registered with
+    ``minikeras.saving.register_keras_serializable``. It is never imported
+    or looked up in a module by the name the config gives.
 
     Args:
         function: a callable taking the input (Tensor or list of Tensors).
@@ -460,25 +466,39 @@ class Lambda(Layer):
         }
 
     @classmethod
-    def from_config(cls, config, custom_objects=None):
-        """Rebuild the layer; the function comes from ``custom_objects`` or
-        from its (already imported) module. See the class docstring."""
+    def from_config(cls, config, custom_objects=None, safe_mode=None):
+        """Rebuild the layer (see the class docstring).
+
+        Args:
+            config: ``get_config()``'s output.
+            custom_objects: ``{name: function}`` holding the Lambda's function.
+            safe_mode: refuse the Lambda (default: True unless unsafe
+                deserialisation was enabled).
+
+        Raises:
+            UnsafeDeserializationError: in safe mode (a ValueError).
+            ValueError: the function is neither in ``custom_objects`` nor
+                registered.
+        """
+        from minikeras.saving import _safety
+
         config = dict(config)
-        name = config.pop("function")
+        name = config.pop("function", None)
         module_name = config.pop("module", None)
         config.pop("function_type", None)
-        custom_objects = custom_objects or {}
-        if callable(name):
-            function = name
-        elif name in custom_objects:
-            function = custom_objects[name]
-        else:
-            module = sys.modules.get(module_name) if module_name else None
-            function = getattr(module, name, None) if module is not None and name != "<lambda>" else None
-            if function is None:
-                raise ValueError(
-                    f"Cannot rebuild Lambda layer '{config.get('name')}': its function {name!r} (module "
-                    f"{module_name!r}) cannot be restored from a config. Pass it as "
-                    f"custom_objects={{{name!r}: function}} (a lambda needs a name there: the one in the config)."
-                )
+        if callable(name):  # a live config (not from a file): the function itself
+            return cls(name, **config)
+        if _safety.resolve_safe_mode(safe_mode):
+            _safety.refuse_lambda(config.get("name"), name, module_name)
+        try:
+            function = _safety.resolve_name(name, {}, custom_objects, kind="Lambda function")
+        except ValueError:
+            raise ValueError(
+                f"Cannot rebuild Lambda layer '{config.get('name')}': its function {name!r} (module "
+                f"{module_name!r}) is not in custom_objects nor registered. Pass it as "
+                f"custom_objects={{{name!r}: function}} (a lambda needs a name there: the one in the config)."
+            ) from None
+        if not callable(function):
+            raise ValueError(f"Cannot rebuild Lambda layer '{config.get('name')}': custom_objects[{name!r}] is "
+                             f"not callable ({function!r}).")
         return cls(function, **config)

@@ -115,8 +115,14 @@ _PROBE_SIZES = (11, 12)  # unknown axes: large enough for kernels and pools
 
 
 def _probe_value(keras_tensor, unknown_size):
+    from minikeras.saving import _safety
+
     shape = [2 if i == 0 and size is None else (unknown_size if size is None else size)
              for i, size in enumerate(keras_tensor.shape)]
+    # While a model is rebuilt from a file, a probe batch may not be larger
+    # than the file's weights justify (a config declaring a huge input).
+    _safety.charge(shape, keras_tensor.dtype, f"a probe batch for input {keras_tensor.name or ''!r}",
+                   cumulative=False)
     return Tensor(numpy.zeros(shape, dtype=keras_tensor.dtype))
 
 

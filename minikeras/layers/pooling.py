@@ -172,6 +172,15 @@ class GlobalAveragePooling1D(_GlobalPooling):
     rank = 1
     _reduce_name = "mean"
 
+    def call(self, inputs, mask=None):
+        """With a ``(batch, steps)`` mask (e.g. from Embedding(mask_zero=True)),
+        the mean runs over the kept steps only, as in Keras."""
+        if mask is None:
+            return super().call(inputs)
+        weights = ops.expand_dims(ops.cast(mask, inputs.dtype), -1)
+        total = ops.sum(inputs * weights, axis=1, keepdims=self.keepdims)
+        return total / ops.sum(weights, axis=1, keepdims=self.keepdims)
+
 
 class GlobalMaxPooling1D(_GlobalPooling):
     """Max over the steps of ``(batch, steps, channels)``. Args as

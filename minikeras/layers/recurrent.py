@@ -6,5 +6,7 @@ shared base of rnn_base.py; this module gathers them.
 from minikeras.layers.rnn_gru import GRU
 from minikeras.layers.rnn_lstm import LSTM
 from minikeras.layers.rnn_simple import SimpleRNN
+from minikeras.layers.rnn_cells import GRUCell, LSTMCell, SimpleRNNCell
+from minikeras.layers.rnn_generic import RNN
 
-__all__ = ["SimpleRNN", "LSTM", "GRU"]
+__all__ = ["SimpleRNN", "LSTM", "GRU", "SimpleRNNCell", "LSTMCell", "GRUCell", "RNN"]

@@ -89,6 +89,8 @@ class Dropout(_RandomLayer):
         **kwargs: base Layer arguments.
     """
 
+    supports_masking = True
+
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
         super().__init__(seed=seed, **kwargs)
         self.rate = _check_rate("Dropout", rate)

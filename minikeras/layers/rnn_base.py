@@ -98,6 +98,9 @@ class RecurrentBase(Layer):
 
     gate_count = 1
     state_count = 1
+    #: With a mask and return_sequences, masked steps output zeros instead of
+    #: repeating the previous output (Bidirectional sets it, as Keras).
+    zero_output_for_mask = False
 
     def __init__(self, units, activation="tanh", use_bias=True, kernel_initializer="glorot_uniform",
                  recurrent_initializer="orthogonal", bias_initializer="zeros", kernel_regularizer=None,
@@ -167,7 +170,7 @@ class RecurrentBase(Layer):
         self.built = True
 
     # ------------------------------------------------------------ call
-    def call(self, inputs, initial_state=None, training=None):
+    def call(self, inputs, initial_state=None, mask=None, training=None):
         if inputs.dtype.kind != "f":
             inputs = ops.cast(inputs, self.dtype)
         batch, steps = inputs.shape[0], inputs.shape[1]
@@ -182,10 +185,11 @@ class RecurrentBase(Layer):
             ones = ops.ones((batch, self.units), dtype=inputs.dtype, device=inputs.device)
             recurrent_mask = ops.dropout(ones, self.recurrent_dropout)
         kinds = self._fused_kinds()
-        if recurrent_mask is None and None not in kinds:
+        step_mask = self._step_mask(mask, batch, steps)
+        if recurrent_mask is None and step_mask is None and None not in kinds:
             output, final_states = self._run_fused(inputs, states, kinds)
         else:
-            output, final_states = self._run_steps(inputs, states, recurrent_mask)
+            output, final_states = self._run_steps(inputs, states, recurrent_mask, step_mask)
         _add_activity_loss(self, output)
         if self.return_state:
             return [output] + list(final_states)
@@ -219,8 +223,40 @@ class RecurrentBase(Layer):
             converted.append(state)
         return converted
 
-    def _run_steps(self, inputs, states, recurrent_mask):
-        """The general path: ``_step`` composed from ops, autograd differentiates."""
+    def _step_mask(self, mask, batch, steps):
+        """The ``(batch, timesteps)`` mask as a ``(batch, timesteps, 1)`` bool
+        Tensor, or None (no mask, or nothing masked)."""
+        if isinstance(mask, (list, tuple)):
+            mask = mask[0]
+        if mask is None:
+            return None
+        mask = self._convert_input(mask)
+        if tuple(mask.shape) != (batch, steps):
+            raise ValueError(
+                f"Layer '{self.name}' ({type(self).__name__}) expects a mask of shape (batch, timesteps) = "
+                f"{(batch, steps)}, received shape {tuple(mask.shape)}."
+            )
+        if mask.dtype.kind != "b":
+            mask = ops.not_equal(mask, 0)
+        if bool(mask.numpy().all()):
+            return None  # nothing masked: the fused path computes the same
+        return ops.expand_dims(mask, -1)
+
+    def compute_mask(self, inputs, previous_mask):
+        """The input's mask when returning sequences (Keras); states carry none."""
+        if isinstance(previous_mask, (list, tuple)):
+            previous_mask = previous_mask[0]
+        output_mask = previous_mask if self.return_sequences else None
+        if self.return_state:
+            return [output_mask] + [None] * self.state_count
+        return output_mask
+
+    def _run_steps(self, inputs, states, recurrent_mask, step_mask=None):
+        """The general path: ``_step`` composed from ops, autograd differentiates.
+
+        With a mask, a masked step leaves the states as they were and
+        repeats the previous output (zeros before the first kept step), as
+        Keras's RNNs do: padding never changes what the layer returns."""
         batch, steps = inputs.shape[0], inputs.shape[1]
         projected = ops.matmul(inputs, self.kernel)
         input_bias = self._input_bias()
@@ -234,11 +270,22 @@ class RecurrentBase(Layer):
         states = [zeros if state is None else state for state in states]
         context = self._step_context()
         outputs = []
+        previous_output = zeros if zeros is not None else ops.zeros((batch, self.units), dtype=inputs.dtype,
+                                                                     device=inputs.device)
         for t in order:
             step_input = ops.reshape(pieces[t], (batch, -1))
-            output, states = self._step(step_input, states, recurrent_mask, context)
+            output, new_states = self._step(step_input, states, recurrent_mask, context)
+            sequence_output = output
+            if step_mask is not None:
+                keep = step_mask[:, t]
+                zero_output = ops.where(keep, output, 0.0) if self.zero_output_for_mask else None
+                output = ops.where(keep, output, previous_output)
+                new_states = [ops.where(keep, new, old) for new, old in zip(new_states, states)]
+                previous_output = output
+                sequence_output = output if zero_output is None else zero_output
+            states = new_states
             if self.return_sequences:
-                outputs.append(output)
+                outputs.append(sequence_output)
         if self.return_sequences:
             return ops.stack(outputs, axis=1), states
         return output, states

@@ -110,6 +110,11 @@ class Bidirectional(Layer):
                     f"{forward} (forward) and {backward} (backward)."
                 )
         self.merge_mode = merge_mode
+        if layer.return_sequences:
+            # Keras: masked steps of a returned sequence are zeros, so the
+            # reversed backward half lines up with the forward one.
+            for part in (self.forward_layer, self.backward_layer):
+                part.zero_output_for_mask = True
         self.return_sequences = layer.return_sequences
         self.return_state = layer.return_state
         self._initial_weights = list(weights) if weights is not None else None
@@ -124,7 +129,7 @@ class Bidirectional(Layer):
             self.set_weights(self._initial_weights)
             self._initial_weights = None
 
-    def call(self, inputs, initial_state=None, training=None):
+    def call(self, inputs, initial_state=None, mask=None, training=None):
         forward_state = backward_state = None
         if initial_state is not None:
             initial_state = list(initial_state) if isinstance(initial_state, (list, tuple)) else [initial_state]
@@ -135,8 +140,8 @@ class Bidirectional(Layer):
                 )
             half = len(initial_state) // 2
             forward_state, backward_state = initial_state[:half], initial_state[half:]
-        forward = self._run(self.forward_layer, inputs, forward_state, training)
-        backward = self._run(self.backward_layer, inputs, backward_state, training)
+        forward = self._run(self.forward_layer, inputs, forward_state, training, mask)
+        backward = self._run(self.backward_layer, inputs, backward_state, training, mask)
         states = []
         if self.return_state:
             states = list(forward[1:]) + list(backward[1:])
@@ -158,10 +163,22 @@ class Bidirectional(Layer):
         return output
 
     @staticmethod
-    def _run(layer, inputs, initial_state, training):
+    def _run(layer, inputs, initial_state, training, mask=None):
+        extra = {} if mask is None else {"mask": mask}
         if initial_state is None:
-            return layer(inputs, training=training)
-        return layer(inputs, initial_state=initial_state, training=training)
+            return layer(inputs, training=training, **extra)
+        return layer(inputs, initial_state=initial_state, training=training, **extra)
+
+    def compute_mask(self, inputs, previous_mask):
+        """The input's mask on returned sequences (each output of merge_mode=None); none on states."""
+        if isinstance(previous_mask, (list, tuple)):
+            previous_mask = previous_mask[0]
+        output_mask = previous_mask if self.return_sequences else None
+        output_masks = [output_mask, output_mask] if self.merge_mode is None else [output_mask]
+        if self.return_state:
+            state_count = getattr(self.forward_layer, "state_count", 1)
+            return output_masks + [None] * (2 * state_count)
+        return output_masks if self.merge_mode is None else output_mask
 
     def compute_output_shape(self, input_shape):
         shape = self.forward_layer.compute_output_shape(input_shape)
@@ -207,6 +224,8 @@ class TimeDistributed(Layer):
         >>> TimeDistributed(Dense(8))(np.zeros((4, 10, 3), "float32")).shape
         (4, 10, 8)
     """
+
+    supports_masking = True  # the timestep mask passes through, as Keras
 
     def __init__(self, layer, **kwargs):
         _check_wrapped("TimeDistributed", layer)

@@ -117,6 +117,20 @@ def _host_sum(tensor):
     return float(backend.to_numpy(tensor.data.sum()))
 
 
+def _with_keras_mask(mask, y_pred, values):
+    """``mask`` and-ed with the mask a layer attached to ``y_pred`` (e.g. a
+    sequence output after Embedding(mask_zero=True)), as Keras 3 does: padded
+    timesteps then count as absent. A mask that does not match the per-sample
+    losses' shape is ignored."""
+    from minikeras.layers.keras_mask import get_keras_mask
+
+    keras_mask = get_keras_mask(y_pred) if isinstance(y_pred, Tensor) else None
+    if keras_mask is None or tuple(keras_mask.shape) != tuple(values.shape):
+        return mask
+    keras_mask = keras_mask.data.astype(bool)
+    return keras_mask if mask is None else values.device.xp.logical_and(values.device.xp.asarray(mask), keras_mask)
+
+
 def reduce_weighted_values(values, sample_weight=None, mask=None, reduction="sum_over_batch_size"):
     """Weight per-sample losses and reduce them as Keras 3 does.
 
@@ -225,6 +239,7 @@ class Loss:
         with entry_point(owner, self.name):
             _validate_inputs(owner, y_true, y_pred, sample_weight)
             values, mask = self.call_with_mask(y_true, y_pred)
+            mask = _with_keras_mask(mask, y_pred, values)
             return reduce_weighted_values(values, sample_weight, mask, self.reduction)
 
     def call(self, y_true, y_pred):  # pragma: no cover - abstract

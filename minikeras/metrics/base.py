@@ -93,6 +93,32 @@ class Metric:
     def __init__(self, name=None, dtype=None):
         self.name = name or snake_case(type(self).__name__)
         self.dtype = dtype or "float32"
+        self._variables = []
+
+    def add_variable(self, shape=(), initializer="zeros", dtype=None, aggregation="sum", name=None):
+        """A state Variable (never trainable) for a custom metric, as Keras 3.
+
+        Its path is ``"<metric>/<name>"``; ``reset_state`` sets it back to
+        zeros unless the subclass resets differently.
+        """
+        from minikeras.variables import Variable
+
+        index = len(self.variables)
+        variable = Variable(initializer, shape=tuple(shape), dtype=dtype or self.dtype, trainable=False,
+                            name=name or f"variable_{index}" if index else name or "variable")
+        variable._path = f"{self.name}/{variable.name}"
+        self._variables.append(variable)
+        return variable
+
+    def add_weight(self, name=None, shape=(), aggregation="sum", initializer="zeros", dtype=None):
+        """``add_variable`` with Keras's ``add_weight`` argument order."""
+        return self.add_variable(shape=shape, initializer=initializer, dtype=dtype, aggregation=aggregation,
+                                 name=name)
+
+    @property
+    def variables(self):
+        """The Variables made by ``add_variable`` / ``add_weight``."""
+        return list(self.__dict__.get("_variables", []))
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -109,9 +135,10 @@ class Metric:
         """The metric's value from everything seen since the last reset."""
         raise NotImplementedError
 
-    def reset_state(self):  # pragma: no cover - abstract
-        """Forget everything accumulated."""
-        raise NotImplementedError
+    def reset_state(self):
+        """Forget everything accumulated: by default, zero every variable."""
+        for variable in self.variables:
+            variable.assign(numpy.zeros(variable.shape, dtype=variable.dtype))
 
     def reset_states(self):
         """Alias of ``reset_state`` (the tf.keras 2 name)."""

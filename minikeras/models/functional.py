@@ -101,6 +101,9 @@ class Functional(Model):
         return _map(lookup, self._outputs_structure)
 
     def _match_inputs(self, inputs):
+        if isinstance(inputs, dict) and isinstance(self._inputs_structure, dict) and \
+                set(inputs) == set(self._inputs_structure):
+            return [inputs[key] for key in sorted(self._inputs_structure)]  # Model({"key": Input(...)}, ...)
         if isinstance(inputs, dict):
             names = [t.node.layer.name for t in self.inputs]
             missing = [name for name in names if name not in inputs]

@@ -21,6 +21,8 @@ class Model(Trainer, Layer):
             from minikeras.models.functional import Functional
 
             return super().__new__(Functional)
+        if _functional_arguments(args, kwargs):
+            return super().__new__(_functional_subclass(cls))
         return super().__new__(cls)
 
     def __init__(self, *args, **kwargs):
@@ -29,6 +31,22 @@ class Model(Trainer, Layer):
         dtype = kwargs.pop("dtype", None)
         super().__init__(trainable=trainable, name=name, dtype=dtype, **kwargs)
         self._init_training()
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        """A model from ``get_config()``'s output, as ``keras.Model.from_config``.
+
+        A functional config (layers, inputs and outputs) is rebuilt as a
+        graph, as an instance of ``cls`` when that is a Model subclass;
+        other configs are passed to ``cls(**config)``. Classes not built
+        into minikeras are looked up in ``custom_objects``.
+        """
+        from minikeras.models.functional import Functional
+
+        if isinstance(config, dict) and "layers" in config and "input_layers" in config:
+            target = Functional if cls is Model else cls
+            return Functional.from_config.__func__(target, config, custom_objects=custom_objects)
+        return cls(**config)
 
     @property
     def layers(self):
@@ -57,11 +75,14 @@ class Model(Trainer, Layer):
                 result.append(weight)
         return result
 
-    def summary(self, line_length=None, print_fn=None):
-        """Print layers, output shapes and parameter counts, like Keras."""
+    def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False, show_trainable=False,
+                layer_range=None):
+        """Print layers, output shapes and parameter counts in Keras 3's
+        layout (``positions``, ``expand_nested`` and ``layer_range`` are
+        accepted and ignored)."""
         from minikeras.models.summary import print_summary
 
-        print_summary(self, line_length=line_length, print_fn=print_fn)
+        print_summary(self, line_length=line_length, print_fn=print_fn, show_trainable=show_trainable)
 
     def save(self, filepath, overwrite=True, include_optimizer=True):
         """Save architecture, weights, compile arguments and optimizer state
@@ -83,3 +104,33 @@ class Model(Trainer, Layer):
         from minikeras.saving import load_weights
 
         load_weights(self, filepath, skip_mismatch=skip_mismatch, by_name=by_name)
+
+
+_FUNCTIONAL_SUBCLASSES = {}
+
+
+def _functional_arguments(args, kwargs):
+    """True when a Model subclass is called as ``M(inputs, outputs)``."""
+    from minikeras.layers.input import KerasTensor
+    from minikeras.utils.nest import flatten
+
+    inputs = args[0] if args else kwargs.get("inputs")
+    outputs = args[1] if len(args) > 1 else kwargs.get("outputs")
+    if inputs is None or outputs is None:
+        return False
+    leaves = flatten(inputs) + flatten(outputs)
+    return bool(leaves) and all(isinstance(leaf, KerasTensor) for leaf in leaves)
+
+
+def _functional_subclass(cls):
+    """``cls`` with Functional behind it, so that a subclass of Model called
+    as ``M(inputs, outputs)`` builds a functional model while keeping its
+    own methods (train_step, ...), as Keras 3 does."""
+    from minikeras.models.functional import Functional
+
+    if issubclass(cls, Functional):
+        return cls
+    if cls not in _FUNCTIONAL_SUBCLASSES:
+        _FUNCTIONAL_SUBCLASSES[cls] = type(cls.__name__, (cls, Functional), {"__module__": cls.__module__,
+                                                                           "__qualname__": cls.__qualname__})
+    return _FUNCTIONAL_SUBCLASSES[cls]

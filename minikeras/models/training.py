@@ -5,17 +5,16 @@ history, checkpoints, early stopping are all callbacks) and reads
 ``model.stop_training``.
 """
 import copy
-import math
 
 import numpy
 
 from minikeras import backend, random
 from minikeras.autograd import Tensor, no_grad
 from minikeras.callbacks import CallbackList, History, ProgbarLogger
-from minikeras.layers.base import weight_constraint
-from minikeras.layers.normalization import moving_statistics
+from minikeras.models.steps import TrainingSteps, flatten_logs
 from minikeras.utils import data_adapter
 from minikeras.utils.argument_validation import is_int, validate_int
+from minikeras.utils.packing import pack_x_y_sample_weight
 
 
 def _host(value):
@@ -23,13 +22,15 @@ def _host(value):
 
 
 def _concatenate(batches):
+    if isinstance(batches[0], dict):
+        return {key: numpy.concatenate([b[key] for b in batches]) for key in batches[0]}
     if isinstance(batches[0], (list, tuple)):
         return [numpy.concatenate([b[i] for b in batches]) for i in range(len(batches[0]))]
     return numpy.concatenate(batches)
 
 
-class Trainer:
-    """Training methods mixed into Model."""
+class Trainer(TrainingSteps):
+    """Training methods mixed into Model (the per-batch steps are in steps.py)."""
 
     def _init_training(self):
         self.optimizer = None
@@ -37,8 +38,7 @@ class Trainer:
         self.compiled_metrics = None
         self.stop_training = False
         self.history = None
-        self._loss_total = 0.0
-        self._loss_count = 0
+        self._loss_tracker = None
 
     # ------------------------------------------------------------ compile
     def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None, weighted_metrics=None,
@@ -47,10 +47,13 @@ class Trainer:
 
         Args:
             optimizer: name or Optimizer instance.
-            loss: name, Loss, function; or a list/dict with one per output.
+            loss: name, Loss, function; or a list/dict with one per output;
+                may be None when the model adds its own (``add_loss``) or
+                computes it in a custom ``train_step``.
             metrics: list of names/Metric objects (list/dict per output).
             loss_weights: scalar weights of the outputs' losses.
         """
+        from minikeras import metrics as metrics_module
         from minikeras import optimizers
 
         self.optimizer = optimizers.get(optimizer)
@@ -58,11 +61,16 @@ class Trainer:
         names = self._output_names()
         self.compiled_loss = LossContainer(loss, loss_weights, names)
         self.compiled_metrics = None
+        self._loss_tracker = metrics_module.Mean(name="loss")
+        self.compiled_loss.loss_tracker = self._loss_tracker
         if self.built:
             self._make_metrics()
         self.stop_training = False
 
     def _output_names(self):
+        structure = getattr(self, "_outputs_structure", None)
+        if isinstance(structure, dict):  # Keras names dict outputs by their keys
+            return sorted(structure)
         outputs = getattr(self, "outputs", None)
         if outputs:
             return [t.node.layer.name for t in outputs]
@@ -78,98 +86,6 @@ class Trainer:
     def _check_compiled(self, what):
         if self.compiled_loss is None:
             raise RuntimeError(f"You must compile the model before calling {what}(): model.compile(optimizer, loss).")
-
-    @property
-    def metrics_names(self):
-        names = ["loss"]
-        if self.compiled_metrics is not None:
-            names += [m.name for m in self.compiled_metrics.metrics]
-        return names
-
-    @property
-    def metrics(self):
-        return [] if self.compiled_metrics is None else self.compiled_metrics.metrics
-
-    # --------------------------------------------------------------- steps
-    def _forward_loss(self, x, y, sample_weight, training):
-        self._clear_call_losses()
-        y_pred = self(x, training=training)
-        if self.compiled_metrics is None:
-            self._make_metrics()
-        loss, parts = self.compiled_loss(y, y_pred, sample_weight)
-        regularization = self.losses
-        for term in regularization:
-            loss = loss + term
-        return loss, y_pred, parts
-
-    def train_step(self, x, y, sample_weight=None):
-        """One optimizer step on a batch; returns the batch's loss value.
-
-        When the step fails (e.g. ResourceExhaustedError), the gradients are
-        released, the BatchNormalization moving statistics the forward pass
-        updated are put back, and an optimizer first built by this step is
-        put back unbuilt, so that a retry (e.g. with a smaller batch) starts
-        from the model as it was.
-        """
-        moving = moving_statistics(self)
-        trainable = []
-        unbuilt = None if self.optimizer.built else _unbuilt_state(self.optimizer)
-        try:
-            loss, y_pred, parts = self._forward_loss(x, y, sample_weight, training=True)
-            # Collected after the forward pass: a model that builds lazily has
-            # its weights only now.
-            trainable = self.trainable_weights
-            for weight in trainable:
-                weight.grad = None
-            loss.backward()
-            self.optimizer.apply_gradients([(w.grad, w) for w in trainable])
-        except BaseException:
-            for weight in trainable:
-                weight.grad = None
-            for weight, value in moving:
-                weight.data[...] = value
-            if unbuilt is not None:  # a half-built optimizer (slots missing) would fail every later step
-                self.optimizer.__dict__.clear()
-                self.optimizer.__dict__.update(unbuilt)
-            raise
-        for weight in trainable:
-            constraint = weight_constraint(weight)
-            if constraint is not None:
-                weight.data[...] = constraint(weight.data)
-            weight.grad = None
-        self._update_logs(loss, y, y_pred, sample_weight, parts)
-        return loss
-
-    def test_step(self, x, y, sample_weight=None):
-        """Loss and metrics on a batch, without training."""
-        with no_grad():
-            loss, y_pred, parts = self._forward_loss(x, y, sample_weight, training=False)
-        self._update_logs(loss, y, y_pred, sample_weight, parts)
-        return loss
-
-    def _update_logs(self, loss, y, y_pred, sample_weight, parts):
-        value = float(loss.item())
-        count = _batch_size(y_pred)
-        self._loss_total += value * count
-        self._loss_count += count
-        for name, part in parts.items():
-            total, seen = self._part_totals.get(name, (0.0, 0))
-            self._part_totals[name] = (total + float(part.item()) * count, seen + count)
-        self.compiled_metrics.update(y, y_pred, sample_weight)
-
-    def _reset_logs(self):
-        self._loss_total, self._loss_count = 0.0, 0
-        self._part_totals = {}
-        if self.compiled_metrics is not None:
-            self.compiled_metrics.reset()
-
-    def _logs(self):
-        logs = {"loss": self._loss_total / max(self._loss_count, 1)}
-        for name, (total, seen) in self._part_totals.items():
-            logs[name] = total / max(seen, 1)
-        if self.compiled_metrics is not None:
-            logs.update(self.compiled_metrics.results())
-        return logs
 
     # ----------------------------------------------------------------- fit
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
@@ -196,40 +112,45 @@ class Trainer:
         if validation_data is not None:
             validation = self._validation_source(validation_data, validation_batch_size or batch_size,
                                                  validation_steps)
-        history = History()
-        callback_list = CallbackList(list(callbacks or []), model=self)
-        if verbose:
-            callback_list.append(ProgbarLogger(verbose))
-        callback_list.append(history)
-        callback_list.set_params({"epochs": epochs, "steps": data.steps, "verbose": verbose, "mode": "fit"})
+        callback_list = _callback_list(callbacks, self, verbose, epochs=epochs, steps=data.steps, history=History())
+        history = next(c for c in callback_list.callbacks if isinstance(c, History))
         self.stop_training = False
         rng = random.shuffle_rng()  # one stream across fit calls: resumable
+        self._initial_epoch = None
         callback_list.on_train_begin()
-        logs = {}
+        # A callback restoring a backup (BackupAndRestore) says where to go on.
+        initial_epoch = self._initial_epoch if self._initial_epoch is not None else initial_epoch
+        training_logs = {}
         for epoch in range(initial_epoch, epochs):
-            self._reset_logs()
+            self.reset_metrics()
             callback_list.on_epoch_begin(epoch)
+            logs = {}
             step = -1
             for step, (bx, by, bw) in enumerate(data.batches(rng)):
                 callback_list.on_train_batch_begin(step)
-                self.train_step(bx, by, bw)
-                logs = self._logs()
-                if not math.isfinite(logs["loss"]):
-                    logs = dict(logs)
+                logs = flatten_logs(self.train_step(pack_x_y_sample_weight(bx, by, bw)), sort=True)
                 callback_list.on_train_batch_end(step, logs)
                 if self.stop_training:
                     break
-            if step < 0:  # a loss of 0.0 from no batch at all would be made up
+            ran_out = getattr(data, "ran_out", False)
+            if step < 0 and (not ran_out or epoch == initial_epoch):
+                # A loss of 0.0 from no batch at all would be made up.
                 raise ValueError(f"fit: epoch {epoch + 1} got no data (0 batches); the training data is empty "
                                  "or the generator is exhausted.")
-            logs = self._logs()
+            if ran_out:  # a finite generator ended: Keras warns and stops
+                self.stop_training = True
+                if not data.batches_seen:
+                    break  # no batch this epoch: log no empty epoch
+            epoch_logs = dict(logs)
             if validation is not None and (epoch + 1) % validation_freq == 0:
-                val_logs = self._run_evaluation(validation, CallbackList([]), verbose=0)
-                logs.update({f"val_{key}": value for key, value in val_logs.items()})
-            callback_list.on_epoch_end(epoch, logs)
+                # The same callbacks see the validation pass (on_test_*), as in Keras.
+                val_logs = self._run_evaluation(validation, callback_list)
+                epoch_logs.update({f"val_{key}": value for key, value in val_logs.items()})
+            callback_list.on_epoch_end(epoch, epoch_logs)
+            training_logs = epoch_logs
             if self.stop_training:
                 break
-        callback_list.on_train_end(logs)
+        callback_list.on_train_end(training_logs)
         return history
 
     def _validation_source(self, validation_data, batch_size, steps):
@@ -241,60 +162,48 @@ class Trainer:
         vw = validation_data[2] if len(validation_data) == 3 else None
         return lambda: data_adapter.ArrayData(vx, vy, vw, batch_size or 32, False, steps)
 
-    def _run_evaluation(self, make_data, callback_list, verbose):
-        self._reset_logs()
+    def _run_evaluation(self, make_data, callback_list):
+        self.reset_metrics()
         data = make_data()
         callback_list.on_test_begin()
+        logs = {}
         step = -1
         for step, (bx, by, bw) in enumerate(data.batches()):
             callback_list.on_test_batch_begin(step)
-            self.test_step(bx, by, bw)
-            callback_list.on_test_batch_end(step, self._logs())
+            logs = flatten_logs(self.test_step(pack_x_y_sample_weight(bx, by, bw)), sort=True)
+            callback_list.on_test_batch_end(step, logs)
         if step < 0:  # no batch: there is no loss to report (not 0.0)
             raise ValueError("evaluate: got no data (0 batches); the evaluation or validation data is empty.")
-        logs = self._logs()
         callback_list.on_test_end(logs)
         return logs
 
     # ------------------------------------------------------------ evaluate
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
                  callbacks=None, return_dict=False):
-        """Loss and metrics on the data; a scalar, a list, or a dict."""
+        """Loss and metrics on the data; a scalar, a list (in ``metrics``
+        order: loss first), or a dict."""
         self._check_compiled("evaluate")
         if steps is not None:
             validate_int("evaluate", "steps", steps, minimum=1)
         verbose = 1 if verbose == "auto" else int(verbose)
-        callback_list = CallbackList(list(callbacks or []), model=self)
-        if verbose:
-            callback_list.append(ProgbarLogger(verbose))
-
-        def make():
-            return data_adapter.make_data(x, y, sample_weight, batch_size, False, steps)
-
-        first = make()
-        callback_list.set_params({"steps": first.steps, "verbose": verbose, "mode": "evaluate"})
-        logs = self._run_evaluation(lambda: first, callback_list, verbose)
-        if return_dict:
-            return logs
-        values = [logs[name] for name in logs]
-        return values[0] if len(values) == 1 else values
+        data = data_adapter.make_data(x, y, sample_weight, batch_size, False, steps)
+        callback_list = _callback_list(callbacks, self, verbose, epochs=1, steps=data.steps)
+        logs = self._run_evaluation(lambda: data, callback_list)
+        return self._format(logs, return_dict)
 
     # ------------------------------------------------------------- predict
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         """Model outputs for ``x`` as NumPy arrays (a list for several outputs)."""
-        verbose = 0 if verbose == "auto" else int(verbose)
+        verbose = 1 if verbose == "auto" else int(verbose)
         data = data_adapter.make_data(x, None, None, batch_size, False, steps)
-        callback_list = CallbackList(list(callbacks or []), model=self)
-        if verbose:
-            callback_list.append(ProgbarLogger(verbose))
-        callback_list.set_params({"steps": data.steps, "verbose": verbose, "mode": "predict"})
+        callback_list = _callback_list(callbacks, self, verbose, epochs=1, steps=data.steps)
         callback_list.on_predict_begin()
         outputs = []
         with no_grad():
             for step, (bx, _, _) in enumerate(data.batches()):
                 callback_list.on_predict_batch_begin(step)
-                result = self(bx, training=False)
-                outputs.append([_host(r) for r in result] if isinstance(result, (list, tuple)) else _host(result))
+                result = self.predict_step(pack_x_y_sample_weight(bx))
+                outputs.append(_map_host(result))
                 callback_list.on_predict_batch_end(step, {"outputs": outputs[-1]})
         callback_list.on_predict_end()
         if not outputs:
@@ -308,31 +217,82 @@ class Trainer:
         self._check_compiled("train_on_batch")
         if class_weight is not None:
             sample_weight = _class_weights_to_sample_weights(class_weight, y, sample_weight)
-        if reset_metrics or not hasattr(self, "_part_totals"):
-            self._reset_logs()
-        self.train_step(x, y, sample_weight)
-        return self._format(self._logs(), return_dict)
+        if reset_metrics:
+            self.reset_metrics()
+        logs = flatten_logs(self.train_step(pack_x_y_sample_weight(x, y, sample_weight)))
+        return self._format(logs, return_dict)
 
     def test_on_batch(self, x, y=None, sample_weight=None, reset_metrics=True, return_dict=False):
         """Loss (and metrics) on one batch, without training."""
         self._check_compiled("test_on_batch")
-        if reset_metrics or not hasattr(self, "_part_totals"):
-            self._reset_logs()
-        self.test_step(x, y, sample_weight)
-        return self._format(self._logs(), return_dict)
+        if reset_metrics:
+            self.reset_metrics()
+        logs = flatten_logs(self.test_step(pack_x_y_sample_weight(x, y, sample_weight)))
+        return self._format(logs, return_dict)
 
     def predict_on_batch(self, x):
         """Model outputs for one batch as NumPy arrays."""
         with no_grad():
-            result = self(x, training=False)
-        return [_host(r) for r in result] if isinstance(result, (list, tuple)) else _host(result)
+            result = self.predict_step(pack_x_y_sample_weight(x))
+        return _map_host(result)
 
-    @staticmethod
-    def _format(logs, return_dict):
+    def _flat_metric_order(self):
+        """Keras 3's order of evaluate's list: the loss, the compiled
+        metrics of a single-output model, each output's loss in the order
+        the outputs were declared, then other tracked metrics (the rest,
+        e.g. the per-output metrics of a multi-output model, follow sorted)."""
+        order = []
+        for metric in self.metrics:
+            if metric is self.compiled_metrics:
+                if len(self.compiled_metrics.output_names) == 1:
+                    order += [sub.name for sub in metric.metrics]
+            elif any(metric is tracker for tracker in self.compiled_loss.metrics):
+                continue  # placed below, in declared output order
+            else:
+                order.append(metric.name)
+            if metric is self._loss_tracker and self.compiled_loss is not None:
+                structure = getattr(self, "_outputs_structure", None)
+                declared = list(structure) if isinstance(structure, dict) else self.compiled_loss.output_names
+                names = {tracker.name for tracker in self.compiled_loss.metrics}
+                order += [f"{name}_loss" for name in declared if f"{name}_loss" in names]
+        return order
+
+    def _format(self, logs, return_dict):
+        """Logs as a dict (sorted keys, as Keras), or their values in
+        ``metrics`` order: the loss first, then the compiled metrics."""
         if return_dict:
-            return logs
-        values = list(logs.values())
+            return _sorted(logs)
+        order = self._flat_metric_order()
+        values = [logs[key] for key in order if key in logs] + [logs[key] for key in sorted(logs)
+                                                               if key not in order]
         return values[0] if len(values) == 1 else values
+
+
+def _sorted(logs):
+    """Logs with sorted keys: the order Keras's History and callbacks show."""
+    return {key: logs[key] for key in sorted(logs)}
+
+
+def _map_host(result):
+    if isinstance(result, dict):
+        return {key: _host(value) for key, value in result.items()}
+    if isinstance(result, (list, tuple)):
+        return [_host(value) for value in result]
+    return _host(result)
+
+
+def _callback_list(callbacks, model, verbose, epochs, steps, history=None):
+    """The user's callbacks, then History (fit) and the progress bar, with
+    Keras's params ``{"verbose", "epochs", "steps"}``. As in Keras, a History
+    or ProgbarLogger the user passes is used instead of a new one."""
+    callbacks = list(callbacks or [])
+    if history is not None and not any(isinstance(c, History) for c in callbacks):
+        callbacks.append(history)
+    if verbose and not any(isinstance(c, ProgbarLogger) for c in callbacks):
+        callbacks.append(ProgbarLogger())
+    callback_list = CallbackList(callbacks, model=model)
+    callback_list.set_params({"verbose": verbose, "epochs": epochs, "steps": steps})
+    return callback_list
 
 
 def _unbuilt_state(optimizer):
@@ -345,11 +305,6 @@ def _unbuilt_state(optimizer):
         return copy.deepcopy(vars(optimizer), {id(rate): rate})
     except Exception:  # an attribute of a custom optimizer that cannot be copied
         return None
-
-
-def _batch_size(y_pred):
-    first = y_pred[0] if isinstance(y_pred, (list, tuple)) else y_pred
-    return int(first.shape[0]) if first.shape else 1
 
 
 def _class_weights_to_sample_weights(class_weight, y, sample_weight):

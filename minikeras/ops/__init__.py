@@ -14,9 +14,14 @@ from minikeras.ops.nn.conv import *  # noqa: F401,F403
 from minikeras.ops.nn.dropout import *  # noqa: F401,F403
 from minikeras.ops.nn.embedding import *  # noqa: F401,F403
 from minikeras.ops.nn.pool import *  # noqa: F401,F403
+from minikeras.ops.nn.resize import *  # noqa: F401,F403
+from minikeras.ops.nn.affine_transform import *  # noqa: F401,F403
+from minikeras.ops.nn.group_norm import *  # noqa: F401,F403
+from minikeras.ops.nn.conv3d import *  # noqa: F401,F403
 from minikeras.ops.nn.softmax import *  # noqa: F401,F403
 from minikeras.ops.reduce import *  # noqa: F401,F403
 from minikeras.ops.shape import *  # noqa: F401,F403
+from minikeras.ops.keras_names import *  # noqa: F401,F403  (last: Keras's ops.shape/one_hot win)
 from minikeras.ops import _tensor_methods
 
 _tensor_methods.install()

@@ -18,6 +18,7 @@ _METHODS = {
     "expand_dims": "expand_dims", "astype": "cast", "cast": "cast", "tile": "tile", "repeat": "repeat",
     "softmax": "softmax", "log_softmax": "log_softmax", "maximum": "maximum", "minimum": "minimum",
     "__lt__": "less", "__le__": "less_equal", "__gt__": "greater", "__ge__": "greater_equal",
+    "__eq__": "equal", "__ne__": "not_equal",
 }
 
 # Reflected operators: ``2 - x`` is ``subtract(2, x)``.

@@ -1,11 +1,31 @@
 """Saving and loading models and weights in HDF5 (h5py), atomically.
 
+Loading is safe on untrusted files: see ``_safety.py`` (safe mode, the
+allow-list of names, bounded memory) and ``_checksum.py`` (integrity).
+h5py is imported on first use, not with ``import minikeras``.
+
 Example:
     >>> model.save("model.h5")                       # doctest: +SKIP
     >>> model = minikeras.models.load_model("model.h5")  # doctest: +SKIP
     >>> model.save_weights("model.weights.h5")       # doctest: +SKIP
     >>> model.load_weights("model.weights.h5")       # doctest: +SKIP
 """
-from minikeras.saving.model_io import load_model, load_weights, save_model, save_weights
+from minikeras.saving._safety import (
+    FileLoadError,
+    UnsafeDeserializationError,
+    enable_unsafe_deserialization,
+    register_keras_serializable,
+)
 
-__all__ = ["save_model", "load_model", "save_weights", "load_weights"]
+_MODEL_IO = ("save_model", "load_model", "save_weights", "load_weights")
+
+__all__ = list(_MODEL_IO) + ["register_keras_serializable", "enable_unsafe_deserialization", "FileLoadError",
+                             "UnsafeDeserializationError"]
+
+
+def __getattr__(name):
+    if name in _MODEL_IO:
+        from minikeras.saving import model_io
+
+        return getattr(model_io, name)
+    raise AttributeError(f"module 'minikeras.saving' has no attribute {name!r}")

@@ -75,31 +75,47 @@ def decode(value, custom_objects, source):
     return {key: decode(item, custom_objects, source) for key, item in value.items()}
 
 
-def _lookup_function(name, custom_objects, source):
+_METRIC_FUNCTIONS = ("accuracy", "binary_accuracy", "categorical_accuracy", "sparse_categorical_accuracy",
+                     "top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy")
+
+
+def _allowed_functions():
+    """The library functions a training config may name: the losses and the
+    metric functions, by an explicit list (never an attribute lookup)."""
     from minikeras import losses, metrics
 
-    if custom_objects and name in custom_objects:
-        return custom_objects[name]
-    found = losses.ALL_OBJECTS.get(name)
-    if found is None:
-        candidate = getattr(metrics, name, None)
-        found = candidate if callable(candidate) and not isinstance(candidate, type) else None
-    if found is None:
+    allowed = {name: found for name, found in losses.ALL_OBJECTS.items()
+               if callable(found) and not isinstance(found, type)}
+    allowed.update({name: vars(metrics)[name] for name in _METRIC_FUNCTIONS})
+    return allowed
+
+
+def _lookup_function(name, custom_objects, source):
+    from minikeras.saving import _safety
+
+    try:
+        found = _safety.resolve_name(name, _allowed_functions(), custom_objects, kind="function",
+                                     source=f"the training config of {source}")
+    except ValueError:
         raise ValueError(
-            f"Unknown function '{name}' in the training config of {source}. Pass it when loading: "
-            f"load_model(path, custom_objects={{'{name}': {name}}}), or load with compile=False."
-        )
+            f"Unknown function {name!r} in the training config of {source}. Pass it when loading: "
+            f"load_model(path, custom_objects={{{name!r}: {name}}}), or load with compile=False."
+        ) from None
+    if not callable(found) or isinstance(found, type):
+        raise ValueError(f"The training config of {source} names {name!r}, which is not a function.")
     return found
 
 
 def _lookup_class(name, custom_objects, source):
     from minikeras import losses, metrics
+    from minikeras.saving import _safety
 
-    if custom_objects and name in custom_objects:
-        return custom_objects[name]
-    found = losses.ALL_OBJECTS.get(name) or metrics.ALL_OBJECTS.get(name)
-    if found is None:
-        raise ValueError(f"Unknown class '{name}' in the training config of {source}: pass it in custom_objects.")
+    allowed = {key: value for table in (metrics.ALL_OBJECTS, losses.ALL_OBJECTS)
+               for key, value in table.items() if isinstance(value, type)}
+    found = _safety.resolve_name(name, allowed, custom_objects, kind="loss or metric class",
+                                 source=f"the training config of {source}")
+    if not isinstance(found, type):
+        raise ValueError(f"The training config of {source} names {name!r}, which is not a class.")
     return found
 
 

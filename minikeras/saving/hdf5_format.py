@@ -15,6 +15,7 @@ import h5py
 import numpy
 
 from minikeras import backend
+from minikeras.saving import _checksum, _safety
 
 # HDF5 object headers hold at most 64 KiB; longer name lists are split into
 # numbered attributes (``layer_names0``, ``layer_names1``, ...), as Keras does.
@@ -67,16 +68,40 @@ def write_arrays(group, names, arrays):
     used, stored = set(), []
     for index, (name, array) in enumerate(zip(names, arrays)):
         path = _dataset_name(name, index, used)
-        group.create_dataset(path, data=numpy.asarray(array))
+        dataset = group.create_dataset(path, data=numpy.asarray(array))
+        _checksum.store(dataset, array)
         stored.append(path)
     write_names(group.attrs, "weight_names", stored)
 
 
-def read_arrays(group):
-    """The datasets listed in ``group.attrs["weight_names"]``, in order: a list
-    of ``(name, host array)``."""
+def read_datasets(group, source="the file", max_bytes=_safety.DEFAULT_MAX_BYTES):
+    """The datasets listed in ``group.attrs["weight_names"]``, in order, as
+    ``(name, h5py Dataset)``, each checked from its metadata (numeric, size
+    within ``max_bytes``, stored in full) but not read."""
     names = read_names(group.attrs, "weight_names") or []
-    return [(name, numpy.asarray(group[name][()])) for name in names]
+    found = []
+    for name in names:
+        if name not in group or not isinstance(group[name], h5py.Dataset):
+            raise _safety.FileLoadError(f"{source}: weight {name!r} is listed in {group.name!r} but missing.")
+        dataset = group[name]
+        _safety.check_dataset(dataset, source, max_bytes=max_bytes)
+        found.append((name, dataset))
+    return found
+
+
+def read_arrays(group, source="the file", max_bytes=_safety.DEFAULT_MAX_BYTES):
+    """The datasets listed in ``group.attrs["weight_names"]``, in order: a list
+    of ``(name, host array)``, each checked (see :func:`read_datasets`) before
+    any is read."""
+    return [(name, read_dataset(dataset, source)) for name, dataset in read_datasets(group, source, max_bytes)]
+
+
+def read_dataset(dataset, source="the file"):
+    """A checked dataset's values as a host array, verified against the
+    checksum minikeras stores beside it (files without one pass)."""
+    value = numpy.asarray(dataset[()])
+    _checksum.verify(dataset, value, source)
+    return value
 
 
 # --------------------------------------------------------------- model weights
@@ -110,12 +135,26 @@ def save_weights_to_group(group, model):
                      [backend.to_numpy(weight.data) for weight in weights])
 
 
-def _saved_layers(group, source):
+def _saved_layers(group, source, max_bytes):
     names = read_names(group.attrs, "layer_names")
     if names is None:
         raise ValueError(f"{source} holds no layer weights (no 'layer_names' attribute): it was not written by "
                          "save_weights() or model.save().")
-    return [(name, read_arrays(group[name])) for name in names]
+    missing = [name for name in names if name not in group or not isinstance(group[name], h5py.Group)]
+    if missing:
+        raise _safety.FileLoadError(f"{source}: the layers {missing} are listed but have no weights group.")
+    return [(name, read_datasets(group[name], source, max_bytes)) for name in names]
+
+
+def declared_weight_bytes(group, source, max_bytes=_safety.DEFAULT_MAX_BYTES):
+    """The total size the weights under ``group`` declare, from metadata only
+    (each dataset checked by :func:`read_datasets`)."""
+    total = sum(dataset.dtype.itemsize * int(numpy.prod(dataset.shape, dtype=object))
+                for _, datasets in _saved_layers(group, source, max_bytes) for _, dataset in datasets)
+    if max_bytes is not None and total > max_bytes:
+        raise _safety.FileLoadError(f"{source}: its weights declare {total} bytes in all, over the limit "
+                                    f"max_bytes={max_bytes}. Pass a larger max_bytes if the file is trusted.")
+    return total
 
 
 def _check_layer(model_index, name, weights, saved_name, saved, source):
@@ -135,7 +174,8 @@ def _check_layer(model_index, name, weights, saved_name, saved, source):
             )
 
 
-def load_weights_from_group(group, model, by_name=False, skip_mismatch=False, source="the file"):
+def load_weights_from_group(group, model, by_name=False, skip_mismatch=False, source="the file",
+                            max_bytes=_safety.DEFAULT_MAX_BYTES):
     """Set the model's weights from a group written by :func:`save_weights_to_group`.
 
     Every count and shape is checked before any weight changes, so a
@@ -149,12 +189,13 @@ def load_weights_from_group(group, model, by_name=False, skip_mismatch=False, so
         skip_mismatch: skip layers whose weight count or shapes differ (with
             a warning) instead of raising.
         source: how to name the file in messages.
+        max_bytes: refuse datasets declaring more bytes than this.
 
     Raises:
         ValueError: a layer count, weight count or shape mismatch, naming the
             layer and the shapes.
     """
-    saved = _saved_layers(group, source)
+    saved = _saved_layers(group, source, max_bytes)  # metadata only: nothing is read before the checks
     targets = [(name, weights) for name, weights in weight_groups(model) if weights]
     if not targets and not getattr(model, "built", True) and any(arrays for _, arrays in saved):
         raise ValueError(
@@ -186,8 +227,11 @@ def load_weights_from_group(group, model, by_name=False, skip_mismatch=False, so
                 raise
             warnings.warn(f"Skipping loading weights for layer '{name}': {error}", stacklevel=4)
             continue
-        assignments.extend(zip(weights, (value for _, value in arrays)))
-    for weight, value in assignments:
+        assignments.extend(zip(weights, (dataset for _, dataset in arrays)))
+    values = [read_dataset(dataset, source) for _, dataset in assignments]  # every check passed: now read
+    for (weight, _), value in zip(assignments, values):
+        if value.dtype.kind not in "biuf":
+            raise _safety.FileLoadError(f"{source}: weight {weight.name!r} holds {value.dtype} data.")
         weight.assign(value)
 
 

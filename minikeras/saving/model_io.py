@@ -24,20 +24,32 @@ host-readable state), and optimizer settings outside its config
 
 Every write goes to a temporary file in the same folder, renamed into place
 at the end (atomic.py): an interrupted save leaves the old file intact.
+Files are written with HDF5's newest object formats (checksummed metadata),
+a CRC-32 beside every weight dataset and one over the JSON configs
+(_checksum.py).
+
+Loading treats the file as untrusted data (_safety.py): names resolve only
+against an allow-list, Lambda layers are refused unless ``safe_mode=False``,
+sizes are checked before anything is read or allocated, and every failure
+is the library's own error naming the file.
 """
-import inspect
 import json
 import warnings
 
 import h5py
 import numpy
 
-from minikeras.saving import hdf5_format
+from minikeras.saving import _checksum, _safety, hdf5_format
 from minikeras.saving.atomic import atomic_write
 from minikeras.saving.compile_config import compile_from_json, training_config_json
 from minikeras.saving.random_state import read_random_state, write_random_state
 
 _FORMAT_VERSION = "1"
+# The newest HDF5 object formats carry checksums on every metadata block:
+# a damaged header is then reported by HDF5 instead of being interpreted
+# (a flipped byte in an old-format attribute header can crash the reader).
+# Any h5py/HDF5 >= 1.10 reads them, Keras included.
+_LIBVER = "latest"
 
 
 def _version():
@@ -108,12 +120,14 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
                 and getattr(model, "compiled_loss", None) is not None)
     training_config = training_config_json(model) if compiled else None
     with atomic_write(filepath, overwrite=overwrite) as temporary:
-        with h5py.File(temporary, "w") as handle:
+        with h5py.File(temporary, "w", libver=_LIBVER) as handle:
             handle.attrs["minikeras_version"] = _version()
             handle.attrs["format_version"] = _FORMAT_VERSION
             handle.attrs["backend"] = "minikeras"
             handle.attrs["model_config"] = model_config
             hdf5_format.save_weights_to_group(handle.create_group("model_weights"), model)
+            handle.attrs[_checksum.CONFIG_ATTRIBUTE] = numpy.uint32(
+                _checksum.config_crc32(model_config, training_config if compiled else None))
             if compiled:
                 handle.attrs["training_config"] = training_config
                 optimizer = model.optimizer
@@ -123,19 +137,27 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
 
 
 def _model_from_config(config, custom_objects, source):
-    from minikeras.layers.base import get_layer_class
+    from minikeras.layers.base import get_layer_class, layer_from_config
+    from minikeras.models.model import Model
 
-    if not isinstance(config, dict) or "class_name" not in config:
+    if not isinstance(config, dict) or "class_name" not in config or not isinstance(config.get("config"), dict):
         raise ValueError(f"The model config in {source} is malformed: expected {{'class_name', 'config'}}.")
     class_name = "Functional" if config["class_name"] == "Model" else config["class_name"]
     cls = get_layer_class(class_name, custom_objects)
-    if "custom_objects" in inspect.signature(cls.from_config).parameters:
-        return cls.from_config(config["config"], custom_objects=custom_objects)
-    return cls.from_config(config["config"])
+    if not (isinstance(cls, type) and issubclass(cls, Model)):
+        raise ValueError(f"The model config in {source} names {class_name!r}, which is not a Model class.")
+    return layer_from_config(cls, config["config"], custom_objects)
 
 
-def load_model(filepath, custom_objects=None, compile=True):  # noqa: A002  (Keras argument name)
+def load_model(filepath, custom_objects=None, compile=True, safe_mode=True,  # noqa: A002  (Keras argument name)
+               max_bytes=_safety.DEFAULT_MAX_BYTES):
     """Load a model saved by :func:`save_model`.
+
+    A model file is data: class and function names in it resolve only
+    against minikeras's own objects, registered ones and ``custom_objects``;
+    nothing is imported or evaluated. Every weight dataset's shape, dtype
+    and size is checked before any is read, and the rebuild may not
+    allocate more than the file's weights justify.
 
     Args:
         filepath: the HDF5 file (or an open h5py File).
@@ -143,6 +165,12 @@ def load_model(filepath, custom_objects=None, compile=True):  # noqa: A002  (Ker
             losses, metrics, optimizers used by the model.
         compile: compile the model with the saved training config and
             restore the optimizer state (when the file has them).
+        safe_mode: refuse Lambda layers, whose function would run while
+            the model is rebuilt (Keras 3's default). Pass False only for
+            files you trust (or call
+            ``minikeras.config.enable_unsafe_deserialization()``).
+        max_bytes: refuse files whose weights declare more bytes than this
+            (default 4 GiB); None for no limit.
 
     Returns:
         The model, compiled if the file holds a training config and
@@ -150,30 +178,66 @@ def load_model(filepath, custom_objects=None, compile=True):  # noqa: A002  (Ker
 
     Raises:
         FileNotFoundError: no file at ``filepath``.
+        UnsafeDeserializationError: a Lambda layer in safe mode (a ValueError).
+        FileLoadError: a corrupt, truncated or tampered file, or absurd
+            declared sizes (a ValueError naming the file and the problem).
         ValueError: not an HDF5 file, a file without a model config (a
-            weights file), or weights that do not fit the architecture.
+            weights file), unknown names, or weights that do not fit the
+            architecture.
     """
     source = hdf5_format.describe(filepath)
-    with hdf5_format.open_for_reading(filepath) as handle:
+    with _safety.load_errors(source), hdf5_format.open_for_reading(filepath) as handle:
         if "model_config" not in handle.attrs:
             raise ValueError(
                 f"No model config found in {source}: it holds weights only (written by save_weights?). "
                 "Build the model in code, then call model.load_weights(path)."
             )
-        model = _model_from_config(json.loads(handle.attrs["model_config"]), custom_objects, source)
-        hdf5_format.load_weights_from_group(handle["model_weights"], model, source=source)
+        if "model_weights" not in handle or not isinstance(handle["model_weights"], h5py.Group):
+            raise _safety.FileLoadError(f"{source} has a model config but no 'model_weights' group.")
+        weights_group = handle["model_weights"]
+        weight_bytes = hdf5_format.declared_weight_bytes(weights_group, source, max_bytes)
+        model_text = _text(handle.attrs["model_config"])
+        training_text = _text(handle.attrs["training_config"]) if "training_config" in handle.attrs else None
+        _checksum.verify_configs(handle.attrs, source, model_text, training_text)
+        config = json.loads(model_text)
+        with _safety.safe_mode_scope(safe_mode), _safety.loading_budget(weight_bytes, source, max_bytes):
+            model = _model_from_config(config, custom_objects, source)
+        hdf5_format.load_weights_from_group(weights_group, model, source=source, max_bytes=max_bytes)
         if not compile:
             return model
         if "training_config" not in handle.attrs:
             warnings.warn(f"No training configuration found in {source}, so the model was *not* compiled. "
                           "Compile it manually.", stacklevel=3)
             return model
-        compile_from_json(model, handle.attrs["training_config"], custom_objects, source)
+        with _safety.safe_mode_scope(safe_mode):
+            compile_from_json(model, training_text, custom_objects, source)
         if "optimizer_weights" in handle:
-            state = [value for _, value in hdf5_format.read_arrays(handle["optimizer_weights"])]
+            state = _read_optimizer_state(handle["optimizer_weights"], model, source, max_bytes)
             _restore_optimizer_state(model, state, source)
         read_random_state(handle, model, source)
     return model
+
+
+def _text(value):
+    """A JSON attribute as text (h5py gives str or bytes)."""
+    if isinstance(value, bytes):
+        return value.decode("utf8")
+    if not isinstance(value, str):
+        raise ValueError(f"expected a JSON string attribute, found {type(value).__name__}")
+    return value
+
+
+def _read_optimizer_state(group, model, source, max_bytes):
+    """The optimizer state arrays, once their declared total is checked: no
+    optimizer keeps more than a few slots per weight."""
+    datasets = hdf5_format.read_datasets(group, source, max_bytes)
+    declared = sum(dataset.dtype.itemsize * int(numpy.prod(dataset.shape, dtype=object)) for _, dataset in datasets)
+    weights = sum(int(numpy.prod(weight.shape, dtype=object)) * 8 for weight in model.weights)
+    if max_bytes is not None and declared > 4 * weights + 2**20:
+        raise _safety.FileLoadError(
+            f"{source}: its optimizer state declares {declared} bytes for a model of {len(model.weights)} weights "
+            f"({weights // 8} values): more than any optimizer keeps. Refusing to read it.")
+    return [hdf5_format.read_dataset(dataset, source) for _, dataset in datasets]
 
 
 def _restore_optimizer_state(model, state, source):
@@ -207,7 +271,7 @@ def save_weights(model, filepath, overwrite=True):
             "Call it on a batch of data (or build() it) first."
         )
     with atomic_write(filepath, overwrite=overwrite) as temporary:
-        with h5py.File(temporary, "w") as handle:
+        with h5py.File(temporary, "w", libver=_LIBVER) as handle:
             handle.attrs["minikeras_version"] = _version()
             handle.attrs["format_version"] = _FORMAT_VERSION
             hdf5_format.save_weights_to_group(handle, model)
@@ -232,7 +296,7 @@ def load_weights(model, filepath, skip_mismatch=False, by_name=False):
     """
     _check_model(model, "load_weights")
     source = hdf5_format.describe(filepath)
-    with hdf5_format.open_for_reading(filepath) as handle:
+    with _safety.load_errors(source), hdf5_format.open_for_reading(filepath) as handle:
         group = handle
         if hdf5_format.read_names(handle.attrs, "layer_names") is None and "model_weights" in handle:
             group = handle["model_weights"]  # a whole-model file

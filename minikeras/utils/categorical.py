@@ -13,6 +13,8 @@ def to_categorical(y, num_classes=None, dtype="float32"):
     Raises:
         ValueError: labels that are negative or >= num_classes.
     """
+    if hasattr(y, "numpy") and not isinstance(y, numpy.ndarray):
+        y = y.numpy()  # a Tensor: an explicit host copy, which device arrays require
     y = numpy.asarray(y)
     if y.dtype.kind == "f":
         if not numpy.all(numpy.equal(numpy.mod(y, 1), 0)):

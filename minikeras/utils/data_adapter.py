@@ -5,10 +5,13 @@ or dicts of arrays for several inputs/outputs, a Sequence-like object
 (``__len__`` and ``__getitem__`` giving batches), or a generator/iterator
 yielding ``(x, y)`` or ``(x, y, sample_weight)`` batches.
 """
+import warnings
+
 import numpy
 
 from minikeras import backend
 from minikeras.utils.argument_validation import is_int
+from minikeras.utils import py_dataset
 from minikeras.utils.nest import flatten as _flatten
 from minikeras.utils.nest import map_structure as _map
 
@@ -106,31 +109,59 @@ class ArrayData:
 
 
 class SourceData:
-    """Batches from a Sequence-like object or a generator."""
+    """Batches from a PyDataset/Sequence-like object or a generator.
+
+    A PyDataset is read with its ``workers`` (see `minikeras.utils.py_dataset`),
+    and its ``on_epoch_begin``/``on_epoch_end`` hooks are called around each
+    epoch. A generator is read until ``steps`` batches or until it runs out;
+    running out early warns as Keras does and sets ``ran_out``, which tells
+    ``fit`` to stop after this epoch (and to log no epoch that saw no batch).
+    """
 
     def __init__(self, source, steps=None):
         self.source = source
         self.is_sequence = hasattr(source, "__getitem__") and hasattr(source, "__len__")
+        self.ran_out = False
+        self.batches_seen = 0
         if self.is_sequence:
-            self.steps = len(source) if steps is None else min(int(steps), len(source))
+            available = py_dataset.num_batches(source)
+            if available is None and steps is None:
+                raise ValueError(f"{type(source).__name__} has no length (an endless PyDataset): "
+                                 "give fit/evaluate/predict the number of steps per epoch.")
+            self.steps = available if steps is None else int(steps) if available is None \
+                else min(int(steps), available)
         else:
             self.steps = steps
             self._iterator = iter(source)
 
     def batches(self, rng=None):
-        count = 0
-        while self.steps is None or count < self.steps:
-            if self.is_sequence:
-                batch = self.source[count]
-            else:
-                try:
-                    batch = next(self._iterator)
-                except StopIteration:
-                    return
+        self.batches_seen = 0
+        if self.is_sequence:
+            if hasattr(self.source, "on_epoch_begin"):
+                self.source.on_epoch_begin()
+            for batch in py_dataset.iterate_batches(self.source, self.steps):
+                self.batches_seen += 1
+                yield unpack(batch)
+            if hasattr(self.source, "on_epoch_end"):
+                self.source.on_epoch_end()
+            return
+        while self.steps is None or self.batches_seen < self.steps:
+            try:
+                batch = next(self._iterator)
+            except StopIteration:
+                if self.batches_seen == 0 or self.steps is not None:
+                    self._warn_ran_out()
+                return
+            self.batches_seen += 1
             yield unpack(batch)
-            count += 1
-        if self.is_sequence and hasattr(self.source, "on_epoch_end"):
-            self.source.on_epoch_end()
+
+    def _warn_ran_out(self):
+        self.ran_out = True
+        wanted = "" if self.steps is None else f" ({self.steps} batches per epoch were asked for)"
+        warnings.warn(
+            "Your input ran out of data; interrupting training. Make sure that your generator can produce "
+            f"at least `steps_per_epoch * epochs` batches{wanted}: for example loop over the data forever "
+            "inside the generator, or pass a PyDataset, which starts again every epoch.", stacklevel=4)
 
 
 def unpack(batch):

@@ -17,3 +17,17 @@ def map_structure(function, structure):
     if isinstance(structure, dict):
         return {key: map_structure(function, value) for key, value in structure.items()}
     return function(structure)
+
+
+def pack_sequence_as(structure, flat):
+    """The leaves ``flat`` (in ``flatten`` order) put back into ``structure``'s shape."""
+    leaves = iter(flat)
+
+    def build(item):
+        if isinstance(item, (list, tuple)):
+            return type(item)(build(child) for child in item)
+        if isinstance(item, dict):
+            return {key: build(item[key]) for key in sorted(item)}
+        return next(leaves)
+
+    return build(structure)

@@ -1,19 +1,5 @@
-"""Sequence: a dataset object that yields whole batches by index."""
+"""Sequence: Keras 2's name for `PyDataset`, kept as Keras 3 keeps it."""
+from minikeras.utils.py_dataset import PyDataset
 
-
-class Sequence:
-    """Base for batch-producing datasets, like ``keras.utils.Sequence``.
-
-    Implement ``__len__`` (batches per epoch) and ``__getitem__(index)``
-    returning ``(x, y)`` or ``(x, y, sample_weight)``; ``on_epoch_end`` is
-    called after every epoch (e.g. to reshuffle).
-    """
-
-    def __len__(self):
-        raise NotImplementedError
-
-    def __getitem__(self, index):
-        raise NotImplementedError
-
-    def on_epoch_end(self):
-        pass
+#: ``keras.utils.Sequence`` is ``PyDataset`` in Keras 3.
+Sequence = PyDataset

@@ -217,3 +217,15 @@ def test_real_archive():
     assert x_test.shape == (10000, 32, 32, 3) and y_test.shape == (10000, 1)
     np.testing.assert_array_equal(np.bincount(y_train[:, 0]), [5000] * 10)
     np.testing.assert_array_equal(np.bincount(y_test[:, 0]), [1000] * 10)
+
+
+def test_member_declaring_more_than_a_batch_is_refused_before_reading(tmp_path):
+    import gzip
+    import tarfile
+
+    info = tarfile.TarInfo("cifar-10-batches-py/data_batch_1")
+    info.size = 2**33
+    path = tmp_path / "c.tar.gz"
+    path.write_bytes(gzip.compress(info.tobuf(format=tarfile.GNU_FORMAT) + bytes(2048)))
+    with pytest.raises(CorruptDatasetError, match="data_batch_1 declares 8589934592 bytes"):
+        cifar10.read_archive(path)

@@ -123,3 +123,21 @@ def test_debian_package_copy(monkeypatch, downloads):
     np.testing.assert_array_equal(np.bincount(y_train), [6000] * 10)
     np.testing.assert_array_equal(np.bincount(y_test), [1000] * 10)
     assert downloads.calls == []
+
+
+def test_cached_file_with_an_absurd_header_is_downloaded_again(small_fashion, build, isolated_datasets,
+                                                               monkeypatch, downloads):
+    # The header claims 4 TiB of images: refused before allocating, then the
+    # documented fallback (a new download) happens.
+    arrays, files = small_fashion
+    folder = isolated_datasets / "fashion-mnist"
+    for name, data in files.items():
+        build.write(folder / name, data)
+    broken = "train-images-idx3-ubyte.gz"
+    header = bytes([0, 0, 8, 3]) + b"".join(size.to_bytes(4, "big") for size in (2**20, 2**12, 2**10))
+    build.write(folder / broken, header + bytes(1000))
+    monkeypatch.setattr(fashion_mnist, "_MD5", {name: build.md5(data) for name, data in files.items()})
+    downloads.serve(fashion_mnist._BASE_URLS[0] + broken, files[broken])
+    with pytest.warns(UserWarning, match=f"{broken} is unusable.*over the 1073741824-byte limit"):
+        assert_loaded(fashion_mnist.load_data(), arrays)
+    assert (folder / broken).read_bytes() == files[broken]

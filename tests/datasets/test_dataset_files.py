@@ -209,3 +209,21 @@ def test_file_digest(build, tmp_path):
     assert _files.file_digest(path, "sha256") == build.sha256(CONTENT)
     assert _files.file_digest(path, "md5") == build.md5(CONTENT)
     assert os.path.getsize(path) == len(CONTENT)
+
+
+@pytest.mark.parametrize("failure", [ValueError("cannot reshape"), KeyError("data"), MemoryError(),
+                                     IndexError("out of range")])
+def test_any_parse_failure_of_a_cached_file_falls_back_to_a_download(build, isolated_datasets, downloads,
+                                                                    failure):
+    # A reader's raw error on a damaged file is a "corrupt file" case too.
+    build.write(isolated_datasets / "thing.bin", CONTENT[:7])
+    downloads.serve(URL, CONTENT)
+
+    def parse_raising(path):
+        if Path(path).read_bytes() != CONTENT:
+            raise failure
+        return "parsed"
+
+    with pytest.warns(UserWarning, match=f"unusable.*cannot be parsed \\({type(failure).__name__}"):
+        assert _files.fetch(remote(build), parse_raising) == "parsed"
+    assert downloads.calls == [URL]

@@ -107,3 +107,15 @@ def test_label_out_of_range(build, tmp_path):
     path = build.write(tmp_path / "l", build.idx_bytes(np.array([1, 2, 10], np.uint8)))
     with pytest.raises(CorruptDatasetError, match="below 10, found 10"):
         _idx.read_labels(path, num_classes=10)
+
+
+@pytest.mark.parametrize("gzipped", [True, False])
+def test_header_declaring_more_than_max_bytes_is_refused_before_allocating(build, tmp_path, gzipped):
+    header = bytes([0, 0, 8, 3]) + b"".join(size.to_bytes(4, "big") for size in (2**31, 2**31, 2**31))
+    raw = header + bytes(100)
+    path = build.write(tmp_path / "f", gzip.compress(raw) if gzipped else raw)
+    with pytest.raises(CorruptDatasetError, match=r"declares shape \(2147483648, 2147483648, 2147483648\).*limit"):
+        _idx.read_idx(path)
+    small = build.write(tmp_path / "g", build.idx_bytes(build.random_images(3), gzipped=gzipped))
+    with pytest.raises(CorruptDatasetError, match="over the 100-byte limit"):
+        _idx.read_idx(small, max_bytes=100)

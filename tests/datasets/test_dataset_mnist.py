@@ -124,3 +124,19 @@ def test_a_lone_npy_is_not_an_npz(tmp_path):
         np.save(stream, np.zeros((2, 28, 28), np.uint8))
     with pytest.raises(CorruptDatasetError, match="single array"):
         mnist.read_npz(path)
+
+
+def test_member_declaring_more_than_its_array_needs_is_refused_before_reading(small_mnist, build, tmp_path):
+    import io
+    import zipfile
+
+    arrays, _ = small_mnist
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for key, array in arrays.items():
+            payload = io.BytesIO()
+            np.save(payload, array if key != "x_train" else np.zeros((4000, 28, 28), np.uint8))
+            archive.writestr(f"{key}.npy", payload.getvalue())
+    path = build.write(tmp_path / "bomb.npz", buffer.getvalue())
+    with pytest.raises(CorruptDatasetError, match=r"x_train.npy declares 31\d+ bytes, more than its array"):
+        mnist.read_npz(path)

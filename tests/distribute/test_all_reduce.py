@@ -7,7 +7,8 @@ import pytest
 
 import minikeras as mk
 from minikeras import config
-from minikeras.distribute import AllReduce, LocalAllReduce, MpiAllReduce, NcclAllReduce, ReplicaAborted
+from minikeras.distribute import (AllReduce, LocalAllReduce, MpiAllReduce, MultiWorkerMirroredModel, NcclAllReduce,
+                                  ReplicaAborted)
 from minikeras.distribute import default_all_reduce, nccl_all_reduce
 from tests.distribute.helpers import assert_weights_close, classification_data, dense_model, logits_loss, twin
 
@@ -137,8 +138,13 @@ class _FakeWorld:
         self.buffers = [None] * size
 
 
+class _Done:
+    def Test(self):  # noqa: N802
+        return True
+
+
 class _FakeComm:
-    """The four mpi4py methods MpiAllReduce uses."""
+    """The three mpi4py methods ProcessGroup uses (blocking, in threads)."""
 
     def __init__(self, world, rank):
         self.world, self.rank = world, rank
@@ -149,21 +155,15 @@ class _FakeComm:
     def Get_size(self):  # noqa: N802
         return self.world.size
 
-    def allgather(self, value):
-        self.world.gathered[self.rank] = value
-        self.world.barrier.wait()
-        result = list(self.world.gathered)
-        self.world.barrier.wait()
-        return result
-
-    def Allreduce(self, send, receive):  # noqa: N802
-        self.world.buffers[self.rank] = send
+    def Iallreduce(self, send, buffer):  # noqa: N802  (always in place here)
+        self.world.buffers[self.rank] = buffer.copy()
         self.world.barrier.wait()
         total = self.world.buffers[0].copy()
         for other in self.world.buffers[1:]:
             total += other
-        receive[...] = total
+        buffer[...] = total
         self.world.barrier.wait()
+        return _Done()
 
 
 def test_mpi_all_reduce_sums_across_processes(split_cpu):
@@ -209,22 +209,24 @@ def test_mpi_requires_mpi4py_or_a_communicator(split_cpu, monkeypatch):
         MpiAllReduce(devices)
 
 
-def test_mirrored_training_across_two_processes_matches_one_device(split_cpu):
+def test_multi_worker_training_across_two_processes_matches_one_device(split_cpu):
+    # The issue's first step (accuracy as a metric) in two stand-in
+    # processes, the second starting from other weights (broadcast).
     split_cpu(2)
     world = _FakeWorld(2)
     x, y = classification_data((8,), 30)
     single, first = twin(dense_model)
-    second = twin(dense_model)[1]  # trains on cpu:1: MirroredModel makes its replica there
-    single.compile("adam", logits_loss())
-    single.fit(x, y, batch_size=7, epochs=2, shuffle=False, verbose=0)
+    second = dense_model(seed=5)
+    single.compile("adam", logits_loss(), metrics=["accuracy"])
+    expected = single.fit(x, y, batch_size=7, epochs=2, shuffle=False, verbose=0).history
     trained = {}
 
     def process(index, model, device):
-        mirrored = mk.MirroredModel(model, devices=[device],
-                                    all_reduce=MpiAllReduce([device], comm=_FakeComm(world, index)))
-        mirrored.compile("adam", logits_loss())
-        mirrored.fit(x, y, batch_size=7, epochs=2, shuffle=False, verbose=0)
-        trained[index] = mirrored.get_weights()
+        trainer = MultiWorkerMirroredModel(model, devices=[device], comm=_FakeComm(world, index),
+                                           abort_on_error=False)
+        trainer.compile("adam", logits_loss(), metrics=["accuracy"])
+        history = trainer.fit(x, y, batch_size=7, epochs=2, shuffle=False, verbose=0).history
+        trained[index] = trainer.get_weights(), history
 
     threads = [threading.Thread(target=process, args=(0, first, "cpu:0")),
                threading.Thread(target=process, args=(1, second, "cpu:1"))]
@@ -233,9 +235,19 @@ def test_mirrored_training_across_two_processes_matches_one_device(split_cpu):
     for thread in threads:
         thread.join(60)
     assert sorted(trained) == [0, 1]
-    assert_weights_close(trained[0], single.get_weights())
-    for a, b in zip(trained[0], trained[1]):
+    assert_weights_close(trained[0][0], single.get_weights())
+    for a, b in zip(trained[0][0], trained[1][0]):
         assert numpy.array_equal(a, b)
+    assert trained[0][1] == trained[1][1]
+    assert trained[0][1]["accuracy"] == expected["accuracy"]
+    numpy.testing.assert_allclose(trained[0][1]["loss"], expected["loss"], rtol=1e-6)
+
+
+def test_mirrored_model_refuses_an_all_reduce_across_processes(split_cpu):
+    split_cpu(1)
+    collective = MpiAllReduce(["cpu:0"], comm=_FakeComm(_FakeWorld(2), 0))
+    with pytest.raises(ValueError, match="spans 2 processes; use minikeras.distribute.MultiWorkerMirroredModel"):
+        mk.MirroredModel(dense_model(), devices=["cpu:0"], all_reduce=collective)
 
 
 @pytest.mark.gpu

@@ -70,7 +70,8 @@ SMOKE_CASES = [
 
 def test_every_example_is_covered():
     # A new example must get a smoke test in this file, not rot unnoticed.
-    smoke_tested = {name for name, _ in SMOKE_CASES} | {"device_placement", "mirrored_training"}
+    smoke_tested = {name for name, _ in SMOKE_CASES} | {"device_placement", "mirrored_training",
+                                                          "multi_worker_training"}  # test_multi_worker_example.py
     assert set(ALL_EXAMPLES) <= smoke_tested
 
 

@@ -289,16 +289,21 @@ def test_lambda_runs_the_function_and_passes_training(rng):
     assert layers.Lambda(_double)(layers.Input((4,))).shape == (None, 4)
 
 
-def test_lambda_config_needs_custom_objects_for_lambdas(rng):
+def test_lambda_config_is_refused_in_safe_mode_and_needs_custom_objects(rng):
     x = rng.standard_normal((2, 3)).astype("float32")
     config = layers.Lambda(lambda t: t * 5.0, name="times5").get_config()
     assert config["function"] == "<lambda>" and config["function_type"] == "lambda"
+    with pytest.raises(ValueError, match="Refused to deserialize the Lambda layer 'times5'.*safe_mode"):
+        layers.Lambda.from_config(config, custom_objects={"<lambda>": lambda t: t * 5.0})
     with pytest.raises(ValueError, match="Cannot rebuild Lambda layer 'times5'.*custom_objects"):
-        layers.Lambda.from_config(config)
-    rebuilt = layers.Lambda.from_config(config, custom_objects={"<lambda>": lambda t: t * 5.0})
+        layers.Lambda.from_config(config, safe_mode=False)
+    rebuilt = layers.Lambda.from_config(config, custom_objects={"<lambda>": lambda t: t * 5.0}, safe_mode=False)
     numpy.testing.assert_allclose(rebuilt(x).numpy(), 5 * x, rtol=1e-6)
-    # A named function of an imported module is found there.
-    named = layers.Lambda.from_config(layers.Lambda(_double).get_config())
+    # A named function is never looked up in its module, even unsafe: it must be passed.
+    named_config = layers.Lambda(_double).get_config()
+    with pytest.raises(ValueError, match="not in custom_objects"):
+        layers.Lambda.from_config(named_config, safe_mode=False)
+    named = layers.Lambda.from_config(named_config, custom_objects={"_double": _double}, safe_mode=False)
     numpy.testing.assert_allclose(named(x).numpy(), 2 * x, rtol=1e-6)
     with pytest.raises(TypeError, match="callable"):
         layers.Lambda("x * 2")

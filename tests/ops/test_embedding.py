@@ -84,4 +84,4 @@ def test_one_hot_errors():
     with pytest.raises(ValueError, match="one_hot: axis 3 is out of range"):
         ops.one_hot(mk.tensor(numpy.array([0])), 2, axis=3)
     with pytest.raises(TypeError, match="one_hot: indices must be a Tensor"):
-        ops.one_hot([0, 1], 2)
+        ops.one_hot(["a", "b"], 2)  # lists of ints are accepted, as in Keras

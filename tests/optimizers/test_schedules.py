@@ -171,3 +171,38 @@ def test_optimizer_uses_the_schedule_value_at_each_iteration():
     # Steps 0 and 1 are <= boundary 1 (1.0), step 2 is <= boundary 2 (0.1), step 3 is past it (0.01).
     assert seen == [1.0, 1.0, 0.1, 0.01]
     np.testing.assert_allclose(variable.numpy(), [-(1.0 + 1.0 + 0.1 + 0.01)])
+
+
+# --- array and Tensor steps (Keras accepts them: schedule(np.arange(n))) ---
+
+@pytest.mark.parametrize("schedule", [
+    schedules.ExponentialDecay(0.1, 10, 0.5, staircase=True),
+    schedules.InverseTimeDecay(0.1, 10, 0.5),
+    schedules.PolynomialDecay(0.1, 20, end_learning_rate=0.01),
+    schedules.CosineDecay(0.1, 20, warmup_target=0.2, warmup_steps=5),
+    schedules.CosineDecayRestarts(0.1, 7),
+    schedules.PiecewiseConstantDecay([5, 15], [0.1, 0.05, 0.01]),
+], ids=lambda schedule: type(schedule).__name__)
+def test_array_and_tensor_steps_match_scalar_steps(schedule):
+    import minikeras as mk
+
+    steps = np.arange(0, 30, 3)
+    expected = np.array([schedule(int(step)) for step in steps])
+    from_array = schedule(steps)
+    assert isinstance(from_array, np.ndarray) and from_array.shape == steps.shape
+    np.testing.assert_allclose(from_array, expected)
+    np.testing.assert_allclose(schedule(mk.tensor(steps)), expected)
+    np.testing.assert_allclose(schedule(steps.reshape(2, 5)), expected.reshape(2, 5))
+    assert isinstance(schedule(mk.tensor(9)), float)
+
+
+def test_user_schedule_gets_array_steps_too():
+    class Halving(schedules.LearningRateSchedule):
+        def __call__(self, step):
+            return 1.0 / 2 ** step
+
+        def get_config(self):
+            return {}
+
+    np.testing.assert_allclose(Halving()(np.arange(3)), [1.0, 0.5, 0.25])
+    assert Halving()(2) == 0.25

@@ -83,7 +83,10 @@ def test_process_killed_mid_save_leaves_the_old_file_intact(tmp_path):
     assert result.returncode == 3, result.stderr.decode()
     assert path.read_bytes() == before
     leftovers = [name for name in os.listdir(tmp_path) if name != "model.h5"]
-    assert len(leftovers) == 1 and leftovers[0].startswith(".model.h5.") and leftovers[0].endswith(".tmp")
+    assert len(leftovers) == 1 and leftovers[0].startswith(".model.h5.minikeras-tmp-")
+    # The next save to that target removes the dead process's temporary.
+    build_sequential().save(path)
+    assert sorted(os.listdir(tmp_path)) == ["model.h5"]
 
 
 def test_overwrite_false_refuses_an_existing_file(tmp_path):
@@ -168,3 +171,29 @@ def test_open_h5py_file_objects_are_accepted(data, tmp_path):
         other.load_weights(handle)
     for a, b, c in zip(restored.get_weights(), other.get_weights(), model.get_weights()):
         assert (a == c).all() and (b == c).all()
+
+
+def test_stale_temporaries_of_dead_processes_only_are_removed(tmp_path):
+    path = tmp_path / "model.h5"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid = int(dead.stdout)
+    stale = tmp_path / f".model.h5.minikeras-tmp-{dead_pid}-abcd1234"
+    live = tmp_path / f".model.h5.minikeras-tmp-{os.getppid()}-abcd1234"  # a process that is running
+    other_target = tmp_path / f".other.h5.minikeras-tmp-{dead_pid}-abcd1234"
+    unrelated = tmp_path / ".model.h5.backup"
+    for leftover in (stale, live, other_target, unrelated):
+        leftover.write_bytes(b"partial")
+    build_sequential().save(path)
+    assert not stale.exists()
+    assert live.exists() and other_target.exists() and unrelated.exists()
+
+
+@pytest.mark.parametrize("bad", ["", "   "])
+def test_empty_path_is_refused_before_anything_is_written(tmp_path, monkeypatch, bad):
+    monkeypatch.chdir(tmp_path)
+    model = build_sequential()
+    with pytest.raises(ValueError, match="expected a file path"):
+        model.save(bad)
+    with pytest.raises(ValueError, match="expected a file path"):
+        model.save_weights(bad)
+    assert os.listdir(tmp_path) == []

@@ -1,5 +1,8 @@
 """LearningRateSchedule: the base class of learning rate schedules."""
+import functools
 import numbers
+
+import numpy
 
 from minikeras.autograd import Tensor
 
@@ -24,6 +27,11 @@ class LearningRateSchedule:
         0.02
     """
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "__call__" in cls.__dict__:
+            cls.__call__ = _elementwise_over_steps(cls.__dict__["__call__"])
+
     def __call__(self, step):
         raise NotImplementedError(f"Learning rate schedule '{type(self).__name__}' must override `__call__(self, step)`.")
 
@@ -44,6 +52,29 @@ class LearningRateSchedule:
         except NotImplementedError:
             arguments = ""
         return f"{type(self).__name__}({arguments})"
+
+
+def _elementwise_over_steps(call):
+    """Wraps a scalar ``__call__(step)`` so that an array or Tensor of steps
+    (``schedule(numpy.arange(1000))``, as Keras allows) gives a float64 NumPy
+    array of the same shape; a single step still gives a float."""
+
+    @functools.wraps(call)
+    def wrapper(self, step):
+        if isinstance(step, Tensor):
+            if step.size == 1:
+                return call(self, step)
+            step = step.numpy()
+        if getattr(step, "ndim", 0) > 0 or isinstance(step, (list, tuple)):
+            steps = numpy.asarray(step)
+            if steps.size != 1 or isinstance(step, (list, tuple)):
+                if steps.dtype.kind not in "iuf":
+                    raise TypeError(f"{type(self).__name__} expects numeric steps, received dtype {steps.dtype}.")
+                values = [call(self, value) for value in steps.reshape(-1).tolist()]
+                return numpy.asarray(values, dtype=numpy.float64).reshape(steps.shape)
+        return call(self, step)
+
+    return wrapper
 
 
 def step_value(step, schedule_name):

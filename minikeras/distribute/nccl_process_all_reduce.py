@@ -1,0 +1,92 @@
+"""NCCL across processes, bootstrapped over MPI (behind MpiAllReduce).
+
+Each process contributes the partial sums of its local replicas, which live
+on its first replica's GPU; one NCCL communicator spans the processes (one
+rank per process), made from a unique id that process 0 draws and
+broadcasts over MPI. Before every ``ncclAllReduce`` the processes meet in
+an MPI barrier under the group's timeout, because NCCL itself would wait
+forever for a dead peer: a worker that failed earlier in the step breaks
+the barrier, and nobody enters NCCL.
+
+UNTESTED ON HARDWARE: this repository's CI has no GPUs and the development
+machine had none with two processes on distinct GPUs. The MPI path on host
+buffers is the tested fallback (``nccl="auto"`` uses it whenever NCCL is not
+importable or a replica is not a GPU).
+"""
+import numpy
+
+from minikeras.distribute.nccl_all_reduce import _nccl_module
+
+
+def make(device, group, nccl):
+    """The NCCL transport for ``device``, or None for MPI on host buffers.
+
+    Args:
+        device: this process's first replica's device (holds the partial sums).
+        group: the ProcessGroup.
+        nccl: "auto", True or False (see MpiAllReduce).
+
+    Raises:
+        RuntimeError: ``nccl=True`` but NCCL cannot be used.
+    """
+    if nccl not in ("auto", True, False):
+        raise ValueError(f"nccl must be 'auto', True or False, received {nccl!r}.")
+    if nccl is False or group.size < 2:
+        return None
+    module = _nccl_module() if device.is_gpu else None
+    # Every process must take the same branch: agree on it (one collective).
+    everyone_can = group.gather_scalars(1.0 if module is not None else 0.0, what="NCCL set-up").min() > 0
+    if not everyone_can:
+        if nccl is True:
+            raise RuntimeError("MpiAllReduce(nccl=True): NCCL is not usable on every worker (each needs a GPU "
+                               "replica and CuPy with NCCL); use nccl='auto' to fall back to MPI.")
+        return None
+    return NcclAcrossProcesses(device, group, module)
+
+
+class NcclAcrossProcesses:
+    """Sums GPU arrays over the processes with one NCCL communicator."""
+
+    def __init__(self, device, group, nccl):
+        self.device, self.group, self._nccl = device, group, nccl
+        unique_id = nccl.get_unique_id() if group.rank == 0 else tuple([0] * 128)
+        unique_id = group.broadcast(numpy.array(unique_id, dtype=numpy.int64), what="NCCL unique id")
+        with device.activate():
+            self._comm = nccl.NcclCommunicator(group.size, tuple(int(v) for v in unique_id), group.rank)
+        self._types = {numpy.dtype("float16"): nccl.NCCL_FLOAT16, numpy.dtype("float32"): nccl.NCCL_FLOAT32,
+                       numpy.dtype("float64"): nccl.NCCL_FLOAT64}
+
+    def sum(self, values, layout):
+        """The sums of ``values`` (arrays on ``device``, numbers or None)."""
+        totals = [None] * len(values)
+        if layout.numbers:
+            rows = self.group.gather_rows([0.0 if values[i] is None else float(values[i])
+                                           for i, _ in layout.numbers], what="all-reduce")
+            for column, (index, _) in enumerate(layout.numbers):
+                totals[index] = float(sum(rows[:, column]))
+        self.group.barrier("all-reduce (before NCCL)")
+        xp = self.device.xp
+        with self.device.activate():
+            for dtype, members in layout.groups.items():
+                if dtype not in self._types:
+                    raise TypeError(f"NCCL across processes: dtype {dtype} is not supported (float16/32/64).")
+                flat = xp.zeros(layout.sizes[dtype], dtype=dtype)
+                offset = 0
+                for index, _, size in members:
+                    if values[index] is not None:
+                        flat[offset:offset + size] = xp.asarray(values[index]).reshape(-1)
+                    offset += size
+                self._comm.allReduce(flat.data.ptr, flat.data.ptr, flat.size, self._types[dtype],
+                                     self._nccl.NCCL_SUM, self.device.stream.ptr)
+                self.device.synchronize()
+                offset = 0
+                for index, shape, size in members:
+                    totals[index] = flat[offset:offset + size].reshape(shape)
+                    offset += size
+        return totals
+
+    def close(self):
+        """Destroy the communicator."""
+        if self._comm is not None:
+            self._comm.destroy()
+            self._comm = None

@@ -1,0 +1,98 @@
+"""GroupNormalization (Wu & He, 2018): normalise each sample over groups of
+channels, independent of the batch (LayerNormalization is ``groups=1``,
+InstanceNormalization ``groups=-1``)."""
+import numpy
+
+from minikeras import constraints, initializers, ops, regularizers
+from minikeras.layers.base import Layer
+from minikeras.layers.input_spec import InputSpec
+
+__all__ = ["GroupNormalization"]
+
+
+class GroupNormalization(Layer):
+    """Standardise each sample per group of channels, then scale and shift.
+
+    Args:
+        groups: number of channel groups (default 32; -1 for one group per
+            channel); must divide the channels.
+        axis: the channel axis (default -1).
+        epsilon: added to the variance (default 1e-3).
+        center, scale: learn ``beta`` / ``gamma`` (channels,) (default True).
+        beta_initializer, gamma_initializer, beta_regularizer,
+            gamma_regularizer, beta_constraint, gamma_constraint: as Keras.
+        **kwargs: base Layer arguments.
+
+    Weights, as Keras: gamma, then beta.
+    """
+
+    supports_masking = True
+
+    def __init__(self, groups=32, axis=-1, epsilon=1e-3, center=True, scale=True, beta_initializer="zeros",
+                 gamma_initializer="ones", beta_regularizer=None, gamma_regularizer=None, beta_constraint=None,
+                 gamma_constraint=None, **kwargs):
+        if isinstance(groups, bool) or not isinstance(groups, int) or (groups <= 0 and groups != -1):
+            raise ValueError(f"GroupNormalization: groups must be a positive int or -1 (instance normalization), "
+                             f"received groups={groups!r}.")
+        if isinstance(axis, bool) or not isinstance(axis, (int, numpy.integer)):
+            raise TypeError(f"GroupNormalization: axis must be an int, received axis={axis!r}.")
+        super().__init__(**kwargs)
+        self.groups, self.axis, self.epsilon = groups, int(axis), float(epsilon)
+        self.center, self.scale = bool(center), bool(scale)
+        self.beta_initializer = initializers.get(beta_initializer)
+        self.gamma_initializer = initializers.get(gamma_initializer)
+        self.beta_regularizer = regularizers.get(beta_regularizer)
+        self.gamma_regularizer = regularizers.get(gamma_regularizer)
+        self.beta_constraint = constraints.get(beta_constraint)
+        self.gamma_constraint = constraints.get(gamma_constraint)
+        self.gamma = self.beta = None
+
+    def build(self, input_shape):
+        rank = len(input_shape)
+        if not -rank < self.axis < rank or self.axis % rank == 0:
+            raise ValueError(f"Layer '{self.name}' (GroupNormalization): axis {self.axis} is not a channel axis of "
+                             f"inputs of shape {tuple(input_shape)}.")
+        channels = input_shape[self.axis]
+        if channels is None:
+            raise ValueError(f"Layer '{self.name}' (GroupNormalization): axis {self.axis} must have a known size, "
+                             f"received input shape {tuple(input_shape)}.")
+        if self.groups == -1:
+            self.groups = channels
+        if channels < self.groups or channels % self.groups:
+            raise ValueError(f"Layer '{self.name}' (GroupNormalization): groups={self.groups} must divide the "
+                             f"{channels} channels.")
+        self.input_spec = InputSpec(ndim=rank, axes={self.axis: channels})
+        if self.scale:
+            self.gamma = self.add_weight("gamma", (channels,), initializer=self.gamma_initializer,
+                                         regularizer=self.gamma_regularizer, constraint=self.gamma_constraint)
+        if self.center:
+            self.beta = self.add_weight("beta", (channels,), initializer=self.beta_initializer,
+                                        regularizer=self.beta_regularizer, constraint=self.beta_constraint)
+        self._broadcast = [1] * rank
+        self._broadcast[self.axis] = channels
+        self.built = True
+
+    def call(self, inputs):
+        if inputs.dtype.kind != "f":
+            inputs = ops.cast(inputs, self.dtype)
+        outputs = ops.group_normalize(inputs, self.groups, axis=self.axis, epsilon=self.epsilon)
+        if self.gamma is not None:
+            outputs = outputs * ops.reshape(self.gamma, self._broadcast)
+        if self.beta is not None:
+            outputs = outputs + ops.reshape(self.beta, self._broadcast)
+        return outputs
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
+
+    def get_config(self):
+        return {
+            **super().get_config(), "groups": self.groups, "axis": self.axis, "epsilon": self.epsilon,
+            "center": self.center, "scale": self.scale,
+            "beta_initializer": initializers.serialize(self.beta_initializer),
+            "gamma_initializer": initializers.serialize(self.gamma_initializer),
+            "beta_regularizer": regularizers.serialize(self.beta_regularizer),
+            "gamma_regularizer": regularizers.serialize(self.gamma_regularizer),
+            "beta_constraint": constraints.serialize(self.beta_constraint),
+            "gamma_constraint": constraints.serialize(self.gamma_constraint),
+        }

@@ -1,0 +1,262 @@
+"""StringLookup and IntegerLookup: map tokens to vocabulary indices (or
+back, with ``invert=True``), Keras's preprocessing layers.
+
+They work on the host (NumPy), on arrays or lists of tokens, before the
+data reaches the numeric layers; the result is an int64 Tensor (or float32
+for the "one_hot"/"multi_hot"/"count" encodings). Index layout, as Keras:
+the mask token (if any) is 0, then the OOV index(es), then the vocabulary,
+most frequent token first after ``adapt`` (ties: the larger token first).
+The vocabulary is part of ``get_config()``, so a saved model keeps it.
+"""
+import collections
+
+import numpy
+
+from minikeras.autograd import Tensor
+from minikeras.layers.base import Layer
+
+__all__ = ["StringLookup", "IntegerLookup"]
+
+_OUTPUT_MODES = ("int", "one_hot", "multi_hot", "count")
+
+
+def host_tokens(inputs):
+    """Tokens as a NumPy array (strings stay strings, bytes are decoded)."""
+    if isinstance(inputs, Tensor):
+        inputs = inputs.numpy()
+    array = numpy.asarray(inputs, dtype=object if isinstance(inputs, (list, tuple)) else None)
+    if array.dtype.kind == "S" or (array.dtype == object and array.size and isinstance(array.flat[0], bytes)):
+        array = numpy.vectorize(lambda b: b.decode("utf-8") if isinstance(b, bytes) else b, otypes=[object])(array)
+    return array
+
+
+class _IndexLookup(Layer):
+    """Shared vocabulary logic of StringLookup and IntegerLookup."""
+
+    def __init__(self, max_tokens, num_oov_indices, mask_token, oov_token, vocabulary, invert, output_mode,
+                 pad_to_max_tokens, sparse, **kwargs):
+        super().__init__(**kwargs)
+        name = type(self).__name__
+        if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)
+                                       or max_tokens <= 1):
+            raise ValueError(f"{name}: max_tokens must be None or an int > 1, received max_tokens={max_tokens!r}.")
+        if isinstance(num_oov_indices, bool) or not isinstance(num_oov_indices, int) or num_oov_indices < 0:
+            raise ValueError(f"{name}: num_oov_indices must be a non-negative int, received {num_oov_indices!r}.")
+        if output_mode not in _OUTPUT_MODES:
+            raise ValueError(f"{name}: output_mode must be one of {_OUTPUT_MODES} ('tf_idf' is not implemented), "
+                             f"received output_mode={output_mode!r}.")
+        if invert and output_mode != "int":
+            raise ValueError(f"{name}: invert=True needs output_mode='int', received output_mode={output_mode!r}.")
+        if sparse:
+            raise ValueError(f"{name}: sparse=True is not supported (minikeras has no sparse tensors).")
+        self.max_tokens, self.num_oov_indices = max_tokens, num_oov_indices
+        self.mask_token, self.oov_token = mask_token, oov_token
+        self.invert, self.output_mode = bool(invert), output_mode
+        self.pad_to_max_tokens, self.sparse = bool(pad_to_max_tokens), False
+        self._vocabulary = []
+        if vocabulary is not None:
+            self.set_vocabulary(vocabulary)
+
+    # ------------------------------------------------------- vocabulary
+    def _uses_mask(self):
+        # Keras keeps the mask token (index 0) only for integer outputs.
+        return self.mask_token is not None and self.output_mode == "int"
+
+    def _special_tokens(self):
+        special = [self.mask_token] if self._uses_mask() else []
+        return special + [self.oov_token] * self.num_oov_indices
+
+    def get_vocabulary(self, include_special_tokens=True):
+        """The tokens in index order (with the mask and OOV tokens first)."""
+        vocabulary = list(self._vocabulary)
+        return self._special_tokens() + vocabulary if include_special_tokens else vocabulary
+
+    def vocabulary_size(self):
+        """How many indices the layer produces (special tokens included)."""
+        return len(self._special_tokens()) + len(self._vocabulary)
+
+    def set_vocabulary(self, vocabulary, idf_weights=None):
+        """Use ``vocabulary`` (a list or array of unique tokens, without the
+        special tokens)."""
+        if idf_weights is not None:
+            raise ValueError(f"{type(self).__name__}: idf_weights (output_mode='tf_idf') are not implemented.")
+        tokens = [self._token(t) for t in host_tokens(vocabulary).reshape(-1).tolist()]
+        special = set(self._special_tokens())
+        if tokens and tokens[:len(self._special_tokens())] == self._special_tokens():
+            tokens = tokens[len(self._special_tokens()):]  # a vocabulary saved with its special tokens
+        repeated = [t for t, n in collections.Counter(tokens).items() if n > 1]
+        if repeated:
+            raise ValueError(f"{type(self).__name__}: the vocabulary repeats {repeated[:5]}.")
+        clash = [t for t in tokens if t in special]
+        if clash:
+            raise ValueError(f"{type(self).__name__}: the vocabulary contains the special token(s) {clash}.")
+        if self.max_tokens is not None and len(tokens) + len(special and self._special_tokens()) > self.max_tokens:
+            raise ValueError(f"{type(self).__name__}: the vocabulary ({len(tokens)} tokens plus special tokens) "
+                             f"exceeds max_tokens={self.max_tokens}.")
+        self._vocabulary = tokens
+        self._index = {token: i + len(self._special_tokens()) for i, token in enumerate(tokens)}
+
+    def adapt(self, data, steps=None):
+        """Learn the vocabulary from ``data`` (an array or an iterable of
+        batches): tokens by descending frequency, ties by descending token."""
+        if isinstance(data, (Tensor, numpy.ndarray, list, tuple)):
+            batches = [data]
+        elif hasattr(data, "__iter__"):
+            batches = data
+        else:
+            raise TypeError(f"{type(self).__name__}.adapt expects an array or an iterable of batches, received "
+                            f"{type(data).__name__}.")
+        counts = collections.Counter()
+        for step, batch in enumerate(batches):
+            if steps is not None and step >= steps:
+                break
+            batch = batch[0] if isinstance(batch, tuple) else batch
+            counts.update(self._token(t) for t in self._tokens_of(batch))
+        for special in self._special_tokens():
+            counts.pop(special, None)
+        ordered = sorted(counts.items(), key=lambda item: (item[1], item[0]), reverse=True)
+        limit = None if self.max_tokens is None else self.max_tokens - len(self._special_tokens())
+        self.set_vocabulary([token for token, _ in ordered[:limit]])
+
+    def _tokens_of(self, batch):
+        return host_tokens(batch).reshape(-1).tolist()
+
+    # ------------------------------------------------------------- call
+    def _convert_input(self, value):
+        return value  # tokens stay on the host, strings included
+
+    def _lookup(self, tokens):
+        """Indices of a NumPy array of tokens."""
+        oov_start = 1 if self._uses_mask() else 0
+        flat = tokens.reshape(-1).tolist()
+        indices = numpy.empty(len(flat), dtype=numpy.int64)
+        for position, token in enumerate(flat):
+            token = self._token(token)
+            if self._uses_mask() and token == self.mask_token:
+                indices[position] = 0
+            elif token in self._index:
+                indices[position] = self._index[token]
+            elif self.num_oov_indices == 0:
+                raise ValueError(f"Layer '{self.name}' ({type(self).__name__}): {token!r} is not in the vocabulary "
+                                 "and num_oov_indices=0; set num_oov_indices=1.")
+            else:
+                indices[position] = oov_start + self._oov_bucket(token)
+        return indices.reshape(tokens.shape)
+
+    def _oov_bucket(self, token):
+        return 0
+
+    def _encode(self, indices):
+        depth = self.max_tokens if self.pad_to_max_tokens and self.max_tokens else self.vocabulary_size()
+        if self.output_mode == "one_hot":
+            return numpy.eye(depth, dtype=numpy.float32)[indices]
+        if indices.ndim == 1:
+            indices = indices[:, None]
+        counts = numpy.zeros((indices.shape[0], depth), dtype=numpy.float32)
+        rows = numpy.repeat(numpy.arange(indices.shape[0]), indices.shape[1])
+        numpy.add.at(counts, (rows, indices.reshape(-1)), 1.0)
+        return numpy.minimum(counts, 1.0) if self.output_mode == "multi_hot" else counts
+
+    def call(self, inputs):
+        tokens = host_tokens(inputs)
+        if self.invert:
+            vocabulary = self.get_vocabulary()
+            indices = numpy.asarray(tokens, dtype=numpy.int64)
+            if indices.size and (indices.min() < 0 or indices.max() >= len(vocabulary)):
+                raise ValueError(f"Layer '{self.name}' ({type(self).__name__}, invert=True): indices must lie in "
+                                 f"[0, {len(vocabulary)}), received {int(indices.min())}..{int(indices.max())}.")
+            result = numpy.array([vocabulary[i] for i in indices.reshape(-1)], dtype=object).reshape(indices.shape)
+            return self._inverted(result)
+        indices = self._lookup(tokens)
+        if self.output_mode == "int":
+            return Tensor(indices)
+        return Tensor(self._encode(indices))
+
+    def _inverted(self, tokens):
+        return tokens
+
+    def compute_mask(self, inputs, previous_mask):
+        if not self._uses_mask() or self.invert:
+            return None
+        return Tensor(host_tokens(inputs) != self.mask_token)
+
+    def get_config(self):
+        return {**super().get_config(), "max_tokens": self.max_tokens, "num_oov_indices": self.num_oov_indices,
+                "mask_token": self.mask_token, "oov_token": self.oov_token, "vocabulary": list(self._vocabulary),
+                "invert": self.invert, "output_mode": self.output_mode,
+                "pad_to_max_tokens": self.pad_to_max_tokens, "sparse": self.sparse}
+
+
+class StringLookup(_IndexLookup):
+    """Map strings to indices (or indices to strings with ``invert=True``).
+
+    Args:
+        max_tokens: cap on the vocabulary size (special tokens included).
+        num_oov_indices: 1 (default) or 0 (then unknown tokens raise);
+            more need Keras's string hash, which is not implemented.
+        mask_token: a padding token mapped to 0 (default None: no mask).
+        oov_token: the token returned for OOV indices with invert (default "[UNK]").
+        vocabulary: a list of tokens (else call ``adapt``).
+        invert: map indices back to tokens.
+        output_mode: "int" (default), "one_hot", "multi_hot" or "count".
+        pad_to_max_tokens: encode to ``max_tokens`` columns.
+        **kwargs: base Layer arguments; ``encoding`` is accepted (utf-8).
+
+    Example:
+        >>> lookup = StringLookup(vocabulary=["a", "b", "c"])
+        >>> lookup([["a", "c", "z"]]).numpy()
+        array([[1, 3, 0]])
+    """
+
+    def __init__(self, max_tokens=None, num_oov_indices=1, mask_token=None, oov_token="[UNK]", vocabulary=None,
+                 idf_weights=None, invert=False, output_mode="int", pad_to_max_tokens=False, sparse=False,
+                 encoding="utf-8", **kwargs):
+        if num_oov_indices > 1:
+            raise ValueError("StringLookup: num_oov_indices > 1 needs Keras's farmhash buckets, which minikeras "
+                             f"does not implement; received num_oov_indices={num_oov_indices}.")
+        if idf_weights is not None:
+            raise ValueError("StringLookup: idf_weights (output_mode='tf_idf') are not implemented.")
+        self.encoding = encoding
+        super().__init__(max_tokens, num_oov_indices, mask_token, oov_token, vocabulary, invert, output_mode,
+                         pad_to_max_tokens, sparse, **kwargs)
+
+    @staticmethod
+    def _token(token):
+        return token.decode("utf-8") if isinstance(token, bytes) else str(token)
+
+    def get_config(self):
+        return {**super().get_config(), "encoding": self.encoding}
+
+
+class IntegerLookup(_IndexLookup):
+    """Map integers to indices (or back with ``invert=True``).
+
+    Args as StringLookup, with integer tokens: ``mask_token`` None by
+    default, ``oov_token=-1``; with ``num_oov_indices > 1`` an unknown
+    value ``v`` goes to OOV bucket ``v mod num_oov_indices`` (Keras).
+    """
+
+    def __init__(self, max_tokens=None, num_oov_indices=1, mask_token=None, oov_token=-1, vocabulary=None,
+                 vocabulary_dtype="int64", idf_weights=None, invert=False, output_mode="int", sparse=False,
+                 pad_to_max_tokens=False, **kwargs):
+        if idf_weights is not None:
+            raise ValueError("IntegerLookup: idf_weights (output_mode='tf_idf') are not implemented.")
+        self.vocabulary_dtype = vocabulary_dtype
+        super().__init__(max_tokens, num_oov_indices, mask_token, oov_token, vocabulary, invert, output_mode,
+                         pad_to_max_tokens, sparse, **kwargs)
+
+    @staticmethod
+    def _token(token):
+        if isinstance(token, (bool, numpy.bool_)) or not isinstance(token, (int, numpy.integer)) and \
+                not (isinstance(token, (float, numpy.floating)) and float(token).is_integer()):
+            raise TypeError(f"IntegerLookup expects integer tokens, received {token!r}.")
+        return int(token)
+
+    def _oov_bucket(self, token):
+        return token % self.num_oov_indices
+
+    def _inverted(self, tokens):
+        return Tensor(tokens.astype(numpy.int64))
+
+    def get_config(self):
+        return {**super().get_config(), "vocabulary_dtype": self.vocabulary_dtype}

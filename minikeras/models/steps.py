@@ -1,0 +1,231 @@
+"""The per-batch steps of the Trainer, overridable as in Keras 3.
+
+``fit`` calls ``train_step(data)``, ``evaluate`` calls ``test_step(data)``
+and ``predict`` calls ``predict_step(data)``, where ``data`` is the batch as
+Keras gives it: ``(x, y)``, ``(x, y, sample_weight)`` or ``(x,)``. A
+subclass may override any of them; ``train_step``/``test_step`` return a
+dict of logs (values may be Tensors, numbers or, as for
+``compile_metrics``, dicts of them).
+
+Gradients in a custom step: either
+
+    with minikeras.GradientTape() as tape:
+        loss = self.compute_loss(x, y, self(x, training=True))
+    grads = tape.gradient(loss, self.trainable_variables)
+
+or ``loss.backward()`` and then each ``variable.grad``.
+"""
+import warnings
+
+import numpy
+
+from minikeras.autograd import Tensor, no_grad
+from minikeras.layers.base import weight_constraint
+from minikeras.layers.normalization import moving_statistics
+from minikeras.utils.packing import unpack_x_y_sample_weight
+from minikeras.utils.nest import flatten
+
+
+def log_value(value):
+    """A log entry as a Python float (Tensors and arrays of one element)."""
+    if isinstance(value, Tensor):
+        return float(value.item())
+    if hasattr(value, "item") and getattr(value, "size", 1) == 1:
+        return float(value.item())
+    return float(value) if isinstance(value, (int, float, numpy.number)) else value
+
+
+def flatten_logs(logs, sort=False):
+    """``{"loss": t, "compile_metrics": {"acc": a}}`` -> ``{"loss": 0.3, "acc": 0.9}``.
+
+    With ``sort``, keys are sorted at every level before flattening: the
+    order Keras's History and callbacks show (its TensorFlow and JAX
+    backends sort the step's output dict), so a custom step returning
+    ``{"loss": ..., "compile_metrics": {"mae": ...}}`` logs ``mae`` first.
+    """
+    flat = {}
+    for key in (sorted(logs or {}) if sort else (logs or {})):
+        value = logs[key]
+        if isinstance(value, dict):
+            flat.update(flatten_logs(value, sort))
+        else:
+            flat[key] = log_value(value)
+    return flat
+
+
+class TrainingSteps:
+    """train/test/predict steps, losses and metrics, mixed into the Trainer."""
+
+    # ------------------------------------------------------------- metrics
+    @property
+    def metrics(self):
+        """The metrics fit reports, in Keras 3's order: the loss tracker,
+        the compiled metrics (one object, ``compile_metrics``), per-output
+        loss trackers, then Metric objects held as model attributes."""
+        found = []
+        if getattr(self, "_loss_tracker", None) is not None:
+            found.append(self._loss_tracker)
+            if self.compiled_metrics is None and self.built and getattr(self, "_compile_args", None):
+                self._make_metrics()
+            if self.compiled_metrics is not None:
+                found.append(self.compiled_metrics)
+            found.extend(self.compiled_loss.metrics)
+        from minikeras.metrics import Metric
+
+        for value in vars(self).values():
+            candidates = value if isinstance(value, (list, tuple)) else [value]
+            for item in candidates:
+                if isinstance(item, Metric) and not any(item is seen for seen in found):
+                    found.append(item)
+        return found
+
+    @property
+    def metrics_names(self):
+        """``[metric.name for metric in self.metrics]``, as Keras 3."""
+        return [metric.name for metric in self.metrics]
+
+    def reset_metrics(self):
+        """Reset the state of every metric in ``self.metrics``."""
+        for metric in self.metrics:
+            metric.reset_state()
+
+    def get_metrics_result(self):
+        """The current results of ``self.metrics`` as a flat dict of floats."""
+        logs = {}
+        for metric in self.metrics:
+            result = metric.result()
+            if isinstance(result, dict):
+                logs.update(flatten_logs(result))
+            else:
+                logs[metric.name] = log_value(result)
+        return logs
+
+    # --------------------------------------------------------------- losses
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """The compiled loss of ``y_pred`` against ``y`` plus the model's own
+        losses (``add_loss`` and weight regularizers), as one scalar Tensor.
+
+        Raises:
+            ValueError: no loss was compiled and the model adds none.
+        """
+        total, parts = None, {}
+        if self.compiled_loss is not None and self.compiled_loss.has_losses:
+            total, parts = self.compiled_loss.compute(y, y_pred, sample_weight)
+        for term in self.losses:
+            total = term if total is None else total + term
+        if total is None:
+            raise ValueError("No loss to compute: pass loss= to compile(), or add losses with add_loss().")
+        self._loss_parts = parts
+        return total
+
+    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        """Update the compiled metrics with one batch; returns the logs dict
+        (``get_metrics_result()``), as Keras 3."""
+        if self.compiled_metrics is None:
+            self._make_metrics()
+        self.compiled_metrics.update_state(y, y_pred, sample_weight)
+        return self.get_metrics_result()
+
+    def _forward_loss(self, x, y, sample_weight, training):
+        self._clear_call_losses()
+        self._loss_parts = {}
+        y_pred = self(x, training=training)
+        if self.compiled_metrics is None:
+            self._make_metrics()
+        loss = self.compute_loss(x, y, y_pred, sample_weight, training=training)
+        return loss, y_pred, self._loss_parts
+
+    # ---------------------------------------------------------------- steps
+    def train_step(self, data):
+        """One optimizer step on the batch ``data``; returns the logs dict.
+
+        When the step fails (e.g. ResourceExhaustedError), the gradients are
+        released, the BatchNormalization moving statistics the forward pass
+        updated are put back, and an optimizer first built by this step is
+        put back unbuilt, so that a retry (e.g. with a smaller batch) starts
+        from the model as it was.
+        """
+        x, y, sample_weight = unpack_x_y_sample_weight(data)
+        self._train_batch(x, y, sample_weight)
+        return self.get_metrics_result()
+
+    def test_step(self, data):
+        """Loss and metrics on the batch ``data``; returns the logs dict."""
+        x, y, sample_weight = unpack_x_y_sample_weight(data)
+        self._test_batch(x, y, sample_weight)
+        return self.get_metrics_result()
+
+    def predict_step(self, data):
+        """The model's outputs for the batch ``data``."""
+        x, _, _ = unpack_x_y_sample_weight(data)
+        return self(x, training=False)
+
+    def _train_batch(self, x, y, sample_weight=None):
+        from minikeras.models.training import _unbuilt_state
+
+        moving = moving_statistics(self)
+        trainable = []
+        unbuilt = None if self.optimizer.built else _unbuilt_state(self.optimizer)
+        try:
+            loss, y_pred, parts = self._forward_loss(x, y, sample_weight, training=True)
+            # Collected after the forward pass: a model that builds lazily has
+            # its weights only now.
+            trainable = self.trainable_weights
+            if not trainable:
+                self._warn_no_trainable_weights()
+            else:
+                for weight in trainable:
+                    weight.grad = None
+                loss.backward()
+                self.optimizer.apply_gradients([(w.grad, w) for w in trainable])
+        except BaseException:
+            for weight in trainable:
+                weight.grad = None
+            for weight, value in moving:
+                weight.data[...] = value
+            if unbuilt is not None:  # a half-built optimizer (slots missing) would fail every later step
+                self.optimizer.__dict__.clear()
+                self.optimizer.__dict__.update(unbuilt)
+            raise
+        for weight in trainable:
+            constraint = weight_constraint(weight)
+            if constraint is not None:
+                weight.data[...] = constraint(weight.data)
+            weight.grad = None
+        self._update_logs(loss, y, y_pred, sample_weight, parts)
+        return loss
+
+    def _warn_no_trainable_weights(self):
+        if not getattr(self, "_warned_no_trainable", False):
+            self._warned_no_trainable = True
+            warnings.warn(f"The model '{self.name}' does not have any trainable weights: fit() only computes "
+                          "the loss and metrics.", UserWarning, stacklevel=4)
+
+    def _test_batch(self, x, y, sample_weight=None):
+        with no_grad():
+            loss, y_pred, parts = self._forward_loss(x, y, sample_weight, training=False)
+        self._update_logs(loss, y, y_pred, sample_weight, parts)
+        return loss
+
+    def _update_logs(self, loss, y, y_pred, sample_weight, parts):
+        count = _batch_size(y_pred)
+        self._loss_tracker.update_state(float(loss.item()), sample_weight=count)
+        trackers = {tracker.name: tracker for tracker in self.compiled_loss.metrics}
+        for name, part in parts.items():
+            tracker = trackers.get(name)
+            if tracker is not None:
+                tracker.update_state(float(part.item()), sample_weight=count)
+        if self.compiled_metrics is None:
+            self._make_metrics()
+        self.compiled_metrics.update_state(y, y_pred, sample_weight)
+
+    def _reset_logs(self):
+        self.reset_metrics()
+
+    def _logs(self):
+        return self.get_metrics_result()
+
+
+def _batch_size(y_pred):
+    first = flatten(y_pred)[0]
+    return int(first.shape[0]) if getattr(first, "shape", None) else 1

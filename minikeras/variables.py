@@ -1,0 +1,131 @@
+"""Variable: a weight, Keras 3 style (``keras.Variable``).
+
+A Variable is a leaf Tensor, so it takes part in arithmetic, ``ops.*`` and
+``backward()`` like any other tensor, with the mutable-state methods Keras
+users write against: ``assign``, ``assign_add``, ``assign_sub``, ``.value``,
+``.trainable``, ``.path``. ``Layer.add_weight`` makes them.
+
+Naming: ``path`` is ``"<layer>/<weight>"`` as in Keras 3. ``name`` keeps the
+same full ``"<layer>/<weight>"`` label (Keras 3 gives only ``"<weight>"``):
+minikeras's weight files and the optimizers' slot labels key on it, so it
+must stay unique across a model. Use ``path`` in new code.
+"""
+import numpy
+
+from minikeras.autograd import Tensor
+
+
+class Variable(Tensor):
+    """A trainable (or not) piece of state, e.g. a layer's kernel.
+
+    Args:
+        initializer: the initial value (array, number, Tensor) or an
+            initializer (name, Initializer, callable ``(shape, dtype)``),
+            which then needs ``shape``.
+        shape: the shape, required with an initializer.
+        dtype: the dtype; by default an array's own, float32 for numbers
+            and lists.
+        trainable: whether training updates it (and gradients reach it).
+        name: the label, also the ``path`` unless ``path`` is given.
+        device: where it lives; default: the current device scope.
+
+    Example:
+        >>> v = Variable(numpy.zeros(3), name="counter")
+        >>> v.assign_add(numpy.ones(3)).numpy()
+        array([1., 1., 1.], dtype=float32)
+    """
+
+    __slots__ = ("_trainable", "_path")
+
+    def __init__(self, initializer=None, shape=None, dtype=None, trainable=True, name=None, device=None,
+                 path=None, **kwargs):
+        # Keras's autocast/aggregation/synchronization describe distribution
+        # strategies minikeras does not have; accepted so scripts run.
+        unknown = set(kwargs) - {"autocast", "aggregation", "synchronization"}
+        if unknown:
+            raise TypeError(f"Variable got unexpected keyword argument(s): {sorted(unknown)}.")
+        value = _initial_value(initializer, shape, dtype, name)
+        # Without a dtype an array keeps its own (as in Keras); Python
+        # numbers and lists become float32 (as Tensor makes them).
+        super().__init__(value, dtype=dtype, device=device, name=name or "variable")
+        self.requires_grad = bool(trainable) and self.dtype.kind == "f"
+        # Its own C-ordered buffer: never a view of the caller's array or of
+        # an initializer's broadcast, since assign() writes in place.
+        with self.device.activate():
+            self.data = self.data.copy()
+        self.device.memory.track(self.data)
+        self._trainable = bool(trainable)
+        self._path = path or self.name
+
+    @property
+    def trainable(self):
+        """Whether training updates this variable."""
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value):
+        self._trainable = bool(value)
+        self.requires_grad = self._trainable and self.dtype.kind == "f"
+
+    @property
+    def path(self):
+        """``"<layer>/<weight>"``: where the variable lives in the model."""
+        return self._path
+
+    @property
+    def value(self):
+        """The variable as a tensor (itself: differentiable in ops)."""
+        return self
+
+    def assign(self, value):
+        """Overwrite the value in place, keeping shape and dtype; returns self."""
+        value = _as_data(value)
+        if not hasattr(value, "shape") and not isinstance(value, (int, float)):
+            value = numpy.asarray(value)  # lists and tuples
+        return super().assign(value)
+
+    def assign_add(self, delta):
+        """``variable += delta`` in place (no gradient recorded); returns self."""
+        return super().assign(self.data + self._aligned(delta))
+
+    def assign_sub(self, delta):
+        """``variable -= delta`` in place (no gradient recorded); returns self."""
+        return super().assign(self.data - self._aligned(delta))
+
+    def _aligned(self, delta):
+        delta = _as_data(delta)
+        shape = tuple(numpy.shape(delta)) if not hasattr(delta, "shape") else tuple(delta.shape)
+        if shape and shape != self.shape:
+            try:
+                numpy.broadcast_shapes(shape, self.shape)
+            except ValueError:
+                raise ValueError(
+                    f"Variable '{self.path}' has shape {self.shape}; cannot add or subtract a value of shape {shape}."
+                ) from None
+        with self.device.activate():
+            return self.device.xp.asarray(delta, dtype=self.dtype) if not isinstance(delta, (int, float)) else delta
+
+    def __repr__(self):
+        return (f"<Variable path={self.path}, shape={self.shape}, dtype={self.dtype}, "
+                f"value={numpy.array2string(self.numpy(), separator=', ', threshold=8)}>")
+
+
+def _as_data(value):
+    return value.data if isinstance(value, Tensor) else value
+
+
+def _initial_value(initializer, shape, dtype, name):
+    if initializer is None:
+        raise ValueError(f"Variable {name or ''!r} needs an initializer: an initial value or an initializer and a shape.")
+    if isinstance(initializer, str) or (callable(initializer) and not isinstance(initializer, Tensor)):
+        from minikeras import initializers
+
+        if shape is None:
+            raise ValueError(f"Variable {name or ''!r}: an initializer ({initializer!r}) needs a shape.")
+        value = initializers.get(initializer)(tuple(int(s) for s in shape), dtype=numpy.dtype(dtype or "float32"))
+        return _as_data(value)
+    value = _as_data(initializer)
+    if shape is not None and tuple(numpy.shape(value)) != tuple(shape):
+        raise ValueError(f"Variable {name or ''!r}: the initial value has shape {numpy.shape(value)}, "
+                         f"but shape={tuple(shape)} was given.")
+    return value
