@@ -160,12 +160,29 @@ def get_state(layers=()):
                     devices[device.name] = state
     layer_states = {}
     for layer in layers:
-        generators = getattr(layer, "_generators", None)
-        if generators:
-            states = {device.name: _generator_state(rng) for device, rng in generators.items()}
-            layer_states[layer.name] = {name: state for name, state in states.items() if state is not None}
-    return {"version": _STATE_VERSION, "shuffle": _generator_state(shuffle_rng()), "devices": devices,
-            "layers": layer_states}
+        states = _layer_states(layer)
+        if states:
+            layer_states[layer.name] = states
+    return {"version": _STATE_VERSION, "shuffle": _generator_state(shuffle_rng()),
+            "host": _generator_state(host_rng()), "devices": devices, "layers": layer_states}
+
+
+def _layer_states(layer):
+    """A layer's own streams: seeded noise generators per device (keyed by
+    device name), a seeded host generator (augmentation, key ``"host"``) and
+    SeedGenerator attributes (key ``"seed_generator:<attribute>"``)."""
+    from minikeras._keras_random import SeedGenerator
+
+    states = {}
+    for device, rng in (getattr(layer, "_generators", None) or {}).items():
+        states[device.name] = _generator_state(rng)
+    host = getattr(layer, "_rng", None)
+    if host is not None:
+        states["host"] = _generator_state(host)
+    for attribute, value in vars(layer).items():
+        if isinstance(value, SeedGenerator):
+            states[f"seed_generator:{attribute}"] = list(value.state)
+    return {key: value for key, value in states.items() if value is not None}
 
 
 def set_state(state, layers=()):
@@ -183,18 +200,36 @@ def set_state(state, layers=()):
         raise ValueError("Malformed random generator state: 'devices' and 'layers' must be mappings.")
     if shuffle is not None:
         _restore_generator(shuffle_rng(), shuffle, "the shuffling stream")
+    if state.get("host") is not None:
+        _restore_generator(host_rng(), state["host"], "the host stream (augmentation)")
     existing = {device.name for kind_devices in registry.initialize().values() for device in kind_devices}
     for name, device_state in devices.items():
         if name in existing:  # a device of the saving machine that this one lacks has no stream to resume
             _restore_generator(generator(name), device_state, f"device {name}")
     by_name = {layer.name: layer for layer in layers}
-    layer_states = {layer_name: {device: saved for device, saved in states.items() if device in existing}
-                    for layer_name, states in layer_states.items() if isinstance(states, dict)}
     for layer_name, states in layer_states.items():
         layer = by_name.get(layer_name)
-        if layer is None or not hasattr(layer, "_generator") or not isinstance(states, dict):
-            continue
-        for device_name, device_state in states.items():
-            rng = layer._generator(get_device(device_name))
+        if layer is not None and isinstance(states, dict):
+            _restore_layer(layer, states, existing)
+
+
+def _restore_layer(layer, states, existing):
+    from minikeras._keras_random import SeedGenerator
+
+    for key, saved in states.items():
+        what = f"layer {layer.name!r} ({key})"
+        if key == "host":
+            if getattr(layer, "_rng", None) is not None:
+                _restore_generator(layer._rng, saved, what)
+        elif isinstance(key, str) and key.startswith("seed_generator:"):
+            generator_object = getattr(layer, key.split(":", 1)[1], None)
+            if isinstance(generator_object, SeedGenerator):
+                if not (isinstance(saved, list) and len(saved) == 2 and all(type(v) is int for v in saved)):
+                    raise ValueError(f"Malformed SeedGenerator state for {what}: {saved!r:.80}.")
+                if saved[0] == generator_object.seed:
+                    generator_object._count = saved[1]
+        elif key in existing and hasattr(layer, "_generator"):
+            # A device of the saving machine that this one lacks is skipped.
+            rng = layer._generator(get_device(key))
             if rng is not None:
-                _restore_generator(rng, device_state, f"layer {layer_name!r} on {device_name}")
+                _restore_generator(rng, saved, what)

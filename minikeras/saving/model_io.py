@@ -15,11 +15,12 @@ A model file holds, like Keras's h5 format:
 
 Restored by ``load_model``: the architecture, the weights, the compile
 arguments, the optimizer config (its current learning rate included), its
-state and the random generators (shuffling, dropout and noise, per device
-and per seeded layer), so that training continues exactly where it stopped,
-bit for bit. Not restored: metric states (reset at each epoch anyway),
-``History``, the initializers' stream, GPU generators (CuPy exposes no
-host-readable state), and optimizer settings outside its config
+state and the random generators (shuffling, the host stream of
+augmentation and initializers, dropout and noise per device, the seeded
+layers' own streams and SeedGenerators), so that training continues exactly
+where it stopped, bit for bit. Not restored: metric states (reset at each
+epoch anyway), ``History``, GPU generators (CuPy exposes no host-readable
+state), and optimizer settings outside its config
 (``exclude_from_weight_decay``).
 
 Every write goes to a temporary file in the same folder, renamed into place

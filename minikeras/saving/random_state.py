@@ -2,8 +2,8 @@
 
 Written and read as one JSON attribute of the file's root, next to the
 optimizer state and only with it (``include_optimizer``): the shuffling
-stream, every device's stream (Dropout, noise layers) and the layers' own
-seeded streams. JSON, never pickle: a file holds data, not code. Files
+stream, the host stream (augmentation), every device's stream (Dropout,
+noise layers) and the layers' own seeded streams and SeedGenerators. JSON, never pickle: a file holds data, not code. Files
 without the attribute (older ones, Keras's) load as before.
 """
 import json

@@ -129,3 +129,38 @@ def test_streams_of_devices_this_machine_lacks_are_skipped(tmp_path):
         handle.attrs[ATTRIBUTE] = json.dumps(state)
     restored = mk.models.load_model(path)
     assert restored.optimizer is not None
+
+
+def _build_augmented():
+    model = mk.Sequential([
+        mk.Input((4, 4, 1)),
+        layers.RandomFlip(name="flip"),  # the library's host stream
+        layers.RandomFlip(seed=5, name="seeded_flip"),  # the layer's own host generator
+        layers.Flatten(),
+        layers.Dense(2, name="head"),
+    ])
+    model.compile(optimizer=mk.optimizers.SGD(learning_rate=0.05), loss="mse")
+    return model
+
+
+def _fit_images(model, epochs, initial_epoch=0):
+    rng = numpy.random.default_rng(3)
+    x, y = rng.normal(size=(24, 4, 4, 1)).astype("float32"), rng.normal(size=(24, 2)).astype("float32")
+    model.fit(x, y, epochs=epochs, initial_epoch=initial_epoch, batch_size=8, verbose=0)
+
+
+def test_resume_with_augmentation_is_bit_exact(tmp_path):
+    path = str(tmp_path / "augmented.h5")
+    mk.random.seed(0)
+    reference = _build_augmented()
+    _fit_images(reference, 4)
+    mk.random.seed(0)
+    model = _build_augmented()
+    _fit_images(model, 2)
+    model.save(path)
+    mk.random.seed(777)
+    mk.random.host_rng().random(10)
+    restored = mk.models.load_model(path)
+    _fit_images(restored, 4, initial_epoch=2)
+    for got, want in zip(restored.get_weights(), reference.get_weights()):
+        numpy.testing.assert_array_equal(got, want)
