@@ -4,6 +4,7 @@ import numpy
 from minikeras import backend
 from minikeras.autograd import engine
 from minikeras.device import registry, scope
+from minikeras.utils.argument_validation import check_dtype
 
 _FLOAT_KINDS = "fc"
 
@@ -168,12 +169,19 @@ class Tensor:
 
 def _to_device_array(data, device, dtype):
     if dtype is not None:
-        dtype = numpy.dtype(dtype)
+        dtype = check_dtype("tensor", dtype)
+    if data is None:
+        raise TypeError("Cannot make a tensor from None: expected an array, a nested list or a number.")
     if backend.is_array(data):
+        check_dtype("tensor", data.dtype)  # object/string arrays would compute as garbage
         return device.asarray(data, dtype)
-    host = numpy.asarray(data)
+    try:
+        host = numpy.asarray(data)
+    except ValueError as error:  # ragged nested lists
+        raise ValueError(f"Cannot make a tensor from a ragged nested sequence: {error}") from None
     if host.dtype.kind not in "biufc":
-        raise TypeError(f"Cannot make a tensor from {type(data).__name__} {data!r}: it is not numeric.")
+        raise TypeError(f"Cannot make a tensor from {type(data).__name__} {data!r:.80}: it is not numeric "
+                        f"(dtype {host.dtype}).")
     if dtype is None and host.dtype == numpy.float64 and not isinstance(data, (numpy.ndarray, numpy.generic)):
         dtype = numpy.dtype("float32")  # Python floats default to float32, like Keras
     if dtype is not None and host.dtype != dtype:

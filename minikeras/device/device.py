@@ -63,8 +63,10 @@ class LogicalDeviceConfiguration:
         if memory_limit is not None:
             if isinstance(memory_limit, bool) or not isinstance(memory_limit, (int, float)):
                 raise TypeError(f"memory_limit must be a number of megabytes or None, received {memory_limit!r}.")
-            if not memory_limit > 0:
-                raise ValueError(f"memory_limit must be > 0 megabytes, received {memory_limit!r}.")
+            if not 0 < memory_limit < float("inf"):
+                # inf (or nan) would pass here and then fail every allocation
+                # with an OverflowError converting it to bytes.
+                raise ValueError(f"memory_limit must be finite and > 0 megabytes, received {memory_limit!r}.")
         self.memory_limit = memory_limit
 
     @property

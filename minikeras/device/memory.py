@@ -164,5 +164,5 @@ def _byte_bounds(array):
 def _check_limit_value(limit, device_name):
     if isinstance(limit, bool) or not isinstance(limit, (int, float)):
         raise TypeError(f"A memory limit for {device_name} must be a number of bytes, received {limit!r}.")
-    if limit < 0 or limit != limit:
-        raise ValueError(f"A memory limit for {device_name} must be >= 0 bytes, received {limit!r}.")
+    if not 0 <= limit < float("inf"):  # also refuses nan
+        raise ValueError(f"A memory limit for {device_name} must be finite and >= 0 bytes, received {limit!r}.")

@@ -19,6 +19,7 @@ from minikeras.layers.naming import to_snake_case, unique_name
 from minikeras.layers.weight_arguments import add_weight_arguments, unique_weight_name
 from minikeras.utils.nest import flatten as _flatten
 from minikeras.utils.nest import map_structure as _map
+from minikeras.utils.argument_validation import check_dtype, entry_point
 from minikeras.variables import Variable
 
 _LAYER_CLASSES = {}
@@ -306,10 +307,16 @@ class Layer:
         return None
 
     def __call__(self, inputs, *args, **kwargs):
+        with entry_point(type(self).__name__, self.name):
+            return self._checked_call(inputs, *args, **kwargs)
+
+    def _checked_call(self, inputs, *args, **kwargs):
         from minikeras.layers.input import KerasTensor, symbolic_call
 
         if any(isinstance(leaf, KerasTensor) for leaf in _flatten(inputs)):
             return symbolic_call(self, inputs, args, kwargs)
+        if inputs is None:
+            raise TypeError(f"{type(self).__name__} {self.name!r}: expected input tensors, received None.")
         inputs = _map(self._convert_input, inputs)
         if not self.built:
             self._build_from(inputs)
@@ -367,6 +374,7 @@ class Layer:
             return value
         device = placement_device()
         array = numpy.asarray(value) if not backend.is_array(value) else value
+        check_dtype(f"{type(self).__name__} {self.name!r}", array.dtype)
         cast = array.dtype.kind == "f" and array.dtype != numpy.dtype(self.dtype)
         if cast and isinstance(array, numpy.ndarray):
             array, cast = array.astype(self.dtype), False  # on the host, before the upload

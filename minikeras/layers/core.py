@@ -190,10 +190,10 @@ class Dense(Layer):
                 f"received ndim={len(input_shape)}."
             )
         in_dim = input_shape[-1]
-        if in_dim is None:
+        if in_dim is None or in_dim == 0:
             raise ValueError(
-                f"Layer '{self.name}': the last axis of the input must be known to build a Dense layer, "
-                f"received input shape {tuple(input_shape)}."
+                f"Layer '{self.name}': the last axis of the input must be known and non-empty to build a Dense "
+                f"layer, received input shape {tuple(input_shape)}."
             )
         self.kernel = self.add_weight("kernel", (in_dim, self.units), initializer=self.kernel_initializer,
                                       regularizer=self.kernel_regularizer, constraint=self.kernel_constraint)
@@ -335,6 +335,8 @@ class Reshape(Layer):
         return self.target_shape
 
     def call(self, inputs):
+        if not inputs.shape:
+            raise ValueError(f"Layer '{self.name}' (Reshape) expects inputs with a batch axis, received a 0-d input.")
         return ops.reshape(inputs, (inputs.shape[0],) + self._output_sample_shape(inputs.shape[1:]))
 
     def compute_output_shape(self, input_shape):

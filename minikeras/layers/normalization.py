@@ -227,8 +227,8 @@ def moving_statistics(model):
 
 
 def _check_epsilon(class_name, epsilon):
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not epsilon > 0:
-        raise ValueError(f"{class_name}: epsilon must be a positive number, received epsilon={epsilon!r}.")
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not 0 < epsilon < float("inf"):
+        raise ValueError(f"{class_name}: epsilon must be a positive finite number, received epsilon={epsilon!r}.")
     return float(epsilon)
 
 
@@ -299,9 +299,9 @@ class BatchNormalization(Layer):
                 f"(shape {tuple(input_shape)})."
             )
         axis = self.axis % ndim
-        if axis == 0 or input_shape[axis] is None:
+        if axis == 0 or input_shape[axis] is None or input_shape[axis] == 0:
             raise ValueError(
-                f"Layer '{self.name}': the normalised axis {self.axis} must be a known, non-batch axis; "
+                f"Layer '{self.name}': the normalised axis {self.axis} must be a known, non-empty, non-batch axis; "
                 f"received input shape {tuple(input_shape)}."
             )
         shape = (input_shape[axis],)
@@ -463,9 +463,9 @@ class LayerNormalization(Layer):
         axes = sorted({a % ndim for a in axes})
         if len(axes) != len(self.axis if isinstance(self.axis, list) else [self.axis]):
             raise ValueError(f"Layer '{self.name}': repeated axis in axis={self.axis}.")
-        if any(input_shape[a] is None for a in axes):
+        if any(input_shape[a] is None or input_shape[a] == 0 for a in axes):
             raise ValueError(
-                f"Layer '{self.name}': the normalised axes {axes} must have known sizes; "
+                f"Layer '{self.name}': the normalised axes {axes} must have known, non-zero sizes; "
                 f"received input shape {tuple(input_shape)}."
             )
         shape = tuple(input_shape[a] for a in axes)

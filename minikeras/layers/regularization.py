@@ -61,6 +61,9 @@ class _RandomLayer(Layer):
 
     def _standard_normal(self, inputs):
         """Standard normal noise shaped like ``inputs``, on its device."""
+        if inputs.dtype.kind != "f":  # noise in an int or bool tensor cannot be stored
+            raise TypeError(f"Layer '{self.name}' ({type(self).__name__}) expects floating-point inputs, "
+                            f"received dtype {inputs.dtype}.")
         device = self._device_of(inputs)
         generator = self._generator(device) or random.generator(device)
         dtype = inputs.dtype if inputs.dtype in (numpy.float32, numpy.float64) else numpy.float32
@@ -196,8 +199,8 @@ class GaussianNoise(_RandomLayer):
 
     def __init__(self, stddev, seed=None, **kwargs):
         super().__init__(seed=seed, **kwargs)
-        if isinstance(stddev, bool) or not isinstance(stddev, numbers.Real) or not stddev >= 0:
-            raise ValueError(f"GaussianNoise: stddev must be a number >= 0, received stddev={stddev!r}.")
+        if isinstance(stddev, bool) or not isinstance(stddev, numbers.Real) or not 0 <= stddev < float("inf"):
+            raise ValueError(f"GaussianNoise: stddev must be a finite number >= 0, received stddev={stddev!r}.")
         self.stddev = float(stddev)
 
     def call(self, inputs, training=None):

@@ -19,6 +19,7 @@ from minikeras.losses.loss import (
     EPSILON, LossFunctionWrapper, as_prediction, as_target, check_same_shape, checks_inputs, matched_shapes,
     reshaped,
 )
+from minikeras.utils.argument_validation import validate_number
 
 
 def attached_logits(y_pred, activation):
@@ -197,8 +198,11 @@ def sparse_categorical_crossentropy_with_mask(y_true, y_pred, from_logits=False,
             one_hot = (device_labels[..., None] == xp.arange(classes)).astype(y_pred.dtype)
             if not last_axis:
                 one_hot = xp.moveaxis(one_hot, -1, axis)
-        probabilities = y_pred / ops.sum(y_pred, axis=axis, keepdims=True)
-        probabilities = ops.clip(probabilities, EPSILON, 1.0 - EPSILON)
+        # Keras clips first and renormalizes after (its backends take the
+        # log of the clipped probabilities as logits), so an all-zero row
+        # is a uniform guess with a finite loss, log(classes), not 0/0.
+        probabilities = ops.clip(y_pred, EPSILON, 1.0 - EPSILON)
+        probabilities = probabilities / ops.sum(probabilities, axis=axis, keepdims=True)
         losses = -ops.sum(ops.log(probabilities) * one_hot, axis=axis)
     if valid is not None:
         with device.activate():
@@ -288,6 +292,7 @@ class CategoricalCrossentropy(LossFunctionWrapper):
 
     def __init__(self, from_logits=False, label_smoothing=0.0, axis=-1, reduction="sum_over_batch_size",
                  name="categorical_crossentropy", dtype=None):
+        label_smoothing = validate_number(type(self).__name__, "label_smoothing", label_smoothing, 0.0, 1.0)
         super().__init__(categorical_crossentropy, reduction=reduction, name=name, dtype=dtype,
                          from_logits=from_logits, label_smoothing=label_smoothing, axis=axis)
         self.from_logits, self.label_smoothing, self.axis = from_logits, label_smoothing, axis
@@ -342,6 +347,7 @@ class BinaryCrossentropy(LossFunctionWrapper):
 
     def __init__(self, from_logits=False, label_smoothing=0.0, axis=-1, reduction="sum_over_batch_size",
                  name="binary_crossentropy", dtype=None):
+        label_smoothing = validate_number(type(self).__name__, "label_smoothing", label_smoothing, 0.0, 1.0)
         super().__init__(binary_crossentropy, reduction=reduction, name=name, dtype=dtype,
                          from_logits=from_logits, label_smoothing=label_smoothing, axis=axis)
         self.from_logits, self.label_smoothing, self.axis = from_logits, label_smoothing, axis

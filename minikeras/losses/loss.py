@@ -11,6 +11,7 @@ import numpy
 
 from minikeras import ops
 from minikeras.autograd import Tensor
+from minikeras.utils.argument_validation import entry_point, validate_tensor_input
 
 EPSILON = 1e-7  # keras.backend.epsilon(): the clipping margin of probabilities
 REDUCTIONS = ("sum_over_batch_size", "sum", "none", None, "mean", "mean_with_sample_weight")
@@ -245,9 +246,12 @@ class Loss:
 
     def __call__(self, y_true, y_pred, sample_weight=None):
         """The reduced, weighted loss of a batch (a scalar Tensor)."""
-        values, mask = self.call_with_mask(y_true, y_pred)
-        mask = _with_keras_mask(mask, y_pred, values)
-        return reduce_weighted_values(values, sample_weight, mask, self.reduction)
+        owner = type(self).__name__
+        with entry_point(owner, self.name):
+            _validate_inputs(owner, y_true, y_pred, sample_weight)
+            values, mask = self.call_with_mask(y_true, y_pred)
+            mask = _with_keras_mask(mask, y_pred, values)
+            return reduce_weighted_values(values, sample_weight, mask, self.reduction)
 
     def call(self, y_true, y_pred):  # pragma: no cover - abstract
         """Per-sample losses (a Tensor)."""
@@ -309,3 +313,11 @@ def checks_inputs(fn):
     """Mark a library loss function as converting and checking its own inputs."""
     fn._checks_inputs = True
     return fn
+
+
+def _validate_inputs(owner, y_true, y_pred, sample_weight):
+    """Numeric targets and predictions (never None, objects or strings)."""
+    validate_tensor_input(owner, y_true, allow_complex=False, allow_sequence=True)
+    validate_tensor_input(owner, y_pred, allow_complex=False, allow_sequence=True)
+    if sample_weight is not None:
+        validate_tensor_input(owner, sample_weight, allow_complex=False, allow_sequence=True)

@@ -18,6 +18,9 @@ from minikeras import backend
 from minikeras.autograd import Function, Tensor, no_grad
 from minikeras.device import to_host
 from minikeras.ops._checks import normalize_axis, shape_of
+from minikeras.ops.math.unary import _as_tensor
+from minikeras.utils.argument_validation import check_dtype, entry_point, validate_tensor_input
+from minikeras.utils.argument_validation import is_int as _is_int
 
 
 def _size(shape):
@@ -27,8 +30,22 @@ def _size(shape):
     return total
 
 
-def _is_int(value):
-    return isinstance(value, (int, numpy.integer)) and not isinstance(value, (bool, numpy.bool_))
+def _int_sequence(op_name, name, value):
+    """An int, a sequence of ints or a 1-D integer array as a tuple of ints.
+
+    Raises:
+        TypeError: anything else (a float, a bool, a 0-d array, None...).
+    """
+    if _is_int(value):
+        return (int(value),)
+    if isinstance(value, Tensor) or backend.is_array(value):
+        value = to_host(getattr(value, "data", value))
+        if value.ndim == 1 and value.dtype.kind in "iu":
+            return tuple(int(v) for v in value.tolist())
+    elif isinstance(value, (list, tuple)) and all(_is_int(v) for v in value):
+        return tuple(int(v) for v in value)
+    raise TypeError(f"{op_name}: {name} must be an int or a sequence of ints, received {type(value).__name__} "
+                    f"{value!r:.80}.")
 
 
 def _single_axis(op_name, axis, ndim):
@@ -126,9 +143,8 @@ class Transpose(Function):
 
 def reshape(x, shape):
     """Give ``x`` a new shape with the same number of elements (one -1 allowed)."""
-    if isinstance(shape, (int, numpy.integer)):
-        shape = (int(shape),)
-    shape = tuple(int(s) for s in shape)
+    x = _as_tensor("reshape", x)
+    shape = _int_sequence("reshape", "shape", shape)
     old = shape_of(x)
     size = int(numpy.prod(old))
     unknown = [i for i, s in enumerate(shape) if s == -1]
@@ -146,6 +162,7 @@ def reshape(x, shape):
 
 def transpose(x, axes=None):
     """Permute the axes of ``x`` (reverse them when ``axes`` is None)."""
+    x = _as_tensor("transpose", x)
     ndim = len(shape_of(x))
     if axes is None:
         axes = tuple(reversed(range(ndim)))
@@ -162,8 +179,9 @@ def expand_dims(x, axis):
         >>> expand_dims(zeros((2, 3)), (0, -1)).shape
         (1, 2, 3, 1)
     """
+    x = _as_tensor("expand_dims", x)
     shape = shape_of(x)
-    axes = (axis,) if _is_int(axis) else tuple(axis)
+    axes = _int_sequence("expand_dims", "axis", axis)
     out_ndim = len(shape) + len(axes)
     positions = normalize_axis("expand_dims", axes, out_ndim)
     new_shape = []
@@ -175,6 +193,7 @@ def expand_dims(x, axis):
 
 def squeeze(x, axis=None):
     """Remove axes of size 1: all of them, or those in ``axis`` (which must be 1)."""
+    x = _as_tensor("squeeze", x)
     shape = shape_of(x)
     if axis is None:
         axes = tuple(i for i, size in enumerate(shape) if size == 1)
@@ -190,6 +209,7 @@ def squeeze(x, axis=None):
 
 def flatten(x):
     """``x`` as a 1-D tensor (the ``Flatten`` layer keeps the batch axis itself)."""
+    x = _as_tensor("flatten", x)
     return Flatten((_size(shape_of(x)),)).apply(x)
 
 
@@ -198,9 +218,10 @@ ravel = flatten
 
 def moveaxis(x, source, destination):
     """Move axes ``source`` to positions ``destination`` (ints or tuples)."""
+    x = _as_tensor("moveaxis", x)
     ndim = len(shape_of(x))
-    sources = (source,) if _is_int(source) else tuple(source)
-    destinations = (destination,) if _is_int(destination) else tuple(destination)
+    sources = _int_sequence("moveaxis", "source", source)
+    destinations = _int_sequence("moveaxis", "destination", destination)
     if len(sources) != len(destinations):
         raise ValueError(
             f"moveaxis: source {source!r} and destination {destination!r} must name the same number of axes."
@@ -217,6 +238,7 @@ def moveaxis(x, source, destination):
 
 def swapaxes(x, axis1, axis2):
     """Exchange two axes of ``x``."""
+    x = _as_tensor("swapaxes", x)
     ndim = len(shape_of(x))
     first, second = _single_axis("swapaxes", axis1, ndim), _single_axis("swapaxes", axis2, ndim)
     order = list(range(ndim))
@@ -364,6 +386,7 @@ def getitem(x, index):
         IndexError: an index is out of range for the tensor's shape.
         TypeError: an index item of an unsupported type.
     """
+    x = _as_tensor("getitem", x)
     items, checks, kind = _normalize_index(index, shape_of(x))
     return GetItem(items, checks, kind).apply(x)
 
@@ -371,10 +394,26 @@ def getitem(x, index):
 def take(x, indices, axis=None):
     """Elements of ``x`` at ``indices`` along ``axis`` (of the flattened ``x``
     when ``axis`` is None), like ``keras.ops.take``."""
+    x = _as_tensor("take", x)
     if axis is None:
-        return getitem(flatten(x), indices)
-    axis = _single_axis("take", axis, len(shape_of(x)))
-    return getitem(x, (slice(None),) * axis + (indices,))
+        x, axis = flatten(x), 0
+    else:
+        axis = _single_axis("take", axis, len(shape_of(x)))
+    if isinstance(indices, (list, tuple)):
+        indices = numpy.asarray(indices)
+    validate_tensor_input("take", indices, allow_complex=False)
+    dtype = getattr(indices, "dtype", None)
+    if dtype is not None and numpy.dtype(dtype).kind == "b":
+        # A mask selects along ``axis`` only; a wider one would index the
+        # following axes too, silently ignoring ``axis``.
+        length = shape_of(x)[axis]
+        if shape_of(indices) != (length,):
+            raise ValueError(f"take: a boolean mask must be 1-D with the length of axis {axis} ({length}), "
+                             f"received mask shape {shape_of(indices)} for input shape {shape_of(x)}.")
+    elif dtype is not None and numpy.dtype(dtype).kind == "f":
+        raise TypeError(f"take: indices must be integers or a boolean mask, received dtype {dtype}.")
+    with entry_point("take"):
+        return getitem(x, (slice(None),) * axis + (indices,))
 
 
 # ----------------------------------------------------- joining and splitting
@@ -443,6 +482,7 @@ def _tensor_list(op_name, tensors):
     for i, value in enumerate(tensors):
         if not (isinstance(value, Tensor) or backend.is_array(value)):
             raise TypeError(f"{op_name}: item {i} is a {type(value).__name__}, expected a Tensor or an array.")
+        validate_tensor_input(op_name, value)
     return [shape_of(t) for t in tensors]
 
 
@@ -484,6 +524,7 @@ def split(x, indices_or_sections, axis=0):
     Returns:
         A list of Tensors; pieces left unused get a zero gradient.
     """
+    x = _as_tensor("split", x)
     shape = shape_of(x)
     axis = _single_axis("split", axis, len(shape))
     size = shape[axis]
@@ -558,8 +599,9 @@ class Repeat(Function):
 
 def tile(x, repeats):
     """Repeat the whole of ``x`` ``repeats`` times along each axis (like ``numpy.tile``)."""
-    repeats = (repeats,) if _is_int(repeats) else tuple(repeats)
-    if not all(_is_int(r) and r >= 0 for r in repeats):
+    x = _as_tensor("tile", x)
+    repeats = _int_sequence("tile", "repeats", repeats)
+    if not all(r >= 0 for r in repeats):
         raise ValueError(f"tile: repeats must be non-negative ints, received {repeats!r}.")
     return Tile(tuple(int(r) for r in repeats)).apply(x)
 
@@ -567,6 +609,7 @@ def tile(x, repeats):
 def repeat(x, repeats, axis=None):
     """Repeat each element ``repeats`` times along ``axis`` (of the flattened
     ``x`` when ``axis`` is None). ``repeats`` is an int or one count per element."""
+    x = _as_tensor("repeat", x)
     shape = shape_of(x)
     if axis is not None:
         axis = _single_axis("repeat", axis, len(shape))
@@ -578,7 +621,7 @@ def repeat(x, repeats, axis=None):
             raise ValueError(f"repeat: repeats must be non-negative, received {repeats}.")
         repeats = int(repeats)
     else:
-        repeats = list(repeats)
+        repeats = list(_int_sequence("repeat", "repeats", repeats))
         if len(repeats) == 1:
             repeats = repeats[0]
             return repeat(x, repeats, axis)
@@ -664,8 +707,11 @@ def pad(x, pad_width, mode="constant", constant_values=0):
         mode: "constant", or "reflect", "symmetric", "edge", "wrap".
         constant_values: the fill value of "constant" mode (a number).
     """
+    x = _as_tensor("pad", x)
     shape = shape_of(x)
     pairs = _pad_pairs(pad_width, len(shape))
+    if not pairs:
+        return reshape(x, shape)  # a 0-d tensor has no axis to pad, as in numpy.pad
     if mode == "constant":
         if not isinstance(constant_values, (int, float, numpy.number)):
             raise TypeError(f"pad: constant_values must be a number, received {constant_values!r}.")
@@ -699,10 +745,12 @@ class Cast(Function):
 def cast(x, dtype):
     """``x`` converted to ``dtype``. The gradient is cast back to the input's
     dtype; casting to an integer or bool dtype cuts the gradient."""
+    x = _as_tensor("cast", x)
     try:
         dtype = numpy.dtype(dtype)
     except TypeError:
         raise TypeError(f"cast: {dtype!r} is not a dtype.") from None
+    check_dtype("cast", dtype)
     if dtype.kind not in "fc" and isinstance(x, Tensor) and x.requires_grad:
         with no_grad():
             return Cast(dtype).apply(x)

@@ -29,6 +29,7 @@ from minikeras.optimizers._checks import (
     camel_to_snake, check_float_in_range, check_variable, checked_learning_rate, describe,
 )
 from minikeras.optimizers._clipping import clip_gradients
+from minikeras.utils.argument_validation import validate_tensor_input
 from minikeras.optimizers._slots import ScratchBuffers
 from minikeras.optimizers._state import OptimizerState
 from minikeras.optimizers.schedules import LearningRateSchedule
@@ -94,7 +95,7 @@ class Optimizer(OptimizerState):
             )
         for argument, value in clip_arguments.items():
             if value is not None:
-                check_float_in_range(owner, argument, value, low=0.0)
+                check_float_in_range(owner, argument, value, low=0.0, allow_inf=True)
         if weight_decay is not None:
             check_float_in_range(owner, "weight_decay", weight_decay)
         if use_ema:
@@ -230,6 +231,9 @@ class Optimizer(OptimizerState):
         owner = type(self).__name__
         if not grads:
             return
+        for grad in grads:
+            if grad is not None:
+                validate_tensor_input(owner, grad, allow_bool=False, allow_complex=False)
         if trainable_variables is None:
             if not self.built:
                 raise ValueError(

@@ -9,14 +9,19 @@ A model file holds, like Keras's h5 format:
 - root attribute ``training_config``: JSON of the compile arguments and the
   optimizer config (when compiled and ``include_optimizer``);
 - group ``optimizer_weights``: the optimizer state from
-  ``optimizer.get_state()`` (step count, then slots).
+  ``optimizer.get_state()`` (step count, then slots);
+- root attribute ``minikeras_random_state`` (with the optimizer state):
+  JSON of the random generators training draws from (random_state.py).
 
 Restored by ``load_model``: the architecture, the weights, the compile
-arguments, the optimizer config (its current learning rate included) and
-its state, so that training continues exactly where it stopped. Not
-restored: metric states (reset at each epoch anyway), ``History``, the
-random generators (``minikeras.random``: shuffling, dropout, initializers),
-and optimizer settings outside its config (``exclude_from_weight_decay``).
+arguments, the optimizer config (its current learning rate included), its
+state and the random generators (shuffling, the host stream of
+augmentation and initializers, dropout and noise per device, the seeded
+layers' own streams and SeedGenerators), so that training continues exactly
+where it stopped, bit for bit. Not restored: metric states (reset at each
+epoch anyway), ``History``, GPU generators (CuPy exposes no host-readable
+state), and optimizer settings outside its config
+(``exclude_from_weight_decay``).
 
 Every write goes to a temporary file in the same folder, renamed into place
 at the end (atomic.py): an interrupted save leaves the old file intact.
@@ -38,6 +43,7 @@ import numpy
 from minikeras.saving import _checksum, _safety, hdf5_format
 from minikeras.saving.atomic import atomic_write
 from minikeras.saving.compile_config import compile_from_json, training_config_json
+from minikeras.saving.random_state import read_random_state, write_random_state
 
 _FORMAT_VERSION = "1"
 # The newest HDF5 object formats carry checksums on every metadata block:
@@ -128,6 +134,7 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
                 optimizer = model.optimizer
                 hdf5_format.write_arrays(handle.create_group("optimizer_weights"), optimizer.state_names(),
                                          optimizer.get_state())
+                write_random_state(handle, model)
 
 
 def _model_from_config(config, custom_objects, source):
@@ -208,6 +215,7 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True,  # n
         if "optimizer_weights" in handle:
             state = _read_optimizer_state(handle["optimizer_weights"], model, source, max_bytes)
             _restore_optimizer_state(model, state, source)
+        read_random_state(handle, model, source)
     return model
 
 

@@ -11,6 +11,7 @@ import numpy
 
 from minikeras import backend
 from minikeras.device import registry
+from minikeras.utils.argument_validation import is_int
 from minikeras.utils import py_dataset
 from minikeras.utils.nest import flatten as _flatten
 from minikeras.utils.nest import map_structure as _map
@@ -21,11 +22,10 @@ def _as_array(value):
         return None
     if hasattr(value, "numpy") and not isinstance(value, numpy.ndarray):
         return value.numpy()
-    if backend.is_array(value):
-        return value
-    array = numpy.asarray(value)
-    if array.dtype == object:
-        raise TypeError(f"Training data must be numeric arrays; received an object array from {type(value).__name__}.")
+    array = value if backend.is_array(value) else numpy.asarray(value)
+    if array.dtype.kind not in "biufc":  # objects (None would train as NaN), strings, dates
+        raise TypeError(f"Model data must be numeric arrays; received an array of dtype {array.dtype} from "
+                        f"{type(value).__name__}.")
     return array
 
 
@@ -61,7 +61,7 @@ class ArrayData:
                 raise ValueError(
                     f"sample_weight must have one value per sample ({self.size}), received sizes {sorted(w_sizes)}."
                 )
-        if not isinstance(batch_size, (int, numpy.integer)) or batch_size <= 0:
+        if not is_int(batch_size) or batch_size <= 0:
             raise ValueError(f"batch_size must be a positive int, received {batch_size!r}.")
         self.batch_size = int(batch_size)
         self.shuffle = shuffle

@@ -4,6 +4,7 @@ __all__ = ["matmul"]
 
 from minikeras.autograd import Function
 from minikeras.ops._checks import shape_of
+from minikeras.utils.argument_validation import validate_tensor_input
 
 
 class MatMul(Function):
@@ -46,6 +47,8 @@ def matmul(a, b):
     Raises:
         ValueError: the inner dimensions differ, or an input is a scalar.
     """
+    validate_tensor_input("matmul", a, allow_bool=False)
+    validate_tensor_input("matmul", b, allow_bool=False)
     shape_a, shape_b = shape_of(a), shape_of(b)
     if not shape_a or not shape_b:
         raise ValueError(f"matmul: inputs must have at least 1 dimension, received shapes {shape_a} and {shape_b}.")

@@ -20,6 +20,7 @@ blocks per call. On a GPU there is one block (the whole batch): one GEMM.
 import numpy
 
 from minikeras.backend.threads import even_slices, sum_in_order
+from minikeras.utils.argument_validation import is_int, standardize_padding, standardize_tuple  # noqa: F401
 
 # Bytes of patch matrix per block on the CPU: small enough to stay in the
 # last-level cache next to the product's output (see the module docstring).
@@ -32,15 +33,7 @@ def as_pair(op_name, name, value):
     Raises:
         ValueError: ``value`` is not an int or pair of ints, or is not positive.
     """
-    if is_int(value):
-        pair = (int(value), int(value))
-    elif isinstance(value, (tuple, list)) and len(value) == 2 and all(is_int(v) for v in value):
-        pair = (int(value[0]), int(value[1]))
-    else:
-        raise ValueError(f"{op_name}: {name} must be an int or a pair of ints, received {value!r}.")
-    if min(pair) < 1:
-        raise ValueError(f"{op_name}: {name} must be positive, received {value!r}.")
-    return pair
+    return standardize_tuple(op_name, name, value, 2)
 
 
 def as_single(op_name, name, value):
@@ -49,21 +42,12 @@ def as_single(op_name, name, value):
     Raises:
         ValueError: ``value`` is not such an int or is not positive.
     """
-    if isinstance(value, (tuple, list)) and len(value) == 1:
-        value = value[0]
-    if not is_int(value):
-        raise ValueError(f"{op_name}: {name} must be an int, received {value!r}.")
-    if value < 1:
-        raise ValueError(f"{op_name}: {name} must be positive, received {value!r}.")
-    return int(value)
+    return standardize_tuple(op_name, name, value, 1)[0]
 
 
 def check_padding(op_name, padding, allowed=("valid", "same")):
     """Return ``padding`` lowercased, or raise ValueError when it is unknown."""
-    if isinstance(padding, str) and padding.lower() in allowed:
-        return padding.lower()
-    choices = " or ".join(repr(name) for name in allowed)
-    raise ValueError(f"{op_name}: padding must be {choices}, received {padding!r}.")
+    return standardize_padding(op_name, padding, allowed)
 
 
 def same_padding(size, window, stride):
@@ -71,11 +55,6 @@ def same_padding(size, window, stride):
     out = -(-size // stride)
     total = max((out - 1) * stride + window - size, 0)
     return total // 2, total - total // 2
-
-
-def is_int(value):
-    """True for a Python or NumPy integer (not a bool)."""
-    return isinstance(value, (int, numpy.integer)) and not isinstance(value, bool)
 
 
 class WindowGeometry:

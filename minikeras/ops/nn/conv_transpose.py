@@ -18,6 +18,7 @@ from minikeras.ops.nn._im2col import (
     im2col_products,
     is_int,
 )
+from minikeras.utils.argument_validation import validate_tensor_input
 
 
 class ConvTranspose(Function):
@@ -73,6 +74,8 @@ def conv2d_transpose(x, kernel, strides=1, padding="valid", output_padding=None,
             padding or output_padding.
     """
     op_name = "conv2d_transpose"
+    validate_tensor_input("conv2d_transpose", x, allow_bool=False, allow_complex=False)
+    validate_tensor_input("conv2d_transpose", kernel, allow_bool=False, allow_complex=False)
     x_shape, kernel_shape = shape_of(x), shape_of(kernel)
     if len(x_shape) != 4:
         raise ValueError(f"{op_name} expects a 4-D input (batch, height, width, channels), received shape {x_shape}.")

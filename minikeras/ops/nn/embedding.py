@@ -6,6 +6,7 @@ import numpy
 
 from minikeras.autograd import Function
 from minikeras.ops._checks import shape_of
+from minikeras.utils.argument_validation import as_tensor, validate_tensor_input
 from minikeras.ops.shape import _scatter_add_rows
 
 
@@ -69,6 +70,8 @@ def embedding(indices, table):
     Raises:
         ValueError: an index is outside ``[0, vocab)``.
     """
+    indices = as_tensor("embedding", indices, allow_complex=False)
+    validate_tensor_input("embedding", table, allow_bool=False, allow_complex=False)
     table_shape = shape_of(table)
     if len(table_shape) != 2:
         raise ValueError(f"embedding: the table must have shape (vocab, dim), received shape {table_shape}.")
@@ -115,6 +118,8 @@ def one_hot(indices, depth, dtype="float32", axis=-1):
     """
     if isinstance(depth, bool) or not isinstance(depth, (int, numpy.integer)) or depth < 0:
         raise ValueError(f"one_hot: depth must be a non-negative int, received {depth!r}.")
+    if indices is not None and not isinstance(indices, (list, tuple)):
+        indices = as_tensor("one_hot", indices, allow_complex=False)
     index_dtype = getattr(indices, "dtype", None)
     if index_dtype is None:
         raise TypeError(f"one_hot: indices must be a Tensor or an array, received {type(indices).__name__}.")

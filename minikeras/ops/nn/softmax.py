@@ -12,6 +12,7 @@ import numpy
 
 from minikeras.autograd import Function
 from minikeras.ops._checks import check_broadcast, normalize_axis, shape_of
+from minikeras.utils.argument_validation import validate_tensor_input
 
 
 def _shifted(x, axes):
@@ -68,16 +69,32 @@ class LogSoftmax(Function):
         return grad_input
 
 
+def _normalized_axes(op_name, x, axis):
+    """Check a softmax input and axis; the axes as a tuple.
+
+    Raises:
+        TypeError: ``x`` is not floating-point numeric data.
+        ValueError: an axis is out of range or has size 0 (there is no
+            distribution over no classes).
+    """
+    validate_tensor_input(op_name, x, allow_bool=False, allow_complex=False)
+    _float_dtype_of(op_name, x)
+    shape = shape_of(x)
+    axes = normalize_axis(op_name, axis, len(shape))
+    for index in axes:
+        if shape[index] == 0:
+            raise ValueError(f"{op_name}: cannot normalize over axis {index} of size 0 (input shape {shape}).")
+    return axes
+
+
 def softmax(x, axis=-1):
     """``exp(x) / sum(exp(x))`` over ``axis`` (an int or a tuple), computed stably."""
-    _float_dtype_of("softmax", x)
-    return Softmax(normalize_axis("softmax", axis, len(shape_of(x)))).apply(x)
+    return Softmax(_normalized_axes("softmax", x, axis)).apply(x)
 
 
 def log_softmax(x, axis=-1):
     """``x - logsumexp(x)`` over ``axis``: finite even for logits like 1000 or -1000."""
-    _float_dtype_of("log_softmax", x)
-    return LogSoftmax(normalize_axis("log_softmax", axis, len(shape_of(x)))).apply(x)
+    return LogSoftmax(_normalized_axes("log_softmax", x, axis)).apply(x)
 
 
 # ------------------------------------------------------------ cross-entropies
@@ -223,6 +240,8 @@ class SigmoidCrossEntropy(Function):
 
 
 def _check_pair(op_name, logits, labels):
+    validate_tensor_input(op_name, logits, allow_bool=False, allow_complex=False)
+    validate_tensor_input(op_name, labels, allow_complex=False)
     _float_dtype_of(op_name, logits)
     if not hasattr(labels, "shape"):
         raise TypeError(f"{op_name}: labels must be a Tensor or an array, received {type(labels).__name__}.")
@@ -246,7 +265,7 @@ def softmax_cross_entropy(logits, labels, axis=-1):
             f"softmax_cross_entropy: labels of shape {shape_of(labels)} must have the shape of the logits "
             f"{shape_of(logits)}."
         )
-    (axis,) = normalize_axis("softmax_cross_entropy", axis, len(shape_of(logits)))
+    (axis,) = _normalized_axes("softmax_cross_entropy", logits, axis)
     return SoftmaxCrossEntropy(axis).apply(logits, labels)
 
 
@@ -267,8 +286,8 @@ def sparse_softmax_cross_entropy(logits, labels):
     op_name = "sparse_softmax_cross_entropy"
     _check_pair(op_name, logits, labels)
     logits_shape, labels_shape = shape_of(logits), shape_of(labels)
-    if not logits_shape:
-        raise ValueError(f"{op_name}: logits need a class axis, received shape {logits_shape}.")
+    if not logits_shape or logits_shape[-1] == 0:
+        raise ValueError(f"{op_name}: logits need a non-empty class axis, received shape {logits_shape}.")
     if labels_shape != logits_shape[:-1] and labels_shape != logits_shape[:-1] + (1,):
         raise ValueError(
             f"{op_name}: labels of shape {labels_shape} must have shape {logits_shape[:-1]} "
