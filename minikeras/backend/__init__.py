@@ -97,8 +97,8 @@ def _tune_host_allocator():
     the OS after every op.
 
     glibc serves blocks above 128 KiB with mmap and unmaps them on free, so
-    every activation-sized temporary costs fresh page faults (measured here:
-    two chained 1 MB temporaries 1.7 ms before, 55 us after). Raising the
+    every activation-sized temporary costs fresh page faults (measured in
+    benchmarks/NOTES.md, "CPU tuning constants"). Raising the
     mmap and trim thresholds makes such blocks reusable, as the allocators
     of PyTorch and TensorFlow do. Set MINIKERAS_MALLOC_TUNING=0 to skip.
     """

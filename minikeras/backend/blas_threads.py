@@ -3,8 +3,8 @@
 Replicas on logical CPU devices run in their own threads, and each matrix
 product would start BLAS's own threads too: two replicas on two cores with
 two OpenBLAS threads each means four busy threads on two cores, and
-OpenBLAS's waiting threads spin, so everything slows down (measured: 1.2x
-to 1.7x slower than one device). While a MirroredModel over CPUs trains,
+OpenBLAS's waiting threads spin, so everything slows down (benchmarks/NOTES.md,
+"CPU tuning constants"). While a MirroredModel over CPUs trains,
 the BLAS thread count is therefore lowered to ``cores // replicas``, then
 restored.
 

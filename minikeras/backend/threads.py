@@ -3,9 +3,8 @@
 minikeras parallelises its own heavy CPU ops and keeps BLAS itself
 single-threaded: OpenBLAS's threads busy-wait for each other, and on a
 machine where anything else competes for the cores each multi-threaded
-product can stall for a scheduling quantum (measured on the 2-core target
-machine under load: an MLP training step took 76 ms with two OpenBLAS
-threads and 5.6 ms with one). The BLAS thread count is set to 1 when the
+product can stall for a scheduling quantum (benchmarks/NOTES.md, "CPU
+tuning constants"). The BLAS thread count is set to 1 when the
 first op needs it, unless OPENBLAS_NUM_THREADS, OMP_NUM_THREADS or
 MINIKERAS_BLAS_THREADS is set in the environment, which is then respected.
 
@@ -17,7 +16,12 @@ BLAS calls), with BLAS single-threaded meanwhile so that the threads do not
 oversubscribe the cores.
 
 ``MINIKERAS_NUM_THREADS`` sets the number of threads (default: the cores
-this process may run on); 1 turns it off.
+this process may run on); 1 turns it off. The thresholds that decide when
+work is split are in :mod:`minikeras.backend.tuning`.
+
+Only ``backend/`` and ``device/`` import this module: ops reach it through
+their device (``CpuDevice.parallel_blocks``, ``row_blocks``, ``matmul``,
+``elementwise_blocks``, ``worker_context``).
 """
 import os
 import threading
@@ -25,16 +29,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy
 
-from minikeras.backend import blas_threads
+from minikeras.backend import blas_threads, tuning
+from minikeras.backend.blocks import even_slices, sum_in_order  # noqa: F401  (their old home)
 
 
 def _default_count():
-    value = os.environ.get("MINIKERAS_NUM_THREADS")
-    if value:
-        try:
-            return max(1, int(value))
-        except ValueError:
-            raise ValueError(f"MINIKERAS_NUM_THREADS must be a positive int, received {value!r}.") from None
+    if tuning.NUM_THREADS is not None:
+        return tuning.NUM_THREADS
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
@@ -70,10 +71,10 @@ _blas = {"configured": False}
 def _configure_blas():
     """Make BLAS single-threaded once, unless the user chose a count."""
     _blas["configured"] = True
-    if any(os.environ.get(name) for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MINIKERAS_BLAS_THREADS")):
-        count = os.environ.get("MINIKERAS_BLAS_THREADS")
-        if count:
-            blas_threads.set_count(int(count))
+    if tuning.BLAS_THREADS is not None:
+        blas_threads.set_count(tuning.BLAS_THREADS)
+        return
+    if any(os.environ.get(name) for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")):
         return
     if num_threads() > 1:
         blas_threads.set_count(1)
@@ -82,7 +83,8 @@ def _configure_blas():
 def _pool():
     with _lock:
         if _state["pool"] is None:
-            _state["pool"] = ThreadPoolExecutor(num_threads(), thread_name_prefix="minikeras-op")
+            _state["pool"] = ThreadPoolExecutor(num_threads(), thread_name_prefix="minikeras-op",
+                                                initializer=_mark_single)
         return _state["pool"]
 
 
@@ -117,10 +119,16 @@ class _Claims:
             self._next = self._count
 
 
+def _mark_single():
+    """Ops in this thread run their blocks themselves (pool threads: a block
+    never waits for blocks queued behind it)."""
+    _local.single = True
+
+
 def _in_caller():
-    """Whether ops in this thread must run their blocks themselves."""
-    name = threading.current_thread().name
-    return getattr(_local, "single", False) or name.startswith(("minikeras-op", "minikeras-replica"))
+    """Whether ops in this thread must run their blocks themselves: a pool
+    thread, or a thread inside :class:`single_threaded` (a replica worker)."""
+    return getattr(_local, "single", False)
 
 
 def parallel_blocks(function, count, setup=None):
@@ -128,8 +136,8 @@ def parallel_blocks(function, count, setup=None):
     ``num_threads()`` threads, BLAS single-threaded meanwhile.
 
     Blocks are claimed one at a time by whichever thread is free, so a pool
-    thread that wakes late (an idle virtual CPU takes 0.1-0.2 ms to wake on
-    the target machine) or is descheduled delays nothing: the caller then
+    thread that wakes late (an idle virtual CPU is slow to wake) or is
+    descheduled delays nothing: the caller then
     does the blocks itself and never waits for a thread that has not
     started. Results come back in block order, so a caller that reduces them
     in that order gets the same bits for any number of threads.
@@ -138,8 +146,8 @@ def parallel_blocks(function, count, setup=None):
     for its scratch buffers) and then ``function(block, state)``.
 
     Everything runs in this thread when threads are off, there is one block,
-    or the caller is already a pool thread (or a MirroredModel replica
-    thread that asked for it with :func:`single_threaded`).
+    or the caller is already a pool thread (or a replica worker thread
+    that asked for it with :func:`single_threaded`).
     """
     if not _blas["configured"]:
         _configure_blas()
@@ -199,15 +207,15 @@ def _run_blocks(job, worker):
         raise
 
 
-def even_slices(total, count):
-    """At most ``count`` slices splitting ``range(total)`` evenly (none empty)."""
-    step = max(1, -(-total // max(count, 1)))
-    return [slice(start, min(total, start + step)) for start in range(0, total, step)]
+# The old name of tuning.PARALLEL_MATMUL_MIN (read it there: this copy does
+# not follow later changes).
+PARALLEL_MATMUL_MIN = tuning.PARALLEL_MATMUL_MIN
 
 
-# Products smaller than this many multiply-adds run in one thread: handing
-# work to another thread costs about 0.1 ms (measured on the 2-core machine).
-PARALLEL_MATMUL_MIN = 1 << 25
+def is_parallel_matmul(a_shape, b_shape):
+    """Whether :func:`matmul` splits a product of these 2-D shapes over
+    the op threads (``tuning.PARALLEL_MATMUL_MIN`` multiply-adds or more)."""
+    return num_threads() > 1 and a_shape[0] * a_shape[1] * b_shape[1] >= tuning.PARALLEL_MATMUL_MIN
 
 
 def matmul(a, b, out=None):
@@ -219,7 +227,7 @@ def matmul(a, b, out=None):
     """
     rows, inner = a.shape
     cols = b.shape[1]
-    if rows * inner * cols < PARALLEL_MATMUL_MIN or num_threads() == 1:
+    if not is_parallel_matmul(a.shape, b.shape):
         if not _blas["configured"]:
             _configure_blas()
         return numpy.matmul(a, b, out=out)
@@ -252,38 +260,29 @@ class single_threaded:  # noqa: N801  (used as a context manager)
         _local.single = self._previous
 
 
-# Elements per block of ``row_blocks``: big enough that a block's few ufunc
-# calls cost much more than their dispatch, small enough (1 MB of float32)
-# that a block stays in cache between the passes a function makes over it.
-BLOCK_ELEMENTS = 1 << 18
-
-
 def row_blocks(xp, function, rows, elements):
     """``[function(start, stop) for each block of rows]``, the blocks shared
-    among the op threads on NumPy; one call over all rows on a GPU (one
-    kernel per op is what a GPU wants).
+    among the op threads on NumPy; one call over all rows for another
+    ``xp`` (one kernel per op is what a GPU wants).
 
-    Blocks of about BLOCK_ELEMENTS elements: an op making several passes
-    over a block finds it in cache (measured: 2x2 max pooling of a
-    1024x26x26x32 batch 19 -> 10 ms against two halves), a thread that
-    wakes late just takes fewer blocks, and since the blocks depend only on
-    the size, not on the number of threads, sums of per-block results taken
-    in order give the same bits with any number of threads. Inputs of one
-    block run in the calling thread.
+    Blocks of about ``tuning.BLOCK_ELEMENTS`` elements: an op making
+    several passes over a block finds it in cache, a thread that wakes late
+    just takes fewer blocks, and since the blocks depend only on the size,
+    not on the number of threads, sums of per-block results taken in order
+    give the same bits with any number of threads. Inputs of one block run
+    in the calling thread.
     """
     if xp is not numpy or rows == 0:
         return [function(0, rows)]
-    blocks = even_slices(rows, -(-elements // BLOCK_ELEMENTS))
+    blocks = even_slices(rows, -(-elements // tuning.BLOCK_ELEMENTS))
     return parallel_blocks(lambda block: function(blocks[block].start, blocks[block].stop), len(blocks))
 
 
-def sum_in_order(xp, parts, shape=None, dtype=None):
-    """The sum of per-block results in block order, so that it has the same
-    bits however the blocks were spread over threads; ``zeros(shape, dtype)``
-    when there are none. The parts are left unchanged."""
-    if not parts:
-        return xp.zeros(shape, dtype)
-    total = parts[0].copy()
-    for part in parts[1:]:
-        total += part
-    return total
+def elementwise_blocks(function, size):
+    """``[function(piece) for each flat slice]`` for an elementwise update
+    of ``size`` elements: one call over ``slice(0, size)`` below
+    ``tuning.ELEMENTWISE_PARALLEL_MIN``, else a few slices per op thread."""
+    if size < tuning.ELEMENTWISE_PARALLEL_MIN or num_threads() == 1:
+        return [function(slice(0, size))]
+    pieces = even_slices(size, tuning.ELEMENTWISE_BLOCKS_PER_THREAD * num_threads())
+    return parallel_blocks(lambda block: function(pieces[block]), len(pieces))

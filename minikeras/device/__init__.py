@@ -1,5 +1,5 @@
 """Devices, placement, and per-device memory (the tf.config surface)."""
-from minikeras.device.cpu import CpuDevice
+from minikeras.device.cpu import CpuDevice, replicas_share_cores
 from minikeras.device.device import Device, DeviceStats, LogicalDeviceConfiguration, PhysicalDevice
 from minikeras.device.gpu import GpuDevice
 from minikeras.device.names import canonical_name, parse_device_name

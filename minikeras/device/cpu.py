@@ -1,6 +1,15 @@
-"""The CPU: NumPy arrays, the op-thread pool and the BLAS thread policy."""
+"""The CPU: NumPy arrays, the op-thread pool and the BLAS thread policy.
+
+This module and ``backend/`` are the only places that know about the op
+threads (``minikeras.backend.threads``) and the BLAS thread count; ops,
+optimizers and the distribution code call the device's block helpers.
+"""
+import contextlib
+import os
+
 import numpy
 
+from minikeras.backend import blas_threads, threads, tuning
 from minikeras.device.device import Device
 
 
@@ -11,7 +20,8 @@ class CpuDevice(Device):
     itself and ``asarray`` copies only what comes from another device.
     Heavy ops share their blocks among the op threads
     (``minikeras.backend.threads``, which also keeps BLAS single-threaded
-    meanwhile): ``parallel_blocks`` and ``matmul`` are the hooks ops call.
+    meanwhile): ``parallel_blocks``, ``row_blocks``, ``elementwise_blocks``,
+    ``matmul`` and ``matmul_all`` are the hooks ops call.
     """
 
     kind = "cpu"
@@ -41,15 +51,33 @@ class CpuDevice(Device):
 
     def matmul(self, a, b):
         if a.ndim == 2 and b.ndim == 2:
-            from minikeras.backend import threads
-
             return threads.matmul(a, b)
         return a @ b
 
-    def parallel_blocks(self, work, count, setup=None):
-        from minikeras.backend import threads
+    def matmul_all(self, pairs):
+        # Products each too small to split run at once, one per op thread;
+        # larger ones are split in turn.
+        if all(a.shape[0] * a.shape[1] * b.shape[1] < tuning.PARALLEL_MATMUL_MIN for a, b in pairs):
+            return self.parallel_blocks(lambda block, _: pairs[block][0] @ pairs[block][1], len(pairs))
+        return [self.matmul(a, b) for a, b in pairs]
 
+    def parallel_blocks(self, work, count, setup=None):
         return threads.parallel_blocks(work, count, setup if setup is not None else (lambda: None))
+
+    def row_blocks(self, work, rows, elements):
+        return threads.row_blocks(numpy, work, rows, elements)
+
+    def elementwise_blocks(self, work, arrays):
+        present = [a for a in arrays if a is not None]
+        if not all(a.flags.c_contiguous for a in present):
+            work(*arrays)
+            return
+        flat = [None if a is None else a.reshape(-1) for a in arrays]
+        threads.elementwise_blocks(lambda piece: work(*[None if a is None else a[piece] for a in flat]),
+                                   present[0].size if present else 0)
+
+    def worker_context(self):
+        return threads.single_threaded()
 
     def scatter_add(self, target, indices, values):
         numpy.add.at(target, indices, values)
@@ -66,3 +94,17 @@ class CpuDevice(Device):
     def copy_from(self, array, source):
         host = source.to_host(array)
         return host.copy() if host is array else host
+
+
+def replicas_share_cores(devices, blas_count="auto"):
+    """Context in which replicas on ``devices`` run at once: while two or
+    more of them are CPU devices, BLAS uses at most ``blas_count`` threads
+    (``"auto"``: cores // CPU replicas; None: BLAS left alone), since the
+    replicas' threads already use the cores and BLAS threads on top of them
+    oversubscribe the cores (backend/blas_threads.py)."""
+    cpus = [device for device in devices if device.host_kernels]
+    if blas_count is None or len(cpus) < 2:
+        return contextlib.nullcontext()
+    if blas_count == "auto":
+        blas_count = max(1, (os.cpu_count() or 1) // len(cpus))
+    return blas_threads.at_most(blas_count)

@@ -18,8 +18,10 @@ it calls the device: ``device.xp`` (the array module), ``device.asarray``
 (host or other-device array to this device), ``device.to_host`` (the only
 device-to-host path), ``device.activate()`` (the context every op, backward,
 optimizer update, loss/metric update and host read runs in),
-``device.bounds``, ``device.matmul``, ``device.parallel_blocks``,
-``device.scatter_add``, ``device.new_rng``/``device.normal``, and
+``device.bounds``, the block helpers (``device.matmul``,
+``device.matmul_all``, ``device.parallel_blocks``, ``device.row_blocks``,
+``device.elementwise_blocks``, ``device.sum_in_order``), ``device.worker_context``
+(for a thread that serves one device), ``device.scatter_add``, ``device.new_rng``/``device.normal``, and
 ``device.stats`` (host syncs and uploads, for tests and debugging).
 """
 import contextlib
@@ -27,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy
 
+from minikeras.backend.blocks import sum_in_order
 from minikeras.device.names import canonical_name
 
 
@@ -200,11 +203,42 @@ class Device:
         """``a @ b``."""
         return a @ b
 
+    def matmul_all(self, pairs):
+        """``[a @ b for a, b in pairs]`` for independent 2-D products (the
+        CPU runs several small ones at once, one per op thread)."""
+        return [self.matmul(a, b) for a, b in pairs]
+
     def parallel_blocks(self, work, count, setup=None):
         """``[work(block, state) for block in range(count)]`` with
         ``state = setup()``; the CPU shares the blocks among its op threads."""
         state = setup() if setup is not None else None
         return [work(block, state) for block in range(count)]
+
+    def row_blocks(self, work, rows, elements):
+        """``[work(start, stop) for each block of rows]`` of an array with
+        ``rows`` rows and ``elements`` elements: here one call over all rows
+        (one kernel per op); the CPU cuts cache-sized blocks and shares them
+        among its op threads. Combine per-block results with
+        :meth:`sum_in_order` so the bits do not depend on the split."""
+        return [work(0, rows)]
+
+    def elementwise_blocks(self, work, arrays):
+        """``work(*pieces)`` over matching pieces of same-shaped ``arrays``
+        (None entries stay None), updated in place: here one call on the
+        whole arrays; the CPU splits large C-contiguous ones into flat
+        slices shared among its op threads."""
+        work(*arrays)
+
+    def sum_in_order(self, parts, shape=None, dtype=None):
+        """The sum of per-block results in block order (same bits however
+        the blocks were run); ``zeros(shape, dtype)`` when there are none."""
+        return sum_in_order(self.xp, parts, shape, dtype)
+
+    def worker_context(self):
+        """Context for a thread that serves this device alone (a replica
+        worker): on the CPU its ops then run their blocks in that thread,
+        since the replicas already share the cores."""
+        return _NO_CONTEXT
 
     def scatter_add(self, target, indices, values):
         """``target[indices] += values`` with repeated indices accumulating."""

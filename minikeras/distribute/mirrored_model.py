@@ -28,16 +28,13 @@ batch statistics are those of the whole global batch, through cross-replica
 sums of x, x**2 and counts in forward and of the gradient sums in backward:
 training then matches one device on the whole batch.
 """
-import contextlib
-import os
 import weakref
 
 import numpy
 
 from minikeras.autograd import Tensor, no_grad
-from minikeras.device import Device, registry
+from minikeras.device import Device, registry, replicas_share_cores
 from minikeras.device import device as device_scope
-from minikeras.backend import blas_threads
 from minikeras.distribute import batches
 from minikeras.distribute import replicas as replica_tools
 from minikeras.distribute.all_reduce import AllReduce, default_all_reduce
@@ -113,7 +110,8 @@ class MirroredModel(WrappedModelFacade, Trainer):
         cpu_blas_threads: while replicas share the CPU, BLAS may use at most
             this many threads (``"auto"``: cores // CPU replicas; None:
             leave BLAS alone). Replicas are threads already; BLAS threads
-            on top of them oversubscribe the cores (blas_threads.py).
+            on top of them oversubscribe the cores
+            (``minikeras.device.replicas_share_cores``).
 
     Example:
         >>> cpu = mk.config.list_physical_devices("CPU")[0]
@@ -307,7 +305,7 @@ class MirroredModel(WrappedModelFacade, Trainer):
                                 shards, (self._collective, self._step_group[0]))
             if self._copy_updates:
                 # Here, not in replica 0's thread: the replicas are done, so
-                # the update's passes may use every core (backend/threads.py).
+                # the update's passes may use every core (the op threads).
                 with device_scope(self.devices[0]):
                     self._optimizers[0].apply_gradients(zip(results[0].gradients, weight_lists[0]))
                     replica_tools.apply_constraints(weight_lists[0])
@@ -414,7 +412,7 @@ class MirroredModel(WrappedModelFacade, Trainer):
             with device_scope(self.devices[rank]), no_grad():
                 return batches.to_host(self._replicas[rank](shard[0], training=False, **kwargs))
 
-        with self._cpu_blas():
+        with self._run_context():
             outputs = batches.concatenate([out for out in self._run(forward, shards) if out is not None])
         if self._host_outputs:
             return outputs
@@ -431,48 +429,29 @@ class MirroredModel(WrappedModelFacade, Trainer):
         self.model.compile(optimizer=self.optimizer, loss=loss, metrics=metrics, loss_weights=loss_weights)
         self._optimizers = None
 
-    def _cpu_blas(self):
-        """Fewer BLAS threads while replicas share the CPU (blas_threads.py)."""
-        threads = self.cpu_blas_threads
-        cpus = [device for device in self.devices if device.host_kernels]
-        if threads is None or len(cpus) < 2:
-            return contextlib.nullcontext()
-        if threads == "auto":
-            threads = max(1, (os.cpu_count() or 1) // len(cpus))
-        return blas_threads.at_most(threads)
+    def _run_context(self):
+        """The trainer's hook: fewer BLAS threads while replicas share the CPU."""
+        return replicas_share_cores(self.devices, self.cpu_blas_threads)
 
     def fit(self, *args, **kwargs):
         """Train as ``Model.fit`` (same arguments, callbacks and History)."""
         try:
-            with self._cpu_blas():
-                return super().fit(*args, **kwargs)
+            return super().fit(*args, **kwargs)
         finally:
             self._sync_wrapped()
 
     def train_on_batch(self, *args, **kwargs):
         """One step on one batch, as ``Model.train_on_batch``."""
         try:
-            with self._cpu_blas():
-                return super().train_on_batch(*args, **kwargs)
+            return super().train_on_batch(*args, **kwargs)
         finally:
             self._sync_wrapped()
-
-    def evaluate(self, *args, **kwargs):
-        """Loss and metrics as ``Model.evaluate``."""
-        with self._cpu_blas():
-            return super().evaluate(*args, **kwargs)
-
-    def test_on_batch(self, *args, **kwargs):
-        """Loss and metrics on one batch, as ``Model.test_on_batch``."""
-        with self._cpu_blas():
-            return super().test_on_batch(*args, **kwargs)
 
     def predict(self, *args, **kwargs):
         """Outputs as NumPy arrays, as ``Model.predict``."""
         self._host_outputs = True
         try:
-            with self._cpu_blas():
-                return super().predict(*args, **kwargs)
+            return super().predict(*args, **kwargs)
         finally:
             self._host_outputs = False
 
@@ -480,8 +459,7 @@ class MirroredModel(WrappedModelFacade, Trainer):
         """Outputs for one batch as NumPy arrays."""
         self._host_outputs = True
         try:
-            with self._cpu_blas():
-                return super().predict_on_batch(x)
+            return super().predict_on_batch(x)
         finally:
             self._host_outputs = False
 

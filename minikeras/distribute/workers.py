@@ -11,7 +11,14 @@ import threading
 from minikeras.distribute.all_reduce import ReplicaAborted
 
 
-def _serve(tasks):
+def _serve(device, tasks):
+    # A replica thread's ops run their blocks in the thread: the replicas
+    # already share the cores (Device.worker_context).
+    with device.worker_context():
+        _serve_tasks(tasks)
+
+
+def _serve_tasks(tasks):
     while True:
         item = tasks.get()
         if item is None:
@@ -38,7 +45,7 @@ class DeviceWorkers:
         self._queues = [queue.SimpleQueue() for _ in devices]
         self._threads = []
         for device, tasks in zip(devices, self._queues):
-            thread = threading.Thread(target=_serve, args=(tasks,), name=f"minikeras-replica-{device.name}",
+            thread = threading.Thread(target=_serve, args=(device, tasks), name=f"minikeras-replica-{device.name}",
                                       daemon=True)
             thread.start()
             self._threads.append(thread)

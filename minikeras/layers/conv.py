@@ -80,7 +80,7 @@ class _BiasActivation(Function):
     def forward(self, x, bias=None):
         x = self.device.xp.ascontiguousarray(x)  # a no-op for a convolution's output
         out = x.reshape(-1, x.shape[-1]) if x.ndim else x.reshape(1, 1)
-        bias_relu.apply(self.device.xp, out, bias, self.relu)
+        bias_relu.apply(self.device, out, bias, self.relu)
         if self.relu:
             self.save_for_backward(out)
         return x
@@ -91,7 +91,7 @@ class _BiasActivation(Function):
             return (grad,)
         xp = self.device.xp
         flat = xp.ascontiguousarray(grad).reshape(-1, grad.shape[-1] if grad.ndim else 1)
-        masked, grad_bias = bias_relu.gradient(xp, flat, self.saved[0] if self.relu else None, self.relu,
+        masked, grad_bias = bias_relu.gradient(self.device, flat, self.saved[0] if self.relu else None, self.relu,
                                                wants_bias)
         return masked.reshape(grad.shape), grad_bias
 

@@ -4,7 +4,9 @@ The loop speaks to the outside only through callbacks (progress bar,
 history, checkpoints, early stopping are all callbacks) and reads
 ``model.stop_training``.
 """
+import contextlib
 import copy
+import functools
 
 import numpy
 
@@ -31,8 +33,25 @@ def _concatenate(batches):
     return numpy.concatenate(batches)
 
 
+def _in_run_context(method):
+    """Run ``method`` inside ``self._run_context()`` (the trainer's hook)."""
+
+    @functools.wraps(method)
+    def run(self, *args, **kwargs):
+        with self._run_context():
+            return method(self, *args, **kwargs)
+
+    return run
+
+
 class Trainer(TrainingSteps):
     """Training methods mixed into Model (the per-batch steps are in steps.py)."""
+
+    def _run_context(self):
+        """The context fit, evaluate, predict and the ``*_on_batch`` methods
+        run in: a hook for trainers that share the hardware (MirroredModel
+        limits the BLAS threads of its CPU replicas here)."""
+        return contextlib.nullcontext()
 
     def _init_training(self):
         self.optimizer = None
@@ -90,6 +109,7 @@ class Trainer(TrainingSteps):
             raise RuntimeError(f"You must compile the model before calling {what}(): model.compile(optimizer, loss).")
 
     # ----------------------------------------------------------------- fit
+    @_in_run_context
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
             validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
             steps_per_epoch=None, validation_steps=None, validation_batch_size=None, validation_freq=1):
@@ -184,6 +204,7 @@ class Trainer(TrainingSteps):
         return logs
 
     # ------------------------------------------------------------ evaluate
+    @_in_run_context
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
                  callbacks=None, return_dict=False):
         """Loss and metrics on the data; a scalar, a list (in ``metrics``
@@ -198,6 +219,7 @@ class Trainer(TrainingSteps):
         return self._format(logs, return_dict)
 
     # ------------------------------------------------------------- predict
+    @_in_run_context
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         """Model outputs for ``x`` as NumPy arrays (a list for several outputs)."""
         verbose = 1 if verbose == "auto" else int(verbose)
@@ -217,6 +239,7 @@ class Trainer(TrainingSteps):
         return _concatenate(outputs)
 
     # ------------------------------------------------------------ on_batch
+    @_in_run_context
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, reset_metrics=True,
                        return_dict=False):
         """One optimizer step on one batch; returns loss (and metrics)."""
@@ -228,6 +251,7 @@ class Trainer(TrainingSteps):
         logs = flatten_logs(self.train_step(pack_x_y_sample_weight(x, y, sample_weight)))
         return self._format(logs, return_dict)
 
+    @_in_run_context
     def test_on_batch(self, x, y=None, sample_weight=None, reset_metrics=True, return_dict=False):
         """Loss (and metrics) on one batch, without training."""
         self._check_compiled("test_on_batch")
@@ -236,6 +260,7 @@ class Trainer(TrainingSteps):
         logs = flatten_logs(self.test_step(pack_x_y_sample_weight(x, y, sample_weight)))
         return self._format(logs, return_dict)
 
+    @_in_run_context
     def predict_on_batch(self, x):
         """Model outputs for one batch as NumPy arrays."""
         with no_grad():

@@ -1,14 +1,8 @@
 """Adam: adaptive moment estimation (Kingma & Ba, 2014)."""
 import math
 
-from minikeras.backend import threads
 from minikeras.optimizers._checks import moment_config, set_moment_arguments
 from minikeras.optimizers.optimizer import Optimizer
-
-# Variables with at least this many elements are updated in parallel slices
-# (12 passes over 256K floats take about 1 ms, well above the thread hand-off).
-_PARALLEL_MIN = 1 << 18
-
 
 class Adam(Optimizer):
     """Adam, with the Keras 3 update rule (epsilon outside the square root,
@@ -63,19 +57,9 @@ class Adam(Optimizer):
         xp = device.xp
         work, update = self.scratch(variable, 2)
         velocity_hat = self._velocity_hats[index] if self.amsgrad else None
-        arrays = (gradient, momentum, velocity, velocity_hat, variable.data, work, update)
-        if device.host_kernels and variable.data.size >= _PARALLEL_MIN and all(
-                a is None or a.flags.c_contiguous for a in arrays):
-            flat = [None if a is None else a.reshape(-1) for a in arrays]
-            pieces = threads.even_slices(variable.data.size, 2 * threads.num_threads())
-
-            def part(block, _):
-                piece = pieces[block]
-                self._adam_math(xp, alpha, *[None if a is None else a[piece] for a in flat])
-
-            device.parallel_blocks(part, len(pieces))
-        else:
-            self._adam_math(xp, alpha, *arrays)
+        # Large variables are updated in slices shared among the CPU's op threads.
+        device.elementwise_blocks(lambda *pieces: self._adam_math(xp, alpha, *pieces),
+                                  (gradient, momentum, velocity, velocity_hat, variable.data, work, update))
 
     def _adam_math(self, xp, alpha, gradient, momentum, velocity, velocity_hat, weights, work, update):
         """The update on matching arrays (whole variables or equal slices)."""

@@ -4,7 +4,7 @@ import threading
 import numpy
 import pytest
 
-from minikeras.backend import blas_threads, threads
+from minikeras.backend import blas_threads, threads, tuning
 
 pytestmark = pytest.mark.cpu_only(reason="the CPU op-thread pool and BLAS thread policy")
 
@@ -141,8 +141,9 @@ def test_bad_thread_count_raises():
 def test_blas_is_single_threaded_after_first_op_unless_user_chose(monkeypatch, two_threads):
     if blas_threads.get() is None:
         pytest.skip("BLAS is not OpenBLAS: its thread count cannot be read")
-    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MINIKERAS_BLAS_THREADS"):
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(tuning, "BLAS_THREADS", None)
     threads._configure_blas()
     assert blas_threads.get() == 1
 
@@ -187,7 +188,7 @@ def test_convolution_gives_the_same_bits_for_any_thread_count(two_threads, chann
 
 
 def test_row_blocks_depend_on_size_not_threads(two_threads, monkeypatch):
-    monkeypatch.setattr(threads, "BLOCK_ELEMENTS", 100)
+    monkeypatch.setattr(tuning, "BLOCK_ELEMENTS", 100)
     spans = []
     for count in (1, 2):
         threads.set_num_threads(count)

@@ -122,11 +122,11 @@ def test_gradcheck_wrt_input_gamma_and_beta(rng, shape, axis, training):
 def blocks_of_samples(monkeypatch):
     """Two op threads and tiny blocks: every batch-norm pass runs in several
     blocks of samples, as it does for large inputs."""
-    from minikeras.backend import threads
+    from minikeras.backend import threads, tuning
 
     previous = threads.num_threads()
     threads.set_num_threads(2)
-    monkeypatch.setattr(threads, "BLOCK_ELEMENTS", 8)
+    monkeypatch.setattr(tuning, "BLOCK_ELEMENTS", 8)
     yield threads
     threads.set_num_threads(previous)
 

@@ -231,11 +231,11 @@ def test_matches_torch(name):
 
 @pytest.mark.cpu_only(reason="splits relu over the CPU op threads")
 def test_relu_split_over_threads_matches_numpy(monkeypatch):
-    from minikeras.backend import threads
+    from minikeras.backend import threads, tuning
 
     previous = threads.num_threads()
     threads.set_num_threads(2)
-    monkeypatch.setattr(threads, "BLOCK_ELEMENTS", 16)
+    monkeypatch.setattr(tuning, "BLOCK_ELEMENTS", 16)
     try:
         base = numpy.random.default_rng(0).standard_normal((9, 6, 4)).astype(numpy.float32)
         x = mk.Tensor(base.transpose(1, 0, 2), requires_grad=True)  # not contiguous

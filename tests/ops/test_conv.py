@@ -8,6 +8,7 @@ import pytest
 
 import minikeras as mk
 from minikeras import ops
+from minikeras.backend import tuning
 from minikeras.ops.nn import _im2col
 from tests.ops.op_check import check_op
 
@@ -128,8 +129,8 @@ def test_conv2d_blocks_cover_the_batch(rng, monkeypatch):
     expected = conv2d_reference(x, kernel, 2, "same")
     grad_out = rng.standard_normal(expected.shape)
     results = []
-    for chunk_bytes in (_im2col.CHUNK_BYTES, 1, 3 * 9 * 27 * 8):
-        monkeypatch.setattr(_im2col, "CHUNK_BYTES", chunk_bytes)
+    for chunk_bytes in (tuning.CHUNK_BYTES, 1, 3 * 9 * 27 * 8):
+        monkeypatch.setattr(tuning, "CHUNK_BYTES", chunk_bytes)
         xt, kt = mk.Tensor(x, requires_grad=True), mk.Tensor(kernel, requires_grad=True)
         out = ops.conv2d(xt, kt, strides=2, padding="same")
         out.backward(grad_out)
@@ -192,7 +193,7 @@ from minikeras.ops.nn.conv import conv_bias_relu  # noqa: E402
 def test_conv_bias_relu_matches_reference_and_gradients(x_shape, kernel_shape, padding, chunk_bytes, relu, rng,
                                                         monkeypatch):
     if chunk_bytes is not None:
-        monkeypatch.setattr(_im2col, "CHUNK_BYTES", chunk_bytes)
+        monkeypatch.setattr(tuning, "CHUNK_BYTES", chunk_bytes)
     x, kernel = rng.standard_normal(x_shape), rng.standard_normal(kernel_shape)
     bias = rng.standard_normal(kernel_shape[-1])
 

@@ -163,7 +163,7 @@ def test_bad_arguments_raise_value_error_naming_the_op(call, message):
 @pytest.mark.cpu_only(reason="splits max pooling over the CPU op threads")
 @pytest.mark.parametrize("pool_size, strides, padding", [(2, 2, "valid"), (3, 2, "same"), (2, 1, "valid")])
 def test_max_pool_in_blocks_over_threads_equals_one_pass(pool_size, strides, padding, monkeypatch):
-    from minikeras.backend import threads
+    from minikeras.backend import threads, tuning
 
     x = numpy.random.default_rng(0).standard_normal((9, 7, 6, 3)).astype(numpy.float32)
     grad = numpy.random.default_rng(1).standard_normal(
@@ -173,7 +173,7 @@ def test_max_pool_in_blocks_over_threads_equals_one_pass(pool_size, strides, pad
     try:
         for count, block in ((1, 1 << 30), (2, 40)):  # one pass; blocks of a sample or two on two threads
             threads.set_num_threads(count)
-            monkeypatch.setattr(threads, "BLOCK_ELEMENTS", block)
+            monkeypatch.setattr(tuning, "BLOCK_ELEMENTS", block)
             tensor = mk.Tensor(x, requires_grad=True)
             out = ops.max_pool2d(tensor, pool_size, strides, padding)
             out.backward(grad)

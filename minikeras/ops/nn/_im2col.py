@@ -11,21 +11,16 @@ product whose right-hand side (the kernel) is small. Done over the whole
 batch at once, the patch matrix (``N*Ho*Wo`` rows of ``kh*kw*C`` floats,
 e.g. 132 MB for a 128x32x32x32 input) goes to main memory and back, and the
 product runs at about a third of the speed it reaches when its operand sits
-in cache (measured on the 2-core target machine: 40-60 GFLOPS over the whole
-matrix, 170-180 GFLOPS over blocks of 2-4 MB). So the CPU path builds
+in cache (benchmarks/NOTES.md, "CPU tuning constants"). So the CPU path builds
 the patch matrix a few samples at a time into one reused buffer and multiplies
 each block while it is still in cache: one GEMM per block, a handful of
 blocks per call. On a GPU there is one block (the whole batch): one GEMM.
 """
 import numpy
 
-from minikeras.backend.threads import even_slices, sum_in_order
+from minikeras.backend import tuning
+from minikeras.backend.blocks import even_slices
 from minikeras.utils.argument_validation import is_int, standardize_padding, standardize_tuple  # noqa: F401
-
-# Bytes of patch matrix per block on the CPU: small enough to stay in the
-# last-level cache next to the product's output (see the module docstring).
-CHUNK_BYTES = 4 << 20
-
 
 def as_pair(op_name, name, value):
     """Return ``value`` (an int or a pair of ints, all positive) as a pair.
@@ -115,10 +110,11 @@ class WindowGeometry:
         ]
 
     def samples_per_chunk(self, device, bytes_per_sample):
-        """How many samples one block holds: all of them on a GPU, ~CHUNK_BYTES on the CPU."""
+        """How many samples one block holds: all of them on a GPU, about
+        ``tuning.CHUNK_BYTES`` on the CPU."""
         if not device.host_kernels or self.batch == 0:
             return max(self.batch, 1)
-        return max(1, min(self.batch, CHUNK_BYTES // max(bytes_per_sample, 1)))
+        return max(1, min(self.batch, tuning.CHUNK_BYTES // max(bytes_per_sample, 1)))
 
     def pad_buffer(self, xp, samples, dtype, fill=0):
         """A reusable (samples, Hp, Wp, C) buffer whose border holds ``fill``; None without padding."""
@@ -256,7 +252,7 @@ def im2col_products(device, source, geometry, right=None, left=None, keep=False,
     partials = device.parallel_blocks(work, len(starts), buffers)
     transposed = None
     if left is not None:
-        transposed = sum_in_order(xp, partials, (patch, left.shape[1]), xp.result_type(dtype, left.dtype))
+        transposed = device.sum_in_order(partials, (patch, left.shape[1]), xp.result_type(dtype, left.dtype))
     if not keep:
         return forward, transposed, None
     kept = shared.reshape(patch, batch * rows).T if patch_major else shared.reshape(batch * rows, patch)
@@ -270,7 +266,7 @@ def transposed_product(device, cols, left, left_block=None):
     xp = device.xp
     rows, patch = cols.shape
     per_row = (patch + left.shape[1]) * cols.itemsize
-    count = 1 if not device.host_kernels else max(1, -(-rows * per_row // CHUNK_BYTES))
+    count = 1 if not device.host_kernels else max(1, -(-rows * per_row // tuning.CHUNK_BYTES))
     spans = even_slices(rows, count)
 
     def work(index, _):
@@ -278,7 +274,7 @@ def transposed_product(device, cols, left, left_block=None):
         return cols[span].T @ (left[span] if left_block is None else left_block(span))
 
     partials = device.parallel_blocks(work, len(spans))
-    return sum_in_order(xp, partials, (patch, left.shape[1]), xp.result_type(cols.dtype, left.dtype))
+    return device.sum_in_order(partials, (patch, left.shape[1]), xp.result_type(cols.dtype, left.dtype))
 
 
 def few_channels(device, geometry):
@@ -293,13 +289,13 @@ def keeps_patch_matrix(device, geometry):
     Only on the CPU, for inputs with few channels (typically the first layer,
     e.g. RGB or grayscale images), whose im2col copies runs of only kw*C
     floats and so costs nearly as much as its small-K product, and only while
-    the matrix stays small (kh*kw times the input, bounded here at 64 MB).
-    Measured on the target machine: 18% less time for a 3x3 conv of a
-    128x32x32x3 batch.
+    the matrix stays small (kh*kw times the input, at most
+    ``tuning.KEEP_PATCHES_MAX_BYTES``; the measured gain is in
+    benchmarks/NOTES.md).
     """
     if not few_channels(device, geometry):
         return False
-    return geometry.batch * geometry.rows_per_sample * geometry.patch_size * 4 <= 64 << 20
+    return geometry.batch * geometry.rows_per_sample * geometry.patch_size * 4 <= tuning.KEEP_PATCHES_MAX_BYTES
 
 
 def col2im_product(device, left, right, geometry, dtype):
@@ -335,14 +331,6 @@ def col2im_product(device, left, right, geometry, dtype):
     return result
 
 
-# Costs per element measured on the target CPU (one core): a float32 GEMM
-# flop in cache, one element of an im2col copy, and one strided
-# read-modify-write add of col2im. They only choose between two exact methods.
-_GEMM_NS_PER_FLOP = 0.0118
-_COPY_NS = 0.15
-_ADD_NS = 0.7
-
-
 def _full_correlation_is_cheaper(device, geometry, features):
     """Whether col2im via a full correlation (one im2col copy of the ``features``-channel
     gradient, a GEMM over every input pixel) beats the GEMM over output pixels plus
@@ -350,8 +338,11 @@ def _full_correlation_is_cheaper(device, geometry, features):
     if not device.host_kernels:
         return True
     channels = geometry.channels
-    full = geometry.height * geometry.width * features * (2 * channels * _GEMM_NS_PER_FLOP + _COPY_NS)
-    scatter = geometry.rows_per_sample * channels * (2 * features * _GEMM_NS_PER_FLOP + _ADD_NS)
+    # Per-element costs measured on one core (tuning.py); they only choose
+    # between two exact methods.
+    gemm = tuning.GEMM_NS_PER_FLOP
+    full = geometry.height * geometry.width * features * (2 * channels * gemm + tuning.COPY_NS)
+    scatter = geometry.rows_per_sample * channels * (2 * features * gemm + tuning.ADD_NS)
     return full < scatter
 
 
@@ -374,9 +365,8 @@ def _full_correlation(device, left, right, geometry, pads):
     """``col2im(left @ right)`` for stride 1, as one im2col product (no scatter-add).
 
     Where _full_correlation_is_cheaper says so, this replaces kh*kw strided
-    read-modify-write passes (on the target machine they take as long as the
-    GEMM itself) by one im2col copy: a third less time for the input
-    gradient of the 3x3, 32-channel CIFAR convolutions.
+    read-modify-write passes (on the CPU they can take as long as the GEMM
+    itself) by one im2col copy (the measured gain is in benchmarks/NOTES.md).
     """
     xp = device.xp
     features = left.shape[1]

@@ -32,7 +32,6 @@ import math
 import numpy
 
 from minikeras.autograd import Function
-from minikeras.backend import threads
 from minikeras.ops.math.unary import _as_tensor, _float_array, _normal_cdf_array
 
 
@@ -82,8 +81,8 @@ class Relu(Function):
             out = xp.maximum(x, 0)
         else:
             out = xp.empty_like(x)
-            threads.row_blocks(xp, lambda start, stop: xp.maximum(x[start:stop], 0, out=out[start:stop]),
-                             x.shape[0], x.size)
+            self.device.row_blocks(lambda start, stop: xp.maximum(x[start:stop], 0, out=out[start:stop]),
+                                   x.shape[0], x.size)
         if self.needs_input_grad[0]:
             self.save_for_backward(out)
         return out
@@ -98,7 +97,7 @@ class Relu(Function):
         def part(start, stop):
             xp.multiply(grad[start:stop], out[start:stop] > 0, out=result[start:stop])
 
-        threads.row_blocks(xp, part, grad.shape[0], grad.size)
+        self.device.row_blocks(part, grad.shape[0], grad.size)
         return result
 
 

@@ -12,7 +12,16 @@ Everything works on 2-D ``(rows, channels)`` views through ``xp``.
 
 __all__ = ["epilogue", "apply", "mask_block", "gradient"]
 
-from minikeras.backend import threads
+from minikeras.backend.blocks import sum_in_order
+
+
+
+def _row_blocks(device, work, rows, elements):
+    """``device.row_blocks``; an array module (the older calling
+    convention) runs everything as one block."""
+    if hasattr(device, "row_blocks"):
+        return device.row_blocks(work, rows, elements)
+    return [work(0, rows)]
 
 
 def epilogue(xp, bias, relu):
@@ -30,11 +39,12 @@ def epilogue(xp, bias, relu):
     return finish
 
 
-def apply(xp, out, bias, relu):
-    """Add ``bias`` to the 2-D ``out`` and apply ReLU, in place, split over rows."""
-    finish = epilogue(xp, bias, relu)
+def apply(device, out, bias, relu):
+    """Add ``bias`` to the 2-D ``out`` and apply ReLU, in place, split over
+    rows (``device.row_blocks``)."""
+    finish = epilogue(getattr(device, "xp", device), bias, relu)
     if finish is not None:
-        threads.row_blocks(xp, lambda start, stop: finish(out[start:stop]), out.shape[0], out.size)
+        _row_blocks(device, lambda start, stop: finish(out[start:stop]), out.shape[0], out.size)
     return out
 
 
@@ -47,9 +57,11 @@ def mask_block(xp, grad, out, relu, target):
     return target
 
 
-def gradient(xp, grad, out, relu, wants_bias):
+def gradient(device, grad, out, relu, wants_bias):
     """``(grad through ReLU, its sum over rows or None)`` for 2-D ``grad``
-    and ``out`` (the ReLU output; unused without ``relu``), split over rows."""
+    and ``out`` (the ReLU output; unused without ``relu``), split over rows
+    (``device.row_blocks``)."""
+    xp = getattr(device, "xp", device)
     masked = xp.empty_like(grad) if relu else grad
 
     def part(start, stop):
@@ -57,7 +69,7 @@ def gradient(xp, grad, out, relu, wants_bias):
                            masked[start:stop])
         return block.sum(axis=0) if wants_bias else None
 
-    sums = threads.row_blocks(xp, part, grad.shape[0], grad.size)
-    grad_bias = threads.sum_in_order(xp, sums, grad.shape[-1], grad.dtype) if wants_bias else None
+    sums = _row_blocks(device, part, grad.shape[0], grad.size)
+    grad_bias = sum_in_order(xp, sums, grad.shape[-1], grad.dtype) if wants_bias else None
     return masked, grad_bias
 

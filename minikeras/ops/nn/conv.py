@@ -20,7 +20,6 @@ so it is kept (``_im2col.keeps_patch_matrix``).
 __all__ = ["conv1d", "conv2d", "conv2d_transpose", "depthwise_conv2d"]
 
 from minikeras.autograd import Function
-from minikeras.backend import threads
 from minikeras.ops._checks import shape_of
 from minikeras.ops.nn import bias_relu
 from minikeras.ops.nn._im2col import col2im_product, im2col_products, keeps_patch_matrix, transposed_product
@@ -60,7 +59,7 @@ class Conv(Function):
         if self.pointwise:
             # The input itself is the patch matrix.
             patches = images.reshape(-1, geometry.channels)
-            out = bias_relu.apply(xp, patches @ matrix, bias, self.relu)
+            out = bias_relu.apply(self.device, patches @ matrix, bias, self.relu)
         else:
             keep = needs_kernel and keeps_patch_matrix(self.device, geometry)
             out, _, patches = im2col_products(self.device, images, geometry, right=matrix, keep=keep, epilogue=finish)
@@ -91,7 +90,7 @@ class Conv(Function):
                     sums[rows.start] = block.sum(axis=0)
                 return block
         elif self.relu or wants_bias:
-            masked, grad_bias = bias_relu.gradient(xp, grad, out, self.relu, wants_bias)
+            masked, grad_bias = bias_relu.gradient(self.device, grad, out, self.relu, wants_bias)
         else:
             masked = grad
         if source is not None:
@@ -100,7 +99,7 @@ class Conv(Function):
             else:
                 _, grad_kernel, _ = im2col_products(self.device, source, geometry, left=masked, left_block=left_block)
         if left_block is not None and wants_bias:
-            grad_bias = threads.sum_in_order(xp, [sums[key] for key in sorted(sums)], grad.shape[-1], grad.dtype)
+            grad_bias = self.device.sum_in_order([sums[key] for key in sorted(sums)], grad.shape[-1], grad.dtype)
         if matrix is not None:
             if self.pointwise:
                 grad_x = masked @ matrix.T

@@ -20,7 +20,6 @@ __all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d"]
 import numpy
 
 from minikeras.autograd import Function
-from minikeras.backend import threads
 from minikeras.ops._checks import shape_of
 from minikeras.ops.nn._im2col import WindowGeometry, as_pair, as_single, check_padding
 from minikeras.utils.argument_validation import validate_tensor_input
@@ -94,7 +93,7 @@ class MaxPool(_Pool):
                     xp.maximum(winner, (candidate > target) * index_dtype(position), out=winner)
                 xp.maximum(target, candidate, out=target)
 
-        threads.row_blocks(xp, pool, geometry.batch, images.size)
+        self.device.row_blocks(pool, geometry.batch, images.size)
         self.save_for_backward(index)
         return out.reshape(self.output_shape)
 
@@ -113,7 +112,7 @@ class MaxPool(_Pool):
                 else:
                     grad_x[start:stop, in_rows, in_cols] += grad[start:stop, out_rows, out_cols] * won
 
-        threads.row_blocks(xp, route, geometry.batch, grad_x.size)
+        self.device.row_blocks(route, geometry.batch, grad_x.size)
         return grad_x.reshape(self.input_shape)
 
 

@@ -1,0 +1,63 @@
+"""Measured tuning constants of the CPU kernels, in one place.
+
+Each constant was chosen by measuring on the 2-core development machine
+(the numbers behind them are in benchmarks/NOTES.md, "CPU tuning
+constants"); none changes a result, only how the work is split. Each can be
+overridden with the environment variable ``MINIKERAS_<NAME>`` (read once,
+at import), e.g. ``MINIKERAS_PARALLEL_MATMUL_MIN=0`` to split every 2-D
+product over the op threads.
+
+Attributes:
+    NUM_THREADS: op threads per op (``MINIKERAS_NUM_THREADS``; None: the
+        cores this process may run on; 1 turns the threads off).
+    BLAS_THREADS: the BLAS thread count to set (``MINIKERAS_BLAS_THREADS``;
+        None: 1 while the op threads are on, unless OPENBLAS_NUM_THREADS or
+        OMP_NUM_THREADS is set).
+    PARALLEL_MATMUL_MIN: multiply-adds below which a 2-D product runs in
+        one thread (handing work to a thread costs about 0.1 ms).
+    BLOCK_ELEMENTS: elements per block of ``Device.row_blocks``: a block's
+        few ufunc calls cost much more than their dispatch, and the block
+        (1 MB of float32) stays in cache between the passes over it.
+    ELEMENTWISE_PARALLEL_MIN: elements from which ``Device.elementwise_blocks``
+        splits an update (the optimizers' dozen passes) over the op threads.
+    ELEMENTWISE_BLOCKS_PER_THREAD: flat blocks per op thread there, so a
+        thread that wakes late just takes fewer.
+    CHUNK_BYTES: bytes of im2col patch matrix per block: small enough to
+        stay in the last-level cache next to the product's output.
+    KEEP_PATCHES_MAX_BYTES: the largest patch matrix a few-channel
+        convolution keeps for backward instead of rebuilding it.
+    GEMM_NS_PER_FLOP, COPY_NS, ADD_NS: one core's cost of a float32 GEMM
+        flop in cache, of one element of an im2col copy and of one strided
+        read-modify-write add of col2im; they only choose between two
+        exact ways of computing col2im.
+"""
+import os
+
+
+def _read(name, default, kind=int, minimum=0):
+    """``default``, or the value of ``MINIKERAS_<name>`` parsed as ``kind``."""
+    variable = f"MINIKERAS_{name}"
+    what = "an integer" if kind is int else "a number"
+    value = os.environ.get(variable)
+    if not value:
+        return default
+    try:
+        parsed = kind(value)
+    except ValueError:
+        raise ValueError(f"{variable} must be {what} >= {minimum}, received {value!r}.") from None
+    if parsed < minimum:
+        raise ValueError(f"{variable} must be {what} >= {minimum}, received {value!r}.")
+    return parsed
+
+
+NUM_THREADS = _read("NUM_THREADS", None, minimum=1)
+BLAS_THREADS = _read("BLAS_THREADS", None, minimum=1)
+PARALLEL_MATMUL_MIN = _read("PARALLEL_MATMUL_MIN", 1 << 25)
+BLOCK_ELEMENTS = _read("BLOCK_ELEMENTS", 1 << 18, minimum=1)
+ELEMENTWISE_PARALLEL_MIN = _read("ELEMENTWISE_PARALLEL_MIN", 1 << 18)
+ELEMENTWISE_BLOCKS_PER_THREAD = _read("ELEMENTWISE_BLOCKS_PER_THREAD", 2, minimum=1)
+CHUNK_BYTES = _read("CHUNK_BYTES", 4 << 20, minimum=1)
+KEEP_PATCHES_MAX_BYTES = _read("KEEP_PATCHES_MAX_BYTES", 64 << 20)
+GEMM_NS_PER_FLOP = _read("GEMM_NS_PER_FLOP", 0.0118, float)
+COPY_NS = _read("COPY_NS", 0.15, float)
+ADD_NS = _read("ADD_NS", 0.7, float)
