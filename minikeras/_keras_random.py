@@ -206,6 +206,6 @@ def _draw_dtype(dtype):
 
 
 def _tensor(data, target):
-    from minikeras.autograd.function import _wrap
+    from minikeras.autograd.tensor import from_array
 
-    return _wrap(data, target, None, 0)
+    return from_array(data, target)

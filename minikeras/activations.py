@@ -91,7 +91,7 @@ def gelu(x, approximate=False):
 
 def sigmoid(x):
     """``1 / (1 + exp(-x))``. Layers applying it keep the logits on the
-    output (``_keras_logits``) for a stable binary crossentropy."""
+    output (``minikeras.losses.logits``) for a stable binary crossentropy."""
     return _ops().sigmoid(x)
 
 
@@ -107,7 +107,7 @@ def tanh(x):
 
 def softmax(x, axis=-1):
     """``exp(x) / sum(exp(x))`` over ``axis``. Layers applying it keep the
-    logits on the output (``_keras_logits``) for a stable crossentropy."""
+    logits on the output (``minikeras.losses.logits``) for a stable crossentropy."""
     return _ops().softmax(x, axis=axis)
 
 

@@ -88,7 +88,7 @@ def host_generator(salt=0):
 
 
 def _draw(method, shape, dtype, device, *args):
-    from minikeras.autograd.function import _wrap
+    from minikeras.autograd.tensor import from_array
 
     target = get_device(device) if device is not None else placement_device()
     rng = generator(target)
@@ -96,7 +96,7 @@ def _draw(method, shape, dtype, device, *args):
     size = tuple(shape) if not isinstance(shape, int) else (shape,)
     with target.activate():
         data = getattr(target, method)(rng, size, *args).astype(dtype, copy=False)
-    return _wrap(data, target, None, 0)
+    return from_array(data, target)
 
 
 def normal(shape, mean=0.0, stddev=1.0, dtype="float32", device=None):

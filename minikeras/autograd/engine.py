@@ -1,5 +1,6 @@
 """Reverse-mode differentiation: walk the graph once, in reverse topological
 order, and accumulate gradients into the leaves' ``.grad``."""
+from minikeras.autograd.tensor import from_array
 
 
 def _topological_order(root):
@@ -49,12 +50,10 @@ def _accumulate_leaf(leaf, gradient):
         if gradient.dtype != leaf.data.dtype:
             gradient = gradient.astype(leaf.data.dtype)
         if leaf.grad is None:
-            leaf.grad = _wrap(gradient, leaf.device, None, 0)
+            leaf.grad = from_array(gradient, leaf.device, None, 0)
         else:
-            leaf.grad = _wrap(leaf.grad.data + gradient, leaf.device, None, 0)
+            leaf.grad = from_array(leaf.grad.data + gradient, leaf.device, None, 0)
 
-
-from minikeras.autograd.function import _wrap  # noqa: E402  (function imports engine's users)
 
 
 def backward(tensor, gradient=None, retain_graph=False):

@@ -13,13 +13,11 @@ so that ``x * 2.0`` keeps x's float32; arrays are moved to the op's device.
 import numpy
 
 from minikeras import backend
-from minikeras.autograd import grad_mode
-from minikeras.device import registry, scope
-from minikeras.device.registry import _registry
+from minikeras.autograd.grad_mode import is_grad_enabled
+from minikeras.autograd.tensor import Tensor, from_array
+from minikeras.device import registry
+from minikeras.device.scope import current_scope_device
 
-_scope_local = scope._local
-_grad_local = grad_mode._local
-_new_tensor = object.__new__
 _ndarray = numpy.ndarray
 
 
@@ -51,9 +49,9 @@ class Function:
 
     def placement(self, tensors):
         """The device this op runs on: the scope's, else its first input's."""
-        stack = getattr(_scope_local, "stack", None)
-        if stack:
-            return stack[-1]
+        scoped = current_scope_device()
+        if scoped is not None:
+            return scoped
         for value in tensors:
             if isinstance(value, Tensor):
                 return value.device
@@ -61,15 +59,11 @@ class Function:
 
     def apply(self, *inputs):
         """Run the op on Tensors (or constants) and wrap the result(s)."""
-        stack = getattr(_scope_local, "stack", None)
-        if stack:
-            device = stack[-1]
-            if self.keeps_input_devices:
-                device = self.placement(inputs)
-        else:
+        device = current_scope_device()
+        if device is None or self.keeps_input_devices:
             device = self.placement(inputs)
         self.device = device
-        record = getattr(_grad_local, "enabled", True)
+        record = is_grad_enabled()
         arrays = []
         needs = []
         any_needs = False
@@ -86,7 +80,7 @@ class Function:
                 arrays.append(_constant(value, device, self))
                 needs.append(False)
         self.needs_input_grad = needs
-        if _registry.log_placement:
+        if registry.get_log_device_placement():
             registry.log_placement(self.name, device)
         with device.activate():
             outputs = self.forward(*arrays)
@@ -113,24 +107,13 @@ class Function:
             self._n_outputs = len(outputs)
             if any_needs:
                 self._output_meta = [(out.shape, out.dtype) for out in outputs]
-            return tuple(_wrap(out, device, node, i) for i, out in enumerate(outputs))
+            return tuple(from_array(out, device, node, i) for i, out in enumerate(outputs))
         self._n_outputs = 1
-        return _wrap(outputs, device, node, 0)
+        return from_array(outputs, device, node, 0)
 
 
-def _wrap(array, device, node, index):
-    tensor = _new_tensor(Tensor)
-    tensor.data = array
-    tensor.device = device
-    tensor.grad = None
-    tensor._node = node
-    tensor._index = index
-    tensor.requires_grad = node is not None
-    tensor.name = None
-    tensor._keras_logits = None
-    tensor._meta = None
-    device.memory.track(array)
-    return tensor
+# The old private name of the construction path, for callers not yet moved.
+_wrap = from_array
 
 
 def _as_array(value, device):
@@ -161,5 +144,3 @@ def _constant(value, device, function):
         )
     return value  # numpy scalars and other numbers
 
-
-from minikeras.autograd.tensor import Tensor  # noqa: E402  (Tensor uses Function too)

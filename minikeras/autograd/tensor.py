@@ -1,8 +1,18 @@
-"""Tensor: one array on one device, and the node of the graph that made it."""
+"""Tensor: one array on one device, and the node of the graph that made it.
+
+The autograd core imports in one direction: ``tensor`` (this module) needs
+nothing else of autograd at import time; ``engine`` and ``function`` import
+it; ``transfer`` imports ``function``. The two Tensor methods that call
+upward (``backward`` and ``to``) import their module when called, as
+``torch.Tensor.backward`` does.
+
+Every tensor is made by :func:`from_array` (an array already on its device:
+op results, gradients, creation ops) or by ``Tensor(data)`` (anything
+array-like: converts and checks it, then goes through the same fields).
+"""
 import numpy
 
 from minikeras import backend
-from minikeras.autograd import engine
 from minikeras.device import registry, scope
 from minikeras.utils.argument_validation import check_dtype
 
@@ -32,7 +42,7 @@ class Tensor:
         array([[2., 4.]], dtype=float32)
     """
 
-    __slots__ = ("data", "device", "requires_grad", "grad", "_node", "_index", "name", "_keras_logits", "_meta", "__weakref__")
+    __slots__ = ("data", "device", "requires_grad", "grad", "_node", "_index", "name", "__weakref__")
     __array_ufunc__ = None  # numpy defers to our reflected operators
 
     def __init__(self, data, requires_grad=False, dtype=None, device=None, name=None):
@@ -45,15 +55,7 @@ class Tensor:
                 f"Only floating-point tensors can require gradients; received dtype {self.data.dtype}. "
                 "Cast it first, e.g. tensor.astype('float32')."
             )
-        self.device = target
-        self.requires_grad = bool(requires_grad)
-        self.grad = None
-        self._node = None
-        self._index = 0
-        self.name = name
-        self._keras_logits = None
-        self._meta = None  # layer bookkeeping for weights (regularizer, constraint)
-        target.memory.track(self.data)
+        _fill(self, self.data, target, None, 0, bool(requires_grad), name)
 
     # ----------------------------------------------------------- properties
     @property
@@ -121,13 +123,13 @@ class Tensor:
     def backward(self, gradient=None, retain_graph=False):
         """Accumulate d(self)/d(leaf) into ``leaf.grad`` for every leaf that
         requires grad. See :func:`minikeras.autograd.engine.backward`."""
+        from minikeras.autograd import engine  # engine imports this module
+
         engine.backward(self, gradient, retain_graph)
 
     def detach(self):
         """A tensor sharing this data, cut from the graph."""
-        from minikeras.autograd.function import _wrap
-
-        return _wrap(self.data, self.device, None, 0)
+        return from_array(self.data, self.device)
 
     def requires_grad_(self, requires_grad=True):
         """Set requires_grad in place (leaves only); returns self."""
@@ -149,7 +151,7 @@ class Tensor:
         target = registry.get_device(device)
         if target is self.device:
             return self
-        from minikeras.autograd.transfer import ToDevice
+        from minikeras.autograd.transfer import ToDevice  # an op: built on this module
 
         return ToDevice(target).apply(self)
 
@@ -165,6 +167,37 @@ class Tensor:
         with device.activate():
             self.data[...] = _to_device_array(value, device, self.dtype)
         return self
+
+
+_new = object.__new__
+
+
+def _fill(tensor, array, device, node, index, requires_grad, name):
+    """Set every field of a new tensor (the one place that lists them)."""
+    tensor.data = array
+    tensor.device = device
+    tensor.grad = None
+    tensor._node = node
+    tensor._index = index
+    tensor.requires_grad = requires_grad
+    tensor.name = name
+    device.memory.track(array)
+
+
+def from_array(array, device, node=None, index=0):
+    """A Tensor around ``array``, which already lives on ``device``
+    (no copy, no checks: for op results, gradients and creation ops).
+
+    Args:
+        array: an array of ``device``.
+        device: its Device.
+        node: the Function whose output ``index`` it is (None: a leaf that
+            does not require grad).
+        index: which output of ``node``.
+    """
+    tensor = _new(Tensor)
+    _fill(tensor, array, device, node, index, node is not None, None)
+    return tensor
 
 
 def _to_device_array(data, device, dtype):

@@ -12,10 +12,11 @@ import numpy
 
 from minikeras import backend
 from minikeras.autograd import Tensor
-from minikeras.autograd.function import _wrap
+from minikeras.autograd.tensor import from_array
 from minikeras.device import placement_device
 from minikeras.layers.keras_mask import get_keras_mask, set_keras_mask
 from minikeras.layers.naming import to_snake_case, unique_name
+from minikeras.layers.weight_info import set_weight_info, weight_info
 from minikeras.layers.weight_arguments import add_weight_arguments, unique_weight_name
 from minikeras.utils.nest import flatten as _flatten
 from minikeras.utils.nest import map_structure as _map
@@ -162,16 +163,16 @@ class Layer:
             value = init(shape, dtype=dtype)
         weight = Variable(value, dtype=dtype, trainable=trainable, device=device, name=f"{self.name}/{name}")
         weight.requires_grad = trainable and self._trainable
-        weight._meta = _WeightInfo(regularizers.get(spec["regularizer"]), constraints.get(spec["constraint"]),
-                                   trainable)
+        set_weight_info(weight, _WeightInfo(regularizers.get(spec["regularizer"]),
+                                            constraints.get(spec["constraint"]), trainable))
         (self._trainable_weights if trainable else self._non_trainable_weights).append(weight)
         return weight
 
     def __setattr__(self, name, value):
         # A Variable made directly (``self.v = Variable(...)``) is a weight
         # of the layer, as Keras 3 tracks it; add_weight's are listed already.
-        if isinstance(value, Variable) and value._meta is None and "_trainable_weights" in self.__dict__:
-            value._meta = _WeightInfo(None, None, value.trainable)
+        if isinstance(value, Variable) and weight_info(value) is None and "_trainable_weights" in self.__dict__:
+            set_weight_info(value, _WeightInfo(None, None, value.trainable))
             (self._trainable_weights if value.trainable else self._non_trainable_weights).append(value)
             if value.trainable and not self._trainable:
                 value.requires_grad = False
@@ -280,7 +281,7 @@ class Layer:
         and those added during the last call."""
         result = []
         for weight in self._trainable_weights + self._non_trainable_weights:
-            info = weight._meta
+            info = weight_info(weight)
             if info is not None and info.regularizer is not None:
                 result.append(info.regularizer(weight))
         result.extend(self._losses)
@@ -382,7 +383,7 @@ class Layer:
             array = device.asarray(array)
             if cast:
                 array = array.astype(self.dtype)
-        return _wrap(array, device, None, 0)
+        return from_array(array, device)
 
     def _build_from(self, inputs):
         shapes = _map(lambda leaf: tuple(leaf.shape) if isinstance(leaf, Tensor) else None, inputs)
@@ -438,13 +439,13 @@ _weight_counter = 0
 
 
 def _creation_order(weight):
-    info = weight._meta
+    info = weight_info(weight)
     return info.order if info is not None else 0
 
 
 def weight_constraint(weight):
     """The constraint attached to ``weight`` by add_weight, or None."""
-    info = weight._meta
+    info = weight_info(weight)
     return None if info is None else info.constraint
 
 

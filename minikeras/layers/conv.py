@@ -10,7 +10,7 @@ and the convolution's backward does not read it, so the bias add costs no
 allocation and no extra pass for relu.
 
 Layers applying "softmax" or "sigmoid" keep the pre-activation Tensor on
-their output as ``output._keras_logits`` (as Dense does), for the stable
+their output (``attach_logits``, as Dense does), for the stable
 fused crossentropy path.
 """
 import numpy

@@ -6,7 +6,7 @@ saves two temporaries the size of the output and two graph nodes per layer
 against composing matmul, add and relu.
 
 Layers applying "softmax" or "sigmoid" keep the pre-activation Tensor on
-their output as ``output._keras_logits``, so that crossentropy losses can
+their output (``minikeras.losses.logits.attach_logits``), so that crossentropy losses can
 use the stable fused logits path (as tf.keras does).
 """
 import inspect
@@ -19,6 +19,7 @@ from minikeras import activations, constraints, initializers, ops, regularizers
 from minikeras.autograd import Function
 from minikeras.layers.base import Layer
 from minikeras.layers.input_spec import InputSpec
+from minikeras.losses.logits import attach_logits
 
 __all__ = ["Dense", "Activation", "Flatten", "Reshape", "Permute", "RepeatVector", "Lambda"]
 
@@ -43,7 +44,7 @@ def _apply_activation(activation, logits):
         return logits
     output = activation(logits)
     if activation is activations.softmax or activation is activations.sigmoid:
-        output._keras_logits = logits
+        attach_logits(output, logits)
     return output
 
 

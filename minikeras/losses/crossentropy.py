@@ -5,7 +5,7 @@ From logits they use the fused ops (``ops.softmax_cross_entropy``,
 graph node, finite for any logit size. From probabilities they clip to
 ``[epsilon, 1 - epsilon]`` as Keras does. And, as tf.keras does, when
 ``y_pred`` is the output of a softmax or sigmoid activation that carries its
-logits (``y_pred._keras_logits``), the logits path is taken instead, so that
+logits (``minikeras.losses.logits``), the logits path is taken instead, so that
 a softmax output layer trains as stably as ``from_logits=True``.
 """
 import warnings
@@ -15,6 +15,7 @@ import numpy
 from minikeras import backend, ops
 from minikeras.autograd import Tensor
 from minikeras.ops.nn.softmax import SparseSoftmaxCrossEntropy
+from minikeras.losses.logits import logits_of
 from minikeras.losses.loss import (
     EPSILON, LossFunctionWrapper, as_prediction, as_target, check_same_shape, checks_inputs, matched_shapes,
     reshaped,
@@ -25,13 +26,13 @@ from minikeras.utils.argument_validation import validate_number
 def attached_logits(y_pred, activation):
     """The logits behind ``y_pred`` when it is the output of ``activation``.
 
-    Layers attach them as ``output._keras_logits`` (a Tensor, or a tuple
-    ``(logits, "softmax"|"sigmoid")``). For a bare Tensor, the op that made
+    Layers attach them with ``minikeras.losses.logits.attach_logits`` (a
+    Tensor, or a tuple ``(logits, "softmax"|"sigmoid")``). For a bare Tensor, the op that made
     ``y_pred`` tells the activation when it was recorded, so that a softmax
     output never goes through a sigmoid cross-entropy nor the reverse;
     otherwise the attached logits are trusted, as tf.keras does.
     """
-    logits = getattr(y_pred, "_keras_logits", None)
+    logits = logits_of(y_pred)
     if logits is None:
         return None
     if isinstance(logits, tuple):

@@ -5,7 +5,7 @@ __all__ = ["zeros", "ones", "full", "arange", "eye", "zeros_like", "ones_like"]
 import numpy
 
 from minikeras.autograd import Tensor
-from minikeras.autograd.function import _wrap
+from minikeras.autograd.tensor import from_array
 from minikeras.device import get_device, placement_device
 from minikeras.utils.argument_validation import check_dtype, is_int, validate_number, validate_shape, validate_tensor_input
 
@@ -25,7 +25,7 @@ def _make(op_name, builder, dtype, device, requires_grad=False):
         data = builder(target.xp, dtype)
     if requires_grad:
         return Tensor(data, requires_grad=True, device=target)
-    return _wrap(data, target, None, 0)
+    return from_array(data, target)
 
 
 def zeros(shape, dtype="float32", device=None, requires_grad=False):

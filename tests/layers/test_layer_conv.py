@@ -16,6 +16,7 @@ from minikeras import layers, regularizers
 from minikeras.autograd import gradcheck
 from minikeras.layers import Input
 from minikeras.layers.naming import reset_names
+from minikeras.losses.logits import logits_of
 
 
 # ------------------------------------------------------------ references
@@ -120,9 +121,9 @@ def test_conv2d_activations_and_kept_logits(rng, activation, reference):
     logits = reference_conv2d(x, kernel, (1, 1), "same") + bias
     numpy.testing.assert_allclose(out.numpy(), reference(logits), rtol=1e-5, atol=1e-5)
     if activation in ("softmax", "sigmoid"):
-        numpy.testing.assert_allclose(out._keras_logits.numpy(), logits, rtol=1e-5, atol=1e-5)
+        numpy.testing.assert_allclose(logits_of(out).numpy(), logits, rtol=1e-5, atol=1e-5)
     else:
-        assert out._keras_logits is None
+        assert logits_of(out) is None
 
 
 def test_conv2d_without_bias_has_only_a_kernel(rng):

@@ -1,11 +1,12 @@
 """Cross-entropy losses against NumPy formulas, their gradients, the fused
-logits paths, the ``_keras_logits`` shortcut, and bad input."""
+logits paths, the attached-logits shortcut, and bad input."""
 import numpy
 import pytest
 
 import minikeras as mk
 from minikeras import losses, ops
 from minikeras.autograd import gradcheck
+from minikeras.losses.logits import attach_logits
 
 EPS = 1e-7
 
@@ -211,7 +212,7 @@ def test_gradient_flows_to_soft_targets(rng):
 def _softmax_output(logits):
     logits = mk.tensor(logits, requires_grad=True)
     probs = ops.softmax(logits)
-    probs._keras_logits = logits
+    attach_logits(probs, logits)
     return logits, probs
 
 
@@ -238,7 +239,7 @@ def test_sigmoid_output_with_keras_logits_uses_the_logits_path(rng):
     y = numpy.array([0.0, 1.0, 1.0], numpy.float32)
     logits = mk.tensor(z, requires_grad=True)
     probs = ops.sigmoid(logits)
-    probs._keras_logits = logits
+    attach_logits(probs, logits)
     out = losses.binary_crossentropy(y, probs)
     numpy.testing.assert_allclose(out.numpy(), np_bce_logits(y[:, None], z.astype(numpy.float64)), rtol=1e-5)
 
@@ -251,12 +252,12 @@ def test_keras_logits_of_another_activation_are_not_used(data):
         losses.binary_crossentropy(one_hot, probs).numpy(), losses.binary_crossentropy(one_hot, plain).numpy()
     )
     tagged = mk.tensor(probs.numpy())
-    tagged._keras_logits = (mk.tensor(logits), "sigmoid")  # explicit tag: not a softmax
+    attach_logits(tagged, (mk.tensor(logits), "sigmoid"))  # explicit tag: not a softmax
     numpy.testing.assert_allclose(
         losses.categorical_crossentropy(one_hot, tagged).numpy(),
         losses.categorical_crossentropy(one_hot, plain).numpy(),
     )
-    tagged._keras_logits = (mk.tensor(logits), "softmax")
+    attach_logits(tagged, (mk.tensor(logits), "softmax"))
     numpy.testing.assert_allclose(
         losses.categorical_crossentropy(one_hot, tagged).numpy(), np_cce_logits(one_hot, logits), rtol=1e-5
     )
