@@ -1,5 +1,5 @@
 """Tests for minikeras/ops/nn/conv.py (and conv_transpose.py, conv_depthwise.py,
-_im2col.py): conv1d, conv2d, conv2d_transpose, depthwise_conv2d.
+sliding_window.py): conv1d, conv2d, conv2d_transpose, depthwise_conv2d.
 
 The references are direct loops over output positions, with TensorFlow's
 padding rules written out here independently of the library."""
@@ -9,7 +9,7 @@ import pytest
 import minikeras as mk
 from minikeras import ops
 from minikeras.backend import tuning
-from minikeras.ops.nn import _im2col
+from minikeras.ops.nn import sliding_window
 from tests.ops.op_check import check_op
 
 
@@ -145,7 +145,7 @@ def test_conv2d_blocks_cover_the_batch(rng, monkeypatch):
 @pytest.mark.parametrize("padding, dilation", [("valid", 1), ("same", 1), ("same", 2), ("valid", 2)])
 def test_both_col2im_methods_give_the_input_gradient(full_correlation, padding, dilation, rng, monkeypatch):
     # col2im picks a full correlation or scatter-adds by a cost estimate; both must be exact.
-    monkeypatch.setattr(_im2col, "_full_correlation_is_cheaper", lambda xp, geometry, features: full_correlation)
+    monkeypatch.setattr(sliding_window, "_full_correlation_is_cheaper", lambda xp, geometry, features: full_correlation)
     x, kernel = rng.standard_normal((2, 6, 7, 3)), rng.standard_normal((3, 2, 3, 4))
     check_op(lambda a, k: ops.conv2d(a, k, 1, padding, dilation),
              lambda a, k: conv2d_reference(a, k, 1, padding, dilation), [x, kernel])
@@ -373,3 +373,10 @@ X, K = _ones(1, 5, 5, 3), _ones(3, 3, 3, 2)  # a valid conv2d input and kernel
 def test_bad_arguments_raise_value_error_naming_the_op(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_old_module_name_is_the_sliding_window_module():
+    from minikeras.ops.nn import _im2col
+    from minikeras.ops.nn._im2col import WindowGeometry
+
+    assert _im2col is sliding_window and WindowGeometry is sliding_window.WindowGeometry

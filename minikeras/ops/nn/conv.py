@@ -4,7 +4,7 @@ sibling modules, re-exported here) conv2d_transpose and depthwise_conv2d.
 A convolution is one im2col patch matrix times the kernel matrix:
 ``(N*Ho*Wo, kh*kw*Cin) @ (kh*kw*Cin, Cout)``. On the CPU the patch matrix is
 built and multiplied a few samples at a time so that it stays in cache (see
-``_im2col``); 1x1 stride-1 convolutions skip it and are a plain matmul.
+``sliding_window``); 1x1 stride-1 convolutions skip it and are a plain matmul.
 
 What backward keeps: the input (a reference, no copy) when the kernel needs
 a gradient, and the kernel matrix when the input does. The patch matrix is
@@ -14,7 +14,7 @@ machine, saving it costs kh*kw times the input's memory (132 MB for one
 gradient 1.25x slower, because the saved matrix goes to main memory and back
 while a rebuilt block is produced in cache. The exception is an input with
 few channels (a first layer): its patch matrix is small and slow to build,
-so it is kept (``_im2col.keeps_patch_matrix``).
+so it is kept (``sliding_window.keeps_patch_matrix``).
 """
 
 __all__ = ["conv1d", "conv2d", "conv2d_transpose", "depthwise_conv2d"]
@@ -22,7 +22,7 @@ __all__ = ["conv1d", "conv2d", "conv2d_transpose", "depthwise_conv2d"]
 from minikeras.autograd import Function
 from minikeras.ops._checks import shape_of
 from minikeras.ops.nn import bias_relu
-from minikeras.ops.nn._im2col import col2im_product, im2col_products, keeps_patch_matrix, transposed_product
+from minikeras.ops.nn.sliding_window import col2im_product, im2col_products, keeps_patch_matrix, transposed_product
 from minikeras.ops.nn.conv_args import conv_geometry
 
 

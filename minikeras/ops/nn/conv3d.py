@@ -16,7 +16,7 @@ import numpy
 
 from minikeras.autograd import Function
 from minikeras.ops.math.unary import _as_tensor
-from minikeras.ops.nn._im2col import check_padding, is_int, same_padding
+from minikeras.ops.nn.sliding_window import check_padding, is_int, same_padding
 
 __all__ = ["conv3d", "max_pool3d", "avg_pool3d"]
 

@@ -1,6 +1,6 @@
 """Argument checks shared by the convolution ops."""
 from minikeras.ops._checks import shape_of
-from minikeras.ops.nn._im2col import WindowGeometry, as_pair, as_single, check_padding
+from minikeras.ops.nn.sliding_window import WindowGeometry, as_pair, as_single, check_padding
 from minikeras.utils.argument_validation import validate_tensor_input
 
 

@@ -18,7 +18,7 @@ __all__ = ["depthwise_conv2d"]
 
 from minikeras.autograd import Function
 from minikeras.ops._checks import shape_of
-from minikeras.ops.nn._im2col import WindowGeometry
+from minikeras.ops.nn.sliding_window import WindowGeometry
 from minikeras.ops.nn.conv_args import conv_geometry
 
 

@@ -10,7 +10,7 @@ __all__ = ["conv2d_transpose"]
 
 from minikeras.autograd import Function
 from minikeras.ops._checks import shape_of
-from minikeras.ops.nn._im2col import (
+from minikeras.ops.nn.sliding_window import (
     WindowGeometry,
     as_pair,
     check_padding,

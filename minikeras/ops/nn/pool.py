@@ -21,7 +21,7 @@ import numpy
 
 from minikeras.autograd import Function
 from minikeras.ops._checks import shape_of
-from minikeras.ops.nn._im2col import WindowGeometry, as_pair, as_single, check_padding
+from minikeras.ops.nn.sliding_window import WindowGeometry, as_pair, as_single, check_padding
 from minikeras.utils.argument_validation import validate_tensor_input
 
 
