@@ -131,6 +131,8 @@ class Device:
             the device what it can do instead of testing the kind).
         host_kernels: True when arrays live in host memory and ops may use
             the host-tuned kernels (op threads, chunked im2col).
+        cuda_id: the CUDA device id of a real GPU (what NCCL needs), else
+            None.
         rng: the device's random state, set by ``minikeras.random``.
         stats: a :class:`DeviceStats`.
     """
@@ -138,6 +140,7 @@ class Device:
     kind = None
     xp = numpy
     host_kernels = False
+    cuda_id = None
 
     def __init__(self, index, physical, memory):
         self.index = index

@@ -64,6 +64,7 @@ class GpuDevice(Device):
     def __init__(self, index, physical, memory, cupy, pool, stream):
         super().__init__(index, physical, memory)
         self.xp = cupy
+        self.cuda_id = physical.index
         self.pool = pool
         self.stream = stream
         self._allocator = _pool_allocator(self)

@@ -125,3 +125,16 @@ def test_host_reads_and_uploads_run_on_the_devices_stream(fake_gpus):
     assert upload == [("upload", 1, device.stream)]
     assert get == [("get", 1, device.stream)]
     assert (device.stats.uploads, device.stats.host_syncs) == (1, 1)
+
+
+def test_only_real_gpus_have_a_cuda_id_and_nccl_asks_for_it(fake_gpus, monkeypatch):
+    from minikeras.distribute import nccl_all_reduce
+
+    _split(2, index=1)
+    gpus = registry.list_logical_devices("GPU")
+    assert [device.cuda_id for device in gpus] == [0, 1, 1]
+    assert registry.get_device("cpu:0").cuda_id is None
+    monkeypatch.setattr(nccl_all_reduce, "_nccl_module", lambda: object())
+    assert nccl_all_reduce.usable(gpus[:2])  # two physical GPUs
+    assert not nccl_all_reduce.usable(gpus[1:])  # two logical GPUs on one physical GPU
+    assert not nccl_all_reduce.usable([registry.get_device("cpu:0"), gpus[0]])
