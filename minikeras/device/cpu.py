@@ -69,12 +69,13 @@ class CpuDevice(Device):
 
     def elementwise_blocks(self, work, arrays):
         present = [a for a in arrays if a is not None]
-        if not all(a.flags.c_contiguous for a in present):
-            work(*arrays)
+        if (not present or present[0].size < tuning.ELEMENTWISE_PARALLEL_MIN or threads.num_threads() == 1
+                or not all(a.flags.c_contiguous for a in present)):
+            work(*arrays)  # small, or a flat view would be a copy
             return
         flat = [None if a is None else a.reshape(-1) for a in arrays]
         threads.elementwise_blocks(lambda piece: work(*[None if a is None else a[piece] for a in flat]),
-                                   present[0].size if present else 0)
+                                   present[0].size)
 
     def worker_context(self):
         return threads.single_threaded()
