@@ -4,8 +4,8 @@ from minikeras.models.model import Model  # noqa: F401
 from minikeras.models.sequential import Sequential  # noqa: F401
 
 
-def load_model(path, custom_objects=None, compile=True):  # noqa: A002  (Keras argument name)
-    """Load a model saved with ``model.save(path)`` (HDF5)."""
+def load_model(path, custom_objects=None, compile=True, safe_mode=True):  # noqa: A002  (Keras argument name)
+    """Load a model saved with ``model.save(path)`` (``.keras`` or HDF5, by Keras or minikeras)."""
     from minikeras.saving import load_model as _load
 
-    return _load(path, custom_objects=custom_objects, compile=compile)
+    return _load(path, custom_objects=custom_objects, compile=compile, safe_mode=safe_mode)

@@ -72,11 +72,19 @@ def write_arrays(group, names, arrays):
     write_names(group.attrs, "weight_names", stored)
 
 
-def read_arrays(group):
+def read_arrays(group, lazy=False):
     """The datasets listed in ``group.attrs["weight_names"]``, in order: a list
-    of ``(name, host array)``."""
+    of ``(name, host array)``; with ``lazy``, the h5py datasets themselves, so
+    that shapes can be checked before anything is read."""
     names = read_names(group.attrs, "weight_names") or []
-    return [(name, numpy.asarray(group[name][()])) for name in names]
+    found = []
+    for name in names:
+        dataset = group.get(name)
+        if not isinstance(dataset, h5py.Dataset) or dataset.dtype.kind not in "fiub":
+            raise ValueError(f"Weight '{name}' listed in '{group.name}' of '{group.file.filename}' is missing or "
+                             "is not a numeric dataset.")
+        found.append((name, dataset if lazy else numpy.asarray(dataset[()])))
+    return found
 
 
 # --------------------------------------------------------------- model weights
@@ -115,7 +123,10 @@ def _saved_layers(group, source):
     if names is None:
         raise ValueError(f"{source} holds no layer weights (no 'layer_names' attribute): it was not written by "
                          "save_weights() or model.save().")
-    return [(name, read_arrays(group[name])) for name in names]
+    missing = [name for name in names if name not in group]
+    if missing:
+        raise ValueError(f"{source} lists layers {missing} in 'layer_names' but has no group for them.")
+    return [(name, read_arrays(group[name], lazy=True)) for name in names]
 
 
 def _check_layer(model_index, name, weights, saved_name, saved, source):
@@ -188,7 +199,7 @@ def load_weights_from_group(group, model, by_name=False, skip_mismatch=False, so
             continue
         assignments.extend(zip(weights, (value for _, value in arrays)))
     for weight, value in assignments:
-        weight.assign(value)
+        weight.assign(numpy.asarray(value[()]).astype(weight.dtype, copy=False))
 
 
 # ------------------------------------------------------------------ opening

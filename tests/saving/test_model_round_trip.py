@@ -60,7 +60,11 @@ def test_file_layout_follows_keras_h5(data, tmp_path):
     with h5py.File(path, "r") as handle:
         config = json.loads(handle.attrs["model_config"])
         assert config["class_name"] == "Sequential"
-        assert config["config"]["layers"][0]["config"]["units"] == 8
+        # Keras's schema: the Sequential's input is an InputLayer, dtypes are policies.
+        assert config["config"]["layers"][0]["class_name"] == "InputLayer"
+        assert config["config"]["layers"][0]["config"]["batch_shape"] == [None, 4]
+        assert config["config"]["layers"][1]["config"]["units"] == 8
+        assert config["config"]["layers"][1]["config"]["dtype"]["class_name"] == "DTypePolicy"
         training = json.loads(handle.attrs["training_config"])
         assert training["loss"] == "mse" and training["metrics"] == ["mae"]
         assert training["optimizer_config"]["class_name"] == "Adam"
@@ -71,8 +75,10 @@ def test_file_layout_follows_keras_h5(data, tmp_path):
             "norm/gamma", "norm/beta", "norm/moving_mean", "norm/moving_variance"]
         numpy.testing.assert_array_equal(weights["hidden"]["hidden/kernel"][()], model.layers[0].get_weights()[0])
         names = [n.decode() for n in handle["optimizer_weights"].attrs["weight_names"]]
-        assert names[0] == "iteration" and len(names) == len(model.optimizer.get_state())
-        assert int(handle["optimizer_weights"]["iteration"][()]) == 3
+        # Keras's order: step count, learning rate, then the slots.
+        assert names[:2] == ["adam/iteration", "adam/learning_rate"]
+        assert len(names) == len(model.optimizer.get_state()) + 1
+        assert int(handle["optimizer_weights"]["adam/iteration"][()]) == 3
 
 
 def continue_after_reload(build, x, y, path, shuffle, reseed):

@@ -1,0 +1,148 @@
+"""Keras 3's ``compile_config`` (and tf.keras's ``training_config``), read and written.
+
+Keras stores compile arguments as given: names stay names, objects are
+``{"module", "class_name", "config", "registered_name"}`` and functions are
+``{"class_name": "function", "config": name}``. Reading resolves every name
+against minikeras's losses, metrics and optimizers and ``custom_objects``;
+nothing is imported.
+"""
+import inspect
+
+import numpy
+
+_MODULES = {"loss": "keras.losses", "metric": "keras.metrics"}
+
+
+def _encode(value, kind):
+    from minikeras.losses import Loss
+    from minikeras.metrics import Metric
+
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if isinstance(value, numpy.generic):
+        return value.item()
+    if isinstance(value, (list, tuple)):
+        return [_encode(item, kind) for item in value]
+    if isinstance(value, dict):
+        return {str(key): _encode(item, kind) for key, item in value.items()}
+    if isinstance(value, (Loss, Metric)):
+        module = _MODULES["loss" if isinstance(value, Loss) else "metric"]
+        return {"module": module, "class_name": type(value).__name__, "config": value.get_config(),
+                "registered_name": None}
+    name = getattr(value, "__name__", None)
+    if callable(value) and name and name != "<lambda>":
+        return {"module": _MODULES[kind], "class_name": "function", "config": name, "registered_name": name}
+    raise TypeError(f"Cannot store the compile argument {value!r} (a lambda or an unnamed callable): use a name, "
+                    "a Loss/Metric object or a named function (and pass it in custom_objects when loading), or "
+                    "save with include_optimizer=False to skip the training configuration.")
+
+
+def compile_config(model):
+    """The model's compile arguments in Keras 3's ``compile_config`` form ({} if not compiled)."""
+    from minikeras import optimizers
+
+    arguments = getattr(model, "_compile_args", None) or {}
+    if getattr(model, "optimizer", None) is None:
+        return {}
+    optimizer = optimizers.serialize(model.optimizer)
+    optimizer["module"] = "keras.optimizers"
+    return {
+        "optimizer": optimizer,
+        "loss": _encode(arguments.get("loss"), "loss"),
+        "loss_weights": _encode(arguments.get("loss_weights"), "loss"),
+        "metrics": _encode(arguments.get("metrics"), "metric"),
+        "weighted_metrics": _encode(arguments.get("weighted_metrics"), "metric"),
+        "run_eagerly": False,
+        "steps_per_execution": 1,
+        "jit_compile": False,
+    }
+
+
+def _accepted(cls, config):
+    """``config`` without the keys ``cls`` does not take (Keras adds e.g. ``dtype`` to losses)."""
+    parameters = inspect.signature(cls.__init__).parameters
+    if any(p.kind == p.VAR_KEYWORD for p in parameters.values()):
+        return config
+    return {key: value for key, value in config.items() if key in parameters}
+
+
+def _decode(value, kind, custom_objects, source):
+    from minikeras import losses, metrics
+
+    if isinstance(value, list):
+        return [_decode(item, kind, custom_objects, source) for item in value]
+    if not isinstance(value, dict):
+        return value
+    if "class_name" not in value:
+        return {key: _decode(item, kind, custom_objects, source) for key, item in value.items()}
+    custom_objects = custom_objects or {}
+    if value["class_name"] == "function":
+        name = value.get("config")
+        found = custom_objects.get(value.get("registered_name")) or custom_objects.get(name)
+        found = found or losses.ALL_OBJECTS.get(name)
+        if found is None and kind == "metric":
+            candidate = getattr(metrics, str(name), None)
+            found = candidate if callable(candidate) and not isinstance(candidate, type) else None
+        if found is None:
+            raise ValueError(f"Unknown function '{name}' in the compile config of {source}. Pass it when loading: "
+                             f"load_model(path, custom_objects={{'{name}': {name}}}), or load with compile=False.")
+        return found
+    name = value.get("registered_name") or value["class_name"]
+    module = value.get("module") or ""
+    registry = metrics.ALL_OBJECTS if (kind == "metric" or "metrics" in module) else losses.ALL_OBJECTS
+    cls = custom_objects.get(name) or custom_objects.get(value["class_name"]) or registry.get(value["class_name"])
+    if cls is None:
+        raise ValueError(f"Unknown {kind} class '{name}' in the compile config of {source}: pass it in "
+                         "custom_objects, or load with compile=False.")
+    return cls(**_accepted(cls, dict(value.get("config") or {})))
+
+
+def compile_from_config(model, config, custom_objects, source):
+    """``model.compile(...)`` from a Keras 3 ``compile_config`` or a tf.keras ``training_config``.
+
+    Returns:
+        True if the model was compiled (the config names an optimizer).
+    """
+    from minikeras import optimizers
+
+    optimizer_spec = config.get("optimizer") or config.get("optimizer_config")
+    if not optimizer_spec:
+        return False
+    if isinstance(optimizer_spec, dict):
+        optimizer_spec = {"class_name": optimizer_spec["class_name"],
+                          "config": dict(optimizer_spec.get("config") or {})}
+        optimizer_spec["config"].pop("is_legacy_optimizer", None)  # tf.keras 2.11+
+    optimizer = optimizers.deserialize(optimizer_spec, custom_objects)
+    arguments = {"optimizer": optimizer,
+                 "loss": _decode(config.get("loss"), "loss", custom_objects, source),
+                 "metrics": _decode(config.get("metrics"), "metric", custom_objects, source),
+                 "loss_weights": config.get("loss_weights")}
+    if config.get("weighted_metrics"):
+        arguments["weighted_metrics"] = _decode(config["weighted_metrics"], "metric", custom_objects, source)
+    model.compile(**arguments)
+    return True
+
+
+def restore_optimizer(model, state, learning_rate, source, warn):
+    """Put a saved optimizer state (step count first, then slots) into the compiled model's optimizer.
+
+    A state that does not fit (another optimizer, other variables) is
+    reported through ``warn`` and the optimizer starts fresh, as Keras does.
+    """
+    optimizer = model.optimizer
+    try:
+        if len(state) > 1:
+            optimizer.build(model.trainable_weights)
+        optimizer.set_state(state)
+    except ValueError as error:
+        warn(f"Could not restore the optimizer state saved in {source} ({error}); the optimizer starts "
+             "fresh.")
+        return
+    current = getattr(optimizer, "_learning_rate", None)
+    if learning_rate is not None and isinstance(current, (int, float)) and numpy.float32(current) != learning_rate:
+        # The config holds the rate as a Python float (exact); the saved
+        # variable is float32, and wins only when training changed it.
+        try:
+            optimizer.learning_rate = learning_rate
+        except (TypeError, ValueError):
+            pass  # a schedule: its value comes from the step count

@@ -1,0 +1,385 @@
+"""Keras 3's config schema, read and written.
+
+Keras 3 writes every object as ``{"module", "class_name", "config",
+"registered_name"}`` (layers add ``build_config``, models ``compile_config``);
+tf.keras 2 wrote ``{"class_name", "config"}`` and an older node format.
+minikeras's own ``get_config()`` already uses Keras's argument names, so the
+translation is mostly structural: dtype policies, module hints, model
+graphs, and arguments Keras has and minikeras does not.
+
+Reading (:func:`to_minikeras`) accepts Keras 3, tf.keras 2 and minikeras's
+own configs and returns minikeras's ``{"class_name", "config"}`` form, ready
+for ``from_config``. Class names resolve only against minikeras's layer
+registry and ``custom_objects``: the ``module`` field is a hint that is never
+imported. Writing (:func:`to_keras`) gives what Keras 3's ``load_model``
+expects.
+"""
+import inspect
+
+from minikeras.layers.base import Layer, get_layer_class
+
+# Arguments Keras has and minikeras's constructors do not take, with the
+# values for which dropping them changes nothing (ANY: no effect on the
+# math minikeras does). Another value is refused with a clear error rather
+# than loading a model that computes something else.
+ANY = object()
+KERAS_ONLY_ARGUMENTS = {
+    "quantization_config": (None,),
+    "lora_rank": (None,),
+    "lora_alpha": (None,),
+    "renorm": (False,),
+    "renorm_clipping": (None,),
+    "renorm_momentum": ANY,
+    "rms_scaling": (False,),
+    "zero_output_for_mask": ANY,  # only matters with masks
+    "sparse": (False, None),
+    "ragged": (False, None),
+    "optional": (False,),
+    "input_axes": (None,),
+    "output_axes": (None,),
+    "seed": ANY,  # random streams differ between libraries anyway
+    "unroll": ANY,
+    "implementation": ANY,  # tf.keras 2 RNN kernels: same math
+    "time_major": (False,),
+    "input_length": ANY,  # tf.keras 2 Embedding: shape hint only
+    "build_input_shape": ANY,
+    "autocast": (True,),
+}
+
+# Arguments with another name in Keras (Keras name -> minikeras name).
+RENAMED_ARGUMENTS = {"InputLayer": {"batch_shape": "batch_input_shape"}}
+
+# Where each kind of nested object lives in Keras, by the suffix of the argument holding it.
+_OBJECT_MODULES = (("_initializer", "keras.initializers"), ("_regularizer", "keras.regularizers"),
+                   ("_constraint", "keras.constraints"))
+_LAYER_ARGUMENTS = ("layer", "backward_layer")
+_MODEL_MODULES = {"Sequential": "keras", "Functional": "keras.src.models.functional"}
+
+
+class UnknownObjectError(ValueError):
+    """A class name in a file that is neither a minikeras class nor in ``custom_objects``."""
+
+
+# ------------------------------------------------------------------ reading
+def resolve_layer_class(class_name, registered_name=None, custom_objects=None, source="the file"):
+    """The minikeras class for a Keras ``class_name`` / ``registered_name``.
+
+    Only the library registry and ``custom_objects`` are consulted; nothing
+    is imported. ``registered_name`` like ``"my_package>MyLayer"`` may be
+    given in ``custom_objects`` under either name.
+
+    Raises:
+        UnknownObjectError: naming the class and pointing to ``custom_objects``.
+    """
+    import minikeras.models  # noqa: F401  (registers Sequential and Functional)
+
+    custom_objects = custom_objects or {}
+    for key in (registered_name, class_name):
+        if key and key in custom_objects:
+            return custom_objects[key]
+    if class_name in ("Model", "Functional"):
+        class_name = "Functional"
+    try:
+        return get_layer_class(class_name)
+    except ValueError:
+        raise UnknownObjectError(
+            f"Unknown layer class '{registered_name or class_name}' in {source}: it is neither a minikeras layer "
+            f"nor given in custom_objects. Pass it when loading: load_model(path, custom_objects="
+            f"{{'{class_name}': {class_name}}})."
+        ) from None
+
+
+def _accepted_arguments(cls):
+    """The keyword arguments ``cls(...)`` takes, following ``**kwargs`` up the classes."""
+    accepted = set()
+    for klass in cls.__mro__:
+        init = vars(klass).get("__init__")
+        if init is None:
+            continue
+        parameters = inspect.signature(init).parameters
+        accepted.update(name for name, p in parameters.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+        # Layer.__init__ refuses unknown keywords although it takes **kwargs.
+        if klass is Layer or not any(p.kind == p.VAR_KEYWORD for p in parameters.values()):
+            return accepted - {"self"}
+    return None  # takes anything
+
+
+def _drop_keras_only(cls, config, what, source):
+    accepted = _accepted_arguments(cls)
+    if accepted is None:
+        return config
+    kept = {}
+    for key, value in config.items():
+        if key in accepted:
+            kept[key] = value
+            continue
+        neutral = KERAS_ONLY_ARGUMENTS.get(key)
+        if neutral is ANY or (neutral is not None and any(value == n for n in neutral)):
+            continue
+        raise ValueError(
+            f"{what} in {source} has the argument {key}={value!r}, which minikeras's {cls.__name__} does not "
+            "support. Remove it from the model (or load the weights into a model built in code)."
+        )
+    return kept
+
+
+def _dtype_name(value):
+    if isinstance(value, dict) and value.get("class_name") in ("DTypePolicy", "Policy", "FloatDTypePolicy"):
+        value = (value.get("config") or {}).get("name")
+    if isinstance(value, str) and value.startswith("mixed_"):
+        raise ValueError(f"The dtype policy {value!r} (mixed precision) is not supported by minikeras.")
+    return value
+
+
+def _nested_object(value, kind_module, custom_objects, source):
+    """An initializer / regularizer / constraint config in minikeras's form."""
+    from minikeras import constraints, initializers, regularizers
+
+    if not isinstance(value, dict) or "class_name" not in value:
+        return value
+    registries = {"keras.initializers": initializers, "keras.regularizers": regularizers,
+                  "keras.constraints": constraints}
+    name = value.get("registered_name") or value["class_name"]
+    config = dict(value.get("config") or {})
+    if custom_objects and name in custom_objects:
+        return {"class_name": name, "config": config}
+    cls = registries[kind_module]._REGISTRY.by_name.get(value["class_name"])
+    if cls is not None:
+        config = _drop_keras_only(cls, config, f"{value['class_name']}", source)
+    return {"class_name": value["class_name"], "config": config}
+
+
+def layer_config_to_minikeras(class_name, config, cls, custom_objects, safe_mode, source):
+    """One layer's Keras config as the arguments of minikeras's ``cls``."""
+    config = dict(config)
+    what = f"Layer {class_name} '{config.get('name')}'"
+    if class_name == "Lambda" and safe_mode:
+        raise ValueError(
+            f"{what} in {source} wraps a Python function, and loading it could run code. It is refused in "
+            "safe mode: pass safe_mode=False (and the function in custom_objects) if you trust the file."
+        )
+    if isinstance(config.get("function"), dict):
+        raise ValueError(f"{what} in {source} holds serialized Python bytecode, which minikeras never runs. "
+                         "Pass the function by name in custom_objects.")
+    for keras_name, name in RENAMED_ARGUMENTS.get(class_name, {}).items():
+        if keras_name in config:
+            config[name] = config.pop(keras_name)
+    if "dtype" in config:
+        config["dtype"] = _dtype_name(config["dtype"])
+    for key, value in list(config.items()):
+        if key in _LAYER_ARGUMENTS and isinstance(value, dict):
+            config[key] = to_minikeras(value, custom_objects, safe_mode, source)
+            continue
+        for suffix, module in _OBJECT_MODULES:
+            if key.endswith(suffix):
+                config[key] = _nested_object(value, module, custom_objects, source)
+    if class_name in ("Sequential", "Functional", "Model") or not cls.__module__.startswith("minikeras."):
+        return config  # a user's class reads its own config
+    return _drop_keras_only(cls, config, what, source)
+
+
+def _tensor_reference(value):
+    """A Keras 3 ``__keras_tensor__`` (or a history triple) as minikeras's reference."""
+    if isinstance(value, dict) and value.get("class_name") == "__keras_tensor__":
+        return {"__keras_tensor__": list(value["config"]["keras_history"])}
+    if isinstance(value, dict):
+        return {key: _tensor_reference(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_tensor_reference(item) for item in value]
+    return value
+
+
+def _history_structure(value):
+    """``input_layers`` / ``output_layers``: a triple or a (nested) list of triples."""
+    if (isinstance(value, list) and len(value) == 3 and isinstance(value[0], str)
+            and all(isinstance(v, int) for v in value[1:])):
+        return {"__keras_tensor__": list(value)}
+    if isinstance(value, list):
+        return [_history_structure(item) for item in value]
+    if isinstance(value, dict):
+        return value if "__keras_tensor__" in value else {k: _history_structure(v) for k, v in value.items()}
+    return value
+
+
+def _node_to_minikeras(node):
+    if isinstance(node, dict) and "inputs" in node:
+        return node  # minikeras's own form
+    if isinstance(node, dict):  # Keras 3: {"args": [...], "kwargs": {...}}
+        args = [_tensor_reference(arg) for arg in node.get("args", [])]
+        kwargs = {k: _tensor_reference(v) for k, v in (node.get("kwargs") or {}).items() if v is not None}
+        return {"inputs": args[0] if args else None, "args": args[1:], "kwargs": kwargs}
+    # tf.keras 2: a list of [layer_name, node_index, tensor_index, kwargs]
+    references = [{"__keras_tensor__": list(entry[:3])} for entry in node]
+    kwargs = dict(node[0][3]) if node and len(node[0]) > 3 and node[0][3] else {}
+    kwargs = {k: v for k, v in kwargs.items() if v is not None}
+    return {"inputs": references[0] if len(references) == 1 else references, "args": [], "kwargs": kwargs}
+
+
+def _model_config_to_minikeras(class_name, config, custom_objects, safe_mode, source):
+    config = dict(config)
+    config.pop("dtype", None)
+    layers = []
+    for spec in config.get("layers", []):
+        converted = to_minikeras(spec, custom_objects, safe_mode, source)
+        if class_name == "Functional":
+            converted["name"] = spec.get("name") or converted["config"].get("name")
+            converted["inbound_nodes"] = [_node_to_minikeras(node) for node in spec.get("inbound_nodes", [])]
+        layers.append(converted)
+    if class_name == "Sequential":
+        if layers and layers[0]["class_name"] == "InputLayer":
+            config["batch_input_shape"] = layers.pop(0)["config"]["batch_input_shape"]
+        elif config.get("build_input_shape") is not None and "batch_input_shape" not in config:
+            config["batch_input_shape"] = config["build_input_shape"]
+        config.pop("build_input_shape", None)
+    else:
+        config["input_layers"] = _history_structure(config["input_layers"])
+        config["output_layers"] = _history_structure(config["output_layers"])
+    config["layers"] = layers
+    return config
+
+
+def to_minikeras(spec, custom_objects=None, safe_mode=True, source="the file"):
+    """A Keras 3 / tf.keras 2 / minikeras layer or model spec in minikeras's form.
+
+    Args:
+        spec: ``{"class_name", "config", ...}`` as read from a file.
+        custom_objects: ``{name: class}`` for classes that are not minikeras's.
+        safe_mode: refuse layers that would run Python code from the file (Lambda).
+        source: how to name the file in messages.
+
+    Returns:
+        ``{"class_name", "config"}`` (plus ``build_config`` when the file has it).
+
+    Raises:
+        UnknownObjectError: a class that is neither minikeras's nor in custom_objects.
+        ValueError: a malformed spec, a Lambda in safe mode, an argument minikeras lacks.
+    """
+    if not isinstance(spec, dict) or "class_name" not in spec:
+        raise ValueError(f"Malformed layer config in {source}: expected a dict with 'class_name', "
+                         f"received {str(spec)[:200]!r}.")
+    class_name = "Functional" if spec["class_name"] == "Model" else spec["class_name"]
+    cls = resolve_layer_class(class_name, spec.get("registered_name"), custom_objects, source)
+    config = spec.get("config") or {}
+    from minikeras.models.functional import Functional
+    from minikeras.models.sequential import Sequential
+
+    kind = "Sequential" if issubclass(cls, Sequential) else "Functional" if issubclass(cls, Functional) else None
+    if kind is not None and isinstance(config, dict) and "layers" in config:
+        config = _model_config_to_minikeras(kind, config, custom_objects, safe_mode, source)
+    else:
+        config = layer_config_to_minikeras(class_name, config, cls, custom_objects, safe_mode, source)
+    result = {"class_name": spec.get("registered_name") if spec.get("registered_name") in (custom_objects or {})
+              else cls.__name__, "config": config}
+    if spec.get("build_config"):
+        result["build_config"] = spec["build_config"]
+    return result
+
+
+# ------------------------------------------------------------------ writing
+def _dtype_policy(name):
+    return {"module": "keras", "class_name": "DTypePolicy", "config": {"name": name}, "registered_name": None}
+
+
+def _keras_object(value, module):
+    if isinstance(value, dict) and "class_name" in value and "module" not in value:
+        return {"module": module, "class_name": value["class_name"], "config": value.get("config") or {},
+                "registered_name": None}
+    return value
+
+
+def layer_config_to_keras(class_name, config):
+    """A minikeras layer config with Keras 3's names and nested schema."""
+    config = dict(config)
+    for keras_name, name in RENAMED_ARGUMENTS.get(class_name, {}).items():
+        if name in config:
+            config[keras_name] = config.pop(name)
+    if class_name != "InputLayer":
+        # Keras 3 layers take input_shape, not batch_input_shape.
+        batch_input_shape = config.pop("batch_input_shape", None)
+        if batch_input_shape is not None and batch_input_shape[0] is None:
+            config["input_shape"] = list(batch_input_shape[1:])
+        if isinstance(config.get("dtype"), str):
+            config["dtype"] = _dtype_policy(config["dtype"])
+    for key, value in list(config.items()):
+        if key in _LAYER_ARGUMENTS and isinstance(value, dict):
+            config[key] = spec_to_keras(value["class_name"], value["config"])
+            continue
+        for suffix, module in _OBJECT_MODULES:
+            if key.endswith(suffix):
+                config[key] = _keras_object(value, module)
+    return config
+
+
+def _reference_to_keras(value):
+    if isinstance(value, dict) and "__keras_tensor__" in value:
+        return {"class_name": "__keras_tensor__",
+                "config": {"shape": None, "dtype": None, "keras_history": list(value["__keras_tensor__"])}}
+    if isinstance(value, dict):
+        return {key: _reference_to_keras(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_reference_to_keras(item) for item in value]
+    return value
+
+
+def _history_to_keras(value):
+    if isinstance(value, dict) and "__keras_tensor__" in value:
+        return list(value["__keras_tensor__"])
+    if isinstance(value, (list, tuple)):
+        return [_history_to_keras(item) for item in value]
+    return value
+
+
+def _model_config_to_keras(class_name, config):
+    config = dict(config)
+    layers = []
+    if class_name == "Sequential" and config.get("batch_input_shape") is not None:
+        shape = list(config.pop("batch_input_shape"))
+        layers.append(spec_to_keras("InputLayer", {"batch_shape": shape, "dtype": "float32", "sparse": False,
+                                                   "name": f"{config['name']}_input"}))
+        config["build_input_shape"] = shape
+    for spec in config["layers"]:
+        keras_spec = spec_to_keras(spec["class_name"], spec["config"])
+        if class_name == "Functional":
+            keras_spec["name"] = spec["name"]
+            keras_spec["inbound_nodes"] = [
+                {"args": [_reference_to_keras(node["inputs"])] + [_reference_to_keras(a) for a in node["args"]],
+                 "kwargs": _reference_to_keras(node["kwargs"])} for node in spec["inbound_nodes"]]
+        layers.append(keras_spec)
+    config["layers"] = layers
+    config["dtype"] = _dtype_policy("float32")
+    if class_name == "Functional":
+        config["input_layers"] = _history_to_keras(config["input_layers"])
+        config["output_layers"] = _history_to_keras(config["output_layers"])
+    return config
+
+
+def spec_to_keras(class_name, config, cls=None):
+    """``{"module", "class_name", "config", "registered_name"}`` for a minikeras class and config."""
+    cls = cls or get_layer_class(class_name)
+    from minikeras.models.functional import Functional
+    from minikeras.models.sequential import Sequential
+
+    if cls.__module__.startswith("minikeras."):
+        module, registered_name = "keras.layers", None
+    else:
+        module, registered_name = cls.__module__, f"Custom>{cls.__name__}"
+    if issubclass(cls, (Sequential, Functional)) and cls.__module__.startswith("minikeras."):
+        class_name = "Sequential" if issubclass(cls, Sequential) else "Functional"
+        module = _MODEL_MODULES[class_name]
+        registered_name = "Functional" if class_name == "Functional" else None
+        config = _model_config_to_keras(class_name, config)
+    else:
+        config = layer_config_to_keras(cls.__name__, config)
+    return {"module": module, "class_name": cls.__name__ if registered_name != "Functional" else "Functional",
+            "config": config, "registered_name": registered_name}
+
+
+def to_keras(layer):
+    """The Keras 3 spec of a minikeras layer or model (``build_config`` included when known)."""
+    spec = spec_to_keras(type(layer).__name__, layer.get_config(), cls=type(layer))
+    shape = getattr(layer, "_build_input_shape", None)
+    if shape is None and getattr(layer, "inputs", None):
+        shapes = [list(t.shape) for t in layer.inputs]
+        shape = shapes[0] if len(shapes) == 1 else shapes
+    spec["build_config"] = {"input_shape": shape}
+    return spec

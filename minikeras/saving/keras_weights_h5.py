@@ -1,0 +1,247 @@
+"""Keras 3's weights layout (``.weights.h5``, and ``model.weights.h5`` in a ``.keras`` zip).
+
+Keras 3 saves objects, not layers in a list: each object's own variables
+are the datasets ``<path>/vars/0``, ``<path>/vars/1``... (trainable first,
+then non-trainable, in creation order), and each sub-object lives under a
+path named after the attribute holding it. A model's layers are the
+container ``layers``, each named by its class in snake case, made unique
+in order (``layers/dense``, ``layers/dense_1``); every ``vars`` group has a
+``name`` attribute with the object's own name. The optimizer is
+``optimizer/vars``: the step count, the learning rate, then the slots.
+
+The mapping is generic: a layer's own weights go to ``vars``, and its
+sublayers are found in its attributes (sorted by attribute name, as Keras
+walks them). Where minikeras's object structure differs from Keras's, one
+entry in :data:`OWN_WEIGHTS_PATH` or :data:`SUBLAYERS` describes it, e.g. a
+new layer with Keras's sublayer attribute names needs no entry at all.
+"""
+import numpy
+
+from minikeras import backend
+from minikeras.layers.naming import to_snake_case
+
+# Layers whose own weights Keras keeps in a sub-object (the RNN's cell).
+OWN_WEIGHTS_PATH = {"LSTM": "cell", "GRU": "cell", "SimpleRNN": "cell"}
+
+# Layers whose sublayers Keras names differently from minikeras's attributes
+# (or that keep them somewhere a generic walk would not look).
+SUBLAYERS = {
+    "Bidirectional": lambda layer: [("forward_layer", layer.forward_layer), ("backward_layer", layer.backward_layer)],
+    "TimeDistributed": lambda layer: [("layer", layer.layer)],
+}
+
+
+def _is_layer(value):
+    from minikeras.layers.base import Layer
+
+    return isinstance(value, Layer)
+
+
+def _is_model_container(layer):
+    from minikeras.models.functional import Functional
+    from minikeras.models.sequential import Sequential
+
+    return isinstance(layer, (Functional, Sequential))
+
+
+def own_weights(layer):
+    """The weights a layer holds itself, in Keras's ``vars`` order."""
+    return list(layer._trainable_weights) + list(layer._non_trainable_weights)
+
+
+def _container_names(layers):
+    """Keras's names for a list of layers: snake-cased class, made unique in order."""
+    counts, names = {}, []
+    for layer in layers:
+        base = to_snake_case(type(layer).__name__)
+        count = counts.get(base, 0)
+        counts[base] = count + 1
+        names.append(base if count == 0 else f"{base}_{count}")
+    return names
+
+
+def children(layer):
+    """``[(key, sublayer or [sublayers])]``: where Keras saves each sub-object of ``layer``."""
+    kind = type(layer).__name__
+    if _is_model_container(layer):
+        return [("layers", list(layer.layers))]
+    if kind in SUBLAYERS:
+        return SUBLAYERS[kind](layer)
+    found = []
+    # Keras walks attributes in name order, private ones last.
+    for key in sorted(vars(layer), key=lambda name: f"~{name}" if name.startswith("_") else name):
+        value = vars(layer)[key]
+        if _is_layer(value) and value is not layer:
+            found.append((key, value))
+        elif isinstance(value, (list, tuple)) and value and all(_is_layer(item) for item in value):
+            found.append((key, list(value)))
+    return found
+
+
+def walk(layer, path="", visited=None):
+    """Every object of ``layer`` with its weights: ``[(path, name, weights)]``.
+
+    ``path`` is where its ``vars`` group lives ("" for the root); ``name`` is
+    the object's own name (the ``name`` attribute Keras writes). An object
+    reachable twice (a shared layer) is saved at its first path only.
+    """
+    visited = set() if visited is None else visited
+    if id(layer) in visited:
+        return []
+    visited.add(id(layer))
+    kind = type(layer).__name__
+    weights = own_weights(layer)
+    if kind in OWN_WEIGHTS_PATH:
+        cell = OWN_WEIGHTS_PATH[kind]
+        entries = [(path, layer.name, []), (_join(path, cell), f"{to_snake_case(kind)}_{cell}", weights)]
+    else:
+        entries = [(path, layer.name, weights)]
+    for key, child in children(layer):
+        if isinstance(child, list):
+            for name, item in zip(_container_names(child), child):
+                entries.extend(walk(item, _join(path, key, name), visited))
+        else:
+            entries.extend(walk(child, _join(path, key), visited))
+    return entries
+
+
+def _join(*parts):
+    return "/".join(part for part in parts if part)
+
+
+# ------------------------------------------------------------------ writing
+def write_model(group, model, optimizer=None):
+    """Write ``model``'s weights (and ``optimizer``'s state) into an open h5py group."""
+    for path, name, weights in walk(model):
+        variables = group.require_group(_join(path, "vars"))
+        variables.attrs["name"] = name
+        for index, weight in enumerate(weights):
+            variables.create_dataset(str(index), data=backend.to_numpy(weight.data))
+    if optimizer is not None:
+        write_optimizer(group.require_group("optimizer"), optimizer)
+
+
+def write_optimizer(group, optimizer):
+    """``optimizer/vars``: step count, learning rate, then the slots (Keras 3's order)."""
+    variables = group.require_group("vars")
+    variables.attrs["name"] = optimizer.name
+    state = optimizer.get_state()
+    arrays = [state[0], numpy.asarray(optimizer.learning_rate, dtype="float32")] + list(state[1:])
+    for index, array in enumerate(arrays):
+        variables.create_dataset(str(index), data=array)
+
+
+# ------------------------------------------------------------------ reading
+def _datasets(variables, source, path):
+    """The ``vars`` datasets in index order; a clear error for anything else in the group."""
+    import h5py
+
+    keys = list(variables.keys())
+    if not all(key.isdigit() for key in keys) or sorted(int(k) for k in keys) != list(range(len(keys))):
+        raise ValueError(f"Malformed weights group '{path}/vars' in {source}: expected datasets named 0..n-1, "
+                         f"found {sorted(keys)[:10]}.")
+    datasets = [variables[str(index)] for index in range(len(keys))]
+    if not all(isinstance(dataset, h5py.Dataset) for dataset in datasets):
+        raise ValueError(f"Malformed weights group '{path}/vars' in {source}: its entries must be datasets.")
+    return datasets
+
+
+def _find_vars(group, path, name):
+    """The ``vars`` group for an object: at its path, or else the sibling saved under its name.
+
+    Paths depend on layer order and class names; names survive when a model
+    is rebuilt from its own config, so a name match wins when the path holds
+    another object.
+    """
+    at_path = group.get(_join(path, "vars"))
+    if at_path is not None and _attribute(at_path, "name") in (name, None):
+        return at_path
+    parent = group.get(path.rsplit("/", 1)[0]) if "/" in path else None
+    if parent is not None:
+        for sibling in parent.values():
+            variables = sibling.get("vars") if hasattr(sibling, "get") else None
+            if variables is not None and _attribute(variables, "name") == name:
+                return variables
+    return at_path
+
+
+def _attribute(group, key):
+    value = group.attrs.get(key)
+    return value.decode("utf8") if isinstance(value, bytes) else value
+
+
+def check_dataset(dataset, weight, where, source):
+    """Raise ValueError unless ``dataset`` fits ``weight`` (shape, numeric dtype), before reading it."""
+    if tuple(dataset.shape) != tuple(weight.shape):
+        raise ValueError(
+            f"Shape mismatch for weight '{weight.name}' ({where} in {source}): the model expects shape "
+            f"{tuple(weight.shape)}, the file has {tuple(dataset.shape)}."
+        )
+    if dataset.dtype.kind not in "fiub":
+        raise ValueError(f"Weight '{weight.name}' ({where} in {source}) is stored with dtype {dataset.dtype}, "
+                         "expected a numeric array.")
+
+
+def plan_model(group, model, source, skip_mismatch=False, warn=None):
+    """Match every weight of ``model`` with its dataset; nothing is read yet.
+
+    Returns:
+        ``[(weight, dataset)]``.
+
+    Raises:
+        ValueError: a missing group, a count or shape mismatch (unless
+            ``skip_mismatch``, then ``warn(message)`` is called and the
+            object is skipped).
+    """
+    plan = []
+    for path, name, weights in walk(model):
+        where = f"'{_join(path, 'vars')}' (object '{name}')"
+        try:
+            variables = _find_vars(group, path, name)
+            if variables is None:
+                if not weights:
+                    continue
+                raise ValueError(f"No weights for '{name}' in {source}: the group {where} is missing.")
+            datasets = _datasets(variables, source, path)
+            if len(datasets) != len(weights):
+                raise ValueError(
+                    f"Weight count mismatch for '{name}' ({where} in {source}): the model expects "
+                    f"{len(weights)} weight(s) {[tuple(w.shape) for w in weights]}, the file has {len(datasets)} "
+                    f"{[tuple(d.shape) for d in datasets]}."
+                )
+            for weight, dataset in zip(weights, datasets):
+                check_dataset(dataset, weight, where, source)
+        except ValueError as error:
+            if not skip_mismatch:
+                raise
+            warn(f"Skipping loading weights for '{name}': {error}")
+            continue
+        plan.extend(zip(weights, datasets))
+    return plan
+
+
+def assign(plan):
+    """Read each planned dataset and assign it (cast to the weight's dtype)."""
+    for weight, dataset in plan:
+        weight.assign(numpy.asarray(dataset[()]).astype(weight.dtype, copy=False))
+
+
+def read_optimizer(group, source):
+    """The optimizer arrays of ``optimizer/vars`` as minikeras's ``set_state`` list and the learning rate.
+
+    Returns:
+        ``(state, learning_rate)``, or None when the file has no optimizer.
+    """
+    variables = group.get("optimizer/vars")
+    if variables is None:
+        return None
+    datasets = _datasets(variables, source, "optimizer")
+    if len(datasets) < 2:
+        raise ValueError(f"Malformed optimizer state in {source}: expected the step count and the learning rate "
+                         f"first, found {len(datasets)} arrays.")
+    for dataset in datasets:
+        if dataset.dtype.kind not in "fiub":
+            raise ValueError(f"Optimizer state in {source} holds a non-numeric array ({dataset.dtype}).")
+    arrays = [numpy.asarray(dataset[()]) for dataset in datasets]
+    state = [numpy.asarray(arrays[0], dtype=numpy.int64)] + arrays[2:]
+    return state, float(arrays[1])

@@ -1,0 +1,144 @@
+"""Whole models in HDF5: tf.keras 2's layout (which Keras 3 still writes for ``.h5``),
+and minikeras's own older files.
+
+A model file holds the root attribute ``model_config`` (JSON
+``{"class_name", "config"}``), the group ``model_weights`` (one sub-group per
+layer, see hdf5_format.py), and when compiled the attribute
+``training_config`` (compile arguments and ``optimizer_config``) and the
+group ``optimizer_weights`` (``<optimizer>/iteration``,
+``<optimizer>/learning_rate``, then the slots).
+
+minikeras writes Keras's schema (so Keras 3 and tf.keras read the file)
+plus a ``minikeras_version`` attribute. Files written by minikeras before
+this layout (``minikeras_version`` without ``keras_version``) keep their own
+training-config encoding and are read as before.
+"""
+import json
+import warnings
+
+import h5py
+
+from minikeras.saving import hdf5_format, keras_compile, keras_config
+from minikeras.saving.atomic import atomic_write
+from minikeras.saving.compile_config import compile_from_json
+
+KERAS_VERSION = "3.15.1"  # the Keras release whose layout this file follows
+
+
+def _version():
+    import minikeras
+
+    return minikeras.__version__
+
+
+def _check_saveable(model):
+    from minikeras.layers.base import Layer
+    from minikeras.models.functional import Functional
+    from minikeras.models.sequential import Sequential
+
+    if isinstance(model, (Functional, Sequential)):
+        return
+    defining = next(cls for cls in type(model).__mro__ if "get_config" in vars(cls))
+    if defining is Layer:
+        raise NotImplementedError(
+            f"Saving the whole model '{model.name}' needs its architecture, but {type(model).__name__} is a "
+            "subclassed model without get_config(): its structure lives in the Python code of call(). "
+            "Use model.save_weights(path) (and rebuild the model in code before load_weights), or "
+            "implement get_config() (and from_config() if needed)."
+        )
+
+
+def model_spec_json(model):
+    """``{"class_name", "config"}`` in Keras's schema, as JSON (also used by .keras)."""
+    from minikeras.saving.keras_zip import _json_default
+
+    _check_saveable(model)
+    spec = keras_config.to_keras(model)
+    try:
+        return json.dumps({"class_name": spec["class_name"], "config": spec["config"],
+                           "registered_name": spec.get("registered_name")}, default=_json_default)
+    except TypeError as error:
+        raise TypeError(f"Cannot save model '{model.name}': its config is not JSON-serializable ({error}).") from None
+
+
+def _training_config_json(model):
+    config = keras_compile.compile_config(model)
+    config["optimizer_config"] = {"class_name": config["optimizer"]["class_name"],
+                                  "config": config.pop("optimizer")["config"]}
+    return json.dumps(config)
+
+
+def save_model(model, filepath, overwrite=True, include_optimizer=True):
+    """Write ``model`` in tf.keras's HDF5 layout (see the module docstring)."""
+    model_config = model_spec_json(model)
+    compiled = (include_optimizer and getattr(model, "optimizer", None) is not None
+                and getattr(model, "compiled_loss", None) is not None)
+    training_config = _training_config_json(model) if compiled else None
+    with atomic_write(filepath, overwrite=overwrite) as temporary:
+        with h5py.File(temporary, "w") as handle:
+            handle.attrs["keras_version"] = KERAS_VERSION
+            handle.attrs["minikeras_version"] = _version()
+            handle.attrs["backend"] = "minikeras"
+            handle.attrs["model_config"] = model_config
+            hdf5_format.save_weights_to_group(handle.create_group("model_weights"), model)
+            if compiled:
+                handle.attrs["training_config"] = training_config
+                optimizer = model.optimizer
+                state = optimizer.get_state()
+                names = [f"{optimizer.name}/iteration", f"{optimizer.name}/learning_rate"]
+                names += [f"{optimizer.name}/{name}" for name in optimizer.state_names()[1:]]
+                arrays = [state[0], _learning_rate_array(optimizer)] + state[1:]
+                hdf5_format.write_arrays(handle.create_group("optimizer_weights"), names, arrays)
+
+
+def _learning_rate_array(optimizer):
+    import numpy
+
+    return numpy.asarray(optimizer.learning_rate, dtype="float32")
+
+
+def _attribute_text(value):
+    return value.decode("utf8") if isinstance(value, bytes) else str(value)
+
+
+def load_model(handle, custom_objects=None, compile=True, safe_mode=True, source="the file"):  # noqa: A002
+    """Read a whole model from an open HDF5 file (tf.keras 2, Keras 3 ``.h5``, or minikeras)."""
+    from minikeras.layers.base import layer_from_config
+
+    if "model_config" not in handle.attrs:
+        raise ValueError(
+            f"No model config found in {source}: it holds weights only (written by save_weights?). "
+            "Build the model in code, then call model.load_weights(path)."
+        )
+    spec = json.loads(_attribute_text(handle.attrs["model_config"]))
+    converted = keras_config.to_minikeras(spec, custom_objects, safe_mode, source)
+    cls = keras_config.resolve_layer_class(spec["class_name"], spec.get("registered_name"), custom_objects, source)
+    model = layer_from_config(cls, converted["config"], custom_objects)
+    if "model_weights" not in handle:
+        raise ValueError(f"{source} has a model config but no 'model_weights' group.")
+    # Names come from the same config, so matching by name is exact and does
+    # not depend on the order in which layers are listed; a subclassed
+    # model's inner layers get fresh names, so it is matched by position.
+    saved_names = set(hdf5_format.read_names(handle["model_weights"].attrs, "layer_names") or [])
+    by_name = all(name in saved_names for name, weights in hdf5_format.weight_groups(model) if weights)
+    hdf5_format.load_weights_from_group(handle["model_weights"], model, by_name=by_name, source=source)
+    if not compile:
+        return model
+    if "training_config" not in handle.attrs:
+        warnings.warn(f"No training configuration found in {source}, so the model was *not* compiled. "
+                      "Compile it manually.", stacklevel=3)
+        return model
+    training_config = _attribute_text(handle.attrs["training_config"])
+    if "minikeras_version" in handle.attrs and "keras_version" not in handle.attrs:
+        compile_from_json(model, training_config, custom_objects, source)  # minikeras's first format
+    else:
+        keras_compile.compile_from_config(model, json.loads(training_config), custom_objects, source)
+    if "optimizer_weights" in handle:
+        saved = hdf5_format.read_arrays(handle["optimizer_weights"])
+        learning_rate = None
+        if len(saved) > 1 and saved[1][0].endswith("learning_rate"):
+            learning_rate = float(saved[1][1])
+            saved = saved[:1] + saved[2:]
+        keras_compile.restore_optimizer(model, [array for _, array in saved], learning_rate, source,
+                                        lambda message: warnings.warn(message, stacklevel=5))
+    return model

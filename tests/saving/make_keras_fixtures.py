@@ -1,0 +1,98 @@
+"""Writes Keras-made files that the minikeras tests load (run in an env with TensorFlow/Keras 3).
+
+    /path/to/env-with-keras/bin/python tests/saving/make_keras_fixtures.py
+
+For each model below it writes, in tests/saving/fixtures/keras/:
+    <name>.keras          model.save()         (Keras 3 zip)
+    <name>.weights.h5     model.save_weights() (Keras 3 layout)
+    <name>.h5             model.save()         (legacy tf.keras HDF5 layout)
+    <name>.npz            the fixed input(s) ``x0, x1, ...`` and Keras's output(s) ``y0, y1, ...``
+Every model is compiled with Adam and trained for one step first, so the files hold optimizer state and
+weights that are not their initial values. Between them the models use every layer with weights that
+minikeras has. The tests never need Keras: they only read these files.
+"""
+import os
+
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import keras  # noqa: E402
+import numpy  # noqa: E402
+from keras import layers  # noqa: E402
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "keras")
+
+
+def conv_model():
+    inputs = keras.Input((8, 8, 3), name="image")
+    x = layers.Conv2D(4, 3, padding="same", activation="relu", name="conv")(inputs)
+    x = layers.DepthwiseConv2D(3, depth_multiplier=2, name="depthwise")(x)
+    x = layers.SeparableConv2D(4, 3, padding="same", depth_multiplier=2, name="separable")(x)
+    x = layers.Conv2DTranspose(3, 3, strides=2, padding="same", name="transpose")(x)
+    x = layers.BatchNormalization(name="norm")(x)
+    x = layers.MaxPooling2D(2, name="pool")(x)
+    x = layers.Flatten(name="flatten")(x)
+    outputs = layers.Dense(5, activation="softmax", name="head")(x)
+    return keras.Model(inputs, outputs, name="conv_model"), [(8, 8, 3)], "float"
+
+
+def recurrent_model():
+    return keras.Sequential([
+        keras.Input((6,), dtype="int32"),
+        layers.Embedding(20, 4, name="embed"),
+        layers.Conv1D(4, 3, padding="same", name="conv1d"),
+        layers.LSTM(5, return_sequences=True, name="lstm"),
+        layers.GRU(4, return_sequences=True, name="gru"),
+        layers.GRU(3, return_sequences=True, reset_after=False, name="gru_v1"),
+        layers.SimpleRNN(3, return_sequences=True, name="simple"),
+        layers.Bidirectional(layers.LSTM(2, return_sequences=True), name="bidi"),
+        layers.TimeDistributed(layers.Dense(3), name="per_step"),
+        layers.LayerNormalization(name="layer_norm"),
+        layers.GlobalAveragePooling1D(name="average"),
+        layers.Dense(2, name="head"),
+    ], name="recurrent_model"), [(6,)], "int"
+
+
+def functional_model():
+    a = keras.Input((4,), name="a")
+    b = keras.Input((3,), name="b")
+    inner = keras.Sequential([keras.Input((4,)), layers.Dense(5, activation="tanh", name="inner_dense"),
+                              layers.Dropout(0.1, name="inner_drop")], name="inner")
+    left = inner(a)
+    right = layers.Dense(5, name="project")(b)
+    merged = layers.Concatenate(name="merge")([layers.Add(name="add")([left, right]), right])
+    first = layers.Dense(1, name="first")(merged)
+    second = layers.Dense(2, activation="softmax", name="second")(right)
+    return keras.Model([a, b], [first, second], name="two_heads"), [(4,), (3,)], "float"
+
+
+def inputs_for(shapes, kind, rng, batch=3):
+    if kind == "int":
+        return [rng.integers(0, 20, size=(batch,) + shape).astype("int32") for shape in shapes]
+    return [rng.normal(size=(batch,) + shape).astype("float32") for shape in shapes]
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    keras.utils.set_random_seed(0)
+    rng = numpy.random.default_rng(0)
+    for build in (conv_model, recurrent_model, functional_model):
+        model, shapes, kind = build()
+        name = model.name
+        inputs = inputs_for(shapes, kind, rng)
+        targets = [numpy.zeros((3,) + tuple(output.shape[1:]), "float32") for output in model.outputs]
+        model.compile(optimizer=keras.optimizers.Adam(0.01), loss=["mse"] * len(targets))
+        model.train_on_batch(inputs if len(inputs) > 1 else inputs[0], targets if len(targets) > 1 else targets[0])
+        outputs = model.predict(inputs if len(inputs) > 1 else inputs[0], verbose=0)
+        outputs = outputs if isinstance(outputs, list) else [outputs]
+        model.save(os.path.join(OUT, f"{name}.keras"))
+        model.save_weights(os.path.join(OUT, f"{name}.weights.h5"))
+        model.save(os.path.join(OUT, f"{name}.h5"))
+        arrays = {f"x{index}": value for index, value in enumerate(inputs)}
+        arrays.update({f"y{index}": value for index, value in enumerate(outputs)})
+        numpy.savez(os.path.join(OUT, f"{name}.npz"), keras_version=keras.__version__, **arrays)
+        print(name, [o.shape for o in outputs])
+
+
+if __name__ == "__main__":
+    main()
