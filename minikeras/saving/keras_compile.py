@@ -113,10 +113,15 @@ def compile_from_config(model, config, custom_objects, source):
                           "config": dict(optimizer_spec.get("config") or {})}
         optimizer_spec["config"].pop("is_legacy_optimizer", None)  # tf.keras 2.11+
     optimizer = optimizers.deserialize(optimizer_spec, custom_objects)
+    loss, loss_weights = config.get("loss"), config.get("loss_weights")
+    if len(getattr(model, "outputs", None) or [None]) == 1:
+        # Keras stores a single output's loss as a list of one.
+        loss = loss[0] if isinstance(loss, list) and len(loss) == 1 else loss
+        loss_weights = loss_weights[0] if isinstance(loss_weights, list) and len(loss_weights) == 1 else loss_weights
     arguments = {"optimizer": optimizer,
-                 "loss": _decode(config.get("loss"), "loss", custom_objects, source),
+                 "loss": _decode(loss, "loss", custom_objects, source),
                  "metrics": _decode(config.get("metrics"), "metric", custom_objects, source),
-                 "loss_weights": config.get("loss_weights")}
+                 "loss_weights": loss_weights}
     if config.get("weighted_metrics"):
         arguments["weighted_metrics"] = _decode(config["weighted_metrics"], "metric", custom_objects, source)
     model.compile(**arguments)

@@ -37,6 +37,12 @@ def _is_layer(value):
     return isinstance(value, Layer)
 
 
+def _is_model(layer):
+    from minikeras.models.model import Model
+
+    return isinstance(layer, Model)
+
+
 def _is_model_container(layer):
     from minikeras.models.functional import Functional
     from minikeras.models.sequential import Sequential
@@ -68,9 +74,12 @@ def children(layer):
     if kind in SUBLAYERS:
         return SUBLAYERS[kind](layer)
     found = []
+    attributes = dict(vars(layer))
+    if _is_model(layer):
+        attributes["layers"] = list(layer.layers)  # Keras also walks a model's ``layers`` property
     # Keras walks attributes in name order, private ones last.
-    for key in sorted(vars(layer), key=lambda name: f"~{name}" if name.startswith("_") else name):
-        value = vars(layer)[key]
+    for key in sorted(attributes, key=lambda name: f"~{name}" if name.startswith("_") else name):
+        value = attributes[key]
         if _is_layer(value) and value is not layer:
             found.append((key, value))
         elif isinstance(value, (list, tuple)) and value and all(_is_layer(item) for item in value):

@@ -6,7 +6,8 @@ For each model below it writes, in tests/saving/fixtures/keras/:
     <name>.keras          model.save()         (Keras 3 zip)
     <name>.weights.h5     model.save_weights() (Keras 3 layout)
     <name>.h5             model.save()         (legacy tf.keras HDF5 layout)
-    <name>.npz            the fixed input(s) ``x0, x1, ...`` and Keras's output(s) ``y0, y1, ...``
+    <name>.npz            the fixed input(s) ``x0, x1, ...``, Keras's output(s) ``y0, y1, ...`` and its
+                          outputs ``after0, ...`` after one more training step (Adam, zero targets)
 Every model is compiled with Adam and trained for one step first, so the files hold optimizer state and
 weights that are not their initial values. Between them the models use every layer with weights that
 minikeras has. The tests never need Keras: they only read these files.
@@ -57,13 +58,36 @@ def functional_model():
     a = keras.Input((4,), name="a")
     b = keras.Input((3,), name="b")
     inner = keras.Sequential([keras.Input((4,)), layers.Dense(5, activation="tanh", name="inner_dense"),
-                              layers.Dropout(0.1, name="inner_drop")], name="inner")
+                              layers.Activation("relu", name="inner_act")], name="inner")
     left = inner(a)
     right = layers.Dense(5, name="project")(b)
     merged = layers.Concatenate(name="merge")([layers.Add(name="add")([left, right]), right])
     first = layers.Dense(1, name="first")(merged)
     second = layers.Dense(2, activation="softmax", name="second")(right)
     return keras.Model([a, b], [first, second], name="two_heads"), [(4,), (3,)], "float"
+
+
+@keras.saving.register_keras_serializable(package="minikeras_tests")
+class TwoDense(keras.Model):
+    """A registered subclassed model; tests/saving/test_keras_fixtures.py has its minikeras twin."""
+
+    def __init__(self, units=4, **kwargs):
+        super().__init__(**kwargs)
+        self.units = units
+        self.hidden = layers.Dense(units, activation="relu")
+        self.out = layers.Dense(2)
+
+    def call(self, inputs):
+        return self.out(self.hidden(inputs))
+
+    def get_config(self):
+        return {"units": self.units, "name": self.name}
+
+
+def subclassed_model():
+    model = TwoDense(units=4, name="two_dense")
+    model(numpy.zeros((1, 3), "float32"))
+    return model, [(3,)], "float"
 
 
 def inputs_for(shapes, kind, rng, batch=3):
@@ -76,20 +100,28 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     keras.utils.set_random_seed(0)
     rng = numpy.random.default_rng(0)
-    for build in (conv_model, recurrent_model, functional_model):
+    for build in (conv_model, recurrent_model, functional_model, subclassed_model):
         model, shapes, kind = build()
         name = model.name
         inputs = inputs_for(shapes, kind, rng)
-        targets = [numpy.zeros((3,) + tuple(output.shape[1:]), "float32") for output in model.outputs]
+        outputs = model(inputs if len(inputs) > 1 else inputs[0])
+        outputs = outputs if isinstance(outputs, (list, tuple)) else [outputs]
+        targets = [numpy.zeros(tuple(output.shape), "float32") for output in outputs]
         model.compile(optimizer=keras.optimizers.Adam(0.01), loss=["mse"] * len(targets))
         model.train_on_batch(inputs if len(inputs) > 1 else inputs[0], targets if len(targets) > 1 else targets[0])
         outputs = model.predict(inputs if len(inputs) > 1 else inputs[0], verbose=0)
         outputs = outputs if isinstance(outputs, list) else [outputs]
         model.save(os.path.join(OUT, f"{name}.keras"))
         model.save_weights(os.path.join(OUT, f"{name}.weights.h5"))
-        model.save(os.path.join(OUT, f"{name}.h5"))
+        if build is not subclassed_model:  # the legacy format cannot hold a subclassed model
+            model.save(os.path.join(OUT, f"{name}.h5"))
+        # One more step from the saved state: minikeras must continue the same way.
+        model.train_on_batch(inputs if len(inputs) > 1 else inputs[0], targets if len(targets) > 1 else targets[0])
+        after = model.predict(inputs if len(inputs) > 1 else inputs[0], verbose=0)
+        after = after if isinstance(after, list) else [after]
         arrays = {f"x{index}": value for index, value in enumerate(inputs)}
         arrays.update({f"y{index}": value for index, value in enumerate(outputs)})
+        arrays.update({f"after{index}": value for index, value in enumerate(after)})
         numpy.savez(os.path.join(OUT, f"{name}.npz"), keras_version=keras.__version__, **arrays)
         print(name, [o.shape for o in outputs])
 
