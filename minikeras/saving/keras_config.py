@@ -362,7 +362,7 @@ def spec_to_keras(class_name, config, cls=None):
     if cls.__module__.startswith("minikeras."):
         module, registered_name = "keras.layers", None
     else:
-        module, registered_name = cls.__module__, f"Custom>{cls.__name__}"
+        module, registered_name = None, keras_registered_name(cls)
     if issubclass(cls, (Sequential, Functional)) and cls.__module__.startswith("minikeras."):
         class_name = "Sequential" if issubclass(cls, Sequential) else "Functional"
         module = _MODEL_MODULES[class_name]
@@ -374,9 +374,69 @@ def spec_to_keras(class_name, config, cls=None):
             "config": config, "registered_name": registered_name}
 
 
+def _fill_tensor_shapes(spec, model):
+    """Give every ``__keras_tensor__`` of a functional model's spec its shape and dtype
+    (Keras rebuilds the graph from them), nested functional models included."""
+    from minikeras.models.functional import Functional
+    from minikeras.utils.nest import flatten
+
+    if not isinstance(model, Functional):
+        return
+    known = {}
+    for node in model._nodes:
+        for tensor in flatten(node.outputs):
+            reference = model._tensor_ref(tensor)
+            if isinstance(reference, dict) and "__keras_tensor__" in reference:
+                known[tuple(reference["__keras_tensor__"])] = (list(tensor.shape), tensor.dtype)
+
+    def fill(value):
+        if isinstance(value, dict) and value.get("class_name") == "__keras_tensor__":
+            shape, dtype = known.get(tuple(value["config"]["keras_history"]), (None, None))
+            value["config"]["shape"], value["config"]["dtype"] = shape, dtype
+        elif isinstance(value, dict):
+            for item in value.values():
+                fill(item)
+        elif isinstance(value, list):
+            for item in value:
+                fill(item)
+
+    layers_by_name = {layer.name: layer for layer in model.layers}
+    for layer_spec in spec["config"]["layers"]:
+        fill(layer_spec.get("inbound_nodes", []))
+        inner = layers_by_name.get(layer_spec.get("name"))
+        if isinstance(inner, Functional):
+            _fill_tensor_shapes(layer_spec, inner)
+
+
+def keras_registered_name(cls):
+    """Keras's ``registered_name`` of a user's class: ``"<package>>ClassName"`` (package "Custom" by default)."""
+    return getattr(cls, "_keras_registered_name", None) or f"Custom>{cls.__name__}"
+
+
+def register_keras_serializable(package="Custom", name=None):
+    """Class decorator giving a user's layer or model the name Keras knows it by.
+
+    Files then carry ``registered_name="<package>><name>"``, which Keras 3
+    resolves against its own ``@keras.saving.register_keras_serializable``.
+    minikeras itself finds every Layer subclass by its class name (or in
+    ``custom_objects``, under either name).
+
+    Example:
+        >>> @register_keras_serializable(package="my_package")
+        ... class Scale(minikeras.layers.Layer):
+        ...     pass
+    """
+    def decorate(cls):
+        cls._keras_registered_name = f"{package}>{name or cls.__name__}"
+        return cls
+
+    return decorate
+
+
 def to_keras(layer):
     """The Keras 3 spec of a minikeras layer or model (``build_config`` included when known)."""
     spec = spec_to_keras(type(layer).__name__, layer.get_config(), cls=type(layer))
+    _fill_tensor_shapes(spec, layer)
     shape = getattr(layer, "_build_input_shape", None)
     if shape is None and getattr(layer, "inputs", None):
         shapes = [list(t.shape) for t in layer.inputs]

@@ -61,8 +61,28 @@ def model_spec_json(model):
         raise TypeError(f"Cannot save model '{model.name}': its config is not JSON-serializable ({error}).") from None
 
 
+# Keras 3's legacy loader cannot read the short loss names it accepts in
+# compile() ("mse" fails with "Could not deserialize 'keras.metrics.mse'",
+# Keras 3.15.1), so .h5 files get the full function names. Metric names are
+# kept: they name the logged values ("mae"), and Keras reads them.
+_FULL_NAMES = {"mse": "mean_squared_error", "mae": "mean_absolute_error", "mape": "mean_absolute_percentage_error",
+               "msle": "mean_squared_logarithmic_error", "MSE": "mean_squared_error", "MAE": "mean_absolute_error",
+               "MAPE": "mean_absolute_percentage_error", "MSLE": "mean_squared_logarithmic_error"}
+
+
+def _full_names(value):
+    if isinstance(value, str):
+        return _FULL_NAMES.get(value, value)
+    if isinstance(value, list):
+        return [_full_names(item) for item in value]
+    if isinstance(value, dict) and "class_name" not in value:
+        return {key: _full_names(item) for key, item in value.items()}
+    return value
+
+
 def _training_config_json(model):
     config = keras_compile.compile_config(model)
+    config["loss"] = _full_names(config["loss"])
     config["optimizer_config"] = {"class_name": config["optimizer"]["class_name"],
                                   "config": config.pop("optimizer")["config"]}
     return json.dumps(config)

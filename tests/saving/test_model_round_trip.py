@@ -66,7 +66,8 @@ def test_file_layout_follows_keras_h5(data, tmp_path):
         assert config["config"]["layers"][1]["config"]["units"] == 8
         assert config["config"]["layers"][1]["config"]["dtype"]["class_name"] == "DTypePolicy"
         training = json.loads(handle.attrs["training_config"])
-        assert training["loss"] == "mse" and training["metrics"] == ["mae"]
+        # Full names: Keras 3's .h5 loader fails on "mse" (see legacy_h5.py).
+        assert training["loss"] == "mean_squared_error" and training["metrics"] == ["mae"]
         assert training["optimizer_config"]["class_name"] == "Adam"
         weights = handle["model_weights"]
         assert [n.decode() for n in weights.attrs["layer_names"]] == ["hidden", "norm", "head"]
