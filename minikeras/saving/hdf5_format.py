@@ -88,15 +88,20 @@ def read_arrays(group, lazy=False):
 
 
 # --------------------------------------------------------------- model weights
-def weight_groups(model):
+def weight_groups(model, keras_order=True):
     """``(group name, weights)`` for every layer of ``model``, in order.
 
     Weights a model holds directly (a subclassed model's ``add_weight``) come
-    first, under the model's own name.
+    first, under the model's own name. ``keras_order`` lists a functional
+    model's layers as Keras does (keras_order.py); minikeras's first files
+    used ``model.layers`` order.
     """
+    from minikeras.saving.keras_order import keras_layer_order
+
     groups, used = [], set()
     own = list(model._all_own_weights())
-    owners = ([(model.name, own)] if own else []) + [(layer.name, layer.weights) for layer in model.layers]
+    layers = keras_layer_order(model) if keras_order else model.layers
+    owners = ([(model.name, own)] if own else []) + [(layer.name, layer.weights) for layer in layers]
     for name, weights in owners:
         unique, suffix = name, 0
         while unique in used:
@@ -146,7 +151,13 @@ def _check_layer(model_index, name, weights, saved_name, saved, source):
             )
 
 
-def load_weights_from_group(group, model, by_name=False, skip_mismatch=False, source="the file"):
+def is_minikeras_v1(attributes):
+    """True for files of minikeras's first HDF5 format (written before the Keras formats)."""
+    return "minikeras_version" in attributes and "keras_version" not in attributes
+
+
+def load_weights_from_group(group, model, by_name=False, skip_mismatch=False, source="the file",
+                            keras_order=True):
     """Set the model's weights from a group written by :func:`save_weights_to_group`.
 
     Every count and shape is checked before any weight changes, so a
@@ -160,13 +171,15 @@ def load_weights_from_group(group, model, by_name=False, skip_mismatch=False, so
         skip_mismatch: skip layers whose weight count or shapes differ (with
             a warning) instead of raising.
         source: how to name the file in messages.
+        keras_order: the file lists layers in Keras's order (False for
+            minikeras's first files).
 
     Raises:
         ValueError: a layer count, weight count or shape mismatch, naming the
             layer and the shapes.
     """
     saved = _saved_layers(group, source)
-    targets = [(name, weights) for name, weights in weight_groups(model) if weights]
+    targets = [(name, weights) for name, weights in weight_groups(model, keras_order) if weights]
     if not targets and not getattr(model, "built", True) and any(arrays for _, arrays in saved):
         raise ValueError(
             f"Model '{model.name}' has not created its weights yet, so the weights in {source} cannot be loaded "

@@ -346,7 +346,8 @@ def _model_config_to_keras(class_name, config):
                  "kwargs": _reference_to_keras(node["kwargs"])} for node in spec["inbound_nodes"]]
         layers.append(keras_spec)
     config["layers"] = layers
-    config["dtype"] = _dtype_policy("float32")
+    if class_name == "Sequential":
+        config["dtype"] = _dtype_policy("float32")
     if class_name == "Functional":
         config["input_layers"] = _history_to_keras(config["input_layers"])
         config["output_layers"] = _history_to_keras(config["output_layers"])
@@ -375,8 +376,9 @@ def spec_to_keras(class_name, config, cls=None):
 
 
 def _fill_tensor_shapes(spec, model):
-    """Give every ``__keras_tensor__`` of a functional model's spec its shape and dtype
-    (Keras rebuilds the graph from them), nested functional models included."""
+    """List a functional model's layers in Keras's order and give every
+    ``__keras_tensor__`` its shape and dtype (Keras rebuilds the graph from
+    them), nested functional models included."""
     from minikeras.models.functional import Functional
     from minikeras.utils.nest import flatten
 
@@ -400,6 +402,10 @@ def _fill_tensor_shapes(spec, model):
             for item in value:
                 fill(item)
 
+    from minikeras.saving.keras_order import keras_layer_order
+
+    position = {layer.name: index for index, layer in enumerate(keras_layer_order(model))}
+    spec["config"]["layers"].sort(key=lambda layer_spec: position.get(layer_spec.get("name"), len(position)))
     layers_by_name = {layer.name: layer for layer in model.layers}
     for layer_spec in spec["config"]["layers"]:
         fill(layer_spec.get("inbound_nodes", []))

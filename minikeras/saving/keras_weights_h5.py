@@ -19,6 +19,7 @@ import numpy
 
 from minikeras import backend
 from minikeras.layers.naming import to_snake_case
+from minikeras.saving.keras_order import keras_layer_order
 
 # Layers whose own weights Keras keeps in a sub-object (the RNN's cell).
 OWN_WEIGHTS_PATH = {"LSTM": "cell", "GRU": "cell", "SimpleRNN": "cell"}
@@ -70,7 +71,7 @@ def children(layer):
     """``[(key, sublayer or [sublayers])]``: where Keras saves each sub-object of ``layer``."""
     kind = type(layer).__name__
     if _is_model_container(layer):
-        return [("layers", list(layer.layers))]
+        return [("layers", keras_layer_order(layer))]
     if kind in SUBLAYERS:
         return SUBLAYERS[kind](layer)
     found = []

@@ -141,7 +141,8 @@ def load_model(handle, custom_objects=None, compile=True, safe_mode=True, source
     # model's inner layers get fresh names, so it is matched by position.
     saved_names = set(hdf5_format.read_names(handle["model_weights"].attrs, "layer_names") or [])
     by_name = all(name in saved_names for name, weights in hdf5_format.weight_groups(model) if weights)
-    hdf5_format.load_weights_from_group(handle["model_weights"], model, by_name=by_name, source=source)
+    hdf5_format.load_weights_from_group(handle["model_weights"], model, by_name=by_name, source=source,
+                                        keras_order=not hdf5_format.is_minikeras_v1(handle.attrs))
     if not compile:
         return model
     if "training_config" not in handle.attrs:
@@ -149,7 +150,7 @@ def load_model(handle, custom_objects=None, compile=True, safe_mode=True, source
                       "Compile it manually.", stacklevel=3)
         return model
     training_config = _attribute_text(handle.attrs["training_config"])
-    if "minikeras_version" in handle.attrs and "keras_version" not in handle.attrs:
+    if hdf5_format.is_minikeras_v1(handle.attrs):
         compile_from_json(model, training_config, custom_objects, source)  # minikeras's first format
     else:
         keras_compile.compile_from_config(model, json.loads(training_config), custom_objects, source)

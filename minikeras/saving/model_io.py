@@ -143,6 +143,7 @@ def save_weights(model, filepath, overwrite=True):
                 optimizer = getattr(model, "optimizer", None)
                 keras_weights_h5.write_model(handle, model, optimizer)
             else:
+                handle.attrs["keras_version"] = legacy_h5.KERAS_VERSION  # layers in Keras's order
                 handle.attrs["minikeras_version"] = _version()
                 handle.attrs["format_version"] = _FORMAT_VERSION
                 hdf5_format.save_weights_to_group(handle, model)
@@ -186,7 +187,8 @@ def load_weights(model, filepath, skip_mismatch=False, by_name=False):
         if hdf5_format.read_names(handle.attrs, "layer_names") is None and "model_weights" in handle:
             group = handle["model_weights"]  # a whole-model file
         hdf5_format.load_weights_from_group(group, model, by_name=by_name, skip_mismatch=skip_mismatch,
-                                            source=source)
+                                            source=source,
+                                            keras_order=not hdf5_format.is_minikeras_v1(handle.attrs))
 
 
 def _load_keras_layout(model, handle, skip_mismatch, source):

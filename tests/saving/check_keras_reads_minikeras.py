@@ -2,11 +2,12 @@
 
     PYTHONPATH=. /path/to/env-with-keras/bin/python tests/saving/check_keras_reads_minikeras.py
 
-For each model (between them every minikeras layer with weights), minikeras
+For each model of tests/saving/keras_twins.py (between them every layer with weights), minikeras
 trains one Adam step and writes ``.keras``, ``.weights.h5`` and ``.h5``
 files; Keras then loads each and must reproduce minikeras's outputs within
-1e-5. For ``.h5`` the loaded optimizer variables must equal minikeras's state
-exactly. For ``.keras`` Keras also takes one more training step
+1e-5. For ``.h5`` only the outputs are compared: Keras 3.15.1 restores no
+optimizer slots from any ``.h5`` file, its own included (the table says how
+many arrays it kept). For ``.keras`` Keras also takes one more training step
 from the loaded optimizer state; it must land at least 20x closer to
 minikeras's own next step than a step from a fresh Adam does (Adam's
 second step amplifies float32 gradient differences, so exact equality is
@@ -25,21 +26,7 @@ import keras  # noqa: E402
 import numpy  # noqa: E402
 
 import minikeras as mk  # noqa: E402
-from minikeras import layers  # noqa: E402
-
-
-class TwoDense(mk.Model):
-    def __init__(self, units=4, **kwargs):
-        super().__init__(**kwargs)
-        self.units = units
-        self.hidden = layers.Dense(units, activation="relu")
-        self.out = layers.Dense(2)
-
-    def call(self, inputs):
-        return self.out(self.hidden(inputs))
-
-    def get_config(self):
-        return {"units": self.units, "name": self.name}
+from tests.saving.keras_twins import BUILDERS, as_list, one_or_many, trained  # noqa: E402
 
 
 @keras.saving.register_keras_serializable(package="Custom", name="TwoDense")  # minikeras writes "Custom>TwoDense"
@@ -57,65 +44,6 @@ class KerasTwoDense(keras.Model):
         return {"units": self.units, "name": self.name}
 
 
-def conv_model():
-    inputs = mk.Input((8, 8, 3), name="image")
-    x = layers.Conv2D(4, 3, padding="same", activation="relu", name="conv")(inputs)
-    x = layers.DepthwiseConv2D(3, depth_multiplier=2, name="depthwise")(x)
-    x = layers.SeparableConv2D(4, 3, padding="same", depth_multiplier=2, name="separable")(x)
-    x = layers.Conv2DTranspose(3, 3, strides=2, padding="same", name="transpose")(x)
-    x = layers.BatchNormalization(name="norm")(x)
-    x = layers.MaxPooling2D(2, name="pool")(x)
-    x = layers.Flatten(name="flatten")(x)
-    return mk.Model(inputs, layers.Dense(5, activation="softmax", name="head")(x), name="conv_model"), "float"
-
-
-def recurrent_model():
-    return mk.Sequential([
-        mk.Input((6,), dtype="int32"),
-        layers.Embedding(20, 4, name="embed"),
-        layers.Conv1D(4, 3, padding="same", name="conv1d"),
-        layers.LSTM(5, return_sequences=True, name="lstm"),
-        layers.GRU(4, return_sequences=True, name="gru"),
-        layers.GRU(3, return_sequences=True, reset_after=False, name="gru_v1"),
-        layers.SimpleRNN(3, return_sequences=True, name="simple"),
-        layers.Bidirectional(layers.LSTM(2, return_sequences=True), name="bidi"),
-        layers.TimeDistributed(layers.Dense(3), name="per_step"),
-        layers.LayerNormalization(name="layer_norm"),
-        layers.GlobalAveragePooling1D(name="average"),
-        layers.Dense(2, name="head"),
-    ], name="recurrent_model"), "int"
-
-
-def functional_model():
-    a = mk.Input((4,), name="a")
-    b = mk.Input((3,), name="b")
-    inner = mk.Sequential([mk.Input((4,)), layers.Dense(5, activation="tanh", name="inner_dense"),
-                           layers.Activation("relu", name="inner_act")], name="inner")
-    left = inner(a)
-    right = layers.Dense(5, name="project")(b)
-    merged = layers.Concatenate(name="merge")([layers.Add(name="add")([left, right]), right])
-    first = layers.Dense(1, name="first")(merged)
-    second = layers.Dense(2, activation="softmax", name="second")(right)
-    return mk.Model([a, b], [first, second], name="two_heads"), "float"
-
-
-def subclassed_model():
-    model = TwoDense(units=4, name="two_dense")
-    model(numpy.zeros((1, 3), "float32"))
-    return model, "float"
-
-
-SHAPES = {"conv_model": [(8, 8, 3)], "recurrent_model": [(6,)], "two_heads": [(4,), (3,)], "two_dense": [(3,)]}
-
-
-def as_list(value):
-    return list(value) if isinstance(value, (list, tuple)) else [value]
-
-
-def one_or_many(values):
-    return values if len(values) > 1 else values[0]
-
-
 def max_difference(actual, desired):
     return max(float(numpy.abs(numpy.asarray(a) - d).max()) for a, d in zip(as_list(actual), desired))
 
@@ -125,22 +53,14 @@ def main():
     mk.random.seed(0)
     rows, failures = [], 0
     folder = tempfile.mkdtemp()
-    for build in (conv_model, recurrent_model, functional_model, subclassed_model):
-        model, kind = build()
-        name = model.name
-        if kind == "int":
-            inputs = [rng.integers(0, 20, size=(3,) + shape).astype("int32") for shape in SHAPES[name]]
-        else:
-            inputs = [rng.normal(size=(3,) + shape).astype("float32") for shape in SHAPES[name]]
-        outputs = as_list(model.predict(one_or_many(inputs), verbose=0))
-        targets = [numpy.zeros_like(output) for output in outputs]
-        model.compile(optimizer=mk.optimizers.Adam(0.01), loss=["mse"] * len(outputs) if len(outputs) > 1 else "mse")
-        model.train_on_batch(one_or_many(inputs), one_or_many(targets))
+    for name in BUILDERS:
+        model, inputs, targets = trained(name, rng)
+        subclassed = name == "two_dense"
         outputs = as_list(model.predict(one_or_many(inputs), verbose=0))
         paths = {suffix: os.path.join(folder, f"{name}{suffix}") for suffix in (".keras", ".weights.h5", ".h5")}
         model.save(paths[".keras"])
         model.save_weights(paths[".weights.h5"])
-        if build is not subclassed_model:
+        if not subclassed:
             model.save(paths[".h5"])
         saved_state = model.optimizer.get_state()
         saved_state = saved_state[:1] + [numpy.float32(model.optimizer.learning_rate)] + saved_state[1:]
@@ -148,7 +68,7 @@ def main():
         after = as_list(model.predict(one_or_many(inputs), verbose=0))
 
         for suffix in (".keras", ".h5"):
-            if suffix == ".h5" and build is subclassed_model:
+            if suffix == ".h5" and subclassed:
                 continue
             try:
                 restored = keras.models.load_model(paths[suffix])

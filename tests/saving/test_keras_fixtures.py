@@ -7,26 +7,11 @@ import pytest
 
 import minikeras as mk
 from minikeras import layers
+from tests.saving.keras_twins import TwoDense
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "keras")
 MODELS = ["conv_model", "recurrent_model", "two_heads", "two_dense"]
 GRAPH_MODELS = ["conv_model", "recurrent_model", "two_heads"]  # the legacy .h5 cannot hold a subclassed model
-
-
-class TwoDense(mk.Model):
-    """The minikeras twin of the fixture script's registered ``minikeras_tests>TwoDense``."""
-
-    def __init__(self, units=4, **kwargs):
-        super().__init__(**kwargs)
-        self.units = units
-        self.hidden = layers.Dense(units, activation="relu")
-        self.out = layers.Dense(2)
-
-    def call(self, inputs):
-        return self.out(self.hidden(inputs))
-
-    def get_config(self):
-        return {"units": self.units, "name": self.name}
 
 
 CUSTOM = {"minikeras_tests>TwoDense": TwoDense}

@@ -103,21 +103,24 @@ def continue_after_reload(build, x, y, path, shuffle, reseed):
     return uninterrupted, resumed
 
 
+@pytest.mark.parametrize("suffix", [".h5", ".keras"])
 @pytest.mark.parametrize("shuffle", [False, True])
-def test_continued_training_is_bit_for_bit_sequential(data, tmp_path, shuffle):
+def test_continued_training_is_bit_for_bit_sequential(data, tmp_path, shuffle, suffix):
     x, y = data
     # With shuffle=True both runs reseed before the second fit, since the
     # shuffling generator is not part of the file.
-    uninterrupted, resumed = continue_after_reload(build_sequential, x, y, tmp_path / "m.h5", shuffle,
+    uninterrupted, resumed = continue_after_reload(build_sequential, x, y, tmp_path / f"m{suffix}", shuffle,
                                                    reseed=shuffle)
     assert_same_arrays(resumed.get_weights(), uninterrupted.get_weights())
     assert_same_arrays(resumed.optimizer.get_state(), uninterrupted.optimizer.get_state())
 
 
-def test_continued_training_is_bit_for_bit_functional(functional_data, tmp_path):
+@pytest.mark.parametrize("suffix", [".h5", ".keras"])
+def test_continued_training_is_bit_for_bit_functional(functional_data, tmp_path, suffix):
     x, y = functional_data
-    uninterrupted, resumed = continue_after_reload(build_functional, x, y, tmp_path / "f.h5", False, False)
+    uninterrupted, resumed = continue_after_reload(build_functional, x, y, tmp_path / f"f{suffix}", False, False)
     assert_same_arrays(resumed.get_weights(), uninterrupted.get_weights())
+    assert_same_arrays(resumed.optimizer.get_state(), uninterrupted.optimizer.get_state())
 
 
 def test_continued_training_needs_the_optimizer_state(data, tmp_path):

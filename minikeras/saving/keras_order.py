@@ -1,0 +1,54 @@
+"""The order Keras 3 gives a functional model's layers.
+
+Keras sorts a functional model's layers by depth (inputs first), ties
+broken by the order a depth-first walk from the outputs meets them. Files
+depend on that order: ``.weights.h5`` names layers by class with a counter
+(``dense``, ``dense_1``) and tf.keras's ``.h5`` matches layers by position,
+so minikeras writes (and reads) in the same order. minikeras's own
+``model.layers`` keeps its creation-based order.
+"""
+from minikeras.utils.nest import flatten
+
+
+def keras_layer_order(model):
+    """``model.layers`` in Keras 3's order (unchanged for models that are not functional)."""
+    from minikeras.layers.input import InputLayer
+    from minikeras.models.functional import Functional
+
+    if not isinstance(model, Functional):
+        return list(model.layers)
+    inputs = [tensor for tensor in flatten(model._inputs_structure)]
+    finished, ordered, first_seen = set(), [], {}
+
+    def visit(tensor):
+        node = getattr(tensor, "node", None)
+        if node is None or id(node) in finished:
+            return
+        if not isinstance(node.layer, InputLayer) and any(tensor is other for other in inputs):
+            finished.add(id(node))
+            return
+        first_seen.setdefault(id(node.layer), len(first_seen))
+        for parent in node.parent_tensors:
+            visit(parent)
+        finished.add(id(node))
+        ordered.append(node)
+
+    for output in flatten(model._outputs_structure):
+        visit(output)
+    in_graph = {id(node) for node in ordered}
+    node_depths, layer_depths, layers = {}, {}, {}
+    for node in reversed(ordered):
+        depth = max(node_depths.setdefault(id(node), 0), layer_depths.get(id(node.layer), 0))
+        layer_depths[id(node.layer)] = depth
+        layers[id(node.layer)] = node.layer
+        node_depths[id(node)] = depth
+        for parent in node.parent_tensors:
+            if id(parent.node) in in_graph:
+                node_depths[id(parent.node)] = max(depth + 1, node_depths.get(id(parent.node), 0))
+    for tensor in inputs:  # inputs not connected to any output
+        if id(tensor.node.layer) not in layer_depths:
+            layer_depths[id(tensor.node.layer)] = 0
+            first_seen[id(tensor.node.layer)] = -1
+            layers[id(tensor.node.layer)] = tensor.node.layer
+    keys = sorted(layers, key=lambda key: (-layer_depths[key], first_seen[key]))
+    return [layers[key] for key in keys]
