@@ -97,6 +97,32 @@ def _decode(value, kind, custom_objects, source):
     return cls(**_accepted(cls, dict(value.get("config") or {})))
 
 
+def _drop_tf_keras_2_optimizer_arguments(config, source):
+    """tf.keras 2 optimizers had arguments Keras 3 dropped; they are dropped when they change nothing."""
+    for key in ("is_legacy_optimizer", "jit_compile"):
+        config.pop(key, None)
+    if "decay" in config:
+        if config["decay"]:
+            raise ValueError(f"The optimizer in {source} uses tf.keras 2's decay={config['decay']}, which Keras 3 "
+                             "and minikeras replaced by learning-rate schedules; load with compile=False.")
+        config.pop("decay")
+    if "lr" in config and "learning_rate" not in config:
+        config["learning_rate"] = config.pop("lr")
+
+
+def _metric_names(value):
+    """tf.keras 2 wrote metrics as ``MeanMetricWrapper`` configs naming their function: use the name."""
+    if isinstance(value, list):
+        return [_metric_names(item) for item in value]
+    if isinstance(value, dict) and value.get("class_name") == "MeanMetricWrapper":
+        from minikeras import metrics
+
+        config = value.get("config") or {}
+        name, function = config.get("name"), config.get("fn")
+        return name if name in metrics.ALL_OBJECTS or not isinstance(function, str) else function
+    return value
+
+
 def compile_from_config(model, config, custom_objects, source):
     """``model.compile(...)`` from a Keras 3 ``compile_config`` or a tf.keras ``training_config``.
 
@@ -111,16 +137,19 @@ def compile_from_config(model, config, custom_objects, source):
     if isinstance(optimizer_spec, dict):
         optimizer_spec = {"class_name": optimizer_spec["class_name"],
                           "config": dict(optimizer_spec.get("config") or {})}
-        optimizer_spec["config"].pop("is_legacy_optimizer", None)  # tf.keras 2.11+
+        _drop_tf_keras_2_optimizer_arguments(optimizer_spec["config"], source)
     optimizer = optimizers.deserialize(optimizer_spec, custom_objects)
     loss, loss_weights = config.get("loss"), config.get("loss_weights")
+    metrics = _metric_names(config.get("metrics"))
     if len(getattr(model, "outputs", None) or [None]) == 1:
-        # Keras stores a single output's loss as a list of one.
+        # Keras stores a single output's loss as a list of one, tf.keras 2 its metrics as a list of lists.
         loss = loss[0] if isinstance(loss, list) and len(loss) == 1 else loss
         loss_weights = loss_weights[0] if isinstance(loss_weights, list) and len(loss_weights) == 1 else loss_weights
+        metrics = metrics[0] if isinstance(metrics, list) and len(metrics) == 1 and isinstance(metrics[0], list) \
+            else metrics
     arguments = {"optimizer": optimizer,
                  "loss": _decode(loss, "loss", custom_objects, source),
-                 "metrics": _decode(config.get("metrics"), "metric", custom_objects, source),
+                 "metrics": _decode(metrics, "metric", custom_objects, source),
                  "loss_weights": loss_weights}
     if config.get("weighted_metrics"):
         arguments["weighted_metrics"] = _decode(config["weighted_metrics"], "metric", custom_objects, source)

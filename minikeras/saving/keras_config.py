@@ -161,6 +161,15 @@ def layer_config_to_minikeras(class_name, config, cls, custom_objects, safe_mode
     if isinstance(config.get("function"), dict):
         raise ValueError(f"{what} in {source} holds serialized Python bytecode, which minikeras never runs. "
                          "Pass the function by name in custom_objects.")
+    if class_name == "Lambda":
+        # Only custom_objects may supply the function: the file's module hint
+        # is dropped so that nothing is looked up by a name the file chose.
+        function = config.get("function")
+        if not isinstance(function, str) or function not in (custom_objects or {}):
+            raise ValueError(f"{what} in {source} calls the function {function!r}: pass it when loading, "
+                             f"load_model(path, safe_mode=False, custom_objects={{{function!r}: function}}).")
+        config.pop("module", None)
+        config.pop("function_type", None)
     for keras_name, name in RENAMED_ARGUMENTS.get(class_name, {}).items():
         if keras_name in config:
             config[name] = config.pop(keras_name)
@@ -232,8 +241,10 @@ def _model_config_to_minikeras(class_name, config, custom_objects, safe_mode, so
             config["batch_input_shape"] = config["build_input_shape"]
         config.pop("build_input_shape", None)
     else:
-        config["input_layers"] = _history_structure(config["input_layers"])
-        config["output_layers"] = _history_structure(config["output_layers"])
+        # As Keras does, a list of one input or output is that input or output.
+        for key in ("input_layers", "output_layers"):
+            structure = _history_structure(config[key])
+            config[key] = structure[0] if isinstance(structure, list) and len(structure) == 1 else structure
     config["layers"] = layers
     return config
 

@@ -121,6 +121,19 @@ def _attribute_text(value):
     return value.decode("utf8") if isinstance(value, bytes) else str(value)
 
 
+def _keras_3_slot_order(saved):
+    """tf.keras 2 saved slots kind by kind (``Adam/iter:0``, every ``.../m:0``, then every
+    ``.../v:0``); Keras 3 and minikeras keep them variable by variable. Reorder names
+    ending in ``:0`` (tf.keras 2's variable names) by the variable they belong to."""
+    if len(saved) < 2 or not all(name.endswith(":0") for name, _ in saved):
+        return saved
+    by_variable = {}
+    for name, array in saved[1:]:
+        variable = name.rsplit("/", 1)[0]
+        by_variable.setdefault(variable, []).append((name, array))
+    return saved[:1] + [entry for entries in by_variable.values() for entry in entries]
+
+
 def load_model(handle, custom_objects=None, compile=True, safe_mode=True, source="the file"):  # noqa: A002
     """Read a whole model from an open HDF5 file (tf.keras 2, Keras 3 ``.h5``, or minikeras)."""
     from minikeras.layers.base import layer_from_config
@@ -155,7 +168,7 @@ def load_model(handle, custom_objects=None, compile=True, safe_mode=True, source
     else:
         keras_compile.compile_from_config(model, json.loads(training_config), custom_objects, source)
     if "optimizer_weights" in handle:
-        saved = hdf5_format.read_arrays(handle["optimizer_weights"])
+        saved = _keras_3_slot_order(hdf5_format.read_arrays(handle["optimizer_weights"]))
         learning_rate = None
         if len(saved) > 1 and saved[1][0].endswith("learning_rate"):
             learning_rate = float(saved[1][1])

@@ -1,0 +1,94 @@
+"""minikeras -> file -> minikeras in every format: weights and optimizer state bit for bit."""
+import numpy
+import pytest
+
+import minikeras as mk
+from tests.saving.conftest import assert_same_arrays, build_functional, build_sequential
+from tests.saving.keras_twins import BUILDERS, TwoDense, as_list, one_or_many, trained
+from tests.saving.test_model_round_trip import WithConfig, train
+
+
+# tf.keras's .h5 holds no subclassed model (Keras refuses to write one), so two_dense is .keras only.
+ROUND_TRIPS = [(name, suffix) for name in BUILDERS for suffix in (".keras", ".h5")
+               if not (suffix == ".h5" and name == "two_dense")]
+
+
+@pytest.mark.parametrize(("name", "suffix"), ROUND_TRIPS)
+def test_every_weighted_layer_round_trips_bit_for_bit(tmp_path, name, suffix):
+    model, inputs, _ = trained(name, numpy.random.default_rng(0))
+    model.save(tmp_path / f"m{suffix}")
+    restored = mk.models.load_model(tmp_path / f"m{suffix}", custom_objects={"TwoDense": TwoDense})
+    assert type(restored) is type(model)
+    assert_same_arrays(restored.get_weights(), model.get_weights())
+    assert_same_arrays(restored.optimizer.get_state(), model.optimizer.get_state())
+    for a, b in zip(as_list(restored.predict(one_or_many(inputs), verbose=0)),
+                    as_list(model.predict(one_or_many(inputs), verbose=0))):
+        numpy.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", list(BUILDERS))
+def test_weights_h5_round_trip_restores_weights_and_optimizer_state(tmp_path, name):
+    model, inputs, targets = trained(name, numpy.random.default_rng(0))
+    model.save_weights(tmp_path / "m.weights.h5")
+    other, _, _ = trained(name, numpy.random.default_rng(5))  # other weights, other optimizer state
+    other.load_weights(tmp_path / "m.weights.h5")
+    assert_same_arrays(other.get_weights(), model.get_weights())
+    assert_same_arrays(other.optimizer.get_state(), model.optimizer.get_state())
+    model.train_on_batch(one_or_many(inputs), one_or_many(targets))
+    other.train_on_batch(one_or_many(inputs), one_or_many(targets))
+    assert_same_arrays(other.get_weights(), model.get_weights())
+
+
+def test_weights_h5_continued_training_is_bit_for_bit(data, tmp_path):
+    x, y = data
+    mk.random.seed(0)
+    uninterrupted = build_sequential()
+    train(uninterrupted, x, y, epochs=4)
+    mk.random.seed(0)
+    model = build_sequential()
+    train(model, x, y, epochs=2)
+    model.save_weights(tmp_path / "m.weights.h5")
+    resumed = build_sequential()
+    resumed.load_weights(tmp_path / "m.weights.h5")
+    train(resumed, x, y, epochs=4, initial_epoch=2)
+    assert_same_arrays(resumed.get_weights(), uninterrupted.get_weights())
+    assert_same_arrays(resumed.optimizer.get_state(), uninterrupted.optimizer.get_state())
+
+
+def test_keras_zip_round_trips_compile_arguments(functional_data, tmp_path):
+    x, y = functional_data
+    model = build_functional()
+    train(model, x, y, epochs=1)
+    model.save(tmp_path / "f.keras")
+    restored = mk.models.load_model(tmp_path / "f.keras")
+    assert restored.evaluate(x, y, verbose=0, return_dict=True) == model.evaluate(x, y, verbose=0, return_dict=True)
+    assert type(restored._compile_args["loss"]["first"]) is mk.losses.MeanSquaredError
+
+
+def test_subclassed_model_with_config_round_trips_through_keras_zip(data, tmp_path):
+    x, y = data
+    model = WithConfig(units=3)
+    model.compile(optimizer="adam", loss="mse")
+    model.fit(x, numpy.repeat(y, 3, axis=1), epochs=1, verbose=0)
+    model.save(tmp_path / "m.keras")
+    restored = mk.models.load_model(tmp_path / "m.keras", custom_objects={"WithConfig": WithConfig})
+    assert type(restored) is WithConfig and restored.units == 3
+    numpy.testing.assert_array_equal(restored.predict(x, verbose=0), model.predict(x, verbose=0))
+    assert_same_arrays(restored.optimizer.get_state(), model.optimizer.get_state())
+
+
+def test_save_format_overrides_the_suffix(data, tmp_path):
+    model = build_sequential()
+    model.save(tmp_path / "model.bin", save_format="keras")
+    restored = mk.models.load_model(tmp_path / "model.bin")  # read by content, not by name
+    assert_same_arrays(restored.get_weights(), model.get_weights())
+    with pytest.raises(ValueError, match="save_format='tf'.*not supported"):
+        model.save(tmp_path / "model", save_format="tf")
+
+
+def test_load_weights_reads_a_keras_zip(data, tmp_path):
+    model = build_sequential()
+    model.save(tmp_path / "m.keras")
+    other = build_sequential()
+    other.load_weights(tmp_path / "m.keras")
+    assert_same_arrays(other.get_weights(), model.get_weights())
