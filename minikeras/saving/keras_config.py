@@ -49,6 +49,11 @@ KERAS_ONLY_ARGUMENTS = {
 # Arguments with another name in Keras (Keras name -> minikeras name).
 RENAMED_ARGUMENTS = {"InputLayer": {"batch_shape": "batch_input_shape"}}
 
+# Arguments minikeras's config has and Keras's constructor refuses (weightless
+# layers, so dropping them changes nothing).
+NOT_IN_KERAS = {"SpatialDropout1D": ("trainable",), "SpatialDropout2D": ("trainable",),
+                "SpatialDropout3D": ("trainable",)}
+
 # Where each kind of nested object lives in Keras, by the suffix of the argument holding it.
 _OBJECT_MODULES = (("_initializer", "keras.initializers"), ("_regularizer", "keras.regularizers"),
                    ("_constraint", "keras.constraints"))
@@ -301,6 +306,8 @@ def _keras_object(value, module):
 def layer_config_to_keras(class_name, config):
     """A minikeras layer config with Keras 3's names and nested schema."""
     config = dict(config)
+    for key in NOT_IN_KERAS.get(class_name, ()):
+        config.pop(key, None)
     for keras_name, name in RENAMED_ARGUMENTS.get(class_name, {}).items():
         if name in config:
             config[keras_name] = config.pop(name)
@@ -458,5 +465,8 @@ def to_keras(layer):
     if shape is None and getattr(layer, "inputs", None):
         shapes = [list(t.shape) for t in layer.inputs]
         shape = shapes[0] if len(shapes) == 1 else shapes
-    spec["build_config"] = {"input_shape": shape}
+    from minikeras.models.model import Model
+
+    if shape is not None or isinstance(layer, Model):  # Keras builds a layer from it, so never from None
+        spec["build_config"] = {"input_shape": shape}
     return spec

@@ -15,6 +15,7 @@ not expected; a lost optimizer state shows as a difference ~1e-2).
 Prints a table and exits non-zero on any failure. Not part of the test
 suite: CI has no Keras.
 """
+import json
 import os
 import sys
 import tempfile
@@ -112,11 +113,43 @@ def main():
             rows.append((name, ".weights.h5", "-", "-", "-", f"ERROR {type(error).__name__}: {str(error)[:300]}"))
         failures += not ok
 
+    config_failures = check_layer_configs()
+    failures += len(config_failures)
     print(f"Keras {keras.__version__} reading files written by minikeras {mk.__version__}")
     print(f"{'model':16} {'file':12} {'|output diff|':>14} {'|after step|':>13} {'|fresh Adam|':>13}  result")
     for row in rows:
         print(f"{row[0]:16} {row[1]:12} {row[2]:>14} {row[3]:>13} {row[4]:>13}  {row[5]}")
+    total = len(json.load(open(LAYER_CONFIGS)))
+    print(f"layer configs: Keras rebuilt {total - len(config_failures)}/{total} layer classes from minikeras's "
+          f"Keras-schema config with Keras's own config" + (f"; differences: {config_failures}" if config_failures
+                                                             else ""))
     return 1 if failures else 0
+
+
+LAYER_CONFIGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "keras", "layer_configs.json")
+
+
+def check_layer_configs():
+    """Every layer class: Keras config -> minikeras layer -> minikeras's Keras-schema config -> Keras layer,
+    whose config must equal the first one."""
+    from minikeras.layers.base import get_layer_class, layer_from_config
+    from minikeras.saving import keras_config
+
+    problems = []
+    for class_name, spec in json.load(open(LAYER_CONFIGS)).items():
+        try:
+            converted = keras_config.to_minikeras(spec)
+            layer = layer_from_config(get_layer_class(converted["class_name"]), converted["config"])
+            rebuilt = keras.saving.deserialize_keras_object(keras_config.to_keras(layer))
+            theirs = keras.saving.serialize_keras_object(rebuilt)["config"]
+            for key, value in spec["config"].items():
+                if key in ("name", "dtype") or key.endswith("layer"):
+                    continue
+                if json.dumps(theirs.get(key), sort_keys=True) != json.dumps(value, sort_keys=True):
+                    problems.append((class_name, key, value, theirs.get(key)))
+        except Exception as error:
+            problems.append((class_name, f"{type(error).__name__}: {str(error)[:200]}"))
+    return problems
 
 
 if __name__ == "__main__":

@@ -8,10 +8,12 @@ For each model below it writes, in tests/saving/fixtures/keras/:
     <name>.h5             model.save()         (legacy tf.keras HDF5 layout)
     <name>.npz            the fixed input(s) ``x0, x1, ...``, Keras's output(s) ``y0, y1, ...`` and its
                           outputs ``after0, ...`` after one more training step (Adam, zero targets)
+and layer_configs.json: Keras's serialized spec of one instance of every layer class minikeras has.
 Every model is compiled with Adam and trained for one step first, so the files hold optimizer state and
 weights that are not their initial values. Between them the models use every layer with weights that
 minikeras has. The tests never need Keras: they only read these files.
 """
+import json
 import os
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
@@ -90,6 +92,47 @@ def subclassed_model():
     return model, [(3,)], "float"
 
 
+# One instance of every layer class minikeras has, with arguments away from the defaults where it
+# matters; tests/saving/test_keras_layer_configs.py reads Keras's config of each.
+LAYER_CASES = {
+    "Dense": dict(units=3, activation="relu", use_bias=False), "Activation": dict(activation="tanh"),
+    "Dropout": dict(rate=0.3), "Flatten": {}, "Reshape": dict(target_shape=(2, 3)), "Permute": dict(dims=(2, 1)),
+    "RepeatVector": dict(n=2), "ActivityRegularization": dict(l1=0.01), "GaussianNoise": dict(stddev=0.2),
+    "GaussianDropout": dict(rate=0.2), "SpatialDropout1D": dict(rate=0.1), "SpatialDropout2D": dict(rate=0.1),
+    "SpatialDropout3D": dict(rate=0.1), "Embedding": dict(input_dim=5, output_dim=2, mask_zero=False),
+    "Add": {}, "Subtract": {}, "Multiply": {}, "Average": {}, "Maximum": {}, "Minimum": {},
+    "Concatenate": dict(axis=1), "Dot": dict(axes=1, normalize=True),
+    "BatchNormalization": dict(momentum=0.9, epsilon=0.01, center=False),
+    "LayerNormalization": dict(axis=-1, epsilon=0.01, scale=False),
+    "Conv1D": dict(filters=2, kernel_size=3, strides=2, padding="same", dilation_rate=1),
+    "Conv2D": dict(filters=2, kernel_size=(3, 2), padding="valid", activation="relu"),
+    "Conv2DTranspose": dict(filters=2, kernel_size=3, strides=2, padding="same"),
+    "DepthwiseConv2D": dict(kernel_size=3, depth_multiplier=2), "SeparableConv2D": dict(filters=2, kernel_size=3),
+    "MaxPooling1D": dict(pool_size=2), "MaxPooling2D": dict(pool_size=(2, 2), strides=1),
+    "AveragePooling1D": dict(pool_size=3), "AveragePooling2D": dict(pool_size=2, padding="same"),
+    "GlobalAveragePooling1D": {}, "GlobalAveragePooling2D": dict(keepdims=True), "GlobalMaxPooling1D": {},
+    "GlobalMaxPooling2D": {}, "UpSampling1D": dict(size=3), "UpSampling2D": dict(size=(2, 3)),
+    "ZeroPadding1D": dict(padding=2), "ZeroPadding2D": dict(padding=(1, 2)), "Cropping1D": dict(cropping=(1, 2)),
+    "Cropping2D": dict(cropping=((1, 0), (0, 2))),
+    "LSTM": dict(units=2, return_sequences=True, go_backwards=True, dropout=0.1, unit_forget_bias=False),
+    "GRU": dict(units=2, reset_after=False, return_state=True), "SimpleRNN": dict(units=2, activation="relu"),
+    "Bidirectional": "wrap", "TimeDistributed": "wrap",
+}
+
+
+def layer_configs():
+    """Keras's serialized spec of each LAYER_CASES layer."""
+    found = {}
+    for name, arguments in LAYER_CASES.items():
+        if arguments == "wrap":
+            inner = layers.GRU(2, return_sequences=True) if name == "Bidirectional" else layers.Dense(2)
+            layer = getattr(layers, name)(inner, **({"merge_mode": "sum"} if name == "Bidirectional" else {}))
+        else:
+            layer = getattr(layers, name)(**arguments)
+        found[name] = keras.saving.serialize_keras_object(layer)
+    return found
+
+
 def inputs_for(shapes, kind, rng, batch=3):
     if kind == "int":
         return [rng.integers(0, 20, size=(batch,) + shape).astype("int32") for shape in shapes]
@@ -98,6 +141,8 @@ def inputs_for(shapes, kind, rng, batch=3):
 
 def main():
     os.makedirs(OUT, exist_ok=True)
+    with open(os.path.join(OUT, "layer_configs.json"), "w") as handle:
+        json.dump(layer_configs(), handle, indent=1, sort_keys=True)
     keras.utils.set_random_seed(0)
     rng = numpy.random.default_rng(0)
     for build in (conv_model, recurrent_model, functional_model, subclassed_model):
