@@ -92,3 +92,34 @@ def test_load_weights_reads_a_keras_zip(data, tmp_path):
     other = build_sequential()
     other.load_weights(tmp_path / "m.keras")
     assert_same_arrays(other.get_weights(), model.get_weights())
+
+
+@mk.saving.register_keras_serializable(package="my_package")
+class Scaled(mk.layers.Layer):
+    """A user's layer saved under a registered name."""
+
+    def __init__(self, factor=2.0, **kwargs):
+        super().__init__(**kwargs)
+        self.factor = factor
+
+    def call(self, inputs):
+        return inputs * self.factor
+
+    def get_config(self):
+        return {**super().get_config(), "factor": self.factor}
+
+
+def test_registered_custom_layer_is_written_under_its_registered_name(tmp_path):
+    import json
+    import zipfile
+
+    model = mk.Sequential([mk.Input((3,)), Scaled(3.0, name="scaled"), mk.layers.Dense(2)])
+    model.save(tmp_path / "m.keras")
+    with zipfile.ZipFile(tmp_path / "m.keras") as archive:
+        spec = json.loads(archive.read("config.json"))["config"]["layers"][1]
+    assert spec["registered_name"] == "my_package>Scaled" and spec["class_name"] == "Scaled"
+    assert spec["module"] is None  # never a module path to import
+    restored = mk.models.load_model(tmp_path / "m.keras", custom_objects={"my_package>Scaled": Scaled})
+    assert type(restored.layers[0]) is Scaled and restored.layers[0].factor == 3.0
+    x = numpy.ones((2, 3), "float32")
+    numpy.testing.assert_array_equal(restored.predict(x, verbose=0), model.predict(x, verbose=0))
