@@ -9,7 +9,7 @@ Example:
     >>> model.save_weights("model.weights.h5")       # doctest: +SKIP
     >>> model.load_weights("model.weights.h5")       # doctest: +SKIP
 """
-from minikeras.saving.keras_config import register_keras_serializable
+from minikeras.saving.keras_config_writer import register_keras_serializable
 from minikeras.saving.model_io import load_model, load_weights, save_model, save_weights
 
 __all__ = ["save_model", "load_model", "save_weights", "load_weights", "register_keras_serializable"]

@@ -15,7 +15,7 @@ import zipfile
 
 import h5py
 
-from minikeras.saving import keras_compile, keras_config, keras_weights_h5
+from minikeras.saving import keras_compile, keras_config, keras_config_writer, keras_weights_h5
 from minikeras.saving.atomic import atomic_write
 
 CONFIG, METADATA, WEIGHTS = "config.json", "metadata.json", "model.weights.h5"
@@ -50,7 +50,7 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
         overwrite: if False and the file exists, raise FileExistsError.
         include_optimizer: also save the compile config and the optimizer state.
     """
-    spec = keras_config.to_keras(model)
+    spec = keras_config_writer.to_keras(model)
     compiled = include_optimizer and getattr(model, "optimizer", None) is not None
     spec["compile_config"] = keras_compile.compile_config(model) if compiled else None
     config_text = json.dumps(spec, default=_json_default)

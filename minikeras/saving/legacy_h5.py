@@ -18,7 +18,7 @@ import warnings
 
 import h5py
 
-from minikeras.saving import hdf5_format, keras_compile, keras_config
+from minikeras.saving import hdf5_format, keras_compile, keras_config, keras_config_writer
 from minikeras.saving.atomic import atomic_write
 from minikeras.saving.compile_config import compile_from_json
 
@@ -53,7 +53,7 @@ def model_spec_json(model):
     from minikeras.saving.keras_zip import _json_default
 
     _check_saveable(model)
-    spec = keras_config.to_keras(model)
+    spec = keras_config_writer.to_keras(model)
     try:
         return json.dumps({"class_name": spec["class_name"], "config": spec["config"],
                            "registered_name": spec.get("registered_name")}, default=_json_default)

@@ -133,14 +133,14 @@ def check_layer_configs():
     """Every layer class: Keras config -> minikeras layer -> minikeras's Keras-schema config -> Keras layer,
     whose config must equal the first one."""
     from minikeras.layers.base import get_layer_class, layer_from_config
-    from minikeras.saving import keras_config
+    from minikeras.saving import keras_config, keras_config_writer
 
     problems = []
     for class_name, spec in json.load(open(LAYER_CONFIGS)).items():
         try:
             converted = keras_config.to_minikeras(spec)
             layer = layer_from_config(get_layer_class(converted["class_name"]), converted["config"])
-            rebuilt = keras.saving.deserialize_keras_object(keras_config.to_keras(layer))
+            rebuilt = keras.saving.deserialize_keras_object(keras_config_writer.to_keras(layer))
             theirs = keras.saving.serialize_keras_object(rebuilt)["config"]
             for key, value in spec["config"].items():
                 if key in ("name", "dtype") or key.endswith("layer"):
