@@ -238,8 +238,8 @@ def open_for_reading(filepath):
         raise IsADirectoryError(errno.EISDIR, "Expected an HDF5 file saved by minikeras, found a folder", path)
     if not h5py.is_hdf5(path):
         raise ValueError(
-            f"The file {path!r} is not an HDF5 file: minikeras saves and loads models and weights in HDF5 "
-            "(model.save('model.h5'), model.save_weights('model.weights.h5'))."
+            f"The file {path!r} is not an HDF5 file nor a .keras zip: minikeras reads and writes Keras's formats "
+            "(model.save('model.keras') or 'model.h5', model.save_weights('model.weights.h5'))."
         )
     with h5py.File(path, "r") as handle:
         yield handle

@@ -10,10 +10,20 @@ in order (``layers/dense``, ``layers/dense_1``); every ``vars`` group has a
 ``optimizer/vars``: the step count, the learning rate, then the slots.
 
 The mapping is generic: a layer's own weights go to ``vars``, and its
-sublayers are found in its attributes (sorted by attribute name, as Keras
-walks them). Where minikeras's object structure differs from Keras's, one
-entry in :data:`OWN_WEIGHTS_PATH` or :data:`SUBLAYERS` describes it, e.g. a
-new layer with Keras's sublayer attribute names needs no entry at all.
+sublayers are found in its attributes (sorted by attribute name, private
+ones last, as Keras walks them). A new layer plugs in with no entry when it
+creates its weights in Keras's order and shapes (PReLU, GroupNormalization,
+Conv3D...) and keeps sublayers under Keras's attribute names; otherwise one
+entry describes the difference:
+
+- :data:`OWN_WEIGHTS_PATH`: Keras keeps the layer's own weights in a
+  sub-object (an RNN's ``cell``);
+- :data:`SUBLAYERS`: Keras's names for the layer's sublayers (e.g.
+  ``"MultiHeadAttention": lambda layer: [("_query_dense", layer.query), ...]``
+  if minikeras named them otherwise).
+
+Shapes are checked against the file before anything is read, so a layer
+whose weight layout differs from Keras's fails loudly, never silently.
 """
 import numpy
 

@@ -136,6 +136,9 @@ def save_weights(model, filepath, overwrite=True):
             f"Model '{model.name}' has not been built yet, so it has no weights to save. "
             "Call it on a batch of data (or build() it) first."
         )
+    if os.fspath(filepath).endswith(".keras"):
+        raise ValueError(f"save_weights writes weights only, but {os.fspath(filepath)!r} names a whole-model "
+                         ".keras file: use model.save(path) for it, or a name ending in '.weights.h5'.")
     keras_layout = os.fspath(filepath).endswith(".weights.h5")
     with atomic_write(filepath, overwrite=overwrite) as temporary:
         with h5py.File(temporary, "w") as handle:

@@ -123,3 +123,16 @@ def test_registered_custom_layer_is_written_under_its_registered_name(tmp_path):
     assert type(restored.layers[0]) is Scaled and restored.layers[0].factor == 3.0
     x = numpy.ones((2, 3), "float32")
     numpy.testing.assert_array_equal(restored.predict(x, verbose=0), model.predict(x, verbose=0))
+
+
+def test_save_weights_refuses_a_keras_zip_name(data, tmp_path):
+    model = build_sequential()
+    with pytest.raises(ValueError, match="model.save\\(path\\).*'.weights.h5'"):
+        model.save_weights(tmp_path / "w.keras")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_file_that_is_neither_hdf5_nor_a_zip_gets_a_clear_error(tmp_path):
+    (tmp_path / "m.keras").write_text("not a model")
+    with pytest.raises(ValueError, match="is not an HDF5 file nor a .keras zip"):
+        mk.models.load_model(tmp_path / "m.keras")
