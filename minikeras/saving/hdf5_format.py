@@ -101,7 +101,8 @@ def weight_groups(model, keras_order=True):
     groups, used = [], set()
     own = list(model._all_own_weights())
     layers = keras_layer_order(model) if keras_order else model.layers
-    owners = ([(model.name, own)] if own else []) + [(layer.name, layer.weights) for layer in layers]
+    listed = _legacy_weights if keras_order else (lambda layer: layer.weights)
+    owners = ([(model.name, own)] if own else []) + [(layer.name, listed(layer)) for layer in layers]
     for name, weights in owners:
         unique, suffix = name, 0
         while unique in used:
@@ -110,6 +111,14 @@ def weight_groups(model, keras_order=True):
         used.add(unique)
         groups.append((unique, list(weights)))
     return groups
+
+
+def _legacy_weights(layer):
+    """A layer's weights as tf.keras's HDF5 lists them: trainable ones first, then the others
+    (it matters for a nested model: a BatchNormalization's moving statistics come last)."""
+    weights = list(layer.trainable_weights)
+    weights.extend(w for w in layer.non_trainable_weights if not any(w is seen for seen in weights))
+    return weights
 
 
 def save_weights_to_group(group, model):

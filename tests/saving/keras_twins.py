@@ -61,6 +61,7 @@ def two_heads():
     a = mk.Input((4,), name="a")
     b = mk.Input((3,), name="b")
     inner = mk.Sequential([mk.Input((4,)), layers.Dense(5, activation="tanh", name="inner_dense"),
+                           layers.BatchNormalization(name="inner_norm"), layers.Dense(5, name="inner_out"),
                            layers.Activation("relu", name="inner_act")], name="inner")
     left = inner(a)
     right = layers.Dense(5, name="project")(b)

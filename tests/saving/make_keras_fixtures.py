@@ -59,7 +59,9 @@ def recurrent_model():
 def functional_model():
     a = keras.Input((4,), name="a")
     b = keras.Input((3,), name="b")
+    # A nested model with non-trainable weights: tf.keras's .h5 lists them after all the trainable ones.
     inner = keras.Sequential([keras.Input((4,)), layers.Dense(5, activation="tanh", name="inner_dense"),
+                              layers.BatchNormalization(name="inner_norm"), layers.Dense(5, name="inner_out"),
                               layers.Activation("relu", name="inner_act")], name="inner")
     left = inner(a)
     right = layers.Dense(5, name="project")(b)

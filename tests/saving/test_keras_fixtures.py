@@ -56,7 +56,7 @@ def step_error(model, inputs, outputs, after):
 # Adam's second step divides by the root of the running squared gradient, so
 # float32 differences between two libraries' gradients grow to ~1e-4 in the
 # outputs (BatchNormalization and RNNs most). A lost or misplaced optimizer
-# state moves them by ~1e-2: the bound below separates the two by 20x or more.
+# state moves them 20x more than that (checked against a fresh Adam).
 STEP_TOLERANCE = 5e-4
 
 
@@ -65,11 +65,12 @@ def test_keras_zip_optimizer_state_continues_like_keras(name):
     inputs, outputs, after = expected(name)
     path = os.path.join(FIXTURES, f"{name}.keras")
     model = mk.models.load_model(path, custom_objects=CUSTOM)
-    assert step_error(model, inputs, outputs, after) < STEP_TOLERANCE
+    restored_error = step_error(model, inputs, outputs, after)
+    assert restored_error < STEP_TOLERANCE
     assert int(model.optimizer.iterations) == 2
     fresh = mk.models.load_model(path, custom_objects=CUSTOM)
     fresh.compile(optimizer=mk.optimizers.Adam(0.01), loss="mse")  # same weights, no saved state
-    assert step_error(fresh, inputs, outputs, after) > 3e-3
+    assert step_error(fresh, inputs, outputs, after) > 20 * restored_error
 
 
 @pytest.mark.parametrize("name", GRAPH_MODELS)
