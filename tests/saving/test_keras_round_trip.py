@@ -136,3 +136,23 @@ def test_a_file_that_is_neither_hdf5_nor_a_zip_gets_a_clear_error(tmp_path):
     (tmp_path / "m.keras").write_text("not a model")
     with pytest.raises(ValueError, match="is not an HDF5 file nor a .keras zip"):
         mk.models.load_model(tmp_path / "m.keras")
+
+
+def two_branches(swapped):
+    a, b = mk.Input((4,), name="a"), mk.Input((4,), name="b")
+    left, right = mk.layers.Dense(3, name="left"), mk.layers.Dense(3, name="right")
+    branches = [right(b), left(a)] if swapped else [left(a), right(b)]
+    return mk.Model([a, b], mk.layers.Concatenate()(branches))
+
+
+def test_weights_h5_matches_layers_by_name_before_position(tmp_path):
+    model = two_branches(swapped=False)
+    model.save_weights(tmp_path / "w.weights.h5")
+    other = two_branches(swapped=True)  # Keras's order, hence the paths, swap: layers/dense is now 'right'
+    from minikeras.saving.keras_weights_h5 import walk
+
+    assert [name for path, name, _ in walk(model) if path == "layers/dense"] == ["left"]
+    assert [name for path, name, _ in walk(other) if path == "layers/dense"] == ["right"]
+    other.load_weights(tmp_path / "w.weights.h5")
+    for name in ("left", "right"):
+        assert_same_arrays(other.get_layer(name).get_weights(), model.get_layer(name).get_weights())
