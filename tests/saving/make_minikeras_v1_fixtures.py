@@ -1,7 +1,8 @@
 """Writes minikeras's own (pre-Keras-3-formats) HDF5 files, kept so that they keep loading.
 
 Run once, with the code of commit 86df7c7 (before the .keras/.weights.h5 work):
-    python tests/saving/make_minikeras_v1_fixtures.py
+    git archive 86df7c7 minikeras | tar -x -C /tmp/base
+    PYTHONPATH=/tmp/base python tests/saving/make_minikeras_v1_fixtures.py
 It writes, in tests/saving/fixtures/:
     minikeras_v1_model.h5        model.save() of a trained, compiled Sequential model
     minikeras_v1_functional.h5   model.save() of a two-input functional model
