@@ -157,16 +157,21 @@ def compile_from_config(model, config, custom_objects, source):
     return True
 
 
-def restore_optimizer(model, state, learning_rate, source, warn):
+def restore_optimizer(model, state, learning_rate, source, warn, keras_order=True):
     """Put a saved optimizer state (step count first, then slots) into the compiled model's optimizer.
 
-    A state that does not fit (another optimizer, other variables) is
-    reported through ``warn`` and the optimizer starts fresh, as Keras does.
+    The optimizer is built on the trainable weights in Keras's order (the
+    order files hold slots in; minikeras's first files used
+    ``model.trainable_weights``). A state that does not fit (another
+    optimizer, other variables) is reported through ``warn`` and the
+    optimizer starts fresh, as Keras does.
     """
+    from minikeras.saving.keras_order import keras_trainable_order
+
     optimizer = model.optimizer
     try:
         if len(state) > 1:
-            optimizer.build(model.trainable_weights)
+            optimizer.build(keras_trainable_order(model) if keras_order else model.trainable_weights)
         optimizer.set_state(state)
     except ValueError as error:
         warn(f"Could not restore the optimizer state saved in {source} ({error}); the optimizer starts "

@@ -43,6 +43,11 @@ KERAS_ONLY_ARGUMENTS = {
     "input_length": ANY,  # tf.keras 2 Embedding: shape hint only
     "build_input_shape": ANY,
     "autocast": (True,),
+    "use_gate": (False,),  # MultiHeadAttention (recent Keras 3)
+    "sliding_window": (None,),  # MultiHeadAttention (recent Keras 3)
+    "oov_method": ("floormod",),  # lookup layers' default hashing of out-of-vocabulary values
+    "salt": (None,),  # lookup layers: hashing salt
+    "vocabulary_size": ANY,  # lookup layers: informational, the vocabulary itself is saved
 }
 
 # Arguments with another name in Keras (Keras name -> minikeras name).
@@ -56,7 +61,7 @@ NOT_IN_KERAS = {"SpatialDropout1D": ("trainable",), "SpatialDropout2D": ("traina
 # Where each kind of nested object lives in Keras, by the suffix of the argument holding it.
 _OBJECT_MODULES = (("_initializer", "keras.initializers"), ("_regularizer", "keras.regularizers"),
                    ("_constraint", "keras.constraints"))
-_LAYER_ARGUMENTS = ("layer", "backward_layer")
+_LAYER_ARGUMENTS = ("layer", "backward_layer", "cell")  # arguments holding a layer's own spec
 _MODEL_MODULES = {"Sequential": "keras", "Functional": "keras.src.models.functional"}
 
 

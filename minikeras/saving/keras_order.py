@@ -4,8 +4,9 @@ Keras sorts a functional model's layers by depth (inputs first), ties
 broken by the order a depth-first walk from the outputs meets them. Files
 depend on that order: ``.weights.h5`` names layers by class with a counter
 (``dense``, ``dense_1``) and tf.keras's ``.h5`` matches layers by position,
-so minikeras writes (and reads) in the same order. minikeras's own
-``model.layers`` keeps its creation-based order.
+so minikeras writes (and reads) in the same order; optimizer slots follow
+Keras's order of trainable variables too. minikeras's own ``model.layers``
+keeps its creation-based order.
 """
 from minikeras.utils.nest import flatten
 
@@ -52,3 +53,34 @@ def keras_layer_order(model):
             layers[id(tensor.node.layer)] = tensor.node.layer
     keys = sorted(layers, key=lambda key: (-layer_depths[key], first_seen[key]))
     return [layers[key] for key in keys]
+
+
+def keras_trainable_order(model):
+    """The model's trainable weights in Keras 3's ``model.trainable_variables`` order
+    (layer by layer in :func:`keras_layer_order`): the order of its optimizer slots."""
+    weights = list(model._trainable_weights) if model.trainable else []
+    for layer in keras_layer_order(model):
+        for weight in layer.trainable_weights:
+            if not any(weight is seen for seen in weights):
+                weights.append(weight)
+    return weights
+
+
+def state_in_order(optimizer, variables):
+    """``optimizer.get_state()`` as if it had been built on ``variables``, in that order.
+
+    Slots are matched by name (each is named after its variable), through a
+    twin optimizer built on ``variables``; when the names do not line up the
+    state is returned as it is.
+    """
+    state = optimizer.get_state()
+    built_on = getattr(optimizer, "_trainable_variables", None) or []
+    if not optimizer.built or [id(v) for v in built_on] == [id(v) for v in variables]:
+        return state
+    twin = type(optimizer).from_config(optimizer.get_config())
+    twin.build(variables)
+    saved = dict(zip(optimizer.state_names(), state))
+    names = twin.state_names()
+    if len(names) != len(state) or set(names) != set(saved):
+        return state
+    return [saved[name] for name in names]

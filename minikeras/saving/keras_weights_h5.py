@@ -29,10 +29,16 @@ import numpy
 
 from minikeras import backend
 from minikeras.layers.naming import to_snake_case
-from minikeras.saving.keras_order import keras_layer_order
+from minikeras.saving.keras_order import keras_layer_order, keras_trainable_order, state_in_order
 
-# Layers whose own weights Keras keeps in a sub-object (the RNN's cell).
-OWN_WEIGHTS_PATH = {"LSTM": "cell", "GRU": "cell", "SimpleRNN": "cell"}
+# Layers whose own weights Keras keeps in sub-objects: a path for all of them
+# (an RNN's cell), or {weight-name prefix: path} (MultiHeadAttention's
+# "query/kernel" is Keras's "query_dense/vars/0").
+OWN_WEIGHTS_PATH = {
+    "LSTM": "cell", "GRU": "cell", "SimpleRNN": "cell",
+    "MultiHeadAttention": {"query": "query_dense", "key": "key_dense", "value": "value_dense",
+                           "attention_output": "output_dense"},
+}
 
 # Layers whose sublayers Keras names differently from minikeras's attributes
 # (or that keep them somewhere a generic walk would not look).
@@ -111,9 +117,11 @@ def walk(layer, path="", visited=None):
     visited.add(id(layer))
     kind = type(layer).__name__
     weights = own_weights(layer)
-    if kind in OWN_WEIGHTS_PATH:
-        cell = OWN_WEIGHTS_PATH[kind]
-        entries = [(path, layer.name, []), (_join(path, cell), f"{to_snake_case(kind)}_{cell}", weights)]
+    placement = OWN_WEIGHTS_PATH.get(kind)
+    if isinstance(placement, str):
+        entries = [(path, layer.name, []), (_join(path, placement), f"{to_snake_case(kind)}_{placement}", weights)]
+    elif isinstance(placement, dict):
+        entries = _split_by_prefix(layer, path, weights, placement)
     else:
         entries = [(path, layer.name, weights)]
     for key, child in children(layer):
@@ -123,6 +131,20 @@ def walk(layer, path="", visited=None):
         else:
             entries.extend(walk(child, _join(path, key), visited))
     return entries
+
+
+def _split_by_prefix(layer, path, weights, placement):
+    """Own weights named ``<prefix>/<name>`` go to ``placement[prefix]`` (named ``prefix``), the rest stay."""
+    kept, moved = [], {}
+    for weight in weights:
+        short = weight.name[len(layer.name) + 1:] if weight.name.startswith(layer.name + "/") else weight.name
+        prefix = short.split("/", 1)[0]
+        if prefix in placement and "/" in short:
+            moved.setdefault(prefix, []).append(weight)
+        else:
+            kept.append(weight)
+    return [(path, layer.name, kept)] + [(_join(path, placement[prefix]), prefix, group)
+                                         for prefix, group in moved.items()]
 
 
 def _join(*parts):
@@ -138,14 +160,14 @@ def write_model(group, model, optimizer=None):
         for index, weight in enumerate(weights):
             variables.create_dataset(str(index), data=backend.to_numpy(weight.data))
     if optimizer is not None:
-        write_optimizer(group.require_group("optimizer"), optimizer)
+        write_optimizer(group.require_group("optimizer"), optimizer, model)
 
 
-def write_optimizer(group, optimizer):
+def write_optimizer(group, optimizer, model):
     """``optimizer/vars``: step count, learning rate, then the slots (Keras 3's order)."""
     variables = group.require_group("vars")
     variables.attrs["name"] = optimizer.name
-    state = optimizer.get_state()
+    state = state_in_order(optimizer, keras_trainable_order(model))
     arrays = [state[0], numpy.asarray(optimizer.learning_rate, dtype="float32")] + list(state[1:])
     for index, array in enumerate(arrays):
         variables.create_dataset(str(index), data=array)

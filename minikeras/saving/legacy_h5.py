@@ -21,6 +21,7 @@ import h5py
 from minikeras.saving import hdf5_format, keras_compile, keras_config, keras_config_writer
 from minikeras.saving.atomic import atomic_write
 from minikeras.saving.compile_config import compile_from_json
+from minikeras.saving.keras_order import keras_trainable_order, state_in_order
 
 KERAS_VERSION = "3.15.1"  # the Keras release whose layout this file follows
 
@@ -104,7 +105,7 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
             if compiled:
                 handle.attrs["training_config"] = training_config
                 optimizer = model.optimizer
-                state = optimizer.get_state()
+                state = state_in_order(optimizer, keras_trainable_order(model))
                 names = [f"{optimizer.name}/iteration", f"{optimizer.name}/learning_rate"]
                 names += [f"{optimizer.name}/{name}" for name in optimizer.state_names()[1:]]
                 arrays = [state[0], _learning_rate_array(optimizer)] + state[1:]
@@ -174,5 +175,6 @@ def load_model(handle, custom_objects=None, compile=True, safe_mode=True, source
             learning_rate = float(saved[1][1])
             saved = saved[:1] + saved[2:]
         keras_compile.restore_optimizer(model, [array for _, array in saved], learning_rate, source,
-                                        lambda message: warnings.warn(message, stacklevel=5))
+                                        lambda message: warnings.warn(message, stacklevel=5),
+                                        keras_order=not hdf5_format.is_minikeras_v1(handle.attrs))
     return model

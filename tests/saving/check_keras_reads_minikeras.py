@@ -27,7 +27,7 @@ import keras  # noqa: E402
 import numpy  # noqa: E402
 
 import minikeras as mk  # noqa: E402
-from tests.saving.keras_twins import BUILDERS, as_list, one_or_many, trained  # noqa: E402
+from tests.saving.keras_twins import BUILDERS, as_list, missing_layers, one_or_many, trained  # noqa: E402
 
 
 @keras.saving.register_keras_serializable(package="Custom", name="TwoDense")  # minikeras writes "Custom>TwoDense"
@@ -55,6 +55,9 @@ def main():
     rows, failures = [], 0
     folder = tempfile.mkdtemp()
     for name in BUILDERS:
+        if missing_layers(name):
+            rows.append((name, "-", "-", "-", "-", f"not run: minikeras lacks {missing_layers(name)}"))
+            continue
         model, inputs, targets = trained(name, rng)
         subclassed = name == "two_dense"
         outputs = as_list(model.predict(one_or_many(inputs), verbose=0))
@@ -119,7 +122,7 @@ def main():
     print(f"{'model':16} {'file':12} {'|output diff|':>14} {'|after step|':>13} {'|fresh Adam|':>13}  result")
     for row in rows:
         print(f"{row[0]:16} {row[1]:12} {row[2]:>14} {row[3]:>13} {row[4]:>13}  {row[5]}")
-    total = len(json.load(open(LAYER_CONFIGS)))
+    total = sum(hasattr(mk.layers, name) for name in json.load(open(LAYER_CONFIGS)))
     print(f"layer configs: Keras rebuilt {total - len(config_failures)}/{total} layer classes from minikeras's "
           f"Keras-schema config with Keras's own config" + (f"; differences: {config_failures}" if config_failures
                                                              else ""))
@@ -137,6 +140,8 @@ def check_layer_configs():
 
     problems = []
     for class_name, spec in json.load(open(LAYER_CONFIGS)).items():
+        if not hasattr(mk.layers, class_name):
+            continue  # a layer of the keras-layers branch
         try:
             converted = keras_config.to_minikeras(spec)
             layer = layer_from_config(get_layer_class(converted["class_name"]), converted["config"])

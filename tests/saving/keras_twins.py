@@ -77,8 +77,41 @@ def two_dense():
     return model
 
 
+def keras3_layers():
+    """The weighted layers of the Keras-compatibility work (merged from the keras-layers branch)."""
+    sequence = mk.Input((5, 4), name="sequence")
+    x = layers.MultiHeadAttention(num_heads=2, key_dim=3, name="attention")(sequence, sequence)
+    x = layers.PReLU(name="prelu")(x)
+    x = layers.GroupNormalization(groups=2, name="group_norm")(x)
+    x = layers.RNN(layers.GRUCell(3), name="rnn")(x)
+    volume = mk.Input((4, 4, 4, 2), name="volume")
+    y = layers.Conv3D(2, 2, activation="relu", name="conv3d")(volume)
+    y = layers.MaxPooling3D(3, name="pool3d")(y)
+    y = layers.Flatten(name="flatten")(y)
+    merged = layers.Concatenate(name="merge")([x, y])
+    return mk.Model([sequence, volume], layers.Dense(2, name="head")(merged), name="keras3_layers")
+
+
 BUILDERS = {"conv_model": conv_model, "recurrent_model": recurrent_model, "two_heads": two_heads,
-            "two_dense": two_dense}
+            "two_dense": two_dense, "keras3_layers": keras3_layers}
+INPUT_SHAPES["keras3_layers"] = [(5, 4), (4, 4, 4, 2)]
+# Layer classes each model needs beyond those every minikeras has had.
+NEEDS = {"keras3_layers": ("MultiHeadAttention", "PReLU", "GroupNormalization", "RNN", "GRUCell", "Conv3D",
+                           "MaxPooling3D")}
+
+
+def missing_layers(name):
+    """The layer classes ``name`` needs that this minikeras lacks (empty once keras-layers is merged)."""
+    return [cls for cls in NEEDS.get(name, ()) if not hasattr(layers, cls)]
+
+
+def model_params(names):
+    """pytest params for ``names``, each skipped, with the reason, when its layers are missing."""
+    import pytest
+
+    return [pytest.param(name, marks=pytest.mark.skipif(bool(missing_layers(name)),
+                                                        reason=f"minikeras lacks {missing_layers(name)}"))
+            for name in names]
 
 
 def sample_inputs(name, rng, batch=3):

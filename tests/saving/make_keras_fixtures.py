@@ -71,6 +71,22 @@ def functional_model():
     return keras.Model([a, b], [first, second], name="two_heads"), [(4,), (3,)], "float"
 
 
+def keras3_layers_model():
+    """The weighted layers of the Keras-compatibility work: attention, PReLU, GroupNormalization, RNN(cell), Conv3D."""
+    sequence = keras.Input((5, 4), name="sequence")
+    x = layers.MultiHeadAttention(num_heads=2, key_dim=3, name="attention")(sequence, sequence)
+    x = layers.PReLU(name="prelu")(x)
+    x = layers.GroupNormalization(groups=2, name="group_norm")(x)
+    x = layers.RNN(layers.GRUCell(3), name="rnn")(x)
+    volume = keras.Input((4, 4, 4, 2), name="volume")
+    y = layers.Conv3D(2, 2, activation="relu", name="conv3d")(volume)
+    y = layers.MaxPooling3D(3, name="pool3d")(y)
+    y = layers.Flatten(name="flatten")(y)
+    merged = layers.Concatenate(name="merge")([x, y])
+    return keras.Model([sequence, volume], layers.Dense(2, name="head")(merged), name="keras3_layers"), \
+        [(5, 4), (4, 4, 4, 2)], "float"
+
+
 @keras.saving.register_keras_serializable(package="minikeras_tests")
 class TwoDense(keras.Model):
     """A registered subclassed model; tests/saving/test_keras_fixtures.py has its minikeras twin."""
@@ -119,6 +135,17 @@ LAYER_CASES = {
     "LSTM": dict(units=2, return_sequences=True, go_backwards=True, dropout=0.1, unit_forget_bias=False),
     "GRU": dict(units=2, reset_after=False, return_state=True), "SimpleRNN": dict(units=2, activation="relu"),
     "Bidirectional": "wrap", "TimeDistributed": "wrap",
+    # Layers of the Keras-compatibility work (tests use the ones minikeras has).
+    "PReLU": {}, "ELU": dict(alpha=0.5), "LeakyReLU": dict(negative_slope=0.2), "ReLU": dict(max_value=6.0),
+    "Softmax": dict(axis=-1), "GroupNormalization": dict(groups=2), "Conv3D": dict(filters=2, kernel_size=3),
+    "MaxPooling3D": dict(pool_size=2), "AveragePooling3D": dict(pool_size=2),
+    "MultiHeadAttention": dict(num_heads=2, key_dim=3), "Attention": {}, "Masking": dict(mask_value=0.0),
+    "Rescaling": dict(scale=0.5, offset=1.0), "Resizing": dict(height=4, width=5),
+    "CenterCrop": dict(height=2, width=2), "Normalization": dict(axis=-1), "RandomFlip": dict(mode="horizontal"),
+    "RandomContrast": dict(factor=0.2), "RandomRotation": dict(factor=0.1),
+    "RandomTranslation": dict(height_factor=0.1, width_factor=0.1), "RandomZoom": dict(height_factor=0.1),
+    "IntegerLookup": {}, "StringLookup": {}, "TextVectorization": dict(max_tokens=10), "GRUCell": dict(units=2),
+    "LSTMCell": dict(units=2), "SimpleRNNCell": dict(units=2), "RNN": "wrap",
 }
 
 
@@ -126,7 +153,9 @@ def layer_configs():
     """Keras's serialized spec of each LAYER_CASES layer."""
     found = {}
     for name, arguments in LAYER_CASES.items():
-        if arguments == "wrap":
+        if name == "RNN":
+            layer = layers.RNN(layers.GRUCell(2), return_sequences=True)
+        elif arguments == "wrap":
             inner = layers.GRU(2, return_sequences=True) if name == "Bidirectional" else layers.Dense(2)
             layer = getattr(layers, name)(inner, **({"merge_mode": "sum"} if name == "Bidirectional" else {}))
         else:
@@ -147,7 +176,7 @@ def main():
         json.dump(layer_configs(), handle, indent=1, sort_keys=True)
     keras.utils.set_random_seed(0)
     rng = numpy.random.default_rng(0)
-    for build in (conv_model, recurrent_model, functional_model, subclassed_model):
+    for build in (conv_model, recurrent_model, functional_model, subclassed_model, keras3_layers_model):
         model, shapes, kind = build()
         name = model.name
         inputs = inputs_for(shapes, kind, rng)

@@ -7,11 +7,12 @@ import pytest
 
 import minikeras as mk
 from minikeras import layers
-from tests.saving.keras_twins import TwoDense
+from tests.saving.keras_twins import TwoDense, model_params
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "keras")
-MODELS = ["conv_model", "recurrent_model", "two_heads", "two_dense"]
-GRAPH_MODELS = ["conv_model", "recurrent_model", "two_heads"]  # the legacy .h5 cannot hold a subclassed model
+MODELS = model_params(["conv_model", "recurrent_model", "two_heads", "two_dense", "keras3_layers"])
+# The legacy .h5 cannot hold a subclassed model.
+GRAPH_MODELS = model_params(["conv_model", "recurrent_model", "two_heads", "keras3_layers"])
 
 
 CUSTOM = {"minikeras_tests>TwoDense": TwoDense}

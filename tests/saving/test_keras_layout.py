@@ -9,7 +9,7 @@ import numpy
 import pytest
 
 from minikeras.saving import keras_config
-from tests.saving.keras_twins import BUILDERS, trained
+from tests.saving.keras_twins import BUILDERS, missing_layers, model_params, trained
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "keras")
 
@@ -54,6 +54,8 @@ def written(tmp_path_factory):
     folder = tmp_path_factory.mktemp("layout")
     paths = {}
     for name in BUILDERS:
+        if missing_layers(name):
+            continue
         model, _, _ = trained(name, numpy.random.default_rng(0))
         paths[name] = {suffix: folder / f"{name}{suffix}" for suffix in (".keras", ".weights.h5", ".h5")}
         model.save(paths[name][".keras"])
@@ -63,7 +65,7 @@ def written(tmp_path_factory):
     return paths
 
 
-@pytest.mark.parametrize("name", list(BUILDERS))
+@pytest.mark.parametrize("name", model_params(BUILDERS))
 def test_keras_zip_has_keras_members_and_weight_tree(written, name):
     ours, theirs = written[name][".keras"], os.path.join(FIXTURES, f"{name}.keras")
     with zipfile.ZipFile(ours) as a, zipfile.ZipFile(theirs) as b:
@@ -73,7 +75,7 @@ def test_keras_zip_has_keras_members_and_weight_tree(written, name):
     assert zip_weights_tree(ours) == zip_weights_tree(theirs)
 
 
-@pytest.mark.parametrize("name", list(BUILDERS))
+@pytest.mark.parametrize("name", model_params(BUILDERS))
 def test_weights_h5_has_keras_tree(written, name):
     with h5py.File(written[name][".weights.h5"], "r") as a, \
             h5py.File(os.path.join(FIXTURES, f"{name}.weights.h5"), "r") as b:
@@ -82,7 +84,7 @@ def test_weights_h5_has_keras_tree(written, name):
             [b[path].attrs.get("name") for path in ("vars", "layers/dense/vars") if path in b]
 
 
-@pytest.mark.parametrize("name", list(BUILDERS))
+@pytest.mark.parametrize("name", model_params(BUILDERS))
 def test_config_json_follows_keras_schema(written, name):
     with zipfile.ZipFile(written[name][".keras"]) as archive:
         ours = json.loads(archive.read("config.json"))
@@ -103,7 +105,7 @@ def test_config_json_follows_keras_schema(written, name):
             assert mine["config"]["dtype"]["class_name"] == "DTypePolicy"
 
 
-@pytest.mark.parametrize("name", [name for name in BUILDERS if name != "two_dense"])
+@pytest.mark.parametrize("name", model_params([name for name in BUILDERS if name != "two_dense"]))
 def test_legacy_h5_has_keras_layout(written, name):
     with h5py.File(written[name][".h5"], "r") as a, h5py.File(os.path.join(FIXTURES, f"{name}.h5"), "r") as b:
         assert {"model_config", "training_config", "keras_version", "backend"} <= set(a.attrs)

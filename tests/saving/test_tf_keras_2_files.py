@@ -54,7 +54,8 @@ def tf_keras_2_file(tmp_path):
     weights = {"dense": [rng.normal(size=(4, 3)), rng.normal(size=3)],
                "dense_1": [rng.normal(size=(3, 2)), rng.normal(size=2)]}
     weights = {k: [w.astype("float32") for w in v] for k, v in weights.items()}
-    moments = {name: [[rng.normal(size=w.shape).astype("float32") for w in arrays] for _ in "mv"]
+    moments = {name: [[rng.normal(size=w.shape).astype("float32") for w in arrays],
+                      [rng.uniform(0.1, 1, size=w.shape).astype("float32") for w in arrays]]  # velocities >= 0
                for name, arrays in weights.items()}
     path = tmp_path / "tf2.h5"
     with h5py.File(path, "w") as handle:
