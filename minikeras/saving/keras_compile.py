@@ -166,12 +166,14 @@ def restore_optimizer(model, state, learning_rate, source, warn, keras_order=Tru
     optimizer, other variables) is reported through ``warn`` and the
     optimizer starts fresh, as Keras does.
     """
-    from minikeras.saving.keras_order import keras_trainable_order
+    from minikeras.saving.keras_order import keras_trainable_order, state_from_order
 
     optimizer = model.optimizer
+    variables = keras_trainable_order(model) if keras_order else model.trainable_weights
     try:
         if len(state) > 1:
-            optimizer.build(keras_trainable_order(model) if keras_order else model.trainable_weights)
+            optimizer.build(variables)  # nothing happens if training built it already...
+            state = state_from_order(optimizer, variables, state)  # ...in another order
         optimizer.set_state(state)
     except ValueError as error:
         warn(f"Could not restore the optimizer state saved in {source} ({error}); the optimizer starts "

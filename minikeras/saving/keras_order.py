@@ -84,3 +84,19 @@ def state_in_order(optimizer, variables):
     if len(names) != len(state) or set(names) != set(saved):
         return state
     return [saved[name] for name in names]
+
+
+def state_from_order(optimizer, variables, state):
+    """The inverse of :func:`state_in_order`: a state saved in ``variables``' order, rearranged
+    for ``optimizer`` when it is already built on another order (e.g. by training)."""
+    built_on = getattr(optimizer, "_trainable_variables", None) or []
+    if not optimizer.built or [id(v) for v in built_on] == [id(v) for v in variables]:
+        return state
+    twin = type(optimizer).from_config(optimizer.get_config())
+    twin.build(variables)
+    names = twin.state_names()
+    if len(names) != len(state):
+        return state  # set_state reports the mismatch
+    saved = dict(zip(names, state))
+    wanted = optimizer.state_names()
+    return [saved[name] for name in wanted] if set(wanted) == set(saved) else state
