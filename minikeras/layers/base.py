@@ -381,6 +381,7 @@ class Layer:
         if isinstance(shapes, tuple) and all(isinstance(s, int) for s in shapes):
             build_shape = (None,) + tuple(shapes[1:])
         self.build(build_shape)
+        self._build_input_shape = build_shape  # saved as Keras's build_config
         self.built = True
 
     # ------------------------------------------------------------- config
