@@ -318,7 +318,9 @@ def load_errors(source):
     except RecursionError:
         raise FileLoadError(f"{source} is corrupt: its config nests too deeply.") from None
     except ValueError as error:
-        if type(error) is ValueError and _raised_by_minikeras(error):
+        # minikeras's own ValueError subclasses (an unknown class) are checks too.
+        own_type = type(error) is ValueError or is_library_object(type(error))
+        if own_type and _raised_by_minikeras(error):
             raise
         raise FileLoadError(f"{source} cannot be loaded (corrupt, or not a minikeras/Keras file?): "
                             f"{type(error).__name__}: {error}") from error

@@ -180,7 +180,6 @@ def layer_config_to_minikeras(class_name, config, cls, custom_objects, safe_mode
         function = config.get("function")
         if not isinstance(function, str):
             raise ValueError(f"{what} in {source} names no function ({function!r}).")
-        _safety.resolve_name(function, {}, custom_objects, kind="Lambda function", source=source)
         config.pop("module", None)
         config.pop("function_type", None)
     for keras_name, name in RENAMED_ARGUMENTS.get(class_name, {}).items():

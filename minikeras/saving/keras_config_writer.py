@@ -92,9 +92,23 @@ def _model_config_to_keras(class_name, config):
     return config
 
 
+def _class_for_writing(class_name):
+    """The class a config being saved names. Writing trusts the live model, so
+    a user's unregistered class is found by name too (loading does not:
+    layers.base.get_layer_class)."""
+    from minikeras.layers import base
+
+    try:
+        return get_layer_class(class_name)
+    except ValueError:
+        if class_name in base._LAYER_CLASSES:
+            return base._LAYER_CLASSES[class_name]
+        raise
+
+
 def spec_to_keras(class_name, config, cls=None):
     """``{"module", "class_name", "config", "registered_name"}`` for a minikeras class and config."""
-    cls = cls or get_layer_class(class_name)
+    cls = cls or _class_for_writing(class_name)
     from minikeras.models.functional import Functional
     from minikeras.models.sequential import Sequential
 

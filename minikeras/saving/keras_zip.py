@@ -87,23 +87,25 @@ def _json_default(value):
     raise TypeError(f"{type(value).__name__} {value!r} is not JSON-serializable")
 
 
-def read_member(archive, name, source, limit=None):
+def read_member(archive, name, source, limit=None, what="it"):
     """A member's bytes, once its declared size is checked against ``limit``
-    and against what deflate can inflate from its compressed size."""
+    (``what`` names what may not be larger) and against what deflate can
+    inflate from its compressed size."""
     try:
         info = archive.getinfo(name)
     except KeyError:
         raise _safety.FileLoadError(f"{source} is not a complete .keras file: it has no '{name}'.") from None
     if limit is not None and info.file_size > limit:
-        raise _safety.FileLoadError(f"'{name}' in {source} declares {info.file_size} bytes, over the limit of "
-                                    f"{limit} bytes for it (pass max_bytes=None if the file is trusted).")
+        raise _safety.FileLoadError(f"'{name}' in {source} is {info.file_size} bytes, more than {what} can be "
+                                    f"({limit} bytes).")
     if limit is not None and info.file_size > _safety._MAX_COMPRESSION_RATIO * info.compress_size + 2**20:
         raise _safety.FileLoadError(f"'{name}' in {source} declares {info.file_size} bytes from {info.compress_size} "
                                     "compressed bytes, a ratio deflate cannot reach (a zip bomb?).")
     return archive.read(name)
 
 
-def _weights_limit(max_bytes):
+def weights_limit(max_bytes):
+    """The largest weights member accepted: ``max_bytes`` plus HDF5 metadata (None: no limit)."""
     return None if max_bytes is None else max_bytes + _WEIGHTS_OVERHEAD_BYTES
 
 
@@ -111,7 +113,7 @@ def _verify_config(archive, config_bytes, source):
     """Check config.json against the CRC-32 minikeras put in metadata.json (absent in Keras's files)."""
     if METADATA not in archive.namelist():
         return
-    metadata = json.loads(read_member(archive, METADATA, source, _MAX_CONFIG_BYTES))
+    metadata = json.loads(read_member(archive, METADATA, source, _MAX_CONFIG_BYTES, "metadata"))
     expected = metadata.get(_checksum.CONFIG_ATTRIBUTE) if isinstance(metadata, dict) else None
     if expected is not None and expected != _checksum.config_crc32(config_bytes.decode("utf8")):
         raise _safety.FileLoadError(f"{source}: its config.json fails its integrity check (CRC-32 mismatch): the "
@@ -153,9 +155,10 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, sour
 
     source = source or repr(str(filepath))
     with zipfile.ZipFile(filepath) as archive:
-        config_bytes = read_member(archive, CONFIG, source, _MAX_CONFIG_BYTES)
+        config_bytes = read_member(archive, CONFIG, source, _MAX_CONFIG_BYTES, "a model config")
         _verify_config(archive, config_bytes, source)
-        weights = io.BytesIO(read_member(archive, WEIGHTS, source, _weights_limit(max_bytes)))
+        weights = io.BytesIO(read_member(archive, WEIGHTS, source, weights_limit(max_bytes),
+                                          "weights under max_bytes"))
     spec = json.loads(config_bytes)
     if not isinstance(spec, dict) or not isinstance(spec.get("class_name"), str):
         raise _safety.FileLoadError(f"The model config in {source} is malformed: expected {{'class_name', 'config'}}.")

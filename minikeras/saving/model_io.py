@@ -207,7 +207,8 @@ def _load_weights(model, filepath, skip_mismatch, by_name, source, max_bytes):
         import zipfile
 
         with zipfile.ZipFile(os.fspath(filepath)) as archive:
-            data = io.BytesIO(keras_zip.read_member(archive, keras_zip.WEIGHTS, source, max_bytes))
+            data = io.BytesIO(keras_zip.read_member(archive, keras_zip.WEIGHTS, source,
+                                                        keras_zip.weights_limit(max_bytes), "weights under max_bytes"))
         with h5py.File(data, "r") as handle:
             _load_keras_layout(model, handle, skip_mismatch, source, max_bytes)
         return

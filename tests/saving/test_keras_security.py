@@ -11,7 +11,7 @@ import pytest
 
 import minikeras as mk
 from minikeras import layers
-from minikeras.saving import keras_zip
+from minikeras.saving import UnsafeDeserializationError, keras_zip
 from minikeras.saving.keras_config import UnknownObjectError
 
 KERAS_LAMBDA = {  # what Keras 3.15 writes for Lambda(lambda x: x * 2): marshalled bytecode
@@ -28,12 +28,16 @@ def small_model():
 
 
 def rewrite_config(source, target, change):
-    """Copy a .keras file with its config.json changed by ``change(spec)``."""
+    """Copy a .keras file with its config.json changed by ``change(spec)``, as
+    an attacker (or Keras) writes it: without minikeras's config checksum."""
     with zipfile.ZipFile(source) as archive:
         members = {name: archive.read(name) for name in archive.namelist()}
     spec = json.loads(members["config.json"])
     change(spec)
     members["config.json"] = json.dumps(spec).encode()
+    metadata = json.loads(members["metadata.json"])
+    metadata.pop("minikeras_config_crc32")
+    members["metadata.json"] = json.dumps(metadata).encode()
     with zipfile.ZipFile(target, "w") as archive:
         for name, data in members.items():
             archive.writestr(name, data)
@@ -64,7 +68,7 @@ def test_keras_lambda_bytecode_is_refused_in_and_out_of_safe_mode(tmp_path):
     small_model().save(tmp_path / "m.keras")
     rewrite_config(tmp_path / "m.keras", tmp_path / "lambda.keras",
                    lambda spec: spec["config"]["layers"].insert(1, KERAS_LAMBDA))
-    with pytest.raises(ValueError, match="Lambda 'lambda'.*safe mode.*safe_mode=False"):
+    with pytest.raises(UnsafeDeserializationError, match="Lambda layer 'lambda'.*safe_mode is on.*safe_mode=False"):
         mk.models.load_model(tmp_path / "lambda.keras")
     with pytest.raises(ValueError, match="bytecode, which minikeras never runs"):
         mk.models.load_model(tmp_path / "lambda.keras", safe_mode=False)
@@ -79,9 +83,9 @@ def test_named_lambda_needs_safe_mode_off_and_the_function_in_custom_objects(tmp
     model = mk.Sequential([mk.Input((3,)), layers.Lambda(double, name="twice"), layers.Dense(2)])
     path = tmp_path / f"m{suffix}"
     model.save(path)
-    with pytest.raises(ValueError, match="safe mode"):
+    with pytest.raises(UnsafeDeserializationError, match="Lambda layer 'twice'.*safe_mode is on"):
         mk.models.load_model(path)
-    with pytest.raises(ValueError, match="calls the function 'double'.*custom_objects"):
+    with pytest.raises(ValueError, match="'double'.*not in custom_objects"):
         mk.models.load_model(path, safe_mode=False)  # not looked up in its module, even though it is imported
     restored = mk.models.load_model(path, safe_mode=False, custom_objects={"double": double})
     x = numpy.ones((2, 3), "float32")
