@@ -41,12 +41,12 @@ def main(argv=None):
         config.set_logical_device_configuration(
             gpus[0], [config.LogicalDeviceConfiguration(memory_limit=1024),
                       config.LogicalDeviceConfiguration(memory_limit=1024)])
-        kind = "gpu"
+        kind, limit_mb = "gpu", 1024
     else:
         config.set_logical_device_configuration(
             cpus[0], [config.LogicalDeviceConfiguration(memory_limit=64),
                       config.LogicalDeviceConfiguration(memory_limit=64)])
-        kind = "cpu"
+        kind, limit_mb = "cpu", 64
     logical = config.list_logical_devices()
     print("Logical devices:", [d.name for d in logical])
 
@@ -84,7 +84,7 @@ def main(argv=None):
         big = mk.ops.zeros((1024, 1024))  # 4 MiB
         print(f"memory on {kind}:1:", config.get_memory_info(f"{kind}:1"))
         try:
-            mk.ops.zeros((64, 1024, 1024))  # 256 MiB, past the 64 MiB / 1 GiB limit
+            mk.ops.zeros((2 * limit_mb, 1024, 256))  # twice the device's limit
         except mk.errors.ResourceExhaustedError as error:
             print("Past the limit:", error)
         del big

@@ -86,8 +86,7 @@ def _generator_for(seed, target, function_name):
         seed = seed.next()
     else:
         _check_int_seed(function_name, seed)
-    with target.activate():
-        return target.xp.random.default_rng(int(seed))
+    return target.new_rng(int(seed))  # the device's own kind of Generator
 
 
 def randint(shape, minval, maxval, dtype="int32", seed=None):

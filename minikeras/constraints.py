@@ -15,6 +15,7 @@ import math
 
 from minikeras import backend
 from minikeras._registry import Configurable, ObjectRegistry
+from minikeras.device import registry
 
 __all__ = ["Constraint", "MaxNorm", "MinMaxNorm", "NonNeg", "UnitNorm", "max_norm", "min_max_norm", "non_neg",
            "unit_norm", "get", "serialize", "deserialize"]
@@ -30,6 +31,22 @@ def _raw(array):
     from minikeras.autograd import Tensor
 
     return array.data if isinstance(array, Tensor) else backend.get_array_module(array).asarray(array)
+
+
+def _on_device(method):
+    """Run a constraint on the raw array inside its device's context."""
+    import functools
+
+    @functools.wraps(method)
+    def call(self, w):
+        w = _raw(w)
+        device = registry.owner_of(w)
+        if device is None:
+            return method(self, w)
+        with device.activate():
+            return method(self, w)
+
+    return call
 
 
 def _norms(xp, w, axis):
@@ -77,8 +94,8 @@ class MaxNorm(Constraint):
         self.max_value = max_value
         self.axis = _check_axis("MaxNorm", axis)
 
+    @_on_device
     def __call__(self, w):
-        w = _raw(w)
         _check_weight_axis("MaxNorm", w, self.axis)
         xp = backend.get_array_module(w)
         axis = tuple(self.axis) if isinstance(self.axis, list) else self.axis
@@ -111,8 +128,8 @@ class MinMaxNorm(Constraint):
         self.min_value, self.max_value, self.rate = float(min_value), float(max_value), float(rate)
         self.axis = _check_axis("MinMaxNorm", axis)
 
+    @_on_device
     def __call__(self, w):
-        w = _raw(w)
         _check_weight_axis("MinMaxNorm", w, self.axis)
         xp = backend.get_array_module(w)
         axis = tuple(self.axis) if isinstance(self.axis, list) else self.axis
@@ -127,8 +144,8 @@ class MinMaxNorm(Constraint):
 class NonNeg(Constraint):
     """Set negative weights to zero."""
 
+    @_on_device
     def __call__(self, w):
-        w = _raw(w)
         xp = backend.get_array_module(w)
         return xp.maximum(w, 0).astype(w.dtype, copy=False)
 
@@ -143,8 +160,8 @@ class UnitNorm(Constraint):
     def __init__(self, axis=0):
         self.axis = _check_axis("UnitNorm", axis)
 
+    @_on_device
     def __call__(self, w):
-        w = _raw(w)
         _check_weight_axis("UnitNorm", w, self.axis)
         xp = backend.get_array_module(w)
         axis = tuple(self.axis) if isinstance(self.axis, list) else self.axis

@@ -86,11 +86,17 @@ class Variable(Tensor):
 
     def assign_add(self, delta):
         """``variable += delta`` in place (no gradient recorded); returns self."""
-        return super().assign(self.data + self._aligned(delta))
+        delta = self._aligned(delta)
+        with self.device.activate():
+            total = self.data + delta
+        return super().assign(total)
 
     def assign_sub(self, delta):
         """``variable -= delta`` in place (no gradient recorded); returns self."""
-        return super().assign(self.data - self._aligned(delta))
+        delta = self._aligned(delta)
+        with self.device.activate():
+            total = self.data - delta
+        return super().assign(total)
 
     def _aligned(self, delta):
         delta = _as_data(delta)

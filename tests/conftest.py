@@ -1,19 +1,88 @@
-"""Shared fixtures: fresh device configuration, a seeded library, GPU skips."""
+"""Shared fixtures: fresh device configuration, a seeded library, GPU skips,
+and every test on every device.
+
+Every device: the tests of the library's numerical core (ops, autograd,
+layers, losses, metrics, optimizers, models, saving, callbacks, and the
+top-level modules) run once per device present, as Chainer's
+``inject_backend_tests`` does: ``cpu:0`` always, and each visible real GPU
+(``gpu:N`` in the test id), with that device as the default device. With
+``MINIKERAS_SIMULATED_GPU=1`` (CI's second run) they run on the strict
+simulated ``gpu:0`` instead. ``--device-kind gpu`` (or ``cpu``) keeps one
+half.
+
+CPU-only tests (op threads, BLAS threads, mallopt) carry
+``@pytest.mark.cpu_only(reason=...)`` and are skipped, with that reason,
+when the default device is a GPU (the simulated-GPU run).
+"""
+import pathlib
+
 import numpy
 import pytest
 
 import minikeras
 from minikeras import backend
-from minikeras.device import registry
+from minikeras.device import registry, simulated
+
+_PER_DEVICE = ("ops", "autograd", "layers", "losses", "metrics", "optimizers", "models", "saving", "callbacks")
+_TESTS = pathlib.Path(__file__).parent
+
+
+def pytest_addoption(parser):
+    parser.addoption("--device-kind", choices=("cpu", "gpu"), default=None,
+                     help="run the per-device tests on devices of this kind only")
+
+
+def _devices_under_test(config):
+    if simulated.requested_count():
+        names = ["gpu:0"]
+    else:
+        names = ["cpu:0"]
+        cupy = backend.cupy_module() if backend.gpu_available() else None
+        if cupy is not None:
+            names += [f"gpu:{index}" for index in range(cupy.cuda.runtime.getDeviceCount())]
+    kind = config.getoption("--device-kind")
+    return [name for name in names if kind is None or name.startswith(kind)]
+
+
+def _runs_per_device(path):
+    relative = pathlib.Path(path).relative_to(_TESTS)
+    return len(relative.parts) == 1 or relative.parts[0] in _PER_DEVICE
+
+
+def pytest_generate_tests(metafunc):
+    if _runs_per_device(metafunc.definition.fspath):
+        metafunc.parametrize("_on_device", _devices_under_test(metafunc.config), indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def _on_device(request):
+    """The device this run of a per-device test uses as the default device
+    (None for the other tests)."""
+    name = getattr(request, "param", None)
+    registry._prefer_default_for_tests(name)
+    yield name
+    registry._prefer_default_for_tests(None)
 
 
 def pytest_collection_modifyitems(config, items):
-    if backend.gpu_available():
-        return
-    skip = pytest.mark.skip(reason=f"GPU test skipped: {backend.gpu_unavailable_reason()}")
+    on_gpu = simulated.requested_count() > 0
+    if not backend.gpu_available():
+        skip = pytest.mark.skip(reason=f"GPU test skipped: {backend.gpu_unavailable_reason()}")
+        skip_cuda = pytest.mark.skip(reason="needs real CUDA (CuPy's pools or arrays), not the simulated GPU")
+        for item in items:
+            if "gpu" in item.keywords and not on_gpu:
+                item.add_marker(skip)
+            elif "cuda" in item.keywords:
+                item.add_marker(skip_cuda if on_gpu else skip)
     for item in items:
-        if "gpu" in item.keywords:
-            item.add_marker(skip)
+        marker = item.get_closest_marker("cpu_only")
+        if marker is None:
+            continue
+        reason = marker.kwargs.get("reason") or (marker.args[0] if marker.args else "CPU-only test")
+        callspec = getattr(item, "callspec", None)
+        device = callspec.params.get("_on_device") if callspec is not None else None
+        if on_gpu or (device is not None and device.startswith("gpu")):
+            item.add_marker(pytest.mark.skip(reason=f"CPU only: {reason}"))
 
 
 @pytest.fixture(autouse=True)
@@ -31,6 +100,26 @@ def fresh_devices():
     registry.set_log_device_placement(False)
     registry.set_soft_device_placement(False)
     registry._reset_for_tests()
+
+
+@pytest.fixture
+def simulated_gpu(monkeypatch, fresh_devices):
+    """The strict simulated GPU as the default device (``gpu:0``), in any run."""
+    physical = registry._registry.physical
+    registry._prefer_default_for_tests(None)  # whatever device this test runs for
+    monkeypatch.setenv(simulated.ENVIRONMENT_VARIABLE, "1")
+    registry._registry.physical = None
+    registry._reset_for_tests()
+    yield registry.get_device("gpu:0")
+    monkeypatch.undo()
+    registry._reset_for_tests()
+    registry._registry.physical = physical
+
+
+@pytest.fixture
+def device():
+    """The default device of this run of the test (a Device)."""
+    return registry.default_device()
 
 
 @pytest.fixture

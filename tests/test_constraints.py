@@ -55,8 +55,10 @@ def test_min_max_norm(kernel):
 def test_tensor_input_is_accepted(kernel):
     from minikeras.autograd import Tensor
 
-    out = constraints.NonNeg()(Tensor(kernel))
-    numpy.testing.assert_array_equal(out, numpy.maximum(kernel, 0))
+    weight = Tensor(kernel)
+    out = constraints.NonNeg()(weight)
+    assert weight.device.is_array(out)  # a raw array of the weight's device
+    numpy.testing.assert_array_equal(weight.device.to_host(out), numpy.maximum(kernel, 0))
 
 
 @pytest.mark.parametrize("constraint", [constraints.MaxNorm(3, axis=1), constraints.NonNeg(),

@@ -45,12 +45,13 @@ def sum_to_shape(gradient, shape):
 
 
 def _accumulate_leaf(leaf, gradient):
-    if gradient.dtype != leaf.data.dtype:
-        gradient = gradient.astype(leaf.data.dtype)
-    if leaf.grad is None:
-        leaf.grad = _wrap(gradient, leaf.device, None, 0)
-    else:
-        leaf.grad = _wrap(leaf.grad.data + gradient, leaf.device, None, 0)
+    with leaf.device.activate():
+        if gradient.dtype != leaf.data.dtype:
+            gradient = gradient.astype(leaf.data.dtype)
+        if leaf.grad is None:
+            leaf.grad = _wrap(gradient, leaf.device, None, 0)
+        else:
+            leaf.grad = _wrap(leaf.grad.data + gradient, leaf.device, None, 0)
 
 
 from minikeras.autograd.function import _wrap  # noqa: E402  (function imports engine's users)
@@ -71,22 +72,8 @@ def backward(tensor, gradient=None, retain_graph=False):
             "backward() called on a tensor that does not require grad: no input of the ops that made it "
             "had requires_grad=True, or it was computed inside no_grad()."
         )
-    xp = tensor.device.xp
-    if gradient is None:
-        if tensor.data.size != 1:
-            raise RuntimeError(
-                f"backward() without a gradient needs a tensor with one element; received shape "
-                f"{tensor.shape}. Reduce it first (e.g. .sum()) or pass gradient=."
-            )
-        gradient = xp.ones_like(tensor.data)
-    else:
-        gradient = getattr(gradient, "data", gradient)
-        with tensor.device.activate():
-            gradient = xp.asarray(gradient, dtype=tensor.data.dtype)
-        if gradient.shape != tensor.data.shape:
-            raise ValueError(
-                f"backward(): the gradient has shape {gradient.shape}, the tensor {tensor.shape}; they must match."
-            )
+    with tensor.device.activate():
+        gradient = _initial_gradient(tensor, gradient)
     root = tensor._node
     if root is None:
         _accumulate_leaf(tensor, gradient)
@@ -102,42 +89,61 @@ def backward(tensor, gradient=None, retain_graph=False):
         grad_outputs = pending.pop(id(function), None)
         if grad_outputs is None:
             continue
-        if len(grad_outputs) > 1 and any(grad is None for grad in grad_outputs):
-            grad_outputs = _fill_missing(function, grad_outputs)
         device = function.device
-        if device.kind == "gpu":
-            with device.activate():
-                grad_inputs = function.backward(*grad_outputs)
-        else:
+        with device.activate():
+            if len(grad_outputs) > 1 and any(grad is None for grad in grad_outputs):
+                grad_outputs = _fill_missing(function, grad_outputs)
             grad_inputs = function.backward(*grad_outputs)
         if type(grad_inputs) is not tuple:
             grad_inputs = tuple(grad_inputs) if type(grad_inputs) is list else (grad_inputs,)
         for parent, grad_input, shape in zip(function._parents, grad_inputs, function._input_shapes):
             if parent is None or grad_input is None:
                 continue
-            if grad_input.shape != shape:
-                grad_input = sum_to_shape(grad_input, shape)
             node, index = parent
             if index < 0:
+                if grad_input.shape != shape:
+                    with node.device.activate():
+                        grad_input = sum_to_shape(grad_input, shape)
                 _accumulate_leaf(node, grad_input)
                 continue
-            # Counted on the consumer's device (memory limits cover backward too)
-            # while it waits for that op's backward.
-            node.device.memory.track(grad_input)
-            slots = pending.get(id(node))
-            if slots is None:
-                if node._n_outputs == 1:
-                    pending[id(node)] = [grad_input]
-                    continue
-                slots = pending[id(node)] = [None] * node._n_outputs
-            previous = slots[index]
-            if previous is not None:
-                grad_input = previous + grad_input
+            with node.device.activate():
+                if grad_input.shape != shape:
+                    grad_input = sum_to_shape(grad_input, shape)
+                # Counted on the consumer's device (memory limits cover backward too)
+                # while it waits for that op's backward.
                 node.device.memory.track(grad_input)
-            slots[index] = grad_input
+                slots = pending.get(id(node))
+                if slots is None:
+                    if node._n_outputs == 1:
+                        pending[id(node)] = [grad_input]
+                        continue
+                    slots = pending[id(node)] = [None] * node._n_outputs
+                previous = slots[index]
+                if previous is not None:
+                    grad_input = previous + grad_input
+                    node.device.memory.track(grad_input)
+                slots[index] = grad_input
         if not retain_graph:
             function.saved = ()
             function._freed = True
+
+
+def _initial_gradient(tensor, gradient):
+    xp = tensor.device.xp
+    if gradient is None:
+        if tensor.data.size != 1:
+            raise RuntimeError(
+                f"backward() without a gradient needs a tensor with one element; received shape "
+                f"{tensor.shape}. Reduce it first (e.g. .sum()) or pass gradient=."
+            )
+        gradient = xp.ones_like(tensor.data)
+    else:
+        gradient = tensor.device.asarray(getattr(gradient, "data", gradient), tensor.data.dtype)
+        if gradient.shape != tensor.data.shape:
+            raise ValueError(
+                f"backward(): the gradient has shape {gradient.shape}, the tensor {tensor.shape}; they must match."
+            )
+    return gradient
 
 
 def _fill_missing(function, grad_outputs):

@@ -88,10 +88,12 @@ class Function:
         self.needs_input_grad = needs
         if _registry.log_placement:
             registry.log_placement(self.name, device)
-        if device.kind == "gpu":
-            outputs = _run_on_gpu(self, device, arrays)
-        else:
+        with device.activate():
             outputs = self.forward(*arrays)
+            if type(outputs) is not _ndarray and type(outputs) is not tuple:
+                outputs = _as_array(outputs, device)
+            elif type(outputs) is tuple:
+                outputs = tuple(out if type(out) is _ndarray else _as_array(out, device) for out in outputs)
         if any_needs:
             parents = []
             for value, flag in zip(inputs, needs):
@@ -107,10 +109,7 @@ class Function:
         else:
             self.saved = ()
             node = None
-        if type(outputs) is not _ndarray and type(outputs) is not tuple:
-            outputs = _as_array(outputs, device)
         if type(outputs) is tuple:
-            outputs = tuple(out if type(out) is _ndarray else _as_array(out, device) for out in outputs)
             self._n_outputs = len(outputs)
             if any_needs:
                 self._output_meta = [(out.shape, out.dtype) for out in outputs]
@@ -137,8 +136,10 @@ def _wrap(array, device, node, index):
 def _as_array(value, device):
     """Op results that are not arrays (NumPy scalars from 0-d math, Python
     numbers) become 0-d arrays; Python floats become float32."""
+    if device.is_array(value):
+        return value
     if backend.is_array(value) or isinstance(value, numpy.generic):
-        return device.xp.asarray(value)
+        return device.asarray(value)
     if isinstance(value, float):
         return device.xp.asarray(value, dtype=numpy.float32)
     return device.xp.asarray(value)
@@ -151,32 +152,14 @@ def _constant(value, device, function):
         return value
     if isinstance(value, (str, bytes)):
         raise TypeError(f"{function.name}: operands must be Tensors, arrays or numbers, received {value!r}.")
-    xp = device.xp
     if backend.is_array(value):
-        if device.kind == "cpu":
-            return backend.to_numpy(value)
-        with device.activate():
-            return xp.asarray(value)
+        return device.asarray(value)
     if isinstance(value, (list, tuple)):
         raise TypeError(
             f"{function.name}: ops take Tensors, arrays and numbers; received a {type(value).__name__}. "
             "Wrap it with minikeras.tensor(...) first."
         )
     return value  # numpy scalars and other numbers
-
-
-def _run_on_gpu(function, device, arrays):
-    cupy = device.xp
-    try:
-        with device.activate():
-            return function.forward(*arrays)
-    except cupy.cuda.memory.OutOfMemoryError as error:
-        from minikeras.errors import ResourceExhaustedError
-
-        raise ResourceExhaustedError(
-            device.canonical, getattr(error, "size", 0) or 0, device.memory.current, device.memory.limit,
-            detail=f"(op {function.name})",
-        ) from None
 
 
 from minikeras.autograd.tensor import Tensor  # noqa: E402  (Tensor uses Function too)

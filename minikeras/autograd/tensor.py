@@ -4,6 +4,7 @@ import numpy
 from minikeras import backend
 from minikeras.autograd import engine
 from minikeras.device import registry, scope
+from minikeras.utils.argument_validation import check_dtype
 
 _FLOAT_KINDS = "fc"
 
@@ -83,13 +84,13 @@ class Tensor:
     # ------------------------------------------------------------- host side
     def numpy(self):
         """A host (NumPy) copy of the data; for CPU tensors the array itself."""
-        return backend.to_numpy(self.data)
+        return self.device.to_host(self.data)
 
     def item(self):
         """The value of a one-element tensor as a Python number."""
         if self.data.size != 1:
             raise ValueError(f"item() needs a tensor with one element, received shape {self.shape}.")
-        return self.data.reshape(()).item()
+        return self.device.item(self.data)
 
     def tolist(self):
         return self.numpy().tolist()
@@ -160,34 +161,32 @@ class Tensor:
         value = value.data if isinstance(value, Tensor) else value
         if tuple(getattr(value, "shape", ())) != self.shape and numpy.ndim(value) != 0:
             raise ValueError(f"assign() expects shape {self.shape}, received {tuple(numpy.shape(value))}.")
-        self.data[...] = _to_device_array(value, self.device, self.dtype)
+        device = self.device
+        with device.activate():
+            self.data[...] = _to_device_array(value, device, self.dtype)
         return self
 
 
 def _to_device_array(data, device, dtype):
-    xp = device.xp
     if dtype is not None:
-        dtype = numpy.dtype(dtype)
+        dtype = check_dtype("tensor", dtype)
+    if data is None:
+        raise TypeError("Cannot make a tensor from None: expected an array, a nested list or a number.")
     if backend.is_array(data):
-        if device.kind == "cpu":
-            array = backend.to_numpy(data)
-            return array if dtype is None or array.dtype == dtype else array.astype(dtype)
-        with device.activate():
-            array = xp.asarray(data)
-            if backend.get_array_module(data) is xp and data.device.id != device.physical.index:
-                array = xp.array(data, copy=True)
-            return array if dtype is None or array.dtype == dtype else array.astype(dtype)
-    host = numpy.asarray(data)
+        check_dtype("tensor", data.dtype)  # object/string arrays would compute as garbage
+        return device.asarray(data, dtype)
+    try:
+        host = numpy.asarray(data)
+    except ValueError as error:  # ragged nested lists
+        raise ValueError(f"Cannot make a tensor from a ragged nested sequence: {error}") from None
     if host.dtype.kind not in "biufc":
-        raise TypeError(f"Cannot make a tensor from {type(data).__name__} {data!r}: it is not numeric.")
+        raise TypeError(f"Cannot make a tensor from {type(data).__name__} {data!r:.80}: it is not numeric "
+                        f"(dtype {host.dtype}).")
     if dtype is None and host.dtype == numpy.float64 and not isinstance(data, (numpy.ndarray, numpy.generic)):
         dtype = numpy.dtype("float32")  # Python floats default to float32, like Keras
     if dtype is not None and host.dtype != dtype:
         host = host.astype(dtype)
-    if device.kind == "cpu":
-        return host
-    with device.activate():
-        return xp.asarray(host)
+    return device.asarray(host)
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False):

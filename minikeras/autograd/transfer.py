@@ -2,20 +2,12 @@
 from minikeras.autograd.function import Function
 
 
-def _copy_to(array, source, target):
-    if source.kind == "cpu" and target.kind == "cpu":
-        return array.copy()
-    if target.kind == "cpu":
-        with source.activate():
-            source.synchronize()
-            return array.get()
-    with target.activate():
-        copied = target.xp.array(array, copy=True)
-        return copied
-
-
 class ToDevice(Function):
-    """Copy a tensor to another logical device; backward copies back."""
+    """Copy a tensor to another logical device; backward copies back.
+
+    The target device makes the copy (``Device.copy_from``): between GPUs it
+    is ordered after the source stream's pending work by events.
+    """
 
     keeps_input_devices = True
 
@@ -27,7 +19,7 @@ class ToDevice(Function):
         return self.target
 
     def forward(self, array):
-        return _copy_to(array, self.source, self.target)
+        return self.target.copy_from(array, self.source)
 
     def backward(self, grad):
-        return _copy_to(grad, self.target, self.source)
+        return self.source.copy_from(grad, self.target)

@@ -50,6 +50,8 @@ def get_array_module(array):
     """Return ``numpy`` or ``cupy``, whichever owns ``array`` (like Chainer's)."""
     if isinstance(array, numpy.ndarray) or numpy.isscalar(array):
         return numpy
+    if type(array) is _simulated_array_type():
+        return array._device.xp
     cupy = cupy_module()
     if cupy is not None and isinstance(array, cupy.ndarray):
         return cupy
@@ -57,20 +59,37 @@ def get_array_module(array):
 
 
 def is_array(value):
-    """True for a NumPy or CuPy ndarray."""
+    """True for an array of any device: NumPy, CuPy, or the test suite's
+    simulated GPU."""
     if isinstance(value, numpy.ndarray):
+        return True
+    if type(value) is _simulated_array_type():
         return True
     cupy = _cupy
     return cupy is not None and isinstance(value, cupy.ndarray)
 
 
 def to_numpy(array):
-    """A host (NumPy) copy of a NumPy or CuPy array; NumPy arrays pass through."""
+    """A host (NumPy) copy of an array of any device, through the device
+    that owns it; NumPy arrays pass through."""
     if isinstance(array, numpy.ndarray):
         return array
-    if hasattr(array, "get"):
-        return array.get()
-    return numpy.asarray(array)
+    from minikeras.device import registry
+
+    return registry.to_host(array)
+
+
+_simulated = []
+
+
+def _simulated_array_type():
+    """The test suite's simulated GPU array class (imported on first need:
+    minikeras.device imports this module)."""
+    if not _simulated:
+        from minikeras.device.simulated_array import SimulatedArray
+
+        _simulated.append(SimulatedArray)
+    return _simulated[0]
 
 
 def _tune_host_allocator():

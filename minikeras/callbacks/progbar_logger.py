@@ -1,4 +1,6 @@
 """ProgbarLogger: Keras's progress line for fit, evaluate and predict."""
+import time
+
 from minikeras.callbacks.callback import Callback
 from minikeras.utils.progbar import Progbar
 
@@ -32,9 +34,16 @@ class ProgbarLogger(Callback):
 
     def _step(self, batch, logs):
         self._seen = batch + 1
-        if self._bar is not None:  # the logs are running values already: shown as given
-            self._bar.stateful_metrics.update(logs or {})
-            self._bar.update(self._seen, logs, finalize=False)
+        bar = self._bar
+        if bar is not None:  # the logs are running values already: shown as given
+            # Read the logs (a host sync on a GPU) only for a line that is
+            # redrawn now, not at every step.
+            redraws = bar.verbose == 1 and bar.interactive and time.perf_counter() - bar._last_draw >= bar.interval
+            if not redraws:
+                logs = None
+            if logs is not None:
+                bar.stateful_metrics.update(logs)
+            bar.update(self._seen, logs, finalize=False)
 
     def _close(self, logs):
         if self._bar is not None:

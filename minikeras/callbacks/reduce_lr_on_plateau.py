@@ -45,6 +45,8 @@ class ReduceLROnPlateau(Callback):
             raise TypeError(f"ReduceLROnPlateau got unexpected keyword argument(s): {sorted(kwargs)}.")
         if factor >= 1.0:
             raise ValueError(f"ReduceLROnPlateau does not support a factor >= 1.0. Received factor={factor}")
+        if not factor >= 0.0:  # also nan: a negative or nan factor would make the learning rate garbage
+            raise ValueError(f"ReduceLROnPlateau: factor must be in [0, 1). Received factor={factor}")
         self.monitor = monitor
         self.factor = float(factor)
         self.patience = patience

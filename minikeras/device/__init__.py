@@ -1,5 +1,7 @@
 """Devices, placement, and per-device memory (the tf.config surface)."""
-from minikeras.device.device import Device, LogicalDeviceConfiguration, PhysicalDevice
+from minikeras.device.cpu import CpuDevice
+from minikeras.device.device import Device, DeviceStats, LogicalDeviceConfiguration, PhysicalDevice
+from minikeras.device.gpu import GpuDevice
 from minikeras.device.names import canonical_name, parse_device_name
 from minikeras.device.registry import (
     default_device,
@@ -14,6 +16,7 @@ from minikeras.device.registry import (
     is_initialized,
     list_logical_devices,
     list_physical_devices,
+    owner_of,
     reset_memory_stats,
     set_log_device_placement,
     set_logical_device_configuration,
@@ -22,5 +25,6 @@ from minikeras.device.registry import (
     set_per_process_memory_fraction,
     set_soft_device_placement,
     set_visible_devices,
+    to_host,
 )
 from minikeras.device.scope import current_scope_device, device, placement_device

@@ -1,4 +1,27 @@
-"""Physical and logical devices."""
+"""Physical devices, logical-device configuration, and the Device base class.
+
+A logical device is an instance of a :class:`Device` subclass, which owns
+everything that differs by backend (Chainer's ``chainer.backend`` device
+classes are the model):
+
+- :class:`~minikeras.device.cpu.CpuDevice`: NumPy arrays, the op-thread pool
+  and the BLAS thread policy (``host_kernels`` is True: ops may use the
+  host-tuned kernels and ``parallel_blocks``).
+- :class:`~minikeras.device.gpu.GpuDevice`: CuPy arrays on one stream and one
+  memory pool per logical GPU (its docstring gives the stream and
+  race-freedom argument).
+- :class:`~minikeras.device.simulated.SimulatedGpuDevice` (tests only):
+  NumPy underneath, behaving like CuPy where NumPy is lenient.
+
+Code outside ``backend/`` and ``device/`` never asks which kind a device is;
+it calls the device: ``device.xp`` (the array module), ``device.asarray``
+(host or other-device array to this device), ``device.to_host`` (the only
+device-to-host path), ``device.activate()`` (the context every op, backward,
+optimizer update, loss/metric update and host read runs in),
+``device.bounds``, ``device.matmul``, ``device.parallel_blocks``,
+``device.scatter_add``, ``device.new_rng``/``device.normal``, and
+``device.stats`` (host syncs and uploads, for tests and debugging).
+"""
 import contextlib
 from dataclasses import dataclass
 
@@ -40,8 +63,10 @@ class LogicalDeviceConfiguration:
         if memory_limit is not None:
             if isinstance(memory_limit, bool) or not isinstance(memory_limit, (int, float)):
                 raise TypeError(f"memory_limit must be a number of megabytes or None, received {memory_limit!r}.")
-            if not memory_limit > 0:
-                raise ValueError(f"memory_limit must be > 0 megabytes, received {memory_limit!r}.")
+            if not 0 < memory_limit < float("inf"):
+                # inf (or nan) would pass here and then fail every allocation
+                # with an OverflowError converting it to bytes.
+                raise ValueError(f"memory_limit must be finite and > 0 megabytes, received {memory_limit!r}.")
         self.memory_limit = memory_limit
 
     @property
@@ -58,85 +83,149 @@ class LogicalDeviceConfiguration:
         return hash(self.memory_limit)
 
 
-class Device:
-    """A logical device: where tensors live and ops run.
-
-    ``device.name`` is short (``"gpu:1"``), ``str(device)`` canonical
-    (``"/device:GPU:1"``). ``device.xp`` is the array module (numpy or cupy).
+class DeviceStats:
+    """Debug counters of one logical device.
 
     Attributes:
-        kind: ``"cpu"`` or ``"gpu"``.
+        host_syncs: times the host waited for the device (a device-to-host
+            copy, ``.item()``, ``float()``, ``bool()``, ``synchronize()``).
+        uploads: host-to-device copies.
+        device_copies: copies from another device.
+    """
+
+    __slots__ = ("host_syncs", "uploads", "device_copies")
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self):
+        self.host_syncs = self.uploads = self.device_copies = 0
+
+    def snapshot(self):
+        """``{"host_syncs": n, "uploads": n, "device_copies": n}``."""
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    def __repr__(self):
+        return f"DeviceStats({self.snapshot()})"
+
+
+_NO_CONTEXT = contextlib.nullcontext()
+
+
+class Device:
+    """A logical device: where tensors live and ops run (base class).
+
+    ``device.name`` is short (``"gpu:1"``), ``str(device)`` canonical
+    (``"/device:GPU:1"``). ``device.xp`` is the array module.
+
+    Args:
         index: logical index among devices of its kind.
         physical: the PhysicalDevice it is carved from.
         memory: its MemoryStats.
+
+    Attributes:
+        kind: ``"cpu"`` or ``"gpu"`` (for names and display only: code asks
+            the device what it can do instead of testing the kind).
+        host_kernels: True when arrays live in host memory and ops may use
+            the host-tuned kernels (op threads, chunked im2col).
+        rng: the device's random state, set by ``minikeras.random``.
+        stats: a :class:`DeviceStats`.
     """
 
-    def __init__(self, kind, index, physical, memory, xp=numpy, pool=None, stream=None):
-        self.kind = kind
+    kind = None
+    xp = numpy
+    host_kernels = False
+
+    def __init__(self, index, physical, memory):
         self.index = index
         self.physical = physical
         self.memory = memory
-        self.xp = xp
-        self.pool = pool
-        self.stream = stream
-        self.name = f"{kind}:{index}"
-        self.canonical = canonical_name(kind, index)
-        self.device_type = kind.upper()
-        self.rng = None  # set by minikeras.random on first use
+        self.name = f"{self.kind}:{index}"
+        self.canonical = canonical_name(self.kind, index)
+        self.device_type = self.kind.upper()
+        self.rng = None
+        self.stats = DeviceStats()
 
-    @property
-    def is_gpu(self):
-        return self.kind == "gpu"
-
+    # ---------------------------------------------------------- execution
     def activate(self):
-        """Context that makes CuPy allocate and run on this logical device.
-
-        On the CPU it does nothing.
-        """
-        if self.kind != "gpu":
-            return contextlib.nullcontext()
-        return _gpu_context(self)
+        """Context in which this device's arrays are made and its work runs."""
+        return _NO_CONTEXT
 
     def synchronize(self):
         """Wait for the work queued on this device to finish."""
-        if self.stream is not None:
-            self.stream.synchronize()
+
+    # ------------------------------------------------------------- arrays
+    def is_array(self, value):
+        """True when ``value`` is an array of this device's array module."""
+        return isinstance(value, numpy.ndarray)
+
+    def owns(self, array):
+        """True when ``array`` lives on this device (for a GPU array, the
+        first logical device of its physical GPU claims it)."""
+        return self.is_array(array)
+
+    def copy_array(self, array):
+        """A copy of an array of this device, on this device."""
+        with self.activate():
+            return array.copy()
+
+    def asarray(self, value, dtype=None):
+        """``value`` (a host array, a number, a list, or an array of any
+        device) as an array on this device; a copy unless already here."""
+        raise NotImplementedError
+
+    def to_host(self, array):
+        """A NumPy copy of ``array`` (the only device-to-host path)."""
+        raise NotImplementedError
+
+    def copy_from(self, array, source):
+        """A copy on this device of ``array``, which lives on device
+        ``source`` (ordered after the source's pending work)."""
+        raise NotImplementedError
+
+    def item(self, array):
+        """The value of a one-element array as a Python number."""
+        return self.to_host(array).reshape(()).item()
+
+    def bounds(self, array):
+        """``(min, max)`` of a non-empty integer array as Python ints, in
+        one transfer."""
+        xp = self.xp
+        with self.activate():
+            low, high = self.to_host(xp.stack([array.min(), array.max()])).tolist()
+        return int(low), int(high)
+
+    # ------------------------------------------------------------ kernels
+    def matmul(self, a, b):
+        """``a @ b``."""
+        return a @ b
+
+    def parallel_blocks(self, work, count, setup=None):
+        """``[work(block, state) for block in range(count)]`` with
+        ``state = setup()``; the CPU shares the blocks among its op threads."""
+        state = setup() if setup is not None else None
+        return [work(block, state) for block in range(count)]
+
+    def scatter_add(self, target, indices, values):
+        """``target[indices] += values`` with repeated indices accumulating."""
+        self.xp.add.at(target, indices, values)
+
+    # ------------------------------------------------------------- random
+    def new_rng(self, entropy):
+        """A random generator seeded from ``entropy`` (a list of ints, or None)."""
+        raise NotImplementedError
+
+    def normal(self, rng, size, loc, scale):
+        """Samples of N(loc, scale^2) from ``rng`` (only what CuPy's
+        Generator has: ``standard_normal``)."""
+        return rng.standard_normal(size=size) * scale + loc
+
+    def uniform(self, rng, size, low, high):
+        """Samples of U[low, high) from ``rng``."""
+        return rng.random(size=size) * (high - low) + low
 
     def __repr__(self):
         return f"Device({self.canonical!r})"
 
     def __str__(self):
         return self.canonical
-
-
-@contextlib.contextmanager
-def _gpu_context(device):
-    cupy = device.xp
-    allocator = device.__dict__.get("_allocator")
-    if allocator is None:
-        allocator = device._allocator = _pool_allocator(device)
-    with cupy.cuda.Device(device.physical.index), device.stream, cupy.cuda.using_allocator(allocator):
-        yield
-
-
-def _pool_allocator(device):
-    """The logical GPU's pool as CuPy's allocator: every allocation in its
-    scope (ops, backward, optimizer slots, copies) that goes past the pool's
-    limit raises ResourceExhaustedError instead of CuPy's OutOfMemoryError,
-    and the peak is read at each allocation."""
-    from minikeras.errors import ResourceExhaustedError
-
-    pool, memory = device.pool, device.memory
-    out_of_memory = device.xp.cuda.memory.OutOfMemoryError
-
-    def malloc(size):
-        try:
-            pointer = pool.malloc(size)
-        except out_of_memory:
-            raise ResourceExhaustedError(device.canonical, size, pool.used_bytes(), memory.limit) from None
-        used = pool.used_bytes()
-        if used > memory.peak:
-            memory.peak = used
-        return pointer
-
-    return malloc

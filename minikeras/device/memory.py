@@ -104,31 +104,47 @@ class MemoryStats:
 class GpuMemoryStats(MemoryStats):
     """Memory of a logical GPU, read from its own CuPy memory pool."""
 
-    def __init__(self, device_name, pool, limit=None):
-        super().__init__(device_name, limit)
+    def __init__(self, device_name, pool, limit=None, cuda_index=0, cupy=None):
         self.pool = pool
+        self.cuda_index = cuda_index
+        self.cupy = cupy
+        super().__init__(device_name, limit)
         if limit is not None:
-            pool.set_limit(size=int(limit))
+            with self._cuda_device():
+                pool.set_limit(size=int(limit))
+
+    def _cuda_device(self):
+        """Pool calls act on the current CUDA device: make it the pool's
+        (logical GPUs on physical GPU 1+ would otherwise read GPU 0)."""
+        cupy = self.cupy
+        if cupy is None:
+            import cupy
+        return cupy.cuda.Device(self.cuda_index)
+
+    def _used(self):
+        with self._cuda_device():
+            return self.pool.used_bytes()
 
     @property
     def current(self):
-        return self.pool.used_bytes()
+        return self._used()
 
     @current.setter
     def current(self, value):  # the base class initialiser assigns it
         pass
 
     def track(self, array):
-        used = self.pool.used_bytes()
+        used = self._used()
         if used > self.peak:
             self.peak = used
 
     def set_limit(self, limit):
         super().set_limit(limit)
-        self.pool.set_limit(size=0 if limit is None else int(limit))
+        with self._cuda_device():
+            self.pool.set_limit(size=0 if limit is None else int(limit))
 
     def reset_peak(self):
-        self.peak = self.pool.used_bytes()
+        self.peak = self._used()
 
 
 def _byte_bounds(array):
@@ -148,5 +164,5 @@ def _byte_bounds(array):
 def _check_limit_value(limit, device_name):
     if isinstance(limit, bool) or not isinstance(limit, (int, float)):
         raise TypeError(f"A memory limit for {device_name} must be a number of bytes, received {limit!r}.")
-    if limit < 0 or limit != limit:
-        raise ValueError(f"A memory limit for {device_name} must be >= 0 bytes, received {limit!r}.")
+    if not 0 <= limit < float("inf"):  # also refuses nan
+        raise ValueError(f"A memory limit for {device_name} must be finite and >= 0 bytes, received {limit!r}.")

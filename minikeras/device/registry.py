@@ -10,7 +10,11 @@ import sys
 import threading
 import warnings
 
+import numpy
+
 from minikeras import backend
+from minikeras.device import simulated
+from minikeras.device.cpu import CpuDevice
 from minikeras.device.device import Device, LogicalDeviceConfiguration, PhysicalDevice
 from minikeras.device.memory import GpuMemoryStats, MemoryStats, _check_limit_value
 from minikeras.device.names import parse_device_name
@@ -45,7 +49,11 @@ def _discover():
         return _registry.physical
     cpus = [PhysicalDevice("/physical_device:CPU:0", "CPU", 0, _host_memory_bytes())]
     gpus = []
-    cupy = backend.cupy_module()
+    simulated_count = simulated.requested_count()
+    if simulated_count:  # the test suite's strict simulated GPU
+        gpus = [PhysicalDevice(f"/physical_device:GPU:{index}", "GPU", index, simulated.MEMORY_BYTES)
+                for index in range(simulated_count)]
+    cupy = None if simulated_count else backend.cupy_module()
     if cupy is not None:
         for index in range(cupy.cuda.runtime.getDeviceCount()):
             with cupy.cuda.Device(index):
@@ -205,29 +213,86 @@ def _limits_for(physical):
 
 
 def _build_gpu_devices(physical, first_index):
+    limits = _limits_for(physical)
+    if simulated.requested_count():
+        return [
+            simulated.SimulatedGpuDevice(
+                first_index + offset, physical,
+                simulated.SimulatedMemoryStats(f"/device:GPU:{first_index + offset}", limit))
+            for offset, limit in enumerate(limits)
+        ]
+    from minikeras.device.gpu import GpuDevice
+
     cupy = backend.cupy_module()
     devices = []
-    limits = _limits_for(physical)
     grow = _registry.memory_growth.get(physical, False)
     for offset, limit in enumerate(limits):
         index = first_index + offset
         with cupy.cuda.Device(physical.index):
             pool = cupy.cuda.MemoryPool()
-            stream = cupy.cuda.Stream(non_blocking=True)
-            name = f"/device:GPU:{index}"
-            memory = GpuMemoryStats(name, pool, limit)
-            if not grow:
-                # Reserve the share up front, as TensorFlow does, by taking it
-                # from the driver once and giving it back to the pool's cache.
-                free, _ = cupy.cuda.runtime.memGetInfo()
-                reserve = limit if limit is not None else int(free * 0.9 / (len(limits) - offset))
-                reserve = min(reserve, int(free * 0.95))
-                if reserve > 0:
-                    with cupy.cuda.using_allocator(pool.malloc):
-                        block = cupy.empty(reserve, dtype=cupy.uint8)
-                    del block
-        devices.append(Device("gpu", index, physical, memory, xp=cupy, pool=pool, stream=stream))
+            # Blocking: it synchronises with the legacy null stream (gpu.py's
+            # race-freedom argument, rule 5).
+            stream = cupy.cuda.Stream(non_blocking=False)
+            memory = GpuMemoryStats(f"/device:GPU:{index}", pool, limit, physical.index, cupy)
+        device = GpuDevice(index, physical, memory, cupy, pool, stream)
+        if not grow:
+            _reserve(device, limit, len(limits) - offset)
+        devices.append(device)
     return devices
+
+
+def _reserve(device, limit, sharing):
+    """Reserve the device's share up front, as TensorFlow does with memory
+    growth off: take it from the driver once, inside the device's context
+    (its CUDA device, stream and pool), so that the freed block sits in the
+    arena of the stream the device's work uses and is reused by it."""
+    cupy = device.xp
+    with device.activate():
+        free, _ = cupy.cuda.runtime.memGetInfo()
+        reserve = limit if limit is not None else int(free * 0.9 / sharing)
+        reserve = min(reserve, int(free * 0.95))
+        if reserve > 0:
+            block = cupy.empty(reserve, dtype=cupy.uint8)
+            del block
+
+
+def is_device_array(value):
+    """True for an array of any device's array module."""
+    if isinstance(value, numpy.ndarray):
+        return True
+    logical = _registry.logical
+    if logical is None:
+        return backend.is_array(value)
+    return any(device.is_array(value) for device in logical["gpu"])
+
+
+def owner_of(array):
+    """The logical device an array lives on (for a GPU array, the first
+    logical GPU of its physical GPU that claims it), or None."""
+    if isinstance(array, numpy.ndarray):
+        return default_cpu()
+    for device in initialize()["gpu"]:
+        if device.owns(array):
+            return device
+    for device in initialize()["gpu"]:
+        if device.is_array(array) and array.device.id == device.physical.index:
+            return device
+    return None
+
+
+def default_cpu():
+    """``cpu:0``."""
+    return initialize()["cpu"][0]
+
+
+def to_host(array):
+    """A NumPy copy of an array of any device (NumPy arrays pass through)."""
+    if isinstance(array, numpy.ndarray):
+        return array
+    owner = owner_of(array)
+    if owner is None:
+        return numpy.asarray(array)
+    return owner.to_host(array)
 
 
 def initialize():
@@ -241,7 +306,7 @@ def initialize():
         for physical in get_visible_devices("CPU"):
             for limit in _limits_for(physical):
                 index = len(cpus)
-                cpus.append(Device("cpu", index, physical, MemoryStats(f"/device:CPU:{index}", limit)))
+                cpus.append(CpuDevice(index, physical, MemoryStats(f"/device:CPU:{index}", limit)))
         for physical in get_visible_devices("GPU"):
             gpus.extend(_build_gpu_devices(physical, len(gpus)))
         _registry.logical = {"cpu": cpus, "gpu": gpus}
@@ -262,11 +327,25 @@ def list_logical_devices(device_type=None):
 
 
 _default = [None]
+_preferred_default = [None]  # the test suite's per-device runs (tests/conftest.py)
 
 
 def _refresh_default():
     logical = _registry.logical
     _default[0] = logical["gpu"][0] if logical["gpu"] else logical["cpu"][0]
+    preferred = _preferred_default[0]
+    if preferred is not None:
+        kind, index = parse_device_name(preferred)
+        if index < len(logical[kind]):
+            _default[0] = logical[kind][index]
+
+
+def _prefer_default_for_tests(name):
+    """Make ``name`` the default device, now and after every reset, or undo
+    it with None (the test suite runs each test on each device this way)."""
+    _preferred_default[0] = name
+    if _registry.logical is not None:
+        _refresh_default()
 
 
 def default_device():

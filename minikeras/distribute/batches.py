@@ -2,6 +2,7 @@
 import numpy
 
 from minikeras import backend
+from minikeras.device import registry
 from minikeras.autograd import Tensor
 
 
@@ -60,7 +61,7 @@ def to_host(outputs):
     """Model outputs (a Tensor or a list of them) as NumPy arrays."""
     if isinstance(outputs, (list, tuple)):
         return [to_host(item) for item in outputs]
-    return outputs.numpy() if isinstance(outputs, Tensor) else backend.to_numpy(outputs)
+    return outputs.numpy() if isinstance(outputs, Tensor) else registry.to_host(outputs)
 
 
 def concatenate(pieces):

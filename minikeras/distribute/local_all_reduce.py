@@ -15,9 +15,9 @@ block freed back to CuPy's pool may be reused at once by its stream.
 """
 import threading
 
-import numpy
 
 from minikeras import backend
+from minikeras.device import registry
 from minikeras.distribute.all_reduce import AllReduce, ReplicaAborted
 
 
@@ -57,7 +57,7 @@ class LocalAllReduce(AllReduce):
         self._deposited = threading.Barrier(self.size, action=self._prepare)
         self._reduced = threading.Barrier(self.size, action=self._finish)
         self._delivered = threading.Barrier(self.size)
-        self._any_gpu = any(device.kind == "gpu" for device in self.devices)
+        self._host_only = all(device.host_kernels for device in self.devices)
         self._lock = threading.Lock()
 
     def all_reduce(self, rank, arrays):
@@ -66,8 +66,7 @@ class LocalAllReduce(AllReduce):
         if self.size == 1:
             return arrays
         device = self.devices[rank]
-        if device.kind == "gpu":
-            device.synchronize()  # other replicas read these arrays from their streams
+        device.synchronize()  # other replicas read these arrays from their streams (no-op on the CPU)
         self._slots[rank] = arrays
         self._wait(self._deposited)
         call = self._current
@@ -81,16 +80,14 @@ class LocalAllReduce(AllReduce):
         owned = call.work[rank]
         for index in owned:
             call.results[index] = self._sum(index, device)
-        if device.kind == "gpu":
-            device.synchronize()
+        device.synchronize()
         self._wait(self._reduced)
         self._slots[rank] = None  # everyone has read it: release the inputs
-        if not self._any_gpu:
+        if self._host_only:
             return list(call.results)
         owned = set(owned)
         results = [value if index in owned else _deliver(value, device) for index, value in enumerate(call.results)]
-        if device.kind == "gpu":
-            device.synchronize()
+        device.synchronize()
         # No owner may release (and its stream reuse) a block before every
         # replica has finished copying from it.
         self._wait(self._delivered)
@@ -116,7 +113,7 @@ class LocalAllReduce(AllReduce):
         if work is None:
             work = self._plans[sizes] = _balance(sizes, self.size)
         call = self._current = _Call(count, work, self.size)
-        if not self._any_gpu and sum(sizes) <= self.serial_bytes:
+        if self._host_only and sum(sizes) <= self.serial_bytes:
             # Small enough to add here at once: one barrier per call instead
             # of two (on a busy machine every barrier costs a wake-up).
             for rank, indices in enumerate(work):
@@ -136,13 +133,11 @@ class LocalAllReduce(AllReduce):
             for piece in pieces[1:]:
                 total = total + piece
             return total
-        if owner.kind == "cpu":
-            pieces = [backend.to_numpy(piece) for piece in pieces]
-            total = _add_in_order(numpy, pieces)
-        else:
-            with owner.activate():
-                pieces = [_on_gpu(piece, owner) for piece in pieces]
-                total = _add_in_order(owner.xp, pieces)
+        with owner.activate():
+            # Host pieces and other physical GPUs' pieces are copied here;
+            # a piece already readable by this device is used in place.
+            pieces = [owner.asarray(piece) for piece in pieces]
+            total = _add_in_order(owner.xp, pieces)
         owner.memory.track(total)
         return total
 
@@ -180,26 +175,10 @@ def _balance(sizes, parties):
     return work
 
 
-def _on_gpu(array, device):
-    """``array`` on GPU ``device`` (inside its activate()): a copy when it
-    lives on the host or another physical GPU, else the array itself."""
-    cupy = device.xp
-    if isinstance(array, numpy.ndarray):
-        return cupy.asarray(array)
-    if array.device.id != device.physical.index:
-        return cupy.array(array, copy=True)
-    return array
-
-
 def _deliver(value, device):
     """A sum as the replica on ``device`` receives it."""
     if value is None or not backend.is_array(value):
         return value
-    if device.kind == "cpu":
-        return backend.to_numpy(value)
-    with device.activate():
-        # A copy on this replica's stream even on the same physical GPU: the
-        # owner's block returns to its pool (and stream) when released.
-        if isinstance(value, numpy.ndarray):
-            return device.xp.asarray(value)
-        return device.xp.array(value, copy=True)
+    # A copy on this replica's stream even on the same physical GPU: the
+    # owner's block returns to its pool (and stream) when released.
+    return device.copy_from(value, registry.owner_of(value))

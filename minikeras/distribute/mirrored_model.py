@@ -364,7 +364,7 @@ class MirroredModel(WrappedModelFacade, Trainer):
         and its weights are copied to the others (train_step): every replica
         holds the same values either way, and the optimizer's dozen passes
         over the weights are not repeated on cores the replicas share."""
-        return all(device.kind == "cpu" for device in self.devices)
+        return all(device.host_kernels for device in self.devices)
 
     def _copy_primary_weights(self, weight_lists):
         primary = self._optimizers[0]
@@ -434,7 +434,7 @@ class MirroredModel(WrappedModelFacade, Trainer):
     def _cpu_blas(self):
         """Fewer BLAS threads while replicas share the CPU (blas_threads.py)."""
         threads = self.cpu_blas_threads
-        cpus = [device for device in self.devices if device.kind == "cpu"]
+        cpus = [device for device in self.devices if device.host_kernels]
         if threads is None or len(cpus) < 2:
             return contextlib.nullcontext()
         if threads == "auto":

@@ -1,7 +1,7 @@
 """What a MirroredModel shows of the model it wraps: layers, weights,
 summary, saving. Weights are read from the first replica (all replicas hold
 the same); saving writes the plain wrapped model."""
-from minikeras import backend
+from minikeras.device import registry
 
 
 class WrappedModelFacade:
@@ -72,7 +72,7 @@ class WrappedModelFacade:
 
     def set_weights(self, values):
         """Set the weights of every replica (and of the wrapped model)."""
-        values = [backend.to_numpy(getattr(value, "data", value)) for value in values]
+        values = [registry.to_host(getattr(value, "data", value)) for value in values]
         for replica in self._replicas or ():
             replica.set_weights(values)
         if not self._replicas or self._replicas[0] is not self.model:

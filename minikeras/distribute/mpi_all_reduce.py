@@ -100,8 +100,7 @@ class MpiAllReduce(AllReduce):
             except threading.BrokenBarrierError:
                 raise ReplicaAborted("another replica failed during this step; the step was abandoned") from None
         device = self.devices[rank]
-        with device.activate():
-            return [device.xp.asarray(value) if backend.is_array(value) else value for value in self._global]
+        return [device.asarray(value) if backend.is_array(value) else value for value in self._global]
 
     def _exchange(self):
         """One thread per process: the global sums of the local sums."""
@@ -132,7 +131,7 @@ class MpiAllReduce(AllReduce):
         Returns:
             The list of sums (None where every process passed None).
         """
-        values = [backend.to_numpy(value) if backend.is_array(value) else value for value in values]
+        values = [registry.to_host(value) if backend.is_array(value) else value for value in values]
         cached = self._tagged.get(tag) if tag is not None else None
         if cached is None:
             layout = self.layout(values, what)

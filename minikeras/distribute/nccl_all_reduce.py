@@ -18,6 +18,7 @@ import threading
 
 import numpy
 
+from minikeras.device.gpu import GpuDevice
 from minikeras.distribute.all_reduce import AllReduce, ReplicaAborted
 
 
@@ -35,7 +36,7 @@ def usable(devices):
     """True when NCCL can all-reduce across ``devices``: two or more logical
     GPUs, each on a different physical GPU, and NCCL importable."""
     devices = list(devices)
-    if len(devices) < 2 or any(device.kind != "gpu" for device in devices):
+    if len(devices) < 2 or not all(isinstance(device, GpuDevice) for device in devices):
         return False
     physical = [device.physical.index for device in devices]
     if len(set(physical)) != len(physical):

@@ -15,6 +15,7 @@ importable or a replica is not a GPU).
 """
 import numpy
 
+from minikeras.device.gpu import GpuDevice
 from minikeras.distribute.nccl_all_reduce import _nccl_module
 
 
@@ -33,7 +34,7 @@ def make(device, group, nccl):
         raise ValueError(f"nccl must be 'auto', True or False, received {nccl!r}.")
     if nccl is False or group.size < 2:
         return None
-    module = _nccl_module() if device.is_gpu else None
+    module = _nccl_module() if isinstance(device, GpuDevice) else None
     # Every process must take the same branch: agree on it (one collective).
     everyone_can = group.gather_scalars(1.0 if module is not None else 0.0, what="NCCL set-up").min() > 0
     if not everyone_can:

@@ -7,9 +7,8 @@ the model has a config (Sequential, functional, subclasses that define
 """
 import copy
 
-import numpy
 
-from minikeras import backend, random
+from minikeras import random
 from minikeras.device import device as device_scope
 from minikeras.device import registry
 from minikeras.layers.base import Layer, weight_constraint
@@ -85,14 +84,11 @@ def _deep_copy_to(model, device):
         value = model.__dict__.get(name)
         if value is not None:
             memo[id(value)] = None
+    for weight in model.weights:  # shared by the deep copy, then copied below by the device
+        memo[id(weight.data)] = weight.data
     replica = copy.deepcopy(model, memo)
     for weight in replica.weights:
-        data = weight.data
-        if device.kind == "cpu":
-            data = numpy.array(backend.to_numpy(data), copy=True)
-        else:
-            with device.activate():
-                data = device.xp.array(data, copy=True)
+        data = device.copy_from(weight.data, weight.device)
         weight.data = data
         weight.device = device
         weight.grad = None

@@ -19,6 +19,7 @@ from minikeras.layers.naming import to_snake_case, unique_name
 from minikeras.layers.weight_arguments import add_weight_arguments, unique_weight_name
 from minikeras.utils.nest import flatten as _flatten
 from minikeras.utils.nest import map_structure as _map
+from minikeras.utils.argument_validation import check_dtype, entry_point
 from minikeras.variables import Variable
 
 _LAYER_CLASSES = {}
@@ -243,7 +244,7 @@ class Layer:
 
     def get_weights(self):
         """The weights as host NumPy arrays, in ``weights`` order."""
-        return [backend.to_numpy(w.data).copy() for w in self.weights]
+        return [_host_copy(w) for w in self.weights]
 
     def set_weights(self, values):
         """Overwrite the weights from arrays, checking count and shapes."""
@@ -261,7 +262,7 @@ class Layer:
                     f"received an array of shape {shape}."
                 )
         for weight, value in zip(weights, values):
-            weight.assign(backend.to_numpy(getattr(value, "data", value)))
+            weight.assign(getattr(value, "data", value))
 
     def count_params(self):
         if not self.built:
@@ -306,10 +307,16 @@ class Layer:
         return None
 
     def __call__(self, inputs, *args, **kwargs):
+        with entry_point(type(self).__name__, self.name):
+            return self._checked_call(inputs, *args, **kwargs)
+
+    def _checked_call(self, inputs, *args, **kwargs):
         from minikeras.layers.input import KerasTensor, symbolic_call
 
         if any(isinstance(leaf, KerasTensor) for leaf in _flatten(inputs)):
             return symbolic_call(self, inputs, args, kwargs)
+        if inputs is None:
+            raise TypeError(f"{type(self).__name__} {self.name!r}: expected input tensors, received None.")
         inputs = _map(self._convert_input, inputs)
         if not self.built:
             self._build_from(inputs)
@@ -365,15 +372,17 @@ class Layer:
             return value
         if value is None or isinstance(value, (str, bytes)):
             return value
-        array = numpy.asarray(value) if not backend.is_array(value) else value
-        if array.dtype.kind == "f" and array.dtype != numpy.dtype(self.dtype):
-            array = array.astype(self.dtype)
-        elif array.dtype.kind in "b":
-            pass
         device = placement_device()
-        if device.kind == "cpu":
-            return _wrap(backend.to_numpy(array), device, None, 0)
-        return Tensor(array, device=device)
+        array = numpy.asarray(value) if not backend.is_array(value) else value
+        check_dtype(f"{type(self).__name__} {self.name!r}", array.dtype)
+        cast = array.dtype.kind == "f" and array.dtype != numpy.dtype(self.dtype)
+        if cast and isinstance(array, numpy.ndarray):
+            array, cast = array.astype(self.dtype), False  # on the host, before the upload
+        with device.activate():
+            array = device.asarray(array)
+            if cast:
+                array = array.astype(self.dtype)
+        return _wrap(array, device, None, 0)
 
     def _build_from(self, inputs):
         shapes = _map(lambda leaf: tuple(leaf.shape) if isinstance(leaf, Tensor) else None, inputs)
@@ -452,3 +461,9 @@ def walk_layers(model):
         found.append(layer)
         pending.extend(reversed(layer._sublayers()))
     return found
+
+
+def _host_copy(weight):
+    """A host copy of a weight that the caller may keep and change."""
+    host = weight.numpy()
+    return host.copy() if host is weight.data else host

@@ -22,6 +22,7 @@ from minikeras.layers.core import _add_activity_loss, _apply_activation, _kernel
 from minikeras.layers.input_spec import InputSpec
 from minikeras.ops.nn import bias_relu
 from minikeras.ops.nn.conv import conv_bias_relu
+from minikeras.utils.argument_validation import standardize_tuple
 
 __all__ = ["Conv1D", "Conv2D", "Conv2DTranspose", "DepthwiseConv2D", "SeparableConv2D",
            "Convolution1D", "Convolution2D", "Convolution2DTranspose", "SeparableConvolution2D"]
@@ -31,23 +32,9 @@ __all__ = ["Conv1D", "Conv2D", "Conv2DTranspose", "DepthwiseConv2D", "SeparableC
 _SPATIAL_AXES = {1: "steps, ", 2: "height, width, ", 3: "depth, height, width, "}
 
 def _int_tuple(class_name, name, value, rank, allow_zero=False):
-    """``value`` (an int or ``rank`` ints) as a tuple of ``rank`` ints.
-
-    Raises:
-        ValueError: naming the layer class and argument, for anything else
-            or for values below 1 (below 0 when ``allow_zero``).
-    """
-    if isinstance(value, (int, numpy.integer)) and not isinstance(value, bool):
-        result = (int(value),) * rank
-    elif (isinstance(value, (tuple, list)) and len(value) == rank
-          and all(isinstance(v, (int, numpy.integer)) and not isinstance(v, bool) for v in value)):
-        result = tuple(int(v) for v in value)
-    else:
-        raise ValueError(f"{class_name}: {name} must be an int or a tuple of {rank} ints, received {value!r}.")
-    if min(result) < (0 if allow_zero else 1):
-        bound = "non-negative" if allow_zero else "positive"
-        raise ValueError(f"{class_name}: {name} must be {bound}, received {value!r}.")
-    return result
+    """``value`` (an int or ``rank`` ints) as a tuple of ``rank`` ints
+    (see :func:`minikeras.utils.argument_validation.standardize_tuple`)."""
+    return standardize_tuple(class_name, name, value, rank, allow_zero)
 
 
 def _check_channels_last(class_name, data_format):

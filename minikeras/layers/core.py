@@ -84,20 +84,15 @@ def _set_kernel_arguments(layer, activation, use_bias, kernel_initializer, bias_
     layer.bias_constraint = constraints.get(bias_constraint)
 
 
-def _matmul(xp, a, b):
-    """A 2-D product, spread over the CPU op threads when large."""
-    if xp is numpy:
-        return threads.matmul(a, b)
-    return a @ b
-
-
-def _matmul_pair(xp, first, second):
+def _matmul_pair(device, first, second):
     """Two independent 2-D products. On the CPU, two products each too small
-    to split run at once, one per op thread; larger ones are split in turn."""
+    to split run at once, one per op thread (``device.parallel_blocks``;
+    in order elsewhere); larger ones are split in turn (``device.matmul``)."""
     small = all(a.shape[0] * a.shape[1] * b.shape[1] < threads.PARALLEL_MATMUL_MIN for a, b in (first, second))
-    if xp is numpy and small and threads.num_threads() > 1:
-        return threads.parallel_blocks(lambda block: numpy.matmul(*(first, second)[block]), 2)
-    return _matmul(xp, *first), _matmul(xp, *second)
+    if small:
+        pair = (first, second)
+        return tuple(device.parallel_blocks(lambda block, _: pair[block][0] @ pair[block][1], 2))
+    return device.matmul(*first), device.matmul(*second)
 
 
 class _DenseFunction(Function):
@@ -114,7 +109,7 @@ class _DenseFunction(Function):
         xp = self.device.xp
         self.input_shape = x.shape
         x2 = x if x.ndim == 2 else x.reshape(-1, x.shape[-1])
-        out = _matmul(xp, x2, kernel)
+        out = self.device.matmul(x2, kernel)
         if bias is not None:
             out += bias
         if self.relu:
@@ -135,11 +130,11 @@ class _DenseFunction(Function):
         grad_x = grad_kernel = grad_bias = None
         xp = self.device.xp
         if needs[0] and needs[1]:
-            grad_x, grad_kernel = _matmul_pair(xp, (grad2, kernel.T), (x2.T, grad2))
+            grad_x, grad_kernel = _matmul_pair(self.device, (grad2, kernel.T), (x2.T, grad2))
         elif needs[0]:
-            grad_x = _matmul(xp, grad2, kernel.T)
+            grad_x = self.device.matmul(grad2, kernel.T)
         elif needs[1]:
-            grad_kernel = _matmul(xp, x2.T, grad2)
+            grad_kernel = self.device.matmul(x2.T, grad2)
         if grad_x is not None and len(self.input_shape) != 2:
             grad_x = grad_x.reshape(self.input_shape)
         if self.has_bias and needs[2]:
@@ -195,10 +190,10 @@ class Dense(Layer):
                 f"received ndim={len(input_shape)}."
             )
         in_dim = input_shape[-1]
-        if in_dim is None:
+        if in_dim is None or in_dim == 0:
             raise ValueError(
-                f"Layer '{self.name}': the last axis of the input must be known to build a Dense layer, "
-                f"received input shape {tuple(input_shape)}."
+                f"Layer '{self.name}': the last axis of the input must be known and non-empty to build a Dense "
+                f"layer, received input shape {tuple(input_shape)}."
             )
         self.kernel = self.add_weight("kernel", (in_dim, self.units), initializer=self.kernel_initializer,
                                       regularizer=self.kernel_regularizer, constraint=self.kernel_constraint)
@@ -340,6 +335,8 @@ class Reshape(Layer):
         return self.target_shape
 
     def call(self, inputs):
+        if not inputs.shape:
+            raise ValueError(f"Layer '{self.name}' (Reshape) expects inputs with a batch axis, received a 0-d input.")
         return ops.reshape(inputs, (inputs.shape[0],) + self._output_sample_shape(inputs.shape[1:]))
 
     def compute_output_shape(self, input_shape):

@@ -4,6 +4,7 @@ import numpy
 from minikeras import constraints, initializers, ops, regularizers
 from minikeras.layers.base import Layer
 from minikeras.layers.core import _add_activity_loss
+from minikeras.ops.nn.embedding import Embedding as EmbeddingFunction
 
 __all__ = ["Embedding"]
 
@@ -61,17 +62,14 @@ class Embedding(Layer):
 
     def _indices(self, inputs):
         """The ids as an integer array on the input's device, range-checked."""
-        data = inputs.data
+        data, device = inputs.data, inputs.device
         if data.dtype.kind == "b" or data.dtype.kind not in "iuf":
             raise TypeError(f"Layer '{self.name}' expects integer ids, received dtype {data.dtype}.")
         if data.dtype.kind == "f":
-            data = data.astype(numpy.int64)  # Keras casts float ids (truncating)
+            with device.activate():
+                data = data.astype(numpy.int64)  # Keras casts float ids (truncating)
         if data.size:
-            xp = inputs.device.xp
-            if xp is numpy:
-                low, high = int(data.min()), int(data.max())
-            else:  # one transfer for both bounds
-                low, high = (int(v) for v in xp.stack([data.min(), data.max()]).get())
+            low, high = device.bounds(data)  # one transfer for both bounds
             if low < 0 or high >= self.input_dim:
                 bad = low if low < 0 else high
                 raise ValueError(
@@ -82,7 +80,8 @@ class Embedding(Layer):
 
     def call(self, inputs):
         indices = self._indices(inputs)
-        outputs = ops.embedding(indices, self.embeddings)
+        # Checked by _indices: the op need not read the bounds back again.
+        outputs = EmbeddingFunction(indices_checked=True).apply(indices, self.embeddings)
         _add_activity_loss(self, outputs)
         return outputs
 

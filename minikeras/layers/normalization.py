@@ -222,13 +222,13 @@ def moving_statistics(model):
     """``[(weight, copy of its value)]`` for the moving statistics of every
     BatchNormalization layer in ``model``: what a failed training step must
     put back, since the forward pass updates them in place."""
-    return [(weight, weight.data.copy()) for layer in batch_norm_layers(model)
+    return [(weight, weight.device.copy_array(weight.data)) for layer in batch_norm_layers(model)
             for weight in (layer.moving_mean, layer.moving_variance)]
 
 
 def _check_epsilon(class_name, epsilon):
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not epsilon > 0:
-        raise ValueError(f"{class_name}: epsilon must be a positive number, received epsilon={epsilon!r}.")
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not 0 < epsilon < float("inf"):
+        raise ValueError(f"{class_name}: epsilon must be a positive finite number, received epsilon={epsilon!r}.")
     return float(epsilon)
 
 
@@ -299,9 +299,9 @@ class BatchNormalization(Layer):
                 f"(shape {tuple(input_shape)})."
             )
         axis = self.axis % ndim
-        if axis == 0 or input_shape[axis] is None:
+        if axis == 0 or input_shape[axis] is None or input_shape[axis] == 0:
             raise ValueError(
-                f"Layer '{self.name}': the normalised axis {self.axis} must be a known, non-batch axis; "
+                f"Layer '{self.name}': the normalised axis {self.axis} must be a known, non-empty, non-batch axis; "
                 f"received input shape {tuple(input_shape)}."
             )
         shape = (input_shape[axis],)
@@ -336,8 +336,9 @@ class BatchNormalization(Layer):
         # a function of the weights.
         for weight, batch_value in ((self.moving_mean, mean), (self.moving_variance, variance)):
             moving = weight.data
-            moving *= self.momentum
-            moving += batch_value.astype(moving.dtype, copy=False) * (1.0 - self.momentum)
+            with weight.device.activate():
+                moving *= self.momentum
+                moving += batch_value.astype(moving.dtype, copy=False) * (1.0 - self.momentum)
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)
@@ -462,9 +463,9 @@ class LayerNormalization(Layer):
         axes = sorted({a % ndim for a in axes})
         if len(axes) != len(self.axis if isinstance(self.axis, list) else [self.axis]):
             raise ValueError(f"Layer '{self.name}': repeated axis in axis={self.axis}.")
-        if any(input_shape[a] is None for a in axes):
+        if any(input_shape[a] is None or input_shape[a] == 0 for a in axes):
             raise ValueError(
-                f"Layer '{self.name}': the normalised axes {axes} must have known sizes; "
+                f"Layer '{self.name}': the normalised axes {axes} must have known, non-zero sizes; "
                 f"received input shape {tuple(input_shape)}."
             )
         shape = tuple(input_shape[a] for a in axes)

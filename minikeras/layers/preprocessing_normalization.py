@@ -4,6 +4,7 @@ import numpy
 
 from minikeras import backend, ops
 from minikeras.autograd import Tensor
+from minikeras.device import to_host
 from minikeras.layers.base import Layer
 
 __all__ = ["Normalization"]
@@ -140,7 +141,7 @@ class Normalization(Layer):
         if isinstance(batch, Tensor):
             batch = batch.numpy()
         elif backend.is_array(batch):
-            batch = backend.to_numpy(batch)
+            batch = to_host(batch)
         return numpy.asarray(batch, dtype=numpy.float64)
 
     # ------------------------------------------------------------- call

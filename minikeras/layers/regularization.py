@@ -55,22 +55,21 @@ class _RandomLayer(Layer):
             return None
         generator = self._generators.get(device)
         if generator is None:
-            if device.kind == "cpu":
-                generator = numpy.random.default_rng(self.seed)
-            else:
-                with device.activate():
-                    generator = device.xp.random.default_rng(self.seed)
+            generator = device.new_rng(self.seed)
             self._generators[device] = generator
         return generator
 
     def _standard_normal(self, inputs):
         """Standard normal noise shaped like ``inputs``, on its device."""
+        if inputs.dtype.kind != "f":  # noise in an int or bool tensor cannot be stored
+            raise TypeError(f"Layer '{self.name}' ({type(self).__name__}) expects floating-point inputs, "
+                            f"received dtype {inputs.dtype}.")
         device = self._device_of(inputs)
         generator = self._generator(device) or random.generator(device)
         dtype = inputs.dtype if inputs.dtype in (numpy.float32, numpy.float64) else numpy.float32
         with device.activate():
             noise = generator.standard_normal(inputs.shape, dtype=dtype)
-        return noise.astype(inputs.dtype, copy=False)
+            return noise.astype(inputs.dtype, copy=False)
 
 
 class Dropout(_RandomLayer):
@@ -200,15 +199,16 @@ class GaussianNoise(_RandomLayer):
 
     def __init__(self, stddev, seed=None, **kwargs):
         super().__init__(seed=seed, **kwargs)
-        if isinstance(stddev, bool) or not isinstance(stddev, numbers.Real) or not stddev >= 0:
-            raise ValueError(f"GaussianNoise: stddev must be a number >= 0, received stddev={stddev!r}.")
+        if isinstance(stddev, bool) or not isinstance(stddev, numbers.Real) or not 0 <= stddev < float("inf"):
+            raise ValueError(f"GaussianNoise: stddev must be a finite number >= 0, received stddev={stddev!r}.")
         self.stddev = float(stddev)
 
     def call(self, inputs, training=None):
         if not training or self.stddev == 0:
             return inputs
         noise = self._standard_normal(inputs)
-        noise *= self.stddev
+        with self._device_of(inputs).activate():
+            noise *= self.stddev
         return inputs + noise
 
     def compute_output_shape(self, input_shape):
@@ -236,8 +236,9 @@ class GaussianDropout(_RandomLayer):
         if not training or self.rate == 0:
             return inputs
         noise = self._standard_normal(inputs)
-        noise *= (self.rate / (1.0 - self.rate)) ** 0.5
-        noise += 1.0
+        with self._device_of(inputs).activate():
+            noise *= (self.rate / (1.0 - self.rate)) ** 0.5
+            noise += 1.0
         return inputs * noise
 
     def compute_output_shape(self, input_shape):

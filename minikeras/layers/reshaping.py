@@ -14,6 +14,7 @@ from minikeras.autograd import Function
 from minikeras.layers.base import Layer
 from minikeras.layers.conv import _check_channels_last, _int_tuple
 from minikeras.layers.input_spec import InputSpec
+from minikeras.utils.argument_validation import is_int
 
 __all__ = ["ZeroPadding1D", "ZeroPadding2D", "Cropping1D", "Cropping2D", "UpSampling1D", "UpSampling2D"]
 
@@ -21,9 +22,6 @@ __all__ = ["ZeroPadding1D", "ZeroPadding2D", "Cropping1D", "Cropping2D", "UpSamp
 def _pairs(class_name, name, value, rank):
     """Keras's spatial (before, after) amounts: an int (all sides), ``rank``
     ints (symmetric per axis), or ``rank`` pairs; for rank 1 also one pair."""
-    def is_int(v):
-        return isinstance(v, (int, numpy.integer)) and not isinstance(v, bool)
-
     pairs = None
     if is_int(value):
         pairs = ((int(value), int(value)),) * rank

@@ -21,7 +21,8 @@ import numbers
 
 import numpy
 
-from minikeras import activations, backend, constraints, initializers, ops, regularizers
+from minikeras import activations, constraints, initializers, ops, regularizers
+from minikeras.device import to_host
 from minikeras.autograd import Tensor
 from minikeras.layers.base import Layer
 from minikeras.layers.core import _add_activity_loss
@@ -333,4 +334,4 @@ class RecurrentBase(Layer):
 
 def host_array(value):
     """A weight initializer's result as a host array (for composing biases)."""
-    return backend.to_numpy(getattr(value, "data", value))
+    return to_host(getattr(value, "data", value))

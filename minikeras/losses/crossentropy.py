@@ -14,10 +14,12 @@ import numpy
 
 from minikeras import backend, ops
 from minikeras.autograd import Tensor
+from minikeras.ops.nn.softmax import SparseSoftmaxCrossEntropy
 from minikeras.losses.loss import (
     EPSILON, LossFunctionWrapper, as_prediction, as_target, check_same_shape, checks_inputs, matched_shapes,
     reshaped,
 )
+from minikeras.utils.argument_validation import validate_number
 
 
 def attached_logits(y_pred, activation):
@@ -116,7 +118,13 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
 def _integer_labels(name, y_true, y_pred, axis):
     """Labels as an integer array of y_pred's shape without ``axis``, on
     y_pred's device (a trailing or ``axis`` size-1 axis is dropped)."""
-    data = y_true.data if isinstance(y_true, Tensor) else y_true
+    if isinstance(y_true, Tensor):
+        with y_true.device.activate():
+            return _integer_label_array(name, y_true.data, y_pred, axis)
+    return _integer_label_array(name, y_true, y_pred, axis)
+
+
+def _integer_label_array(name, data, y_pred, axis):
     if not backend.is_array(data):
         data = numpy.asarray(data)
     if data.dtype.kind == "f":
@@ -136,10 +144,12 @@ def _integer_labels(name, y_true, y_pred, axis):
     return data
 
 
-def _check_label_range(name, labels, classes):
+def _check_label_range(name, labels, classes, device):
+    """Checked on the host when the labels are still there (before upload),
+    else on the device in one transfer."""
     if labels.size == 0:
         return
-    low, high = int(labels.min()), int(labels.max())
+    low, high = (int(labels.min()), int(labels.max())) if isinstance(labels, numpy.ndarray) else device.bounds(labels)
     if low < 0 or high >= classes:
         raise ValueError(
             f"{name}: labels must be class ids in [0, {classes}) for y_pred with {classes} classes; received "
@@ -161,31 +171,43 @@ def sparse_categorical_crossentropy_with_mask(y_true, y_pred, from_logits=False,
         raise ValueError(f"{name}: y_pred must have a class axis, received shape {y_pred.shape}.")
     labels = _integer_labels(name, y_true, y_pred, axis)
     classes = y_pred.shape[axis]
+    device = y_pred.device
     valid = None
     if ignore_class is not None:
-        valid = labels != ignore_class
-        labels = labels * valid  # ignored entries become class 0; their loss is zeroed below
+        with device.activate():
+            valid = labels != ignore_class
+            labels = labels * valid  # ignored entries become class 0; their loss is zeroed below
     logits = _logits_or_none(y_pred, from_logits, "softmax", name)
     last_axis = _is_last_axis(axis, y_pred.ndim)
     if logits is not None and (from_logits or last_axis):
         if not last_axis:
             logits = ops.moveaxis(logits, axis, -1)
-        # The fused op checks the label range itself (one device round trip on GPU).
-        losses = ops.sparse_softmax_cross_entropy(logits, Tensor(labels, device=logits.device))
+        if isinstance(labels, numpy.ndarray):
+            # Host labels are checked here, before the upload: no device
+            # round trip in the training step.
+            _check_label_range(name, labels, classes, device)
+            losses = SparseSoftmaxCrossEntropy(labels_checked=True).apply(logits, Tensor(labels, device=logits.device))
+        else:
+            # The fused op checks the label range itself (one device round trip on GPU).
+            losses = ops.sparse_softmax_cross_entropy(logits, Tensor(labels, device=logits.device))
     else:
-        _check_label_range(name, labels, classes)
-        xp = y_pred.device.xp
-        device_labels = backend.to_numpy(labels) if xp is numpy else xp.asarray(labels)
-        one_hot = (device_labels[..., None] == xp.arange(classes)).astype(y_pred.dtype)
-        if not last_axis:
-            one_hot = xp.moveaxis(one_hot, -1, axis)
-        probabilities = y_pred / ops.sum(y_pred, axis=axis, keepdims=True)
-        probabilities = ops.clip(probabilities, EPSILON, 1.0 - EPSILON)
+        _check_label_range(name, labels, classes, device)
+        xp = device.xp
+        with device.activate():
+            device_labels = device.asarray(labels)
+            one_hot = (device_labels[..., None] == xp.arange(classes)).astype(y_pred.dtype)
+            if not last_axis:
+                one_hot = xp.moveaxis(one_hot, -1, axis)
+        # Keras clips first and renormalizes after (its backends take the
+        # log of the clipped probabilities as logits), so an all-zero row
+        # is a uniform guess with a finite loss, log(classes), not 0/0.
+        probabilities = ops.clip(y_pred, EPSILON, 1.0 - EPSILON)
+        probabilities = probabilities / ops.sum(probabilities, axis=axis, keepdims=True)
         losses = -ops.sum(ops.log(probabilities) * one_hot, axis=axis)
     if valid is not None:
-        xp = y_pred.device.xp
-        valid = backend.to_numpy(valid) if xp is numpy else xp.asarray(valid)
-        losses = losses * valid.astype(losses.dtype)
+        with device.activate():
+            valid = device.asarray(valid).astype(losses.dtype)
+        losses = losses * valid
     return losses, valid
 
 
@@ -270,6 +292,7 @@ class CategoricalCrossentropy(LossFunctionWrapper):
 
     def __init__(self, from_logits=False, label_smoothing=0.0, axis=-1, reduction="sum_over_batch_size",
                  name="categorical_crossentropy", dtype=None):
+        label_smoothing = validate_number(type(self).__name__, "label_smoothing", label_smoothing, 0.0, 1.0)
         super().__init__(categorical_crossentropy, reduction=reduction, name=name, dtype=dtype,
                          from_logits=from_logits, label_smoothing=label_smoothing, axis=axis)
         self.from_logits, self.label_smoothing, self.axis = from_logits, label_smoothing, axis
@@ -324,6 +347,7 @@ class BinaryCrossentropy(LossFunctionWrapper):
 
     def __init__(self, from_logits=False, label_smoothing=0.0, axis=-1, reduction="sum_over_batch_size",
                  name="binary_crossentropy", dtype=None):
+        label_smoothing = validate_number(type(self).__name__, "label_smoothing", label_smoothing, 0.0, 1.0)
         super().__init__(binary_crossentropy, reduction=reduction, name=name, dtype=dtype,
                          from_logits=from_logits, label_smoothing=label_smoothing, axis=axis)
         self.from_logits, self.label_smoothing, self.axis = from_logits, label_smoothing, axis

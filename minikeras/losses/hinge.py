@@ -1,12 +1,14 @@
 """Hinge losses for -1/1 (or 0/1) labels: hinge, squared hinge, categorical hinge."""
-from minikeras import backend, ops
+from minikeras import ops
 from minikeras.losses.loss import LossFunctionWrapper, checks_inputs, prepare
 
 
 def _signed_labels(y_true):
     """0/1 labels become -1/1 (labels already in -1/1, or other values, stay)."""
-    data = y_true.data
-    if bool(backend.to_numpy(((data == 0) | (data == 1)).all())):
+    data, device = y_true.data, y_true.device
+    with device.activate():
+        zero_one = ((data == 0) | (data == 1)).all()
+    if device.item(zero_one):
         return y_true * 2.0 - 1.0
     return y_true
 

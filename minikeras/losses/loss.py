@@ -9,8 +9,9 @@ import re
 
 import numpy
 
-from minikeras import backend, ops
+from minikeras import ops
 from minikeras.autograd import Tensor
+from minikeras.utils.argument_validation import entry_point, validate_tensor_input
 
 EPSILON = 1e-7  # keras.backend.epsilon(): the clipping margin of probabilities
 REDUCTIONS = ("sum_over_batch_size", "sum", "none", None, "mean", "mean_with_sample_weight")
@@ -35,7 +36,7 @@ def as_prediction(y_pred):
     if not isinstance(y_pred, Tensor):
         y_pred = Tensor(y_pred)
     if y_pred.dtype.kind != "f":
-        y_pred = Tensor(y_pred.data.astype(numpy.float32), device=y_pred.device)
+        y_pred = ops.cast(y_pred, "float32")
     return y_pred
 
 
@@ -52,7 +53,7 @@ def as_target(y_true, like, dtype=None):
             return y_true
         if y_true.requires_grad:
             return ops.cast(y_true, dtype)
-        return Tensor(y_true.data.astype(dtype), device=y_true.device)
+        return ops.cast(y_true, dtype)
     return Tensor(y_true, dtype=dtype, device=like.device)
 
 
@@ -112,8 +113,15 @@ def prepare(name, y_true, y_pred):
 
 
 # ---------------------------------------------------------------- reduction
-def _host_sum(tensor):
-    return float(backend.to_numpy(tensor.data.sum()))
+def _inverse_total(weights, factor):
+    """``1 / (sum(weights) * factor)``, 0 for a zero total, as a device
+    array (a constant: sample weights get no gradient)."""
+    device = weights.device
+    xp = device.xp
+    with device.activate():
+        total = weights.data.sum() * factor
+        safe = xp.where(total != 0, total, 1.0)
+        return xp.where(total != 0, 1.0 / safe, 0.0).astype(weights.dtype)
 
 
 def _with_keras_mask(mask, y_pred, values):
@@ -126,8 +134,10 @@ def _with_keras_mask(mask, y_pred, values):
     keras_mask = get_keras_mask(y_pred) if isinstance(y_pred, Tensor) else None
     if keras_mask is None or tuple(keras_mask.shape) != tuple(values.shape):
         return mask
-    keras_mask = keras_mask.data.astype(bool)
-    return keras_mask if mask is None else values.device.xp.logical_and(values.device.xp.asarray(mask), keras_mask)
+    device = values.device
+    with device.activate():
+        keras_mask = device.asarray(keras_mask.data).astype(bool)
+        return keras_mask if mask is None else device.xp.logical_and(device.asarray(mask), keras_mask)
 
 
 def reduce_weighted_values(values, sample_weight=None, mask=None, reduction="sum_over_batch_size"):
@@ -152,16 +162,19 @@ def reduce_weighted_values(values, sample_weight=None, mask=None, reduction="sum
     reduction = standardize_reduction(reduction)
     weights = None
     if mask is not None:
-        xp = values.device.xp
-        mask = xp.asarray(mask).astype(bool)
-        if reduction in ("mean", "sum_over_batch_size"):
-            valid = int(mask.sum())
-            # Valid entries get total/valid, so that dividing by the total
-            # count averages over the valid entries only.
-            scale = mask.size / valid if valid else 0.0
-            mask_weight = mask.astype(values.dtype) * scale
-        else:
-            mask_weight = mask.astype(values.dtype)
+        device = values.device
+        xp = device.xp
+        with device.activate():
+            mask = device.asarray(mask).astype(bool)
+            if reduction in ("mean", "sum_over_batch_size"):
+                # Valid entries get total/valid, so that dividing by the total
+                # count averages over the valid entries only (on the device:
+                # no host read in the training step).
+                valid = mask.sum()
+                scale = xp.where(valid > 0, mask.size / xp.maximum(valid, 1), 0.0)
+                mask_weight = mask.astype(values.dtype) * scale.astype(values.dtype)
+            else:
+                mask_weight = mask.astype(values.dtype)
         weights = Tensor(mask_weight, device=values.device)
     if sample_weight is not None:
         sample_weight = as_target(sample_weight, values)
@@ -176,8 +189,7 @@ def reduce_weighted_values(values, sample_weight=None, mask=None, reduction="sum
     if reduction == "sum":
         return ops.sum(values)
     if reduction == "mean_with_sample_weight" and sample_weight is not None:
-        total = _host_sum(weights) * (values.size / weights.size)
-        return ops.sum(values) * (1.0 / total if total else 0.0)
+        return ops.sum(values) * _inverse_total(weights, values.size / weights.size)
     if weights is None:
         return ops.mean(values)
     return ops.sum(values) * (1.0 / values.size)
@@ -234,9 +246,12 @@ class Loss:
 
     def __call__(self, y_true, y_pred, sample_weight=None):
         """The reduced, weighted loss of a batch (a scalar Tensor)."""
-        values, mask = self.call_with_mask(y_true, y_pred)
-        mask = _with_keras_mask(mask, y_pred, values)
-        return reduce_weighted_values(values, sample_weight, mask, self.reduction)
+        owner = type(self).__name__
+        with entry_point(owner, self.name):
+            _validate_inputs(owner, y_true, y_pred, sample_weight)
+            values, mask = self.call_with_mask(y_true, y_pred)
+            mask = _with_keras_mask(mask, y_pred, values)
+            return reduce_weighted_values(values, sample_weight, mask, self.reduction)
 
     def call(self, y_true, y_pred):  # pragma: no cover - abstract
         """Per-sample losses (a Tensor)."""
@@ -298,3 +313,11 @@ def checks_inputs(fn):
     """Mark a library loss function as converting and checking its own inputs."""
     fn._checks_inputs = True
     return fn
+
+
+def _validate_inputs(owner, y_true, y_pred, sample_weight):
+    """Numeric targets and predictions (never None, objects or strings)."""
+    validate_tensor_input(owner, y_true, allow_complex=False, allow_sequence=True)
+    validate_tensor_input(owner, y_pred, allow_complex=False, allow_sequence=True)
+    if sample_weight is not None:
+        validate_tensor_input(owner, sample_weight, allow_complex=False, allow_sequence=True)

@@ -8,6 +8,7 @@ import math
 
 from minikeras import ops
 from minikeras.losses.loss import EPSILON, LossFunctionWrapper, checks_inputs, prepare
+from minikeras.utils.argument_validation import validate_number
 
 
 @checks_inputs
@@ -148,6 +149,7 @@ class Huber(LossFunctionWrapper):
     """
 
     def __init__(self, delta=1.0, reduction="sum_over_batch_size", name="huber_loss", dtype=None):
+        delta = validate_number(type(self).__name__, "delta", delta, minimum=0.0)
         super().__init__(huber, reduction=reduction, name=name, dtype=dtype, delta=delta)
         self.delta = delta
 

@@ -7,6 +7,7 @@ averages it, with Keras's names and defaults.
 import numpy
 
 from minikeras.metrics.base import MeanMetricWrapper, squeeze_or_expand_to_same_rank, to_host
+from minikeras.utils.argument_validation import validate_int
 
 
 def _host_pair(y_true, y_pred, true_dtype=None):
@@ -119,6 +120,7 @@ def top_k_categorical_accuracy(y_true, y_pred, k=5):
         >>> top_k_categorical_accuracy([[0, 0, 1], [1, 0, 0]], [[0.1, 0.5, 0.4], [0.05, 0.15, 0.8]], k=2)
         array([1., 0.])
     """
+    k = validate_int("top_k_categorical_accuracy", "k", k, minimum=1)
     y_true, y_pred = _host_pair(y_true, y_pred)
     _check_classes("top_k_categorical_accuracy", y_pred)
     _check_same_shape("top_k_categorical_accuracy", y_true, y_pred)
@@ -133,6 +135,7 @@ def sparse_top_k_categorical_accuracy(y_true, y_pred, k=5):
         >>> sparse_top_k_categorical_accuracy([2, 0], [[0.1, 0.5, 0.4], [0.05, 0.15, 0.8]], k=2)
         array([1., 0.])
     """
+    k = validate_int("sparse_top_k_categorical_accuracy", "k", k, minimum=1)
     y_true, y_pred = _host_pair(y_true, y_pred)
     _check_classes("sparse_top_k_categorical_accuracy", y_pred)
     labels = _sparse_labels("sparse_top_k_categorical_accuracy", y_true, y_pred)
@@ -225,6 +228,7 @@ class TopKCategoricalAccuracy(MeanMetricWrapper):
     """
 
     def __init__(self, k=5, name="top_k_categorical_accuracy", dtype=None):
+        k = validate_int(type(self).__name__, "k", k, minimum=1)
         super().__init__(top_k_categorical_accuracy, name=name, dtype=dtype, k=k)
         self.k = k
 
@@ -243,6 +247,7 @@ class SparseTopKCategoricalAccuracy(MeanMetricWrapper):
     """
 
     def __init__(self, k=5, name="sparse_top_k_categorical_accuracy", dtype=None):
+        k = validate_int(type(self).__name__, "k", k, minimum=1)
         super().__init__(sparse_top_k_categorical_accuracy, name=name, dtype=dtype, k=k)
         self.k = k
 

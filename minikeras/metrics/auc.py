@@ -4,6 +4,7 @@ import numpy
 
 from minikeras.metrics.base import Metric, to_host
 from minikeras.metrics.confusion import _EPSILON, _div_no_nan, confusion_counts, is_evenly_distributed
+from minikeras.utils.argument_validation import is_int
 
 _CURVES = {"roc": "ROC", "pr": "PR"}
 _SUMMATIONS = ("interpolation", "minoring", "majoring")
@@ -56,7 +57,7 @@ class AUC(Metric):
             self.num_thresholds = len(inner) + 2
             self._evenly = is_evenly_distributed(numpy.array([0.0] + inner + [1.0]))
         else:
-            if num_thresholds <= 1:
+            if not is_int(num_thresholds) or num_thresholds <= 1:
                 raise ValueError(f"AUC: num_thresholds must be an integer > 1, received {num_thresholds}.")
             self.num_thresholds = int(num_thresholds)
             inner = [(i + 1) * 1.0 / (num_thresholds - 1) for i in range(num_thresholds - 2)]

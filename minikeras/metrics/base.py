@@ -5,12 +5,15 @@ CuPy array, list) is brought to a NumPy array first and no graph is
 recorded. State is accumulated in float64, so a long evaluation does not
 drift the way float32 running sums would.
 """
+import functools
 import re
 
 import numpy
 
 from minikeras import backend
 from minikeras.autograd import no_grad
+from minikeras.device import to_host as device_to_host
+from minikeras.utils.argument_validation import entry_point, validate_tensor_input
 
 
 def to_host(value, dtype=None):
@@ -19,7 +22,7 @@ def to_host(value, dtype=None):
     if data is not None and backend.is_array(data):  # a Tensor
         value = data
     if backend.is_array(value):
-        value = backend.to_numpy(value)
+        value = device_to_host(value)
     array = numpy.asarray(value)
     if dtype is not None and array.dtype != dtype:
         array = array.astype(dtype)
@@ -49,6 +52,25 @@ def snake_case(name):
     """``MeanSquaredError`` -> ``mean_squared_error``, ``AUC`` -> ``auc``."""
     name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
     return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower()
+
+
+def _checked_update(update_state):
+    """``update_state`` refusing non-numeric batches and naming the metric
+    in the argument errors raised under it."""
+
+    @functools.wraps(update_state)
+    def checked(self, *args, **kwargs):
+        owner = type(self).__name__
+        with entry_point(owner, self.name):
+            for value in args:
+                validate_tensor_input(owner, value, allow_complex=False, allow_sequence=True)
+            for value in kwargs.values():
+                if value is not None:
+                    validate_tensor_input(owner, value, allow_complex=False, allow_sequence=True)
+            return update_state(self, *args, **kwargs)
+
+    checked._checks_inputs = True
+    return checked
 
 
 class Metric:
@@ -98,6 +120,13 @@ class Metric:
     def variables(self):
         """The Variables made by ``add_variable`` / ``add_weight``."""
         return list(self.__dict__.get("_variables", []))
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # Every metric's update_state gets the same input check, once.
+        own = cls.__dict__.get("update_state")
+        if own is not None and not getattr(own, "_checks_inputs", False):
+            cls.update_state = _checked_update(own)
 
     def update_state(self, *args, **kwargs):  # pragma: no cover - abstract
         """Accumulate statistics from one batch."""
@@ -267,3 +296,4 @@ class MeanMetricWrapper(Mean):
     def get_config(self):
         """Name, dtype, the function and its keyword arguments."""
         return {**super().get_config(), "fn": self._fn, **self._fn_kwargs}
+

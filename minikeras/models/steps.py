@@ -22,6 +22,7 @@ import numpy
 from minikeras.autograd import Tensor, no_grad
 from minikeras.layers.base import weight_constraint
 from minikeras.layers.normalization import moving_statistics
+from minikeras.models.running_logs import LazyLogs, detached
 from minikeras.utils.packing import unpack_x_y_sample_weight
 from minikeras.utils.nest import flatten
 
@@ -86,11 +87,13 @@ class TrainingSteps:
 
     def reset_metrics(self):
         """Reset the state of every metric in ``self.metrics``."""
+        self._pending_logs = []
         for metric in self.metrics:
             metric.reset_state()
 
     def get_metrics_result(self):
         """The current results of ``self.metrics`` as a flat dict of floats."""
+        self._flush_logs()
         logs = {}
         for metric in self.metrics:
             result = metric.result()
@@ -147,13 +150,13 @@ class TrainingSteps:
         """
         x, y, sample_weight = unpack_x_y_sample_weight(data)
         self._train_batch(x, y, sample_weight)
-        return self.get_metrics_result()
+        return LazyLogs(self.get_metrics_result)  # read (host syncs on a GPU) only if looked at
 
     def test_step(self, data):
         """Loss and metrics on the batch ``data``; returns the logs dict."""
         x, y, sample_weight = unpack_x_y_sample_weight(data)
         self._test_batch(x, y, sample_weight)
-        return self.get_metrics_result()
+        return LazyLogs(self.get_metrics_result)
 
     def predict_step(self, data):
         """The model's outputs for the batch ``data``."""
@@ -182,7 +185,7 @@ class TrainingSteps:
             for weight in trainable:
                 weight.grad = None
             for weight, value in moving:
-                weight.data[...] = value
+                weight.assign(value)
             if unbuilt is not None:  # a half-built optimizer (slots missing) would fail every later step
                 self.optimizer.__dict__.clear()
                 self.optimizer.__dict__.update(unbuilt)
@@ -190,7 +193,8 @@ class TrainingSteps:
         for weight in trainable:
             constraint = weight_constraint(weight)
             if constraint is not None:
-                weight.data[...] = constraint(weight.data)
+                with weight.device.activate():
+                    weight.data[...] = constraint(weight.data)
             weight.grad = None
         self._update_logs(loss, y, y_pred, sample_weight, parts)
         return loss
@@ -208,6 +212,20 @@ class TrainingSteps:
         return loss
 
     def _update_logs(self, loss, y, y_pred, sample_weight, parts):
+        # No host read in the step: the trackers and metrics get the batch
+        # when the logs are read (progress bar redraw, epoch end), in order.
+        pending = self.__dict__.setdefault("_pending_logs", [])
+        pending.append((detached(loss), y, detached(y_pred), sample_weight,
+                        {name: detached(part) for name, part in parts.items()}))
+        if len(pending) >= _PENDING_BATCHES:
+            self._flush_logs()
+
+    def _flush_logs(self):
+        pending, self._pending_logs = self.__dict__.get("_pending_logs") or [], []
+        for entry in pending:
+            self._apply_logs(*entry)
+
+    def _apply_logs(self, loss, y, y_pred, sample_weight, parts):
         count = _batch_size(y_pred)
         self._loss_tracker.update_state(float(loss.item()), sample_weight=count)
         trackers = {tracker.name: tracker for tracker in self.compiled_loss.metrics}
@@ -224,6 +242,12 @@ class TrainingSteps:
 
     def _logs(self):
         return self.get_metrics_result()
+
+
+# Batches whose log updates may wait for the next read of the logs: a bound
+# on the device memory their predictions hold (one read per this many steps
+# at most when nobody looks at the logs).
+_PENDING_BATCHES = 64
 
 
 def _batch_size(y_pred):

@@ -11,8 +11,11 @@ import numpy
 from minikeras import backend, random
 from minikeras.autograd import Tensor, no_grad
 from minikeras.callbacks import CallbackList, History, ProgbarLogger
+from minikeras.device import to_host
+from minikeras.models.running_logs import LazyLogs
 from minikeras.models.steps import TrainingSteps, flatten_logs
 from minikeras.utils import data_adapter
+from minikeras.utils.argument_validation import is_int, validate_int
 from minikeras.utils.packing import pack_x_y_sample_weight
 
 
@@ -93,8 +96,10 @@ class Trainer(TrainingSteps):
         """Train for ``epochs`` epochs, like ``keras.Model.fit``; returns History."""
         self._check_compiled("fit")
         verbose = 1 if verbose == "auto" else int(verbose)
-        if not isinstance(epochs, (int, numpy.integer)) or epochs < 0:
+        if not is_int(epochs) or epochs < 0:
             raise ValueError(f"epochs must be a non-negative int, received {epochs!r}.")
+        if steps_per_epoch is not None:
+            validate_int("fit", "steps_per_epoch", steps_per_epoch, minimum=1)
         if validation_split and data_adapter.is_batch_source(x):
             raise ValueError("validation_split is only supported for array inputs, not generators or Sequences.")
         if class_weight is not None and y is not None:
@@ -112,7 +117,7 @@ class Trainer(TrainingSteps):
         callback_list = _callback_list(callbacks, self, verbose, epochs=epochs, steps=data.steps, history=History())
         history = next(c for c in callback_list.callbacks if isinstance(c, History))
         self.stop_training = False
-        rng = random.host_generator(salt=17)
+        rng = random.shuffle_rng()  # one stream across fit calls: resumable
         self._initial_epoch = None
         callback_list.on_train_begin()
         # A callback restoring a backup (BackupAndRestore) says where to go on.
@@ -122,13 +127,21 @@ class Trainer(TrainingSteps):
             self.reset_metrics()
             callback_list.on_epoch_begin(epoch)
             logs = {}
+            step = -1
             for step, (bx, by, bw) in enumerate(data.batches(rng)):
                 callback_list.on_train_batch_begin(step)
-                logs = flatten_logs(self.train_step(pack_x_y_sample_weight(bx, by, bw)), sort=True)
+                result = self.train_step(pack_x_y_sample_weight(bx, by, bw))
+                # Flattened (read: host syncs on a GPU) only if a callback looks.
+                logs = LazyLogs(lambda result=result: flatten_logs(result, sort=True))
                 callback_list.on_train_batch_end(step, logs)
                 if self.stop_training:
                     break
-            if getattr(data, "ran_out", False):  # a finite generator ended: Keras warns and stops
+            ran_out = getattr(data, "ran_out", False)
+            if step < 0 and (not ran_out or epoch == initial_epoch):
+                # A loss of 0.0 from no batch at all would be made up.
+                raise ValueError(f"fit: epoch {epoch + 1} got no data (0 batches); the training data is empty "
+                                 "or the generator is exhausted.")
+            if ran_out:  # a finite generator ended: Keras warns and stops
                 self.stop_training = True
                 if not data.batches_seen:
                     break  # no batch this epoch: log no empty epoch
@@ -158,10 +171,15 @@ class Trainer(TrainingSteps):
         data = make_data()
         callback_list.on_test_begin()
         logs = {}
+        step = -1
         for step, (bx, by, bw) in enumerate(data.batches()):
             callback_list.on_test_batch_begin(step)
-            logs = flatten_logs(self.test_step(pack_x_y_sample_weight(bx, by, bw)), sort=True)
+            result = self.test_step(pack_x_y_sample_weight(bx, by, bw))
+            logs = LazyLogs(lambda result=result: flatten_logs(result, sort=True))
             callback_list.on_test_batch_end(step, logs)
+        if step < 0:  # no batch: there is no loss to report (not 0.0)
+            raise ValueError("evaluate: got no data (0 batches); the evaluation or validation data is empty.")
+        logs = dict(logs)
         callback_list.on_test_end(logs)
         return logs
 
@@ -171,6 +189,8 @@ class Trainer(TrainingSteps):
         """Loss and metrics on the data; a scalar, a list (in ``metrics``
         order: loss first), or a dict."""
         self._check_compiled("evaluate")
+        if steps is not None:
+            validate_int("evaluate", "steps", steps, minimum=1)
         verbose = 1 if verbose == "auto" else int(verbose)
         data = data_adapter.make_data(x, y, sample_weight, batch_size, False, steps)
         callback_list = _callback_list(callbacks, self, verbose, epochs=1, steps=data.steps)
@@ -296,7 +316,7 @@ def _unbuilt_state(optimizer):
 def _class_weights_to_sample_weights(class_weight, y, sample_weight):
     if isinstance(y, (list, tuple, dict)):
         raise ValueError("class_weight is only supported for models with a single output.")
-    labels = numpy.asarray(backend.to_numpy(_host(y)))
+    labels = numpy.asarray(to_host(_host(y)) if backend.is_array(y) else _host(y))
     if labels.ndim > 1 and labels.shape[-1] > 1:
         labels = labels.argmax(axis=-1)
     labels = labels.reshape(len(labels), -1)[:, 0].astype(numpy.int64)

@@ -7,15 +7,20 @@ import numpy
 from minikeras.autograd import Tensor
 from minikeras.autograd.function import _wrap
 from minikeras.device import get_device, placement_device
+from minikeras.utils.argument_validation import check_dtype, is_int, validate_number, validate_shape, validate_tensor_input
 
 
 def _target(device):
     return get_device(device) if device is not None else placement_device()
 
 
-def _make(builder, dtype, device, requires_grad=False):
+def _make(op_name, builder, dtype, device, requires_grad=False):
     target = _target(device)
-    dtype = numpy.dtype(dtype or "float32")
+    try:
+        dtype = numpy.dtype(dtype or "float32")
+    except TypeError:
+        raise TypeError(f"{op_name}: {dtype!r} is not a dtype.") from None
+    dtype = check_dtype(op_name, dtype)
     with target.activate():
         data = builder(target.xp, dtype)
     if requires_grad:
@@ -23,46 +28,61 @@ def _make(builder, dtype, device, requires_grad=False):
     return _wrap(data, target, None, 0)
 
 
-def _shape(shape):
-    if isinstance(shape, (int, numpy.integer)):
-        return (int(shape),)
-    return tuple(int(s) for s in shape)
-
-
 def zeros(shape, dtype="float32", device=None, requires_grad=False):
     """A tensor of zeros."""
-    return _make(lambda xp, dt: xp.zeros(_shape(shape), dtype=dt), dtype, device, requires_grad)
+    shape = validate_shape("zeros", shape)
+    return _make("zeros", lambda xp, dt: xp.zeros(shape, dtype=dt), dtype, device, requires_grad)
 
 
 def ones(shape, dtype="float32", device=None, requires_grad=False):
     """A tensor of ones."""
-    return _make(lambda xp, dt: xp.ones(_shape(shape), dtype=dt), dtype, device, requires_grad)
+    shape = validate_shape("ones", shape)
+    return _make("ones", lambda xp, dt: xp.ones(shape, dtype=dt), dtype, device, requires_grad)
 
 
 def full(shape, fill_value, dtype="float32", device=None, requires_grad=False):
-    """A tensor filled with ``fill_value``."""
-    return _make(lambda xp, dt: xp.full(_shape(shape), fill_value, dtype=dt), dtype, device, requires_grad)
+    """A tensor filled with ``fill_value`` (a number; None is refused, not NaN)."""
+    shape = validate_shape("full", shape)
+    validate_tensor_input("full", fill_value)
+    if getattr(fill_value, "ndim", 0) != 0:
+        raise ValueError(f"full: fill_value must be a single number, received shape {tuple(fill_value.shape)}.")
+    if hasattr(fill_value, "item"):
+        fill_value = fill_value.item()
+    return _make("full", lambda xp, dt: xp.full(shape, fill_value, dtype=dt), dtype, device, requires_grad)
 
 
 def arange(start, stop=None, step=1, dtype=None, device=None):
     """Evenly spaced values in ``[start, stop)`` (int64 for ints, else float32)."""
     if stop is None:
         start, stop = 0, start
+    for name, value in (("start", start), ("stop", stop), ("step", step)):
+        validate_number("arange", name, value)
+    if step == 0:
+        raise ValueError(f"arange: step must not be 0, received start={start!r}, stop={stop!r}, step=0.")
     if dtype is None:
-        dtype = "int64" if all(isinstance(v, (int, numpy.integer)) for v in (start, stop, step)) else "float32"
-    return _make(lambda xp, dt: xp.arange(start, stop, step, dtype=dt), dtype, device)
+        dtype = "int64" if all(is_int(v) for v in (start, stop, step)) else "float32"
+    return _make("arange", lambda xp, dt: xp.arange(start, stop, step, dtype=dt), dtype, device)
 
 
 def eye(n, m=None, dtype="float32", device=None):
     """An ``n x m`` identity matrix."""
-    return _make(lambda xp, dt: xp.eye(n, m, dtype=dt), dtype, device)
+    n, m = validate_shape("eye", (n, n if m is None else m), name="size")
+    return _make("eye", lambda xp, dt: xp.eye(n, m, dtype=dt), dtype, device)
 
 
 def zeros_like(x, dtype=None, device=None):
     """Zeros with ``x``'s shape, dtype and device (unless given)."""
+    x = _like("zeros_like", x)
     return zeros(x.shape, dtype or x.dtype, device or getattr(x, "device", None))
 
 
 def ones_like(x, dtype=None, device=None):
     """Ones with ``x``'s shape, dtype and device (unless given)."""
+    x = _like("ones_like", x)
     return ones(x.shape, dtype or x.dtype, device or getattr(x, "device", None))
+
+
+def _like(op_name, x):
+    """``x`` checked, and as an array when it is a plain Python number."""
+    validate_tensor_input(op_name, x)
+    return numpy.asarray(x) if not hasattr(x, "shape") else x

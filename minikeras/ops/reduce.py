@@ -245,7 +245,8 @@ class Moment(Function):
 
 
 def _moment(op_name, x, axis, keepdims, root):
-    x = _as_tensor(op_name, x)
+    # The real formula mean((x - mean)^2) gives complex garbage for complex x.
+    x = _as_tensor(op_name, x, allow_complex=False)
     axes = _reduced_axes(op_name, x, axis)
     shape = shape_of(x)
     if _count(shape, axes) == 0:

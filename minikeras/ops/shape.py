@@ -16,7 +16,11 @@ import numpy
 
 from minikeras import backend
 from minikeras.autograd import Function, Tensor, no_grad
+from minikeras.device import to_host
 from minikeras.ops._checks import normalize_axis, shape_of
+from minikeras.ops.math.unary import _as_tensor
+from minikeras.utils.argument_validation import check_dtype, entry_point, validate_tensor_input
+from minikeras.utils.argument_validation import is_int as _is_int
 
 
 def _size(shape):
@@ -26,8 +30,22 @@ def _size(shape):
     return total
 
 
-def _is_int(value):
-    return isinstance(value, (int, numpy.integer)) and not isinstance(value, (bool, numpy.bool_))
+def _int_sequence(op_name, name, value):
+    """An int, a sequence of ints or a 1-D integer array as a tuple of ints.
+
+    Raises:
+        TypeError: anything else (a float, a bool, a 0-d array, None...).
+    """
+    if _is_int(value):
+        return (int(value),)
+    if isinstance(value, Tensor) or backend.is_array(value):
+        value = to_host(getattr(value, "data", value))
+        if value.ndim == 1 and value.dtype.kind in "iu":
+            return tuple(int(v) for v in value.tolist())
+    elif isinstance(value, (list, tuple)) and all(_is_int(v) for v in value):
+        return tuple(int(v) for v in value)
+    raise TypeError(f"{op_name}: {name} must be an int or a sequence of ints, received {type(value).__name__} "
+                    f"{value!r:.80}.")
 
 
 def _single_axis(op_name, axis, ndim):
@@ -39,18 +57,11 @@ def _single_axis(op_name, axis, ndim):
     return int(axis) % ndim
 
 
-def _to_xp(xp, array):
-    """``array`` as an array of ``xp`` (host arrays move to the device)."""
-    if xp is numpy:
-        return backend.to_numpy(array)
-    return xp.asarray(array)
-
-
-def _scatter_add_rows(xp, indices, rows, num_rows):
+def _scatter_add_rows(device, indices, rows, num_rows):
     """Sum ``rows[i]`` into row ``indices[i]`` of a zero array of ``num_rows`` rows.
 
     Args:
-        xp: the array module.
+        device: the Device it runs on.
         indices: 1-D integer array of non-negative row numbers.
         rows: array of shape ``(len(indices), *inner)``.
         num_rows: rows of the result.
@@ -59,10 +70,11 @@ def _scatter_add_rows(xp, indices, rows, num_rows):
         An array of shape ``(num_rows, *inner)`` and ``rows``' dtype in
         which repeated indices have accumulated.
     """
+    xp = device.xp
     inner = rows.shape[1:]
     out = xp.zeros((num_rows,) + inner, dtype=rows.dtype)
-    if xp is not numpy:
-        _add_at(xp, out, indices, rows)  # atomic adds on the GPU
+    if not device.host_kernels:
+        device.scatter_add(out, indices, rows)  # atomic adds on a GPU
         return out
     # NumPy's add.at is about 4x faster on a flat array than on rows (measured
     # for 12800 rows of 64 into 10000: 1.8 ms against 7.6 ms), so scatter
@@ -73,28 +85,19 @@ def _scatter_add_rows(xp, indices, rows, num_rows):
     if width == 1:
         positions = indices
     else:
-        positions = (indices[:, None] * width + numpy.arange(width)).reshape(-1)
-    numpy.add.at(out.reshape(-1), positions, flat_rows)
+        positions = (indices[:, None] * width + xp.arange(width)).reshape(-1)
+    device.scatter_add(out.reshape(-1), positions, flat_rows)
     return out
 
 
-def _add_at(xp, target, index, values):
-    adder = getattr(xp.add, "at", None)
-    if adder is not None:
-        adder(target, index, values)
-    else:  # older CuPy
-        import cupyx
-
-        cupyx.scatter_add(target, index, values)
-
-
-def _scatter_add_axis(xp, grad, indices, size, axis):
+def _scatter_add_axis(device, grad, indices, size, axis):
     """Inverse of ``xp.take(x, indices, axis)`` for the gradient: sum ``grad``
     back into ``size`` entries along ``axis``."""
+    xp = device.xp
     moved = xp.moveaxis(grad, axis, 0)
     inner = moved.shape[1:]
     rows = xp.ascontiguousarray(moved).reshape(len(indices), _size(inner))
-    summed = _scatter_add_rows(xp, indices, rows, size).reshape((size,) + inner)
+    summed = _scatter_add_rows(device, indices, rows, size).reshape((size,) + inner)
     return xp.moveaxis(summed, 0, axis)
 
 
@@ -140,9 +143,8 @@ class Transpose(Function):
 
 def reshape(x, shape):
     """Give ``x`` a new shape with the same number of elements (one -1 allowed)."""
-    if isinstance(shape, (int, numpy.integer)):
-        shape = (int(shape),)
-    shape = tuple(int(s) for s in shape)
+    x = _as_tensor("reshape", x)
+    shape = _int_sequence("reshape", "shape", shape)
     old = shape_of(x)
     size = int(numpy.prod(old))
     unknown = [i for i, s in enumerate(shape) if s == -1]
@@ -160,6 +162,7 @@ def reshape(x, shape):
 
 def transpose(x, axes=None):
     """Permute the axes of ``x`` (reverse them when ``axes`` is None)."""
+    x = _as_tensor("transpose", x)
     ndim = len(shape_of(x))
     if axes is None:
         axes = tuple(reversed(range(ndim)))
@@ -176,8 +179,9 @@ def expand_dims(x, axis):
         >>> expand_dims(zeros((2, 3)), (0, -1)).shape
         (1, 2, 3, 1)
     """
+    x = _as_tensor("expand_dims", x)
     shape = shape_of(x)
-    axes = (axis,) if _is_int(axis) else tuple(axis)
+    axes = _int_sequence("expand_dims", "axis", axis)
     out_ndim = len(shape) + len(axes)
     positions = normalize_axis("expand_dims", axes, out_ndim)
     new_shape = []
@@ -189,6 +193,7 @@ def expand_dims(x, axis):
 
 def squeeze(x, axis=None):
     """Remove axes of size 1: all of them, or those in ``axis`` (which must be 1)."""
+    x = _as_tensor("squeeze", x)
     shape = shape_of(x)
     if axis is None:
         axes = tuple(i for i, size in enumerate(shape) if size == 1)
@@ -204,6 +209,7 @@ def squeeze(x, axis=None):
 
 def flatten(x):
     """``x`` as a 1-D tensor (the ``Flatten`` layer keeps the batch axis itself)."""
+    x = _as_tensor("flatten", x)
     return Flatten((_size(shape_of(x)),)).apply(x)
 
 
@@ -212,9 +218,10 @@ ravel = flatten
 
 def moveaxis(x, source, destination):
     """Move axes ``source`` to positions ``destination`` (ints or tuples)."""
+    x = _as_tensor("moveaxis", x)
     ndim = len(shape_of(x))
-    sources = (source,) if _is_int(source) else tuple(source)
-    destinations = (destination,) if _is_int(destination) else tuple(destination)
+    sources = _int_sequence("moveaxis", "source", source)
+    destinations = _int_sequence("moveaxis", "destination", destination)
     if len(sources) != len(destinations):
         raise ValueError(
             f"moveaxis: source {source!r} and destination {destination!r} must name the same number of axes."
@@ -231,6 +238,7 @@ def moveaxis(x, source, destination):
 
 def swapaxes(x, axis1, axis2):
     """Exchange two axes of ``x``."""
+    x = _as_tensor("swapaxes", x)
     ndim = len(shape_of(x))
     first, second = _single_axis("swapaxes", axis1, ndim), _single_axis("swapaxes", axis2, ndim)
     order = list(range(ndim))
@@ -249,14 +257,14 @@ class GetItem(Function):
 
     def forward(self, x):
         xp = self.device.xp
-        index = tuple(_to_xp(xp, item) if backend.is_array(item) else item for item in self.index)
+        index = tuple(self.device.asarray(item) if backend.is_array(item) else item for item in self.index)
         for position, axis, size in self.checks:
-            index = _checked_array(xp, index, position, axis, size, x.shape)
+            index = _checked_array(self.device, index, position, axis, size, x.shape)
         self.index = index
         self.input_shape, self.input_dtype = x.shape, x.dtype
         out = x[index]
-        if xp is numpy and not isinstance(out, numpy.ndarray):
-            out = numpy.asarray(out)  # NumPy gives a scalar for a single element
+        if not self.device.is_array(out):
+            out = xp.asarray(out)  # NumPy gives a scalar for a single element
         return out
 
     def backward(self, grad):
@@ -264,7 +272,7 @@ class GetItem(Function):
         shape, index = self.input_shape, self.index
         if self.kind == "rows":
             rows = xp.ascontiguousarray(grad).reshape(index[0].size, _size(shape[1:]))
-            return _scatter_add_rows(xp, index[0].reshape(-1), rows, shape[0]).reshape(shape)
+            return _scatter_add_rows(self.device, index[0].reshape(-1), rows, shape[0]).reshape(shape)
         grad_input = xp.zeros(shape, dtype=grad.dtype)
         if self.kind == "basic":
             grad_input[index] = grad  # each element is picked at most once
@@ -272,27 +280,24 @@ class GetItem(Function):
         # Integer arrays may pick an element several times: scatter-add at the
         # flat positions of the picked elements.
         positions = xp.arange(_size(shape)).reshape(shape)[index]
-        _add_at(xp, grad_input.reshape(-1), positions.reshape(-1), xp.ascontiguousarray(grad).reshape(-1))
+        self.device.scatter_add(grad_input.reshape(-1), positions.reshape(-1), xp.ascontiguousarray(grad).reshape(-1))
         return grad_input
 
 
-def _checked_array(xp, index, position, axis, size, shape):
+def _checked_array(device, index, position, axis, size, shape):
     """Raise IndexError naming the shape when an integer array is out of
     range; wrap negative entries so that the gradient scatter can use them."""
     array = index[position]
     if array.size == 0:
         return index
-    if xp is numpy:
-        low, high = int(array.min()), int(array.max())
-    else:  # one transfer for both bounds
-        low, high = (int(v) for v in xp.stack([array.min(), array.max()]).get())
+    low, high = device.bounds(array)  # one transfer for both bounds
     if low < -size or high >= size:
         bad = low if low < -size else high
         raise IndexError(
             f"getitem: index {bad} is out of range for axis {axis} of size {size} (tensor shape {shape})."
         )
     if low < 0:
-        array = xp.where(array < 0, array + size, array)
+        array = device.xp.where(array < 0, array + size, array)
         index = index[:position] + (array,) + index[position + 1:]
     return index
 
@@ -381,6 +386,7 @@ def getitem(x, index):
         IndexError: an index is out of range for the tensor's shape.
         TypeError: an index item of an unsupported type.
     """
+    x = _as_tensor("getitem", x)
     items, checks, kind = _normalize_index(index, shape_of(x))
     return GetItem(items, checks, kind).apply(x)
 
@@ -388,10 +394,26 @@ def getitem(x, index):
 def take(x, indices, axis=None):
     """Elements of ``x`` at ``indices`` along ``axis`` (of the flattened ``x``
     when ``axis`` is None), like ``keras.ops.take``."""
+    x = _as_tensor("take", x)
     if axis is None:
-        return getitem(flatten(x), indices)
-    axis = _single_axis("take", axis, len(shape_of(x)))
-    return getitem(x, (slice(None),) * axis + (indices,))
+        x, axis = flatten(x), 0
+    else:
+        axis = _single_axis("take", axis, len(shape_of(x)))
+    if isinstance(indices, (list, tuple)):
+        indices = numpy.asarray(indices)
+    validate_tensor_input("take", indices, allow_complex=False)
+    dtype = getattr(indices, "dtype", None)
+    if dtype is not None and numpy.dtype(dtype).kind == "b":
+        # A mask selects along ``axis`` only; a wider one would index the
+        # following axes too, silently ignoring ``axis``.
+        length = shape_of(x)[axis]
+        if shape_of(indices) != (length,):
+            raise ValueError(f"take: a boolean mask must be 1-D with the length of axis {axis} ({length}), "
+                             f"received mask shape {shape_of(indices)} for input shape {shape_of(x)}.")
+    elif dtype is not None and numpy.dtype(dtype).kind == "f":
+        raise TypeError(f"take: indices must be integers or a boolean mask, received dtype {dtype}.")
+    with entry_point("take"):
+        return getitem(x, (slice(None),) * axis + (indices,))
 
 
 # ----------------------------------------------------- joining and splitting
@@ -460,6 +482,7 @@ def _tensor_list(op_name, tensors):
     for i, value in enumerate(tensors):
         if not (isinstance(value, Tensor) or backend.is_array(value)):
             raise TypeError(f"{op_name}: item {i} is a {type(value).__name__}, expected a Tensor or an array.")
+        validate_tensor_input(op_name, value)
     return [shape_of(t) for t in tensors]
 
 
@@ -501,6 +524,7 @@ def split(x, indices_or_sections, axis=0):
     Returns:
         A list of Tensors; pieces left unused get a zero gradient.
     """
+    x = _as_tensor("split", x)
     shape = shape_of(x)
     axis = _single_axis("split", axis, len(shape))
     size = shape[axis]
@@ -568,15 +592,16 @@ class Repeat(Function):
             split_shape = shape[:axis] + (shape[axis], self.repeats) + shape[axis + 1:]
             summed = grad.reshape(split_shape).sum(axis=axis + 1)
         else:
-            owners = _to_xp(xp, numpy.repeat(numpy.arange(shape[axis]), self.repeats))
-            summed = _scatter_add_axis(xp, grad, owners, shape[axis], axis)
+            owners = self.device.asarray(numpy.repeat(numpy.arange(shape[axis]), self.repeats))
+            summed = _scatter_add_axis(self.device, grad, owners, shape[axis], axis)
         return summed.reshape(self.input_shape)
 
 
 def tile(x, repeats):
     """Repeat the whole of ``x`` ``repeats`` times along each axis (like ``numpy.tile``)."""
-    repeats = (repeats,) if _is_int(repeats) else tuple(repeats)
-    if not all(_is_int(r) and r >= 0 for r in repeats):
+    x = _as_tensor("tile", x)
+    repeats = _int_sequence("tile", "repeats", repeats)
+    if not all(r >= 0 for r in repeats):
         raise ValueError(f"tile: repeats must be non-negative ints, received {repeats!r}.")
     return Tile(tuple(int(r) for r in repeats)).apply(x)
 
@@ -584,18 +609,19 @@ def tile(x, repeats):
 def repeat(x, repeats, axis=None):
     """Repeat each element ``repeats`` times along ``axis`` (of the flattened
     ``x`` when ``axis`` is None). ``repeats`` is an int or one count per element."""
+    x = _as_tensor("repeat", x)
     shape = shape_of(x)
     if axis is not None:
         axis = _single_axis("repeat", axis, len(shape))
     size = _size(shape) if axis is None else shape[axis]
     if isinstance(repeats, Tensor) or backend.is_array(repeats):
-        repeats = backend.to_numpy(getattr(repeats, "data", repeats)).tolist()
+        repeats = to_host(getattr(repeats, "data", repeats)).tolist()
     if _is_int(repeats):
         if repeats < 0:
             raise ValueError(f"repeat: repeats must be non-negative, received {repeats}.")
         repeats = int(repeats)
     else:
-        repeats = list(repeats)
+        repeats = list(_int_sequence("repeat", "repeats", repeats))
         if len(repeats) == 1:
             repeats = repeats[0]
             return repeat(x, repeats, axis)
@@ -637,13 +663,13 @@ class IndexPad(Function):
         self.input_shape = x.shape
         xp = self.device.xp
         for axis, source in self.sources.items():
-            x = xp.take(x, _to_xp(xp, source), axis=axis)
+            x = xp.take(x, self.device.asarray(source), axis=axis)
         return x
 
     def backward(self, grad):
         xp = self.device.xp
         for axis, source in reversed(list(self.sources.items())):
-            grad = _scatter_add_axis(xp, grad, _to_xp(xp, source), self.input_shape[axis], axis)
+            grad = _scatter_add_axis(self.device, grad, self.device.asarray(source), self.input_shape[axis], axis)
         return grad
 
 
@@ -681,8 +707,11 @@ def pad(x, pad_width, mode="constant", constant_values=0):
         mode: "constant", or "reflect", "symmetric", "edge", "wrap".
         constant_values: the fill value of "constant" mode (a number).
     """
+    x = _as_tensor("pad", x)
     shape = shape_of(x)
     pairs = _pad_pairs(pad_width, len(shape))
+    if not pairs:
+        return reshape(x, shape)  # a 0-d tensor has no axis to pad, as in numpy.pad
     if mode == "constant":
         if not isinstance(constant_values, (int, float, numpy.number)):
             raise TypeError(f"pad: constant_values must be a number, received {constant_values!r}.")
@@ -716,10 +745,12 @@ class Cast(Function):
 def cast(x, dtype):
     """``x`` converted to ``dtype``. The gradient is cast back to the input's
     dtype; casting to an integer or bool dtype cuts the gradient."""
+    x = _as_tensor("cast", x)
     try:
         dtype = numpy.dtype(dtype)
     except TypeError:
         raise TypeError(f"cast: {dtype!r} is not a dtype.") from None
+    check_dtype("cast", dtype)
     if dtype.kind not in "fc" and isinstance(x, Tensor) and x.requires_grad:
         with no_grad():
             return Cast(dtype).apply(x)

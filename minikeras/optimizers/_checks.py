@@ -1,4 +1,5 @@
 """Argument checks and small helpers shared by the optimizers."""
+import math
 import numbers
 import re
 
@@ -14,11 +15,14 @@ def camel_to_snake(name):
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
 
 
-def check_float_in_range(owner, argument, value, low=None, high=None, low_inclusive=True):
+def check_float_in_range(owner, argument, value, low=None, high=None, low_inclusive=True, allow_inf=False):
     """Raise TypeError unless ``value`` is a real number, ValueError unless it
-    lies in ``[low, high]`` (``(low, high]`` when not ``low_inclusive``)."""
+    lies in ``[low, high]`` (``(low, high]`` when not ``low_inclusive``) and
+    is finite (unless ``allow_inf``: an infinite clip threshold is no clip)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{owner}: argument `{argument}` must be a number, received {value!r}.")
+    if value in (math.inf, -math.inf) and not allow_inf:
+        raise ValueError(f"{owner}: argument `{argument}` must be finite. Received: {argument}={value!r}")
     too_low = low is not None and (value < low if low_inclusive else value <= low)
     too_high = high is not None and value > high
     if too_low or too_high or value != value:
@@ -52,6 +56,12 @@ def checked_learning_rate(owner, learning_rate):
         learning_rate = learning_rate.item()
     elif isinstance(learning_rate, numpy.generic):
         learning_rate = learning_rate.item()
+    if isinstance(learning_rate, numbers.Real) and not isinstance(learning_rate, bool) and not (
+            0 <= learning_rate < math.inf):
+        # nan or inf turn every weight into nan at the first step; a negative
+        # rate climbs the loss (refused as PyTorch does).
+        raise ValueError(f"{owner}: argument `learning_rate` must be a finite number >= 0. "
+                         f"Received: learning_rate={learning_rate!r}")
     if isinstance(learning_rate, bool) or not isinstance(learning_rate, numbers.Real):
         raise ValueError(
             f"{owner}: argument `learning_rate` should be a float, an instance of LearningRateSchedule, or a "

@@ -1,6 +1,8 @@
 """Storage shared by the optimizers: named state entries and scratch buffers."""
 import numpy
 
+from minikeras.device import to_host
+
 
 class StateEntry:
     """One array of optimizer state, with the name it is saved under.
@@ -20,23 +22,19 @@ class StateEntry:
 
     def assign(self, value):
         """Copy ``value`` into the array in place (shape already checked)."""
-        if self.device is None or self.device.xp is numpy:
-            self.array[...] = _host(value)
+        if self.device is None:
+            self.array[...] = to_host(value)
             return
         with self.device.activate():
-            self.array[...] = self.device.xp.asarray(_host(value), dtype=self.array.dtype)
+            self.array[...] = self.device.asarray(value, self.array.dtype)
 
 
     def to_host(self):
         """A NumPy copy of the array."""
-        if self.device is None or self.device.xp is numpy:
+        if self.device is None:
             return numpy.array(self.array, copy=True)
-        with self.device.activate():
-            return self.array.get()
-
-
-def _host(value):
-    return value.get() if hasattr(value, "get") and not isinstance(value, numpy.ndarray) else numpy.asarray(value)
+        host = self.device.to_host(self.array)
+        return host.copy() if host is self.array else host
 
 
 class ScratchBuffers:
@@ -62,7 +60,8 @@ class ScratchBuffers:
         if views is None or len(views) < count or views[0].shape != variable.shape:
             buffers = self._ensure(variable, count)
             size, shape = variable.data.size, variable.shape
-            views = [buffer[:size].reshape(shape) for buffer in buffers]
+            with variable.device.activate():
+                views = [buffer[:size].reshape(shape) for buffer in buffers]
             self._views[id(variable)] = views
         return views[:count]
 

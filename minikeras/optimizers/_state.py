@@ -2,6 +2,7 @@
 import numpy
 
 from minikeras import backend
+from minikeras.device import to_host
 from minikeras.optimizers._slots import StateEntry
 
 
@@ -124,7 +125,7 @@ class OptimizerState:
                 f"{owner}.set_state expects {expected} arrays ({', '.join(self.state_names())}), "
                 f"received {len(state)}."
             )
-        iterations = numpy.asarray(backend.to_numpy(state[0]) if backend.is_array(state[0]) else state[0])
+        iterations = numpy.asarray(to_host(state[0]) if backend.is_array(state[0]) else state[0])
         if iterations.size != 1 or iterations.dtype.kind not in "iuf" or float(iterations.reshape(())) < 0:
             raise ValueError(
                 f"{owner}.set_state: entry 0 ('iteration') must be a non-negative step count, received {state[0]!r}."

@@ -1,8 +1,6 @@
 """Adam: adaptive moment estimation (Kingma & Ba, 2014)."""
 import math
 
-import numpy
-
 from minikeras.backend import threads
 from minikeras.optimizers._checks import moment_config, set_moment_arguments
 from minikeras.optimizers.optimizer import Optimizer
@@ -61,20 +59,21 @@ class Adam(Optimizer):
         alpha = learning_rate * math.sqrt(1.0 - self.beta_2**step) / (1.0 - self.beta_1**step)
         index = self.slot_index(variable)
         momentum, velocity = self._momentums[index], self._velocities[index]
-        xp = variable.device.xp
+        device = variable.device
+        xp = device.xp
         work, update = self.scratch(variable, 2)
         velocity_hat = self._velocity_hats[index] if self.amsgrad else None
         arrays = (gradient, momentum, velocity, velocity_hat, variable.data, work, update)
-        if xp is numpy and variable.data.size >= _PARALLEL_MIN and all(
+        if device.host_kernels and variable.data.size >= _PARALLEL_MIN and all(
                 a is None or a.flags.c_contiguous for a in arrays):
             flat = [None if a is None else a.reshape(-1) for a in arrays]
             pieces = threads.even_slices(variable.data.size, 2 * threads.num_threads())
 
-            def part(block):
+            def part(block, _):
                 piece = pieces[block]
                 self._adam_math(xp, alpha, *[None if a is None else a[piece] for a in flat])
 
-            threads.parallel_blocks(part, len(pieces))
+            device.parallel_blocks(part, len(pieces))
         else:
             self._adam_math(xp, alpha, *arrays)
 

@@ -29,6 +29,7 @@ from minikeras.optimizers._checks import (
     camel_to_snake, check_float_in_range, check_variable, checked_learning_rate, describe,
 )
 from minikeras.optimizers._clipping import clip_gradients
+from minikeras.utils.argument_validation import validate_tensor_input
 from minikeras.optimizers._slots import ScratchBuffers
 from minikeras.optimizers._state import OptimizerState
 from minikeras.optimizers.schedules import LearningRateSchedule
@@ -94,7 +95,7 @@ class Optimizer(OptimizerState):
             )
         for argument, value in clip_arguments.items():
             if value is not None:
-                check_float_in_range(owner, argument, value, low=0.0)
+                check_float_in_range(owner, argument, value, low=0.0, allow_inf=True)
         if weight_decay is not None:
             check_float_in_range(owner, "weight_decay", weight_decay)
         if use_ema:
@@ -230,6 +231,9 @@ class Optimizer(OptimizerState):
         owner = type(self).__name__
         if not grads:
             return
+        for grad in grads:
+            if grad is not None:
+                validate_tensor_input(owner, grad, allow_bool=False, allow_complex=False)
         if trainable_variables is None:
             if not self.built:
                 raise ValueError(
@@ -406,12 +410,11 @@ class Optimizer(OptimizerState):
         divided by ``loss_scale_factor`` when one is set."""
         data = grad.data if isinstance(grad, Tensor) else grad
         if (
-            type(data) is numpy.ndarray and variable.device.xp is numpy and data.dtype == variable.dtype
+            variable.device.owns(data) and data.dtype == variable.dtype
             and data.shape == variable.data.shape and self.loss_scale_factor is None
         ):
             return data  # the common CPU case: nothing to convert
         device = variable.device
-        xp = device.xp
         if not backend.is_array(data):
             data = numpy.asarray(data)
             if data.dtype == object:
@@ -425,10 +428,7 @@ class Optimizer(OptimizerState):
                 f"expected the variable's shape {variable.shape}."
             )
         with device.activate():
-            if backend.get_array_module(data) is not xp or (
-                xp is not numpy and data.device.id != device.physical.index
-            ):
-                data = backend.to_numpy(data) if xp is numpy else xp.array(data, copy=True)
+            data = device.asarray(data)  # from the host or another device
             if data.dtype != variable.dtype:
                 data = data.astype(variable.dtype)
             if self.loss_scale_factor is not None:

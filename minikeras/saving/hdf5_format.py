@@ -14,7 +14,6 @@ import warnings
 import h5py
 import numpy
 
-from minikeras import backend
 from minikeras.saving import _checksum, _safety
 
 # HDF5 object headers hold at most 64 KiB; longer name lists are split into
@@ -151,7 +150,7 @@ def save_weights_to_group(group, model):
     for name, weights in groups:
         layer_group = group.create_group(name)
         write_arrays(layer_group, [weight.name for weight in weights],
-                     [backend.to_numpy(weight.data) for weight in weights])
+                     [weight.numpy() for weight in weights])
 
 
 def _saved_layers(group, source, max_bytes):

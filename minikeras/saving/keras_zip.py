@@ -7,7 +7,9 @@ its ``compile_config``; ``model.weights.h5`` uses Keras's weights layout
 compiled. The zip's members are read into memory after their sizes are
 checked; nothing in the archive is extracted to disk or executed.
 
-minikeras adds ``minikeras_config_crc32`` to ``metadata.json`` (the CRC-32 of
+minikeras also stores the random generators' state (random_state.py) as an
+attribute of ``model.weights.h5``'s root when the optimizer is saved, and
+adds ``minikeras_config_crc32`` to ``metadata.json`` (the CRC-32 of
 ``config.json``) and a CRC-32 beside each weight dataset, verified on load;
 Keras's files have neither and load without. Loading follows _safety.py:
 dataset sizes are checked before the model is rebuilt, the rebuild runs in
@@ -23,6 +25,7 @@ import h5py
 
 from minikeras.saving import _checksum, _safety, hdf5_format, keras_compile, keras_config, keras_config_writer, keras_weights_h5
 from minikeras.saving.atomic import atomic_write
+from minikeras.saving.random_state import read_random_state, write_random_state
 
 CONFIG, METADATA, WEIGHTS = "config.json", "metadata.json", "model.weights.h5"
 KERAS_VERSION = "3.15.1"  # the Keras release whose layout this file follows
@@ -68,6 +71,8 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
     weights = io.BytesIO()
     with h5py.File(weights, "w", libver=hdf5_format.LIBVER) as handle:
         keras_weights_h5.write_model(handle, model, model.optimizer if compiled else None)
+        if compiled:
+            write_random_state(handle, model)  # an attribute of the weights file's root: Keras ignores it
     with atomic_write(filepath, overwrite=overwrite) as temporary:
         with zipfile.ZipFile(temporary, "w") as archive:
             archive.writestr(METADATA, json.dumps(metadata))
@@ -179,6 +184,7 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, sour
                 saved = keras_weights_h5.read_optimizer(handle, source, model, max_bytes)
                 if saved is not None:
                     keras_compile.restore_optimizer(model, saved[0], saved[1], source, _warn)
+                read_random_state(handle, model, source)
     return model
 
 

@@ -9,7 +9,8 @@ group ``optimizer_weights`` (``<optimizer>/iteration``,
 ``<optimizer>/learning_rate``, then the slots).
 
 minikeras writes Keras's schema (so Keras 3 and tf.keras read the file)
-plus a ``minikeras_version`` attribute. Files written by minikeras before
+plus a ``minikeras_version`` attribute and, with the optimizer state, the
+random generators' state (``minikeras_random_state``, random_state.py). Files written by minikeras before
 this layout (``minikeras_version`` without ``keras_version``) keep their own
 training-config encoding and are read as before.
 
@@ -29,6 +30,7 @@ from minikeras.saving import _checksum, _safety, hdf5_format, keras_compile, ker
 from minikeras.saving.atomic import atomic_write
 from minikeras.saving.compile_config import compile_from_json
 from minikeras.saving.keras_order import keras_trainable_order, state_in_order
+from minikeras.saving.random_state import read_random_state, write_random_state
 
 KERAS_VERSION = "3.15.1"  # the Keras release whose layout this file follows
 
@@ -119,6 +121,7 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
                 names += [f"{optimizer.name}/{name}" for name in optimizer.state_names()[1:]]
                 arrays = [state[0], _learning_rate_array(optimizer)] + state[1:]
                 hdf5_format.write_arrays(handle.create_group("optimizer_weights"), names, arrays)
+                write_random_state(handle, model)  # minikeras's own attribute: Keras ignores it
 
 
 def _learning_rate_array(optimizer):
@@ -203,6 +206,7 @@ def load_model(handle, custom_objects=None, compile=True, safe_mode=True, source
         keras_compile.restore_optimizer(model, [array for _, array in saved], learning_rate, source,
                                         lambda message: warnings.warn(message, stacklevel=5),
                                         keras_order=not hdf5_format.is_minikeras_v1(handle.attrs))
+    read_random_state(handle, model, source)
     return model
 
 

@@ -14,8 +14,14 @@ or an HDF5 file with Keras 3's ``layers``/``vars`` groups.
 
 Restored by ``load_model``: the architecture, the weights, the compile
 arguments, the optimizer config and its state (step count, slots, current
-learning rate), so that training continues exactly where it stopped. Not
-restored: metric states, ``History``, the random generators.
+learning rate) and, in minikeras's own ``.keras`` and ``.h5`` files, the
+random generators (random_state.py: shuffling, the host stream of
+augmentation and initializers, dropout and noise per device, the seeded
+layers' own streams and SeedGenerators), so that training continues exactly
+where it stopped, bit for bit. Not restored: metric states (reset at each
+epoch anyway), ``History``, GPU generators (CuPy exposes no host-readable
+state), and optimizer settings outside its config
+(``exclude_from_weight_decay``).
 
 Every write goes to a temporary file in the same folder, renamed into place
 at the end (atomic.py): an interrupted save leaves the old file intact.

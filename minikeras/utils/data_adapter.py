@@ -10,6 +10,8 @@ import warnings
 import numpy
 
 from minikeras import backend
+from minikeras.device import registry
+from minikeras.utils.argument_validation import is_int
 from minikeras.utils import py_dataset
 from minikeras.utils.nest import flatten as _flatten
 from minikeras.utils.nest import map_structure as _map
@@ -20,11 +22,10 @@ def _as_array(value):
         return None
     if hasattr(value, "numpy") and not isinstance(value, numpy.ndarray):
         return value.numpy()
-    if backend.is_array(value):
-        return value
-    array = numpy.asarray(value)
-    if array.dtype == object:
-        raise TypeError(f"Training data must be numeric arrays; received an object array from {type(value).__name__}.")
+    array = value if backend.is_array(value) else numpy.asarray(value)
+    if array.dtype.kind not in "biufc":  # objects (None would train as NaN), strings, dates
+        raise TypeError(f"Model data must be numeric arrays; received an array of dtype {array.dtype} from "
+                        f"{type(value).__name__}.")
     return array
 
 
@@ -60,7 +61,7 @@ class ArrayData:
                 raise ValueError(
                     f"sample_weight must have one value per sample ({self.size}), received sizes {sorted(w_sizes)}."
                 )
-        if not isinstance(batch_size, (int, numpy.integer)) or batch_size <= 0:
+        if not is_int(batch_size) or batch_size <= 0:
             raise ValueError(f"batch_size must be a positive int, received {batch_size!r}.")
         self.batch_size = int(batch_size)
         self.shuffle = shuffle
@@ -92,17 +93,26 @@ class ArrayData:
         order = None
         if self.shuffle and self.size > 1:
             order = (rng or numpy.random.default_rng()).permutation(self.size)
+        on_device = {}  # the order uploaded once per epoch to each device holding data
+
+        def take(a, start, stop):
+            device = None if isinstance(a, numpy.ndarray) else registry.owner_of(a)
+            if device is None:
+                return a[start:stop] if order is None else a[order[start:stop]]
+            # Data already on a device is batched there: no host round trip.
+            with device.activate():
+                if order is None:
+                    return a[start:stop]
+                if device not in on_device:
+                    on_device[device] = device.asarray(order)
+                return a[on_device[device][start:stop]]
+
         for step in range(self.steps):
             start = step * self.batch_size
             stop = min(start + self.batch_size, self.size)
-            if order is None:
-                def take(a, start=start, stop=stop):
-                    return a[start:stop]
-            else:
-                index = order[start:stop]
 
-                def take(a, index=index):
-                    return a[index]
+            def take(a, start=start, stop=stop, take=take):
+                return take(a, start, stop)
 
             yield (_map(take, self.x), None if self.y is None else _map(take, self.y),
                    None if self.sample_weight is None else _map(take, self.sample_weight))

@@ -25,9 +25,7 @@ ALLOWED = {}
 # fixed on the gpu-core branch (device classes). Once that branch is merged
 # they no longer occur and test_known_defects_are_still_present tells you to
 # delete the entry: the list cannot go stale silently.
-KNOWN_DEFECTS = {
-    ("generator", ("normal",), None),  # cupy.random.Generator has standard_normal, not normal
-}
+KNOWN_DEFECTS = set()  # ("generator", ("normal",)) fixed: random.normal draws standard_normal
 
 
 @pytest.fixture(scope="module")

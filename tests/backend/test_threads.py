@@ -6,6 +6,8 @@ import pytest
 
 from minikeras.backend import blas_threads, threads
 
+pytestmark = pytest.mark.cpu_only(reason="the CPU op-thread pool and BLAS thread policy")
+
 
 @pytest.fixture
 def two_threads():

@@ -11,11 +11,17 @@ import pytest
 import minikeras as mk
 from minikeras import config, layers
 from minikeras.autograd import Function
+from minikeras.device import registry
 from minikeras.errors import ResourceExhaustedError
 
 
-def _current(device="cpu:0"):
-    return config.get_memory_info(device)["current"]
+def _default():
+    """The default device's name (cpu:0, or gpu:0 on a GPU or the simulated GPU)."""
+    return registry.default_device().name
+
+
+def _current(device=None):
+    return config.get_memory_info(device or _default())["current"]
 
 
 def _split_cpu(count, limit_mb=None):
@@ -58,16 +64,16 @@ def test_gradients_between_ops_are_counted(fresh_devices):
     out = ((x * 2.0) * 2.0) * 2.0
     loss = out.sum()
     base = _current()
-    config.reset_memory_stats("cpu:0")
+    config.reset_memory_stats(_default())
     loss.backward(retain_graph=True)
     # The gradient of each intermediate (4000 bytes) is counted while the
     # next op's backward makes its own (or x.grad): two at a time.
-    assert config.get_memory_info("cpu:0")["peak"] >= base + 2 * 4000
+    assert config.get_memory_info(_default())["peak"] >= base + 2 * 4000
     x.grad = None
-    config.set_memory_limit("cpu:0", base + 4000)  # room for x.grad alone
+    config.set_memory_limit(_default(), base + 4000)  # room for x.grad alone
     with pytest.raises(ResourceExhaustedError):
         loss.backward()
-    config.set_memory_limit("cpu:0", None)
+    config.set_memory_limit(_default(), None)
 
 
 def test_graph_dropped_without_backward_releases_saved_arrays(fresh_devices):
@@ -106,20 +112,20 @@ def test_fit_does_not_charge_the_dataset(fresh_devices):
     model.compile("sgd", "mse")
     x, y = numpy.zeros((5000, 100), "float32"), numpy.zeros((5000, 10), "float32")
     base = _current()
-    config.reset_memory_stats("cpu:0")
+    config.reset_memory_stats(_default())
     model.fit(x, y, batch_size=10, epochs=1, steps_per_epoch=3, shuffle=False, verbose=0)
-    assert config.get_memory_info("cpu:0")["peak"] - base < x.nbytes / 10
+    assert config.get_memory_info(_default())["peak"] - base < x.nbytes / 10
 
 
 def test_peak_and_reset(fresh_devices):
     base = _current()
-    config.reset_memory_stats("cpu:0")
+    config.reset_memory_stats(_default())
     big = mk.tensor(numpy.ones(10_000, "float32"))
     del big
-    info = config.get_memory_info("cpu:0")
+    info = config.get_memory_info(_default())
     assert info == {"current": base, "peak": base + 40_000}
-    config.reset_memory_stats("/device:CPU:0")
-    assert config.get_memory_info("cpu:0")["peak"] == base
+    config.reset_memory_stats(registry.default_device().canonical)
+    assert config.get_memory_info(_default())["peak"] == base
 
 
 def test_logical_devices_count_separately_and_across_threads(fresh_devices):
@@ -163,10 +169,10 @@ def test_limit_error_names_device_bytes_in_use_and_limit(fresh_devices):
 
 def test_set_memory_limit_at_run_time(fresh_devices):
     base = _current()
-    config.set_memory_limit("cpu:0", base + 1000)
+    config.set_memory_limit(_default(), base + 1000)
     with pytest.raises(ResourceExhaustedError):
         mk.tensor(numpy.ones(1000, "float32"))
-    config.set_memory_limit("cpu:0", None)
+    config.set_memory_limit(_default(), None)
     mk.tensor(numpy.ones(1000, "float32"))
 
 
@@ -188,9 +194,9 @@ def test_training_continues_with_a_smaller_batch(fresh_devices):
     x, y = _data()
     model.train_on_batch(x[:32], y[:32])  # Adam's state exists now
     # Room for the gradients and a small batch's activations, not for 512 samples.
-    config.set_memory_limit("cpu:0", _current() + 500_000)
+    config.set_memory_limit(_default(), _current() + 500_000)
     before, weights = _current(), model.get_weights()
-    with pytest.raises(ResourceExhaustedError, match="CPU:0"):
+    with pytest.raises(ResourceExhaustedError, match=registry.default_device().canonical):
         model.fit(x, y, batch_size=512, epochs=1, verbose=0)
     assert _current() == before
     assert all(numpy.array_equal(a, b) for a, b in zip(weights, model.get_weights()))
@@ -227,23 +233,23 @@ def test_failure_anywhere_in_a_step_leaves_no_trace(fresh_devices):
     x, y = _data(32)
     probe = _mlp()
     start = _current()
-    config.reset_memory_stats("cpu:0")
+    config.reset_memory_stats(_default())
     probe.fit(x, y, batch_size=32, epochs=1, verbose=0)
-    step_bytes = config.get_memory_info("cpu:0")["peak"] - start  # what a first step adds at its peak
+    step_bytes = config.get_memory_info(_default())["peak"] - start  # what a first step adds at its peak
     seen = set()
     for fraction in numpy.linspace(0.05, 1.0, 20):
         model = probe = None
         gc.collect()  # models hold reference cycles (layers <-> graph nodes)
         model = _mlp()
         base, weights = _current(), model.get_weights()
-        config.set_memory_limit("cpu:0", base + int(step_bytes * fraction))
+        config.set_memory_limit(_default(), base + int(step_bytes * fraction))
         where = _fit_or_failure(model, x, y, 32)
         if where is not None:
             seen.add(where)
             assert _current() == base, f"memory left behind ({where}, fraction {fraction:.2f})"
             assert all(numpy.array_equal(a, b) for a, b in zip(weights, model.get_weights()))
             assert not model.optimizer.built
-        config.set_memory_limit("cpu:0", None)
+        config.set_memory_limit(_default(), None)
         model.fit(x, y, batch_size=16, epochs=1, verbose=0)  # and it trains afterwards
         assert model.optimizer.iterations == (2 if where else 3)
     assert seen == {"forward", "backward", "optimizer"}
@@ -265,15 +271,15 @@ def test_bad_limits_are_clear_errors(fresh_devices):
     kept = mk.tensor(numpy.ones(10_000, "float32"))
     in_use = _current()
     with pytest.raises(ValueError, match=f"{in_use} bytes are already in use"):
-        config.set_memory_limit("cpu:0", 100)
+        config.set_memory_limit(_default(), 100)
     with pytest.raises(ValueError, match=">= 0"):
-        config.set_memory_limit("cpu:0", -1)
+        config.set_memory_limit(_default(), -1)
     with pytest.raises(ValueError, match=">= 0"):
-        config.set_memory_limit("cpu:0", math.nan)
+        config.set_memory_limit(_default(), math.nan)
     with pytest.raises(TypeError, match="number of bytes"):
-        config.set_memory_limit("cpu:0", "1GB")
+        config.set_memory_limit(_default(), "1GB")
     with pytest.raises(TypeError, match="number of bytes"):
-        config.set_memory_limit("cpu:0", True)
+        config.set_memory_limit(_default(), True)
     with pytest.raises(ValueError, match="> 0 megabytes"):
         config.LogicalDeviceConfiguration(memory_limit=-5)
     with pytest.raises(ValueError, match="> 0 megabytes"):
@@ -315,7 +321,7 @@ def _split_gpu(count, limit_mb):
     return config.list_logical_devices("GPU")
 
 
-@pytest.mark.gpu
+@pytest.mark.cuda
 def test_gpu_logical_devices_have_their_own_pools(fresh_devices):
     first, second = _split_gpu(2, 128)
     assert first.pool is not second.pool
@@ -329,14 +335,14 @@ def test_gpu_logical_devices_have_their_own_pools(fresh_devices):
     del kept, doubled
 
 
-@pytest.mark.gpu
+@pytest.mark.cuda
 def test_gpu_memory_growth_false_reserves_up_front(fresh_devices):
     first, _ = _split_gpu(2, 64)
     assert first.pool.total_bytes() >= 64 * 2**20  # reserved, held by the pool's cache
     assert first.pool.used_bytes() < 2**20
 
 
-@pytest.mark.gpu
+@pytest.mark.cuda
 def test_gpu_memory_growth_true_reserves_nothing(fresh_devices):
     gpu = config.list_physical_devices("GPU")[0]
     config.set_memory_growth(gpu, True)
@@ -347,11 +353,13 @@ def test_gpu_memory_growth_true_reserves_nothing(fresh_devices):
 
 @pytest.mark.gpu
 def test_gpu_limit_raises_resource_exhausted_and_training_continues(fresh_devices):
-    (device,) = _split_gpu(1, 24)
+    # 40 MiB: room for the weights, gradients, Adam's slots and scratch
+    # (6 x 4 MiB) and a batch of 64, not for a batch of 4096.
+    (device,) = _split_gpu(1, 40)
     with mk.device(device):
         with pytest.raises(ResourceExhaustedError, match="GPU:0") as caught:
             mk.ops.ones((64, 2**20))  # 256 MiB
-        assert caught.value.limit == 24 * 2**20
+        assert caught.value.limit == 40 * 2**20
         mk.random.seed(0)
         model = mk.Sequential([layers.Input((1024,)), layers.Dense(1024, activation="relu"), layers.Dense(10)])
         model.compile("adam", mk.losses.SparseCategoricalCrossentropy(from_logits=True))
@@ -365,7 +373,7 @@ def test_gpu_limit_raises_resource_exhausted_and_training_continues(fresh_device
         assert history.history["loss"][-1] < history.history["loss"][0]
 
 
-@pytest.mark.gpu
+@pytest.mark.cuda
 def test_gpu_per_process_fraction_caps_the_pool(fresh_devices):
     gpu = config.list_physical_devices("GPU")[0]
     config.set_memory_growth(gpu, True)

@@ -264,5 +264,5 @@ def test_local_all_reduce_on_two_logical_gpus(fresh_devices):
             contributions.append([cupy.full(1000, rank + 1.0, dtype=cupy.float32), None])
     results, errors = _run_ranks(collective, contributions)
     assert errors == [None, None]
-    for result in results:
-        assert float(result[0].sum().get()) == 3000.0 and result[1] is None
+    for device, result in zip(devices, results):
+        assert float(device.to_host(result[0]).sum()) == 3000.0 and result[1] is None

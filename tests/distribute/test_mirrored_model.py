@@ -237,6 +237,7 @@ def test_bad_arguments(split_cpu):
         mk.MirroredModel(mirrored)
 
 
+@pytest.mark.cpu_only(reason="BLAS thread limits of CPU replicas")
 def test_blas_threads_are_limited_while_replicas_share_the_cpu(split_cpu):
     from minikeras.backend import blas_threads
 

@@ -196,8 +196,9 @@ def test_cross_replica_hook_gives_global_batch_statistics_and_gradients(rng):
     def all_reduce(first, second, count):
         extra_first, extra_second, extra_count = contributions[len(calls)]
         calls.append(count)
-        first = first + extra_first.reshape(first.shape)
-        second = second + extra_second.reshape(second.shape)
+        device = x_local.device  # the hook gets and returns arrays of the replica's device
+        first = first + device.asarray(extra_first.reshape(first.shape))
+        second = second + device.asarray(extra_second.reshape(second.shape))
         return first, second, count + extra_count
 
     replica = layers.BatchNormalization(dtype="float64")

@@ -436,7 +436,8 @@ def test_plain_sgd_learns_a_toy_sequence_task(make):
             w.grad = None
         loss.backward()
         for w in weights:
-            w.data -= 0.2 * w.grad.data
+            with w.device.activate():
+                w.data -= 0.2 * w.grad.data
         losses.append(loss.item())
     # Predicting the mean alone would leave a loss of y.var() (about 0.5).
     assert losses[-1] < 0.2 * y.var() and losses[-1] < 0.25 * losses[0]

@@ -229,6 +229,7 @@ def test_matches_torch(name):
     numpy.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-14)
 
 
+@pytest.mark.cpu_only(reason="splits relu over the CPU op threads")
 def test_relu_split_over_threads_matches_numpy(monkeypatch):
     from minikeras.backend import threads
 

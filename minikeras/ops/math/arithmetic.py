@@ -6,8 +6,9 @@ shape, so backward here returns full-shape gradients.
 
 __all__ = ["add", "subtract", "multiply", "divide", "power", "negative", "sub", "mul", "div", "neg", "pow"]
 
-from minikeras.autograd import Function
+from minikeras.autograd import Function, Tensor
 from minikeras.ops._checks import check_broadcast
+from minikeras.utils.argument_validation import validate_tensor_input
 
 
 class Add(Function):
@@ -75,9 +76,13 @@ class Pow(Function):
         return grad_a, grad_b
 
 
-def _binary(function_class, name):
+def _binary(function_class, name, allow_bool=True):
     def op(a, b):
+        validate_tensor_input(name, a, allow_bool)
+        validate_tensor_input(name, b, allow_bool)
         check_broadcast(name, a, b)
+        if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+            a = Tensor(a)  # two Python numbers: NumPy's dtype rules, not Python's (True + True is True)
         return function_class().apply(a, b)
 
     op.__name__ = name
@@ -86,14 +91,37 @@ def _binary(function_class, name):
 
 
 add = _binary(Add, "add")
-subtract = _binary(Sub, "subtract")
+subtract = _binary(Sub, "subtract", allow_bool=False)  # NumPy gives bool minus no meaning
 multiply = _binary(Mul, "multiply")
 divide = _binary(Div, "divide")
-power = _binary(Pow, "power")
+_power = _binary(Pow, "power")
+
+
+def _is_integer(value):
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None:
+        return dtype.kind in "iu"
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def power(a, b):
+    """Elementwise ``a ** b`` with NumPy broadcasting; Tensors, arrays or numbers.
+
+    Raises:
+        ValueError: integer ``a`` to a negative integer power (NumPy has no
+            integer result for it; cast to float first).
+    """
+    if _is_integer(a) and _is_integer(b):
+        exponents = b.numpy() if isinstance(b, Tensor) else b
+        if (exponents < 0).any() if hasattr(exponents, "any") else exponents < 0:
+            raise ValueError("power: integers to negative integer powers are not allowed; cast the base to a "
+                             "floating-point dtype first.")
+    return _power(a, b)
 
 
 def negative(x):
-    """Elementwise ``-x``."""
+    """Elementwise ``-x`` (bools refused: negation has no boolean meaning)."""
+    validate_tensor_input("negative", x, allow_bool=False)
     return Neg().apply(x)
 
 

@@ -196,6 +196,9 @@ def where(condition, x1=None, x2=None):
     """
     condition = _constant(_as_tensor("where", condition))
     if x1 is None and x2 is None:
+        if not shape_of(condition):
+            raise ValueError("where: the indices of true values need a condition with at least 1 dimension, "
+                             "received a 0-d condition.")
         return Nonzero().apply(condition)
     if x1 is None or x2 is None:
         raise ValueError("where: give both x1 and x2, or neither (to get the indices of true values).")

@@ -2,11 +2,9 @@
 
 __all__ = ["matmul"]
 
-import numpy
-
 from minikeras.autograd import Function
-from minikeras.backend import threads
 from minikeras.ops._checks import shape_of
+from minikeras.utils.argument_validation import validate_tensor_input
 
 
 class MatMul(Function):
@@ -14,9 +12,7 @@ class MatMul(Function):
         needs_a, needs_b = self.needs_input_grad
         self.save_for_backward(a if needs_b else None, b if needs_a else None)
         self.vector_a, self.vector_b = a.ndim == 1, b.ndim == 1
-        if a.ndim == 2 and b.ndim == 2 and self.device.xp is numpy:
-            return threads.matmul(a, b)
-        return a @ b
+        return self.device.matmul(a, b)
 
     def backward(self, grad):
         a, b = self.saved
@@ -28,8 +24,8 @@ class MatMul(Function):
         grad_a = grad_b = None
         if b is not None:
             b_matrix = b[:, None] if self.vector_b else b
-            if b_matrix.ndim == 2 and grad.ndim == 2 and xp is numpy:
-                grad_a = threads.matmul(grad, b_matrix.T)
+            if b_matrix.ndim == 2 and grad.ndim == 2:
+                grad_a = self.device.matmul(grad, b_matrix.T)
             else:
                 grad_a = grad @ xp.swapaxes(b_matrix, -1, -2)
             if self.vector_a:
@@ -37,7 +33,7 @@ class MatMul(Function):
         if a is not None:
             a_matrix = a[None, :] if self.vector_a else a
             if a_matrix.ndim == 2 and grad.ndim == 2:
-                grad_b = threads.matmul(a_matrix.T, grad) if xp is numpy else a_matrix.T @ grad
+                grad_b = self.device.matmul(a_matrix.T, grad)
             else:
                 grad_b = xp.swapaxes(a_matrix, -1, -2) @ grad
             if self.vector_b:
@@ -51,6 +47,8 @@ def matmul(a, b):
     Raises:
         ValueError: the inner dimensions differ, or an input is a scalar.
     """
+    validate_tensor_input("matmul", a, allow_bool=False)
+    validate_tensor_input("matmul", b, allow_bool=False)
     shape_a, shape_b = shape_of(a), shape_of(b)
     if not shape_a or not shape_b:
         raise ValueError(f"matmul: inputs must have at least 1 dimension, received shapes {shape_a} and {shape_b}.")

@@ -25,37 +25,23 @@ import math
 
 import numpy
 
-from minikeras import backend
 from minikeras.autograd import Function, Tensor
+from minikeras.utils.argument_validation import as_tensor, validate_tensor_input
 
-_NUMBER_TYPES = (bool, int, float, numpy.number, numpy.bool_)
-
-
-def _as_tensor(op_name, value):
-    """``value`` as a Tensor: Tensors pass, numbers and arrays are wrapped.
-
-    Python floats become float32 (the default dtype), as ``minikeras.tensor``
-    does; arrays keep their dtype.
+def _as_tensor(op_name, value, allow_bool=True, allow_complex=True):
+    """``value`` as a Tensor: Tensors pass, numbers and arrays are wrapped
+    (see :func:`minikeras.utils.argument_validation.as_tensor`).
 
     Raises:
-        TypeError: ``value`` is neither a Tensor, an array nor a number.
+        TypeError: ``value`` is not numeric data, or a bool/complex the op
+            does not take.
     """
-    if isinstance(value, Tensor):
-        return value
-    if isinstance(value, _NUMBER_TYPES) or backend.is_array(value):
-        return Tensor(value)
-    raise TypeError(
-        f"{op_name}: expected a Tensor, an array or a number, received {type(value).__name__} {value!r:.80}."
-    )
+    return as_tensor(op_name, value, allow_bool, allow_complex)
 
 
 def _check_operand(op_name, value):
     """Raise TypeError unless ``value`` may be an operand of a binary op."""
-    if isinstance(value, (Tensor,) + _NUMBER_TYPES) or backend.is_array(value):
-        return
-    raise TypeError(
-        f"{op_name}: expected Tensors, arrays or numbers, received {type(value).__name__} {value!r:.80}."
-    )
+    validate_tensor_input(op_name, value)
 
 
 def _float_array(x):
@@ -451,7 +437,7 @@ def erf(x):
     about 1e-16) and one rational function in float32 (error below 5e-7), so
     no SciPy is needed.
     """
-    return Erf().apply(_as_tensor("erf", x))
+    return Erf().apply(_as_tensor("erf", x, allow_complex=False))
 
 
 def sign(x):
@@ -460,5 +446,5 @@ def sign(x):
     Not differentiable: the result never requires grad (its derivative is 0
     wherever it exists), so it may be used in a loss as a constant.
     """
-    x = _as_tensor("sign", x)
+    x = _as_tensor("sign", x, allow_bool=False)
     return Sign().apply(x.detach() if x.requires_grad else x)

@@ -19,7 +19,8 @@ blocks per call. On a GPU there is one block (the whole batch): one GEMM.
 """
 import numpy
 
-from minikeras.backend.threads import even_slices, parallel_blocks, sum_in_order
+from minikeras.backend.threads import even_slices, sum_in_order
+from minikeras.utils.argument_validation import is_int, standardize_padding, standardize_tuple  # noqa: F401
 
 # Bytes of patch matrix per block on the CPU: small enough to stay in the
 # last-level cache next to the product's output (see the module docstring).
@@ -32,15 +33,7 @@ def as_pair(op_name, name, value):
     Raises:
         ValueError: ``value`` is not an int or pair of ints, or is not positive.
     """
-    if is_int(value):
-        pair = (int(value), int(value))
-    elif isinstance(value, (tuple, list)) and len(value) == 2 and all(is_int(v) for v in value):
-        pair = (int(value[0]), int(value[1]))
-    else:
-        raise ValueError(f"{op_name}: {name} must be an int or a pair of ints, received {value!r}.")
-    if min(pair) < 1:
-        raise ValueError(f"{op_name}: {name} must be positive, received {value!r}.")
-    return pair
+    return standardize_tuple(op_name, name, value, 2)
 
 
 def as_single(op_name, name, value):
@@ -49,21 +42,12 @@ def as_single(op_name, name, value):
     Raises:
         ValueError: ``value`` is not such an int or is not positive.
     """
-    if isinstance(value, (tuple, list)) and len(value) == 1:
-        value = value[0]
-    if not is_int(value):
-        raise ValueError(f"{op_name}: {name} must be an int, received {value!r}.")
-    if value < 1:
-        raise ValueError(f"{op_name}: {name} must be positive, received {value!r}.")
-    return int(value)
+    return standardize_tuple(op_name, name, value, 1)[0]
 
 
 def check_padding(op_name, padding, allowed=("valid", "same")):
     """Return ``padding`` lowercased, or raise ValueError when it is unknown."""
-    if isinstance(padding, str) and padding.lower() in allowed:
-        return padding.lower()
-    choices = " or ".join(repr(name) for name in allowed)
-    raise ValueError(f"{op_name}: padding must be {choices}, received {padding!r}.")
+    return standardize_padding(op_name, padding, allowed)
 
 
 def same_padding(size, window, stride):
@@ -71,11 +55,6 @@ def same_padding(size, window, stride):
     out = -(-size // stride)
     total = max((out - 1) * stride + window - size, 0)
     return total // 2, total - total // 2
-
-
-def is_int(value):
-    """True for a Python or NumPy integer (not a bool)."""
-    return isinstance(value, (int, numpy.integer)) and not isinstance(value, bool)
 
 
 class WindowGeometry:
@@ -135,9 +114,9 @@ class WindowGeometry:
             if rows is not None and cols is not None
         ]
 
-    def samples_per_chunk(self, xp, bytes_per_sample):
+    def samples_per_chunk(self, device, bytes_per_sample):
         """How many samples one block holds: all of them on a GPU, ~CHUNK_BYTES on the CPU."""
-        if xp is not numpy or self.batch == 0:
+        if not device.host_kernels or self.batch == 0:
             return max(self.batch, 1)
         return max(1, min(self.batch, CHUNK_BYTES // max(bytes_per_sample, 1)))
 
@@ -198,7 +177,7 @@ def _clipped_ranges(size, window, stride, dilation, pad_before, out_size):
     return ranges
 
 
-def im2col_products(xp, source, geometry, right=None, left=None, keep=False, epilogue=None, left_block=None):
+def im2col_products(device, source, geometry, right=None, left=None, keep=False, epilogue=None, left_block=None):
     """``cols @ right`` and ``cols.T @ left`` where ``cols`` is the patch matrix of ``source``.
 
     ``cols`` (N*Ho*Wo, kh*kw*C) is normally never built whole: each block of
@@ -225,20 +204,21 @@ def im2col_products(xp, source, geometry, right=None, left=None, keep=False, epi
         (cols @ right of shape (N*Ho*Wo, F) or None, cols.T @ left of shape
         (kh*kw*C, G) or None, cols or None).
     """
+    xp = device.xp
     batch, rows, patch = geometry.batch, geometry.rows_per_sample, geometry.patch_size
     dtype = source.dtype
     forward = None if right is None else xp.empty((batch * rows, right.shape[1]), xp.result_type(dtype, right.dtype))
     # A block's patch rows and its rows of the product's output (or of ``left``)
     # stay in cache together: with few input channels the output is the larger.
     features = max(0 if right is None else right.shape[1], 0 if left is None else left.shape[1])
-    per = geometry.samples_per_chunk(xp, rows * (patch + features) * source.itemsize)
+    per = geometry.samples_per_chunk(device, rows * (patch + features) * source.itemsize)
     kh, kw = geometry.window
     starts = list(range(0, batch, per))
     # With few channels a window row is only kw*C floats: copied patch-major
     # (each patch element's values for all positions in a row), the copy
     # runs along whole image rows instead, and the product reads the matrix
     # transposed (measured: a 1-channel 3x3 block 2x faster, 3 channels 15%).
-    patch_major = few_channels(xp, geometry)
+    patch_major = few_channels(device, geometry)
 
     def block_shape(samples):
         if patch_major:
@@ -273,7 +253,7 @@ def im2col_products(xp, source, geometry, right=None, left=None, keep=False, epi
             return cols.T @ (left[span] if left_block is None else left_block(span))
         return None
 
-    partials = _run_blocks(xp, work, len(starts), buffers)
+    partials = device.parallel_blocks(work, len(starts), buffers)
     transposed = None
     if left is not None:
         transposed = sum_in_order(xp, partials, (patch, left.shape[1]), xp.result_type(dtype, left.dtype))
@@ -283,40 +263,31 @@ def im2col_products(xp, source, geometry, right=None, left=None, keep=False, epi
     return forward, transposed, kept
 
 
-def transposed_product(xp, cols, left, left_block=None):
+def transposed_product(device, cols, left, left_block=None):
     """``cols.T @ left`` for a whole patch matrix ``cols`` (N*Ho*Wo, P) kept
     from forward, in blocks of rows shared among the CPU threads (one block
     on a GPU), summed in block order; ``left_block`` as in im2col_products."""
+    xp = device.xp
     rows, patch = cols.shape
     per_row = (patch + left.shape[1]) * cols.itemsize
-    count = 1 if xp is not numpy else max(1, -(-rows * per_row // CHUNK_BYTES))
+    count = 1 if not device.host_kernels else max(1, -(-rows * per_row // CHUNK_BYTES))
     spans = even_slices(rows, count)
 
     def work(index, _):
         span = spans[index]
         return cols[span].T @ (left[span] if left_block is None else left_block(span))
 
-    partials = _run_blocks(xp, work, len(spans), lambda: None)
+    partials = device.parallel_blocks(work, len(spans))
     return sum_in_order(xp, partials, (patch, left.shape[1]), xp.result_type(cols.dtype, left.dtype))
 
 
-def _run_blocks(xp, work, count, setup):
-    """``[work(block, state) for block in range(count)]``, the blocks shared
-    among the CPU threads (backend/threads.py), each thread with its own
-    ``state = setup()``; in order in this thread on a GPU."""
-    if xp is numpy:
-        return parallel_blocks(work, count, setup)
-    state = setup()
-    return [work(block, state) for block in range(count)]
-
-
-def few_channels(xp, geometry):
+def few_channels(device, geometry):
     """Whether a window row (kw*C floats) is too short for a fast row-wise
     im2col copy on the CPU: typically a first layer (grayscale or RGB)."""
-    return xp is numpy and geometry.window[1] * geometry.channels < 16
+    return device.host_kernels and geometry.window[1] * geometry.channels < 16
 
 
-def keeps_patch_matrix(xp, geometry):
+def keeps_patch_matrix(device, geometry):
     """Whether a convolution should keep its patch matrix for backward instead of rebuilding it.
 
     Only on the CPU, for inputs with few channels (typically the first layer,
@@ -326,28 +297,29 @@ def keeps_patch_matrix(xp, geometry):
     Measured on the target machine: 18% less time for a 3x3 conv of a
     128x32x32x3 batch.
     """
-    if not few_channels(xp, geometry):
+    if not few_channels(device, geometry):
         return False
     return geometry.batch * geometry.rows_per_sample * geometry.patch_size * 4 <= 64 << 20
 
 
-def col2im_product(xp, left, right, geometry, dtype):
+def col2im_product(device, left, right, geometry, dtype):
     """``col2im(left @ right)``: scatter-add each row's patch back into an (N, H, W, C) array.
 
     Args:
-        xp: the array module.
+        device: the Device it runs on.
         left: (N*Ho*Wo, F), e.g. the output gradient.
         right: (F, kh*kw*C), e.g. the kernel matrix transposed (contiguous).
         geometry: the WindowGeometry of the (N, H, W, C) result.
         dtype: the result's dtype.
     """
-    if geometry.strides == (1, 1) and _full_correlation_is_cheaper(xp, geometry, left.shape[1]):
+    xp = device.xp
+    if geometry.strides == (1, 1) and _full_correlation_is_cheaper(device, geometry, left.shape[1]):
         pads = _full_correlation_pads(geometry)
         if pads is not None:
-            return _full_correlation(xp, left, right, geometry, pads)
+            return _full_correlation(device, left, right, geometry, pads)
     batch, rows, patch = geometry.batch, geometry.rows_per_sample, geometry.patch_size
     result = xp.zeros((batch, geometry.height, geometry.width, geometry.channels), dtype)
-    per = geometry.samples_per_chunk(xp, rows * patch * numpy.dtype(dtype).itemsize)
+    per = geometry.samples_per_chunk(device, rows * patch * numpy.dtype(dtype).itemsize)
     kh, kw = geometry.window
     starts = list(range(0, batch, per))
 
@@ -359,7 +331,7 @@ def col2im_product(xp, left, right, geometry, dtype):
         patches = block.reshape(stop - start, geometry.out_h, geometry.out_w, kh, kw, geometry.channels)
         geometry.scatter_add(result[start:stop], patches)
 
-    _run_blocks(xp, work, len(starts), lambda: xp.empty((per * rows, patch), dtype))
+    device.parallel_blocks(work, len(starts), lambda: xp.empty((per * rows, patch), dtype))
     return result
 
 
@@ -371,11 +343,11 @@ _COPY_NS = 0.15
 _ADD_NS = 0.7
 
 
-def _full_correlation_is_cheaper(xp, geometry, features):
+def _full_correlation_is_cheaper(device, geometry, features):
     """Whether col2im via a full correlation (one im2col copy of the ``features``-channel
     gradient, a GEMM over every input pixel) beats the GEMM over output pixels plus
     kh*kw scatter-adds. Always on a GPU (fewer kernel launches)."""
-    if xp is not numpy:
+    if not device.host_kernels:
         return True
     channels = geometry.channels
     full = geometry.height * geometry.width * features * (2 * channels * _GEMM_NS_PER_FLOP + _COPY_NS)
@@ -398,7 +370,7 @@ def _full_correlation_pads(geometry):
     return pads
 
 
-def _full_correlation(xp, left, right, geometry, pads):
+def _full_correlation(device, left, right, geometry, pads):
     """``col2im(left @ right)`` for stride 1, as one im2col product (no scatter-add).
 
     Where _full_correlation_is_cheaper says so, this replaces kh*kw strided
@@ -406,11 +378,12 @@ def _full_correlation(xp, left, right, geometry, pads):
     GEMM itself) by one im2col copy: a third less time for the input
     gradient of the 3x3, 32-channel CIFAR convolutions.
     """
+    xp = device.xp
     features = left.shape[1]
     kh, kw = geometry.window
     kernel = right.reshape(features, kh, kw, geometry.channels)[:, ::-1, ::-1, :]
     matrix = xp.ascontiguousarray(kernel.transpose(1, 2, 0, 3)).reshape(kh * kw * features, geometry.channels)
     image_shape = (geometry.batch, geometry.out_h, geometry.out_w, features)
     image_geometry = WindowGeometry("col2im", image_shape, geometry.window, (1, 1), geometry.dilation, pads)
-    result, _, _ = im2col_products(xp, left.reshape(image_shape), image_geometry, right=matrix)
+    result, _, _ = im2col_products(device, left.reshape(image_shape), image_geometry, right=matrix)
     return result.reshape(geometry.batch, geometry.height, geometry.width, geometry.channels)

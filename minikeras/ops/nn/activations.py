@@ -35,6 +35,11 @@ from minikeras.autograd import Function
 from minikeras.backend import threads
 from minikeras.ops.math.unary import _as_tensor, _float_array, _normal_cdf_array
 
+
+def _activation_input(op_name, x):
+    """Activations are real functions of numbers: bools and complex refused."""
+    return _as_tensor(op_name, x, allow_bool=False, allow_complex=False)
+
 # Klambauer et al. (2017), the constants Keras and PyTorch use.
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -349,12 +354,12 @@ class HardSilu(Function):
 # ------------------------------------------------------------------- wrappers
 def relu(x):
     """Rectified linear unit ``max(x, 0)``; its gradient at 0 is 0."""
-    return Relu().apply(_as_tensor("relu", x))
+    return Relu().apply(_activation_input("relu", x))
 
 
 def relu6(x):
     """``min(max(x, 0), 6)``; gradient 1 strictly between 0 and 6."""
-    return Relu6().apply(_as_tensor("relu6", x))
+    return Relu6().apply(_activation_input("relu6", x))
 
 
 def _check_number(op_name, arg_name, value):
@@ -372,7 +377,7 @@ def leaky_relu(x, negative_slope=0.2):
         TypeError, ValueError: ``negative_slope`` is not a finite number.
     """
     slope = _check_number("leaky_relu", "negative_slope", negative_slope)
-    return LeakyRelu(slope).apply(_as_tensor("leaky_relu", x))
+    return LeakyRelu(slope).apply(_activation_input("leaky_relu", x))
 
 
 def elu(x, alpha=1.0):
@@ -382,13 +387,13 @@ def elu(x, alpha=1.0):
         TypeError, ValueError: ``alpha`` is not a finite number.
     """
     alpha = _check_number("elu", "alpha", alpha)
-    return Elu(alpha).apply(_as_tensor("elu", x))
+    return Elu(alpha).apply(_activation_input("elu", x))
 
 
 def selu(x):
     """Scaled ELU: ``scale * elu(x, alpha)`` with Klambauer et al.'s constants
     (``alpha ~ 1.6733``, ``scale ~ 1.0507``)."""
-    return Elu(_SELU_ALPHA, _SELU_SCALE, "Selu").apply(_as_tensor("selu", x))
+    return Elu(_SELU_ALPHA, _SELU_SCALE, "Selu").apply(_activation_input("selu", x))
 
 
 def gelu(x, approximate=False):
@@ -404,38 +409,38 @@ def gelu(x, approximate=False):
     """
     if not isinstance(approximate, (bool, numpy.bool_)):
         raise TypeError(f"gelu: approximate must be a bool, received {approximate!r}.")
-    return Gelu(bool(approximate)).apply(_as_tensor("gelu", x))
+    return Gelu(bool(approximate)).apply(_activation_input("gelu", x))
 
 
 def sigmoid(x):
     """Logistic ``1 / (1 + exp(-x))``, exact for large ``|x|`` and warning-free."""
-    return Sigmoid().apply(_as_tensor("sigmoid", x))
+    return Sigmoid().apply(_activation_input("sigmoid", x))
 
 
 def tanh(x):
     """Hyperbolic tangent."""
-    return Tanh().apply(_as_tensor("tanh", x))
+    return Tanh().apply(_activation_input("tanh", x))
 
 
 def softplus(x):
     """``log(1 + exp(x))``, computed as ``log1p(exp(-|x|)) + max(x, 0)`` so that
     it never overflows; its gradient is ``sigmoid(x)``."""
-    return Softplus().apply(_as_tensor("softplus", x))
+    return Softplus().apply(_activation_input("softplus", x))
 
 
 def log_sigmoid(x):
     """``log(sigmoid(x)) = -softplus(-x)``, stable for large ``|x|``."""
-    return LogSigmoid().apply(_as_tensor("log_sigmoid", x))
+    return LogSigmoid().apply(_activation_input("log_sigmoid", x))
 
 
 def softsign(x):
     """``x / (1 + |x|)``."""
-    return Softsign().apply(_as_tensor("softsign", x))
+    return Softsign().apply(_activation_input("softsign", x))
 
 
 def silu(x):
     """Sigmoid linear unit (swish) ``x * sigmoid(x)``."""
-    return Silu().apply(_as_tensor("silu", x))
+    return Silu().apply(_activation_input("silu", x))
 
 
 swish = silu
@@ -444,12 +449,12 @@ swish = silu
 def hard_sigmoid(x):
     """Piecewise-linear sigmoid of Keras 3: ``relu6(x + 3) / 6``
     (0 below -3, 1 above 3)."""
-    return HardSigmoid().apply(_as_tensor("hard_sigmoid", x))
+    return HardSigmoid().apply(_activation_input("hard_sigmoid", x))
 
 
 def hard_silu(x):
     """``x * hard_sigmoid(x)`` (hard swish)."""
-    return HardSilu().apply(_as_tensor("hard_silu", x))
+    return HardSilu().apply(_activation_input("hard_silu", x))
 
 
 hard_swish = hard_silu

@@ -16,6 +16,7 @@ import numpy
 
 from minikeras import backend
 from minikeras.autograd import Tensor
+from minikeras.device import to_host
 from minikeras.ops.math.unary import _as_tensor
 
 __all__ = ["affine_transform"]
@@ -85,12 +86,13 @@ def affine_transform(images, transform, interpolation="bilinear", fill_mode="con
         raise ValueError(f"affine_transform: fill_mode must be one of {FILL_MODES}, received {fill_mode!r}.")
     device = images.device
     xp = device.xp
-    data = images.data if images.dtype.kind == "f" else images.data.astype(numpy.float32)
+    with device.activate():
+        data = images.data if images.dtype.kind == "f" else images.data.astype(numpy.float32)
     batch, height, width = data.shape[:3]
     if isinstance(transform, Tensor):
         transform = transform.numpy()
     elif backend.is_array(transform):
-        transform = backend.to_numpy(transform)  # a device array: one small host copy
+        transform = to_host(transform)  # a device array: one small host copy
     transform = numpy.asarray(transform)
     transform = numpy.asarray(transform, dtype=numpy.float32).reshape(-1, 8) if transform.size else transform
     if transform.shape[-1:] != (8,) or transform.shape[0] not in (1, batch):
@@ -122,4 +124,5 @@ def affine_transform(images, transform, interpolation="bilinear", fill_mode="con
             top = corner(0, 0) * (1 - column_weight) + corner(0, 1) * column_weight
             bottom = corner(1, 0) * (1 - column_weight) + corner(1, 1) * column_weight
             out = top * (1 - row_weight) + bottom * row_weight
-    return Tensor(xp.ascontiguousarray(out.astype(data.dtype, copy=False)), device=device)
+        out = xp.ascontiguousarray(out.astype(data.dtype, copy=False))
+    return Tensor(out, device=device)

@@ -62,8 +62,8 @@ class Conv(Function):
             patches = images.reshape(-1, geometry.channels)
             out = bias_relu.apply(xp, patches @ matrix, bias, self.relu)
         else:
-            keep = needs_kernel and keeps_patch_matrix(xp, geometry)
-            out, _, patches = im2col_products(xp, images, geometry, right=matrix, keep=keep, epilogue=finish)
+            keep = needs_kernel and keeps_patch_matrix(self.device, geometry)
+            out, _, patches = im2col_products(self.device, images, geometry, right=matrix, keep=keep, epilogue=finish)
         # For the kernel gradient keep the patch matrix when it exists, else the
         # input (a reference, no copy) to rebuild it block by block. The
         # output itself (this op's, not a copy) is the ReLU mask.
@@ -96,9 +96,9 @@ class Conv(Function):
             masked = grad
         if source is not None:
             if source.ndim == 2:  # the patch matrix kept from forward (or the input of a 1x1 convolution)
-                grad_kernel = transposed_product(xp, source, masked, left_block)
+                grad_kernel = transposed_product(self.device, source, masked, left_block)
             else:
-                _, grad_kernel, _ = im2col_products(xp, source, geometry, left=masked, left_block=left_block)
+                _, grad_kernel, _ = im2col_products(self.device, source, geometry, left=masked, left_block=left_block)
         if left_block is not None and wants_bias:
             grad_bias = threads.sum_in_order(xp, [sums[key] for key in sorted(sums)], grad.shape[-1], grad.dtype)
         if matrix is not None:
@@ -106,7 +106,7 @@ class Conv(Function):
                 grad_x = masked @ matrix.T
             else:
                 dtype = xp.result_type(grad.dtype, matrix.dtype)
-                grad_x = col2im_product(xp, masked, xp.ascontiguousarray(matrix.T), geometry, dtype)
+                grad_x = col2im_product(self.device, masked, xp.ascontiguousarray(matrix.T), geometry, dtype)
         grads = (
             None if grad_x is None else grad_x.reshape(self.input_shape),
             None if grad_kernel is None else grad_kernel.reshape(self.kernel_shape),

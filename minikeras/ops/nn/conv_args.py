@@ -1,6 +1,7 @@
 """Argument checks shared by the convolution ops."""
 from minikeras.ops._checks import shape_of
 from minikeras.ops.nn._im2col import WindowGeometry, as_pair, as_single, check_padding
+from minikeras.utils.argument_validation import validate_tensor_input
 
 
 def conv_geometry(op_name, x, kernel, rank, strides, padding, dilation_rate, kernel_in_axis=-2):
@@ -16,6 +17,8 @@ def conv_geometry(op_name, x, kernel, rank, strides, padding, dilation_rate, ker
     Raises:
         ValueError: see conv2d.
     """
+    validate_tensor_input(op_name, x, allow_bool=False, allow_complex=False)
+    validate_tensor_input(op_name, kernel, allow_bool=False, allow_complex=False)
     x_shape, kernel_shape = shape_of(x), shape_of(kernel)
     axes = "(batch, height, width, channels)" if rank == 2 else "(batch, width, channels)"
     if len(x_shape) != rank + 2:

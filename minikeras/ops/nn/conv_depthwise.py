@@ -41,7 +41,7 @@ class DepthwiseConv(Function):
         self.kernel_shape = kernel.shape
         images = self.repeat(xp, x)
         flat_kernel = kernel.reshape(kernel.shape[0], kernel.shape[1], -1)
-        out = _depthwise_correlation(xp, images, flat_kernel, self.repeated)
+        out = _depthwise_correlation(self.device, images, flat_kernel, self.repeated)
         needs_x, needs_kernel = self.needs_input_grad
         self.save_for_backward(x if needs_kernel else None, flat_kernel if needs_x else None)
         return out
@@ -55,9 +55,9 @@ class DepthwiseConv(Function):
         geometry = self.repeated
         grad_x = grad_kernel = None
         if x is not None:
-            grad_kernel = _depthwise_kernel_grad(xp, self.repeat(xp, x), grad, geometry).reshape(self.kernel_shape)
+            grad_kernel = _depthwise_kernel_grad(self.device, self.repeat(xp, x), grad, geometry).reshape(self.kernel_shape)
         if flat_kernel is not None:
-            grad_x = _depthwise_input_grad(xp, grad, flat_kernel, geometry)
+            grad_x = _depthwise_input_grad(self.device, grad, flat_kernel, geometry)
             if self.multiplier > 1:
                 # Sum the repeated copies back; adding strided views is ~40x faster
                 # than a reduction over a short last axis.
@@ -68,8 +68,9 @@ class DepthwiseConv(Function):
         return grad_x, grad_kernel
 
 
-def _depthwise_correlation(xp, x, kernel, geometry):
+def _depthwise_correlation(device, x, kernel, geometry):
     """out[n, o, p, c] = sum_ij window_ij(x)[n, o, p, c] * kernel[i, j, c], block by block."""
+    xp = device.xp
     batch, out_h, out_w, channels = geometry.batch, geometry.out_h, geometry.out_w, geometry.channels
     kh, kw = geometry.window
     dtype = xp.result_type(x.dtype, kernel.dtype)
@@ -77,7 +78,7 @@ def _depthwise_correlation(xp, x, kernel, geometry):
     # (kh, kw, Wo, C): each kernel row repeated along the output width (see the module docstring).
     tiled = xp.ascontiguousarray(xp.broadcast_to(kernel[:, :, None, :], (kh, kw, out_w, channels)))
     bytes_per_sample = (geometry.padded[0] * geometry.padded[1] + 2 * out_h * out_w) * channels * x.itemsize
-    per = geometry.samples_per_chunk(xp, bytes_per_sample)
+    per = geometry.samples_per_chunk(device, bytes_per_sample)
     padding = geometry.pad_buffer(xp, per, x.dtype)
     term = xp.empty((per, out_h, out_w, channels), dtype)
     for start in range(0, batch, per):
@@ -93,13 +94,14 @@ def _depthwise_correlation(xp, x, kernel, geometry):
     return out
 
 
-def _depthwise_kernel_grad(xp, x, grad, geometry):
+def _depthwise_kernel_grad(device, x, grad, geometry):
     """grad_kernel[i, j, c] = sum over samples and positions of window_ij(x) * grad."""
+    xp = device.xp
     batch, out_h, out_w, channels = geometry.batch, geometry.out_h, geometry.out_w, geometry.channels
     kh, kw = geometry.window
     result = xp.zeros((kh, kw, channels), grad.dtype)
     bytes_per_sample = (geometry.padded[0] * geometry.padded[1] + 2 * out_h * out_w) * channels * x.itemsize
-    per = geometry.samples_per_chunk(xp, bytes_per_sample)
+    per = geometry.samples_per_chunk(device, bytes_per_sample)
     padding = geometry.pad_buffer(xp, per, x.dtype)
     term = xp.empty((per, out_h, out_w, channels), grad.dtype)
     # Summing over positions as a matrix-vector product is 2-4x faster than sum().
@@ -116,14 +118,15 @@ def _depthwise_kernel_grad(xp, x, grad, geometry):
     return result
 
 
-def _depthwise_input_grad(xp, grad, kernel, geometry):
+def _depthwise_input_grad(device, grad, kernel, geometry):
     """The input gradient: a stride-1 "full" correlation with the flipped kernel, else scatter-adds."""
+    xp = device.xp
     (kh, kw), (dh, dw) = geometry.window, geometry.dilation
     (top, bottom), (left, right) = geometry.pads
     pads = (((kh - 1) * dh - top, (kh - 1) * dh - bottom), ((kw - 1) * dw - left, (kw - 1) * dw - right))
     if geometry.strides == (1, 1) and min(min(pair) for pair in pads) >= 0:
         full = WindowGeometry("depthwise_conv2d", grad.shape, geometry.window, (1, 1), geometry.dilation, pads)
-        return _depthwise_correlation(xp, grad, kernel[::-1, ::-1], full)
+        return _depthwise_correlation(device, grad, kernel[::-1, ::-1], full)
     grad_x = xp.zeros((geometry.batch, geometry.height, geometry.width, geometry.channels), grad.dtype)
     for i, j, (out_rows, in_rows), (out_cols, in_cols) in geometry.offsets:
         grad_x[:, in_rows, in_cols] += grad[:, out_rows, out_cols] * kernel[i, j]

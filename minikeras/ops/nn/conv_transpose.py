@@ -18,6 +18,7 @@ from minikeras.ops.nn._im2col import (
     im2col_products,
     is_int,
 )
+from minikeras.utils.argument_validation import validate_tensor_input
 
 
 class ConvTranspose(Function):
@@ -33,7 +34,7 @@ class ConvTranspose(Function):
         inputs = x.reshape(-1, x.shape[-1])
         matrix = kernel.reshape(self.geometry.patch_size, x.shape[-1])
         dtype = xp.result_type(x.dtype, kernel.dtype)
-        out = col2im_product(xp, inputs, xp.ascontiguousarray(matrix.T), self.geometry, dtype)
+        out = col2im_product(self.device, inputs, xp.ascontiguousarray(matrix.T), self.geometry, dtype)
         needs_x, needs_kernel = self.needs_input_grad
         self.save_for_backward(inputs if needs_kernel else None, matrix if needs_x else None)
         return out
@@ -41,7 +42,7 @@ class ConvTranspose(Function):
     def backward(self, grad):
         xp = self.device.xp
         inputs, matrix = self.saved
-        grad_x, grad_kernel, _ = im2col_products(xp, grad, self.geometry, right=matrix, left=inputs)
+        grad_x, grad_kernel, _ = im2col_products(self.device, grad, self.geometry, right=matrix, left=inputs)
         return (
             None if grad_x is None else grad_x.reshape(self.input_shape),
             None if grad_kernel is None else grad_kernel.reshape(self.kernel_shape),
@@ -73,6 +74,8 @@ def conv2d_transpose(x, kernel, strides=1, padding="valid", output_padding=None,
             padding or output_padding.
     """
     op_name = "conv2d_transpose"
+    validate_tensor_input("conv2d_transpose", x, allow_bool=False, allow_complex=False)
+    validate_tensor_input("conv2d_transpose", kernel, allow_bool=False, allow_complex=False)
     x_shape, kernel_shape = shape_of(x), shape_of(kernel)
     if len(x_shape) != 4:
         raise ValueError(f"{op_name} expects a 4-D input (batch, height, width, channels), received shape {x_shape}.")

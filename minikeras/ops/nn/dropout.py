@@ -24,7 +24,8 @@ class Dropout(Function):
         generator = self.generator if self.generator is not None else random.generator(self.device)
         # Generators draw float32 or float64 only; draw float32 for float16 inputs.
         draw_dtype = x.dtype if x.dtype in (numpy.float32, numpy.float64) else numpy.float32
-        uniform = generator.random(self.noise_shape, dtype=draw_dtype)
+        # asarray: a host generator given by the caller draws on the host.
+        uniform = self.device.asarray(generator.random(self.noise_shape, dtype=draw_dtype))
         # The scaled mask in x's dtype: kept -> 1/(1-rate), dropped -> 0.
         mask = xp.multiply(uniform >= self.rate, 1.0 / (1.0 - self.rate), dtype=x.dtype)
         if self.needs_input_grad[0]:

@@ -23,6 +23,7 @@ from minikeras.autograd import Function
 from minikeras.backend import threads
 from minikeras.ops._checks import shape_of
 from minikeras.ops.nn._im2col import WindowGeometry, as_pair, as_single, check_padding
+from minikeras.utils.argument_validation import validate_tensor_input
 
 
 class _Pool(Function):
@@ -215,6 +216,9 @@ def avg_pool1d(x, pool_size=2, strides=None, padding="valid"):
 
 
 def _pool_geometry(op_name, x, pool_size, strides, padding, rank):
+    validate_tensor_input(op_name, x, allow_bool=False, allow_complex=False)
+    if op_name.startswith("avg") and getattr(x, "dtype", None) is not None and numpy.dtype(x.dtype).kind != "f":
+        raise TypeError(f"{op_name} expects floating-point inputs, received dtype {x.dtype}. Cast it first.")
     """Check a pooling op's arguments; return (WindowGeometry, output shape)."""
     x_shape = shape_of(x)
     if len(x_shape) != rank + 2:

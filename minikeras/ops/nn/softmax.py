@@ -12,6 +12,7 @@ import numpy
 
 from minikeras.autograd import Function
 from minikeras.ops._checks import check_broadcast, normalize_axis, shape_of
+from minikeras.utils.argument_validation import validate_tensor_input
 
 
 def _shifted(x, axes):
@@ -68,16 +69,32 @@ class LogSoftmax(Function):
         return grad_input
 
 
+def _normalized_axes(op_name, x, axis):
+    """Check a softmax input and axis; the axes as a tuple.
+
+    Raises:
+        TypeError: ``x`` is not floating-point numeric data.
+        ValueError: an axis is out of range or has size 0 (there is no
+            distribution over no classes).
+    """
+    validate_tensor_input(op_name, x, allow_bool=False, allow_complex=False)
+    _float_dtype_of(op_name, x)
+    shape = shape_of(x)
+    axes = normalize_axis(op_name, axis, len(shape))
+    for index in axes:
+        if shape[index] == 0:
+            raise ValueError(f"{op_name}: cannot normalize over axis {index} of size 0 (input shape {shape}).")
+    return axes
+
+
 def softmax(x, axis=-1):
     """``exp(x) / sum(exp(x))`` over ``axis`` (an int or a tuple), computed stably."""
-    _float_dtype_of("softmax", x)
-    return Softmax(normalize_axis("softmax", axis, len(shape_of(x)))).apply(x)
+    return Softmax(_normalized_axes("softmax", x, axis)).apply(x)
 
 
 def log_softmax(x, axis=-1):
     """``x - logsumexp(x)`` over ``axis``: finite even for logits like 1000 or -1000."""
-    _float_dtype_of("log_softmax", x)
-    return LogSoftmax(normalize_axis("log_softmax", axis, len(shape_of(x)))).apply(x)
+    return LogSoftmax(_normalized_axes("log_softmax", x, axis)).apply(x)
 
 
 # ------------------------------------------------------------ cross-entropies
@@ -135,7 +152,15 @@ class SoftmaxCrossEntropy(Function):
 
 class SparseSoftmaxCrossEntropy(Function):
     """Per-sample ``-log_softmax(logits)[label]`` for integer labels; the
-    gradient with respect to the logits is ``softmax - one_hot(label)``."""
+    gradient with respect to the logits is ``softmax - one_hot(label)``.
+
+    Args:
+        labels_checked: the caller checked the label range already (on the
+            host, before the upload): no device round trip for it here.
+    """
+
+    def __init__(self, labels_checked=False):
+        self.labels_checked = labels_checked
 
     def forward(self, logits, labels):
         xp = self.device.xp
@@ -143,7 +168,8 @@ class SparseSoftmaxCrossEntropy(Function):
         labels = labels.reshape(-1)
         if labels.dtype.kind not in "iu":
             labels = labels.astype(numpy.int64)  # Keras accepts float class ids
-        _check_labels(xp, labels, classes)
+        if not self.labels_checked:
+            _check_labels(self.device, labels, classes)
         flat = logits.reshape(-1, classes)
         rows = xp.arange(flat.shape[0])
         shifted = _shifted(flat, 1)
@@ -166,13 +192,10 @@ class SparseSoftmaxCrossEntropy(Function):
         return grad_logits.reshape(self.logits_shape), None
 
 
-def _check_labels(xp, labels, classes):
+def _check_labels(device, labels, classes):
     if labels.size == 0:
         return
-    if xp is numpy:
-        low, high = int(labels.min()), int(labels.max())
-    else:  # one transfer for both bounds
-        low, high = (int(v) for v in xp.stack([labels.min(), labels.max()]).get())
+    low, high = device.bounds(labels)  # one transfer for both bounds
     if low < 0 or high >= classes:
         bad = low if low < 0 else high
         raise ValueError(
@@ -217,6 +240,8 @@ class SigmoidCrossEntropy(Function):
 
 
 def _check_pair(op_name, logits, labels):
+    validate_tensor_input(op_name, logits, allow_bool=False, allow_complex=False)
+    validate_tensor_input(op_name, labels, allow_complex=False)
     _float_dtype_of(op_name, logits)
     if not hasattr(labels, "shape"):
         raise TypeError(f"{op_name}: labels must be a Tensor or an array, received {type(labels).__name__}.")
@@ -240,7 +265,7 @@ def softmax_cross_entropy(logits, labels, axis=-1):
             f"softmax_cross_entropy: labels of shape {shape_of(labels)} must have the shape of the logits "
             f"{shape_of(logits)}."
         )
-    (axis,) = normalize_axis("softmax_cross_entropy", axis, len(shape_of(logits)))
+    (axis,) = _normalized_axes("softmax_cross_entropy", logits, axis)
     return SoftmaxCrossEntropy(axis).apply(logits, labels)
 
 
@@ -261,8 +286,8 @@ def sparse_softmax_cross_entropy(logits, labels):
     op_name = "sparse_softmax_cross_entropy"
     _check_pair(op_name, logits, labels)
     logits_shape, labels_shape = shape_of(logits), shape_of(labels)
-    if not logits_shape:
-        raise ValueError(f"{op_name}: logits need a class axis, received shape {logits_shape}.")
+    if not logits_shape or logits_shape[-1] == 0:
+        raise ValueError(f"{op_name}: logits need a non-empty class axis, received shape {logits_shape}.")
     if labels_shape != logits_shape[:-1] and labels_shape != logits_shape[:-1] + (1,):
         raise ValueError(
             f"{op_name}: labels of shape {labels_shape} must have shape {logits_shape[:-1]} "

@@ -1,0 +1,177 @@
+"""A logical GPU: CuPy arrays on the device's own stream and memory pool.
+
+Streams, and why the GPU path is race-free
+------------------------------------------
+Each logical GPU owns one CuPy memory pool and one stream, created
+*blocking* (``cupy.cuda.Stream(non_blocking=False)``), and
+:meth:`GpuDevice.activate` makes the physical CUDA device, that stream and
+that pool current. The library keeps these rules:
+
+1. Every op forward (``Function.apply``), every backward step
+   (``autograd.engine``), the optimizer update, the loss and metric
+   updates, weight assignment and every host read (``to_host``, ``item``)
+   run inside ``activate()`` of the device that owns the arrays. So all
+   work on a logical GPU is issued to its one stream, in program order, and
+   a stream runs its work in issue order: reads after writes, writes after
+   reads and frees before reuse are all ordered on that stream.
+2. Memory: CuPy's pool hands a freed block out again only to work on the
+   stream that freed it, which is this device's stream (rule 1), so a
+   reused block is never written while an earlier kernel still reads it.
+3. Host reads go through ``to_host``: the copy is issued on the device's
+   stream after the work that produced the array, and ``get()`` waits for
+   it before returning, so the host never sees stale data. Host uploads
+   (``asarray``) are issued on the same stream, before the work that reads
+   them.
+4. Copies between devices (``asarray`` of another device's array, used by
+   ``Tensor.to``, ``autograd/transfer.py`` and the optimizer's state moves)
+   record an event on the source stream and make the target stream wait
+   for it before the copy, so the copy reads finished data; then they
+   record an event on the target stream and make the source stream wait
+   for it, so the source block is not freed and reused under the copy.
+5. Anything that still slipped outside ``activate()`` would run on the
+   legacy null stream; because the device streams are blocking, the null
+   stream waits for them and they wait for it, so such a slip costs
+   concurrency, never correctness.
+
+Allocations inside ``activate()`` come from the device's pool through an
+allocator that turns CuPy's OutOfMemoryError into
+:class:`~minikeras.errors.ResourceExhaustedError`; ``activate()`` itself
+converts any OutOfMemoryError raised in its scope, so the raw CuPy error
+never reaches the user.
+"""
+import contextlib
+
+import numpy
+
+from minikeras.device.device import Device
+from minikeras.errors import ResourceExhaustedError
+
+
+class GpuDevice(Device):
+    """A logical GPU (one CuPy stream and memory pool) on a physical GPU.
+
+    Args:
+        index: logical index among GPUs.
+        physical: the PhysicalDevice (``physical.index`` is the CUDA id).
+        memory: its GpuMemoryStats (reads its pool).
+        cupy: the cupy module.
+        pool: the CuPy MemoryPool of this logical device.
+        stream: its (blocking) CuPy stream.
+    """
+
+    kind = "gpu"
+
+    def __init__(self, index, physical, memory, cupy, pool, stream):
+        super().__init__(index, physical, memory)
+        self.xp = cupy
+        self.pool = pool
+        self.stream = stream
+        self._allocator = _pool_allocator(self)
+
+    @contextlib.contextmanager
+    def activate(self):
+        cupy = self.xp
+        try:
+            with cupy.cuda.Device(self.physical.index), self.stream, cupy.cuda.using_allocator(self._allocator):
+                yield self
+        except cupy.cuda.memory.OutOfMemoryError as error:
+            raise ResourceExhaustedError(
+                self.canonical, getattr(error, "size", 0) or 0, self.memory.current, self.memory.limit
+            ) from None
+
+    def synchronize(self):
+        self.stats.host_syncs += 1
+        self.stream.synchronize()
+
+    def is_array(self, value):
+        return isinstance(value, self.xp.ndarray)
+
+    def owns(self, array):
+        return isinstance(array, self.xp.ndarray) and array.device.id == self.physical.index
+
+    def asarray(self, value, dtype=None):
+        cupy = self.xp
+        with self.activate():
+            if isinstance(value, cupy.ndarray):
+                # Another logical GPU of the same physical GPU can read it
+                # in place; other physical GPUs copy (ordered by events).
+                array = value if value.device.id == self.physical.index else self.copy_from(value, _owner(value))
+            else:
+                from minikeras.device import registry
+
+                if not isinstance(value, numpy.ndarray) and registry.is_device_array(value):
+                    value = registry.owner_of(value).to_host(value)
+                self.stats.uploads += 1
+                array = cupy.asarray(value)
+            if dtype is not None and array.dtype != dtype:
+                array = array.astype(dtype)
+        return array
+
+    def copy_from(self, array, source):
+        """A copy of ``array`` (on device ``source``) on this device, ordered
+        after the source's pending work by events (module docstring, rule 4)."""
+        cupy = self.xp
+        if not isinstance(array, cupy.ndarray):  # a host (or other kind of) array: upload it
+            host = array if source is None else source.to_host(array)
+            with self.activate():
+                self.stats.uploads += 1
+                return cupy.array(host, copy=True)
+        self.stats.device_copies += 1
+        if source is not None:
+            ready = source.stream.record()
+            self.stream.wait_event(ready)
+        with self.activate():
+            copied = cupy.array(array, copy=True)
+        if source is not None:
+            done = self.stream.record()
+            source.stream.wait_event(done)
+        return copied
+
+    def to_host(self, array):
+        if isinstance(array, numpy.ndarray):
+            return array
+        self.stats.host_syncs += 1
+        with self.activate():
+            return array.get(stream=self.stream)
+
+    def item(self, array):
+        return self.to_host(array).reshape(()).item()
+
+    def scatter_add(self, target, indices, values):
+        self.xp.add.at(target, indices, values)
+
+    def new_rng(self, entropy):
+        seed = None if entropy is None else int(numpy.random.SeedSequence(entropy).generate_state(1)[0])
+        with self.activate():
+            return self.xp.random.default_rng(seed)
+
+    def copy_array(self, array):
+        with self.activate():
+            return array.copy()
+
+
+def _owner(array):
+    from minikeras.device import registry
+
+    return registry.owner_of(array)
+
+
+def _pool_allocator(device):
+    """The logical GPU's pool as CuPy's allocator: every allocation in its
+    scope (ops, backward, optimizer slots, copies) that goes past the pool's
+    limit raises ResourceExhaustedError instead of CuPy's OutOfMemoryError,
+    and the peak is read at each allocation."""
+    pool, memory = device.pool, device.memory
+    out_of_memory = device.xp.cuda.memory.OutOfMemoryError
+
+    def malloc(size):
+        try:
+            pointer = pool.malloc(size)
+        except out_of_memory:
+            raise ResourceExhaustedError(device.canonical, size, pool.used_bytes(), memory.limit) from None
+        used = pool.used_bytes()  # in activate(): the pool's CUDA device is current
+        if used > memory.peak:
+            memory.peak = used
+        return pointer
+
+    return malloc

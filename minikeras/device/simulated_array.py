@@ -1,0 +1,376 @@
+"""The strict simulated GPU's arrays and array module (tests only).
+
+:class:`SimulatedArray` wraps a NumPy array but behaves like
+``cupy.ndarray`` where NumPy is lenient, so that the CPU test suite runs
+the GPU code path:
+
+- implicit conversion to NumPy raises TypeError (``numpy.asarray(a)``,
+  ``a.__array__()``, passing it to a NumPy function), as CuPy does; the
+  host copy is explicit: ``a.get()`` or ``device.to_host(a)``;
+- mixing it with a NumPy array in arithmetic raises TypeError, as CuPy's
+  elementwise kernels do;
+- ``flags`` has only ``c_contiguous``, ``f_contiguous`` and ``owndata``,
+  and attributes ``cupy.ndarray`` lacks (``ctypes``, ``setflags``,
+  ``resize``, ...) are absent;
+- ``.get()``, ``.item()``, ``.tolist()``, ``float()``, ``int()``,
+  ``bool()`` count as host synchronisations (``device.stats``);
+- any computation or allocation outside its device's ``activate()``
+  raises RuntimeError, which is how the suite proves that every op,
+  backward, update and host read runs in the device's context.
+
+:data:`SimulatedNumpy` objects stand in for the ``cupy`` module: their
+functions unwrap arguments, call NumPy and wrap the results (0-d arrays
+instead of NumPy scalars, as CuPy returns), so the kernels stay NumPy.
+"""
+import threading
+import types
+
+import numpy
+
+_local = threading.local()
+
+# Public attributes of cupy.ndarray (CuPy 14.2) that the simulation offers;
+# everything else NumPy has is absent, as on a real GPU.
+_CUPY_ARRAY_METHODS = frozenset(
+    "all any argmax argmin argpartition argsort astype choose clip compress conj conjugate copy cumprod "
+    "cumsum diagonal dot fill flatten max mean min nonzero partition prod ptp put ravel repeat reshape round "
+    "searchsorted sort squeeze std sum swapaxes take trace transpose var view".split()
+)
+_HOST_METHODS = frozenset("get item tolist tobytes".split())
+_CREATION = frozenset(
+    "asarray array asanyarray ascontiguousarray asfortranarray".split()
+)
+
+
+def active_device():
+    """The simulated device whose ``activate()`` this thread is in, or None."""
+    stack = getattr(_local, "stack", None)
+    return stack[-1] if stack else None
+
+
+def push(device):
+    stack = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    stack.append(device)
+
+
+def pop():
+    _local.stack.pop()
+
+
+def _require(device, what):
+    """Raise unless ``device`` is the active simulated device."""
+    active = active_device()
+    if active is None or (device is not None and active.physical is not device.physical):
+        where = "outside any device's activate()" if active is None else f"inside {active.canonical}'s activate()"
+        target = device.canonical if device is not None else "a simulated GPU"
+        raise RuntimeError(
+            f"Simulated GPU: {what} on {target} ran {where}. On a real GPU this work would go to the wrong "
+            "stream or pool; run it inside the device's activate()."
+        )
+    return active if device is None else device
+
+
+class _Flags:
+    """CuPy's flags: contiguity and ownership only (no ``writeable``)."""
+
+    __slots__ = ("c_contiguous", "f_contiguous", "owndata")
+
+    def __init__(self, flags):
+        self.c_contiguous = flags.c_contiguous
+        self.f_contiguous = flags.f_contiguous
+        self.owndata = flags.owndata
+
+    def __getitem__(self, name):
+        return {"C_CONTIGUOUS": self.c_contiguous, "F_CONTIGUOUS": self.f_contiguous,
+                "OWNDATA": self.owndata}[name]
+
+
+class _CudaDevice:
+    """What ``cupy.ndarray.device`` gives: the physical device's ``id``."""
+
+    __slots__ = ("id",)
+
+    def __init__(self, index):
+        self.id = index
+
+    def __eq__(self, other):
+        return isinstance(other, _CudaDevice) and other.id == self.id
+
+    def __hash__(self):
+        return hash(self.id)
+
+
+def _unwrap(value, device_box, what, allow_host):
+    if type(value) is SimulatedArray:
+        if device_box[0] is None:
+            device_box[0] = value._device
+        elif device_box[0].physical is not value._device.physical:
+            raise ValueError(
+                f"Simulated GPU: {what} mixes arrays of {device_box[0].canonical} and {value._device.canonical}; "
+                "copy them to one device first."
+            )
+        return value._array
+    if isinstance(value, numpy.ndarray):
+        if not allow_host:
+            raise TypeError(
+                f"Simulated GPU: {what} received a numpy.ndarray; device arrays do not mix with host arrays "
+                "(CuPy: 'Unsupported type <class 'numpy.ndarray'>'). Upload it with device.asarray first."
+            )
+        device_box.append("upload")
+        return value
+    if isinstance(value, (list, tuple)):
+        return type(value)(_unwrap(item, device_box, what, allow_host) for item in value)
+    if isinstance(value, dict):
+        return {key: _unwrap(item, device_box, what, allow_host) for key, item in value.items()}
+    return value
+
+
+def _wrap(value, device):
+    if isinstance(value, numpy.ndarray):
+        return SimulatedArray(value, device)
+    if isinstance(value, numpy.generic):
+        return SimulatedArray(numpy.asarray(value), device)
+    if isinstance(value, tuple):
+        return tuple(_wrap(item, device) for item in value)
+    if isinstance(value, list):
+        return [_wrap(item, device) for item in value]
+    return value
+
+
+def _call(function, what, args, kwargs, allow_host=False):
+    box = [None]
+    args = _unwrap(args, box, what, allow_host)
+    kwargs = _unwrap(kwargs, box, what, allow_host)
+    device = _require(box[0], what)
+    if "upload" in box:
+        device.stats.uploads += 1
+    return _wrap(function(*args, **kwargs), device), box[0]
+
+
+class SimulatedArray:
+    """A NumPy array dressed as a ``cupy.ndarray`` (module docstring)."""
+
+    __slots__ = ("_array", "_device", "__weakref__")
+    __array_priority__ = 100
+    __hash__ = None
+
+    def __init__(self, array, device):
+        self._array = array
+        self._device = device
+
+    # ------------------------------------------------------- strict refusals
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(
+            "Implicit conversion to a NumPy array is not allowed. Please use `.get()` to construct a NumPy "
+            "array explicitly. (simulated GPU array)"
+        )
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return NotImplemented
+
+    def __array_function__(self, func, types_, args, kwargs):
+        return NotImplemented
+
+    # ------------------------------------------------------------ metadata
+    shape = property(lambda self: self._array.shape)
+    dtype = property(lambda self: self._array.dtype)
+    ndim = property(lambda self: self._array.ndim)
+    size = property(lambda self: self._array.size)
+    nbytes = property(lambda self: self._array.nbytes)
+    itemsize = property(lambda self: self._array.itemsize)
+    strides = property(lambda self: self._array.strides)
+    flags = property(lambda self: _Flags(self._array.flags))
+    device = property(lambda self: _CudaDevice(self._device.physical.index))
+
+    @property
+    def base(self):
+        base = self._array.base
+        return None if base is None else SimulatedArray(base, self._device)
+
+    @property
+    def T(self):
+        return SimulatedArray(self._array.T, self._device)
+
+    def __len__(self):
+        return len(self._array)
+
+    def __repr__(self):
+        return f"simulated_gpu_array({numpy.array2string(self._array, separator=', ')}, device={self._device.name})"
+
+    __str__ = __repr__
+
+    # ----------------------------------------------------------- host reads
+    def _host(self, what):
+        device = _require(self._device, what)
+        device.stats.host_syncs += 1
+        return self._array
+
+    def get(self, stream=None, out=None):
+        """The explicit device-to-host copy (a host synchronisation)."""
+        return self._host("get()").copy()
+
+    def item(self):
+        return self._host("item()").item()
+
+    def tolist(self):
+        return self._host("tolist()").tolist()
+
+    def tobytes(self, order="C"):
+        return self._host("tobytes()").tobytes(order)
+
+    def __float__(self):
+        return float(self._host("float()"))
+
+    def __int__(self):
+        return int(self._host("int()"))
+
+    def __complex__(self):
+        return complex(self._host("complex()"))
+
+    def __bool__(self):
+        return bool(self._host("bool()"))
+
+    def set(self, array, stream=None):
+        """Copy a host array into this one (an upload), as ``cupy.ndarray.set``."""
+        device = _require(self._device, "set()")
+        device.stats.uploads += 1
+        self._array[...] = array
+
+    # ------------------------------------------------------------- methods
+    def __getattr__(self, name):
+        if name not in _CUPY_ARRAY_METHODS:
+            raise AttributeError(f"'cupy.ndarray' (simulated) object has no attribute {name!r}")
+        def call(*args, **kwargs):
+            return _call(lambda array, *rest, **options: getattr(array, name)(*rest, **options),
+                         f"ndarray.{name}", (self,) + args, kwargs)[0]
+
+        return call
+
+    def __getitem__(self, key):
+        return _call(lambda array, key: array[key], "getitem", (self, key), {}, allow_host=True)[0]
+
+    def __setitem__(self, key, value):
+        def assign(array, key, value):
+            array[key] = value
+
+        _call(assign, "setitem", (self, key, value), {}, allow_host=True)
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(len(self)))
+
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+
+def _binary(name, reflected=False, inplace=False):
+    operator = getattr(numpy.ndarray, name)
+
+    def method(self, other):
+        if isinstance(other, numpy.ndarray):
+            raise TypeError(
+                f"Unsupported type <class 'numpy.ndarray'> in {name} with a simulated GPU array: device arrays "
+                "do not mix with host arrays."
+            )
+        if not isinstance(other, (SimulatedArray, int, float, complex, bool, numpy.generic)):
+            return NotImplemented
+        result, _ = _call(operator, name, (self, other), {})
+        return self if inplace else result
+
+    method.__name__ = name
+    return method
+
+
+for _name in ("add sub mul truediv floordiv mod pow matmul and or xor lshift rshift divmod").split():
+    setattr(SimulatedArray, f"__{_name}__", _binary(f"__{_name}__"))
+    setattr(SimulatedArray, f"__r{_name}__", _binary(f"__r{_name}__", reflected=True))
+    if _name != "divmod":
+        setattr(SimulatedArray, f"__i{_name}__", _binary(f"__i{_name}__", inplace=True))
+for _name in "lt le gt ge eq ne".split():
+    setattr(SimulatedArray, f"__{_name}__", _binary(f"__{_name}__"))
+
+
+def _unary(name):
+    operator = getattr(numpy.ndarray, name)
+
+    def method(self):
+        return _call(operator, name, (self,), {})[0]
+
+    method.__name__ = name
+    return method
+
+
+for _name in "neg pos abs invert".split():
+    setattr(SimulatedArray, f"__{_name}__", _unary(f"__{_name}__"))
+
+
+class _Ufunc:
+    """A NumPy ufunc on simulated arrays (``at``, ``reduce``, ... included)."""
+
+    def __init__(self, ufunc):
+        self._ufunc = ufunc
+        self.__name__ = ufunc.__name__
+
+    def __call__(self, *args, **kwargs):
+        return _call(self._ufunc, self.__name__, args, kwargs)[0]
+
+    def __getattr__(self, name):
+        method = getattr(self._ufunc, name)
+        if not callable(method):
+            return method
+        return lambda *args, **kwargs: _call(method, f"{self.__name__}.{name}", args, kwargs)[0]
+
+
+class SimulatedNumpy(types.SimpleNamespace):
+    """The simulated GPU's array module: NumPy's API on :class:`SimulatedArray`."""
+
+    def __init__(self, module, name):
+        super().__init__()
+        self.__dict__["_module"] = module
+        self.__dict__["__name__"] = name
+        self.__dict__["ndarray"] = SimulatedArray
+
+    def __getattr__(self, name):
+        value = getattr(self._module, name)
+        if isinstance(value, types.ModuleType):
+            wrapped = SimulatedNumpy(value, f"{self.__name__}.{name}")
+        elif isinstance(value, numpy.ufunc):
+            wrapped = _Ufunc(value)
+        elif isinstance(value, type) or not callable(value):
+            wrapped = value  # dtypes, constants (pi, newaxis), exception types
+        else:
+            wrapped = _function(value, name)
+        self.__dict__[name] = wrapped
+        return wrapped
+
+    def __repr__(self):
+        return f"<simulated array module {self.__name__}>"
+
+
+def _function(function, name):
+    allow_host = name in _CREATION
+
+    def call(*args, **kwargs):
+        if name in _CREATION and args and type(args[0]) is SimulatedArray:
+            source = args[0]
+            copy = name == "array" and kwargs.get("copy", True)
+            dtype = kwargs.get("dtype", args[1] if len(args) > 1 else None)
+            order_ok = name != "ascontiguousarray" or source._array.flags.c_contiguous
+            if not copy and order_ok and (dtype is None or numpy.dtype(dtype) == source.dtype):
+                _require(source._device, name)
+                return source
+        return _call(function, name, args, kwargs, allow_host=allow_host)[0]
+
+    call.__name__ = name
+    return call
+
+
+def simulated_xp():
+    """A fresh array module object standing in for ``cupy``."""
+    return SimulatedNumpy(numpy, "simulated_cupy")

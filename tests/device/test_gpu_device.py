@@ -1,0 +1,127 @@
+"""GpuDevice's use of CUDA, checked against a recording fake CuPy (no GPU
+needed): blocking streams, event-ordered copies between GPUs, the up-front
+reserve inside the device's stream and pool, pool calls on the pool's own
+CUDA device, and CuPy's OutOfMemoryError always surfacing as
+ResourceExhaustedError."""
+import numpy
+import pytest
+
+from minikeras import backend
+from minikeras.device import registry
+from minikeras.device.device import PhysicalDevice
+from minikeras.errors import ResourceExhaustedError
+
+from tests.device.fake_cupy import FakeCupy, OutOfMemoryError
+
+
+@pytest.fixture
+def fake_gpus(monkeypatch, fresh_devices):
+    """Two physical GPUs behind a fake CuPy; logical GPUs built by the registry."""
+    fake = FakeCupy(device_count=2)
+    monkeypatch.setattr(backend, "cupy_module", lambda: fake)
+    monkeypatch.setattr(registry.simulated, "requested_count", lambda: 0)
+    physical = registry._registry.physical
+    registry._registry.physical = {
+        "cpu": registry._discover()["cpu"],
+        "gpu": [PhysicalDevice(f"/physical_device:GPU:{i}", "GPU", i, 2 << 30) for i in range(2)],
+    }
+    yield fake
+    registry._reset_for_tests()
+    registry._registry.physical = physical
+
+
+def _split(count, limit_mb=64, index=0):
+    gpu = registry.list_physical_devices("GPU")[index]
+    registry.set_logical_device_configuration(gpu, [registry.LogicalDeviceConfiguration(limit_mb)] * count)
+
+
+def test_streams_are_created_blocking(fake_gpus):
+    gpus = registry.list_logical_devices("GPU")
+    made = [entry for entry in fake_gpus.log if entry[0] == "new stream"]
+    assert len(made) == len(gpus) == 2
+    assert all(non_blocking is False for _, _, non_blocking in made)
+    assert all(not device.stream.non_blocking for device in gpus)
+
+
+def test_copy_between_gpus_waits_for_the_source_stream_and_back(fake_gpus):
+    source, target = registry.list_logical_devices("GPU")
+    with source.activate():
+        array = fake_gpus.asarray(numpy.arange(4.0))
+    fake_gpus.log.clear()
+    copied = target.copy_from(array, source)
+    assert copied.device.id == target.physical.index
+    log = [entry for entry in fake_gpus.log if entry[0] in ("record", "wait", "copy")]
+    (_, recorded_on, ready), (_, waiting, waited), (_, copy_device, copy_stream), \
+        (_, done_on, done), (_, back, back_event) = log
+    assert recorded_on is source.stream and waiting is target.stream and waited is ready
+    assert copy_device == target.physical.index and copy_stream is target.stream
+    # The source's block may be reused only after the copy has read it.
+    assert done_on is target.stream and back is source.stream and back_event is done
+    assert target.stats.device_copies == 1
+
+
+def test_tensor_to_another_gpu_goes_through_the_event_ordered_copy(fake_gpus):
+    from minikeras.autograd import Tensor
+
+    source, target = registry.list_logical_devices("GPU")
+    tensor = Tensor(numpy.ones(3, "float32"), device=source)
+    fake_gpus.log.clear()
+    moved = tensor.to(target)
+    assert moved.device is target
+    kinds = [entry[0] for entry in fake_gpus.log if entry[0] in ("record", "wait", "copy")]
+    assert kinds == ["record", "wait", "copy", "record", "wait"]
+
+
+def test_reserve_is_allocated_inside_the_devices_stream_and_pool(fake_gpus):
+    _split(2, 64, index=1)
+    gpus = registry.list_logical_devices("GPU")
+    on_second = [device for device in gpus if device.physical.index == 1]
+    assert len(on_second) == 2
+    for device in on_second:
+        reserved = [entry for entry in fake_gpus.log
+                    if entry[0] == "pool malloc" and entry[1] is device.pool and entry[2] == 64 << 20]
+        assert len(reserved) == 1, "the reserve must come from the device's own pool"
+        _, _, _, cuda_device, stream = reserved[0]
+        assert cuda_device == 1 and stream is device.stream
+
+
+def test_pool_calls_act_on_the_pools_cuda_device(fake_gpus):
+    _split(2, 64, index=1)
+    device = registry.list_logical_devices("GPU")[-1]
+    assert device.physical.index == 1
+    fake_gpus.log.clear()
+    registry.get_memory_info(device)
+    registry.set_memory_limit(device, 128 << 20)
+    calls = [entry for entry in fake_gpus.log if entry[0].startswith("pool ") and entry[1] is device.pool]
+    assert {entry[0] for entry in calls} >= {"pool used_bytes", "pool set_limit"}
+    assert all(entry[-1] == 1 for entry in calls), calls
+
+
+def test_out_of_memory_inside_activate_is_resource_exhausted(fake_gpus):
+    device = registry.list_logical_devices("GPU")[0]
+    with pytest.raises(ResourceExhaustedError, match="GPU:0") as caught:
+        with device.activate():
+            raise OutOfMemoryError(1234)
+    assert caught.value.requested == 1234
+
+
+def test_pool_limit_surfaces_as_resource_exhausted(fake_gpus):
+    _split(1, 1)
+    device = registry.list_logical_devices("GPU")[0]
+    with pytest.raises(ResourceExhaustedError) as caught:
+        with device.activate():
+            fake_gpus.empty(2 << 20, dtype=numpy.uint8)
+    assert caught.value.limit == 1 << 20 and caught.value.device == "/device:GPU:0"
+
+
+def test_host_reads_and_uploads_run_on_the_devices_stream(fake_gpus):
+    device = registry.list_logical_devices("GPU")[1]
+    fake_gpus.log.clear()
+    array = device.asarray(numpy.ones(2))
+    host = device.to_host(array)
+    assert isinstance(host, numpy.ndarray)
+    upload = [entry for entry in fake_gpus.log if entry[0] == "upload"]
+    get = [entry for entry in fake_gpus.log if entry[0] == "get"]
+    assert upload == [("upload", 1, device.stream)]
+    assert get == [("get", 1, device.stream)]
+    assert (device.stats.uploads, device.stats.host_syncs) == (1, 1)
