@@ -23,7 +23,8 @@ import zipfile
 
 import h5py
 
-from minikeras.saving import _checksum, _safety, hdf5_format, keras_compile, keras_config, keras_config_writer, keras_weights_h5
+from minikeras.saving import (_checksum, _safety, hdf5_format, keras_compile, keras_config, keras_config_writer,
+                              keras_weights_h5)
 from minikeras.saving.atomic import atomic_write
 from minikeras.saving.random_state import read_random_state, write_random_state
 

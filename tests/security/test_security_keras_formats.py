@@ -196,6 +196,34 @@ def test_weights_h5_optimizer_state_larger_than_any_optimizer_is_refused(tmp_pat
         model.load_weights(path)
 
 
+def set_declared_size(path, member, size):
+    """Rewrite the uncompressed size ``member`` declares in the zip's central directory."""
+    data = bytearray(open(path, "rb").read())
+    start = 0
+    while True:
+        start = data.index(b"PK\x01\x02", start)
+        name_length = int.from_bytes(data[start + 28:start + 30], "little")
+        if data[start + 46:start + 46 + name_length] == member.encode():
+            data[start + 24:start + 28] = size.to_bytes(4, "little")
+            break
+        start += 4
+    open(path, "wb").write(bytes(data))
+
+
+def test_keras_member_declaring_more_than_deflate_can_inflate_is_refused_before_reading(tmp_path):
+    path = tmp_path / "bomb.keras"
+    small_model().save(path)
+    members = read_members(path)
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    set_declared_size(path, "model.weights.h5", 2**32 - 1)  # from a few KB of compressed bytes
+    with pytest.raises(FileLoadError, match="bomb.keras.*a ratio deflate cannot reach"):
+        mk.models.load_model(path, max_bytes=2**33)
+    with pytest.raises(FileLoadError, match="model.weights.h5.*more than weights under max_bytes can be"):
+        mk.models.load_model(path, max_bytes=2**20)
+
+
 def crafted_keras_files(folder):
     files = {}
     files["huge_layer_config"] = os.path.join(folder, "huge_layer_config.keras")
