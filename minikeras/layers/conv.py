@@ -16,11 +16,9 @@ fused crossentropy path.
 import numpy
 
 from minikeras import activations, constraints, initializers, ops, regularizers
-from minikeras.autograd import Function
 from minikeras.layers.base import Layer
 from minikeras.layers.core import _add_activity_loss, _apply_activation, _kernel_config, _set_kernel_arguments
 from minikeras.layers.input_spec import InputSpec
-from minikeras.ops.nn import bias_relu
 from minikeras.ops.nn.conv import conv_bias_relu
 from minikeras.utils.argument_validation import standardize_tuple
 
@@ -67,41 +65,11 @@ def _float_input(layer, inputs):
     return inputs
 
 
-class _BiasActivation(Function):
-    """``relu?(x + bias)`` written into ``x``, the fresh output of a
-    convolution that nothing else reads (see the module docstring).
-
-    Keeps the output only for relu (its sign is the mask).
-    """
-
-    def __init__(self, relu):
-        self.relu = relu
-
-    def forward(self, x, bias=None):
-        x = self.device.xp.ascontiguousarray(x)  # a no-op for a convolution's output
-        out = x.reshape(-1, x.shape[-1]) if x.ndim else x.reshape(1, 1)
-        bias_relu.apply(self.device.xp, out, bias, self.relu)
-        if self.relu:
-            self.save_for_backward(out)
-        return x
-
-    def backward(self, grad):
-        wants_bias = len(self.needs_input_grad) > 1 and self.needs_input_grad[1]
-        if not self.relu and not wants_bias:
-            return (grad,)
-        xp = self.device.xp
-        flat = xp.ascontiguousarray(grad).reshape(-1, grad.shape[-1] if grad.ndim else 1)
-        masked, grad_bias = bias_relu.gradient(xp, flat, self.saved[0] if self.relu else None, self.relu,
-                                               wants_bias)
-        return masked.reshape(grad.shape), grad_bias
-
-
 def _finish(layer, conv_out, bias):
     """Bias add, activation and activity loss after a convolution."""
     fuse_relu = layer.activation is activations.relu
     if bias is not None or fuse_relu:
-        args = (conv_out, bias) if bias is not None else (conv_out,)
-        conv_out = _BiasActivation(fuse_relu).apply(*args)
+        conv_out = ops.bias_activation(conv_out, bias, relu=fuse_relu)
     outputs = conv_out if fuse_relu else _apply_activation(layer.activation, conv_out)
     _add_activity_loss(layer, outputs)
     return outputs

@@ -16,7 +16,7 @@ from minikeras import layers, ops, regularizers
 from minikeras.autograd import Tensor, gradcheck
 from minikeras.layers import Input
 from minikeras.layers.naming import reset_names
-from minikeras.layers.rnn_lstm import _LSTMSequence
+from minikeras.ops.nn.rnn_lstm import LSTMSequence
 
 
 # ------------------------------------------------------------ references
@@ -145,7 +145,7 @@ def test_lstm_whole_block_activation_matches_per_gate_activation(rng, monkeypatc
     x = rng.standard_normal((4, 5, 3))
     results = []
     for whole_block in (True, False):
-        monkeypatch.setattr(_LSTMSequence, "whole_block", whole_block)
+        monkeypatch.setattr(LSTMSequence, "whole_block", whole_block)
         layer = layers.LSTM(4, return_sequences=True, dtype="float64")
         layer(x)
         _randomize(layer, numpy.random.default_rng(2))
