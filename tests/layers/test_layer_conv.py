@@ -16,6 +16,7 @@ from minikeras import layers, regularizers
 from minikeras.autograd import gradcheck
 from minikeras.layers import Input
 from minikeras.layers.naming import reset_names
+from tests.layers.layer_check import run_layer_test
 
 
 # ------------------------------------------------------------ references
@@ -69,12 +70,6 @@ def _call_with_weights(layer, names, x, *weights):
     finally:
         for name, weight in zip(names, saved):
             setattr(layer, name, weight)
-
-
-def _gradcheck_layer(layer, x, names):
-    layer(x)
-    weights = [numpy.ascontiguousarray(getattr(layer, name).numpy()) for name in names]
-    gradcheck(lambda x, *w: _call_with_weights(layer, names, x, *w), [x] + weights)
 
 
 # ----------------------------------------------------------------- Conv2D
@@ -251,43 +246,24 @@ def test_separable_conv2d_is_depthwise_then_pointwise(rng):
 
 
 # -------------------------------------------------------------- gradcheck
-@pytest.mark.parametrize("make, names", [
-    (lambda: layers.Conv2D(2, 3, strides=2, padding="same", dtype="float64"), ["kernel", "bias"]),
-    (lambda: layers.Conv2D(2, (2, 3), activation="relu", dtype="float64"), ["kernel", "bias"]),
-    (lambda: layers.Conv2D(2, 2, activation="tanh", use_bias=False, dtype="float64"), ["kernel"]),
-    (lambda: layers.Conv2DTranspose(2, 3, strides=2, padding="same", dtype="float64"), ["kernel", "bias"]),
-    (lambda: layers.DepthwiseConv2D(3, depth_multiplier=2, padding="same", dtype="float64"), ["kernel", "bias"]),
-    (lambda: layers.SeparableConv2D(2, 3, activation="relu", dtype="float64"),
-     ["depthwise_kernel", "pointwise_kernel", "bias"]),
+@pytest.mark.parametrize("make, shape", [
+    (lambda **kw: layers.Conv2D(2, 3, strides=2, padding="same", **kw), (2, 5, 5, 2)),
+    (lambda **kw: layers.Conv2D(2, (2, 3), activation="relu", **kw), (2, 5, 5, 2)),
+    (lambda **kw: layers.Conv2D(2, 2, activation="tanh", use_bias=False, **kw), (2, 5, 5, 2)),
+    (lambda **kw: layers.Conv2D(3, (3, 2), strides=(2, 1), padding="same", activation="relu", kernel_regularizer="l2",
+                                bias_initializer="ones", **kw), (2, 6, 6, 2)),
+    (lambda **kw: layers.Conv1D(2, 3, padding="causal", dilation_rate=2, activation="sigmoid", **kw), (2, 6, 2)),
+    (lambda **kw: layers.Conv2DTranspose(2, 3, strides=2, padding="same", **kw), (2, 5, 5, 2)),
+    (lambda **kw: layers.Conv2DTranspose(3, 3, strides=2, padding="valid", output_padding=1, activation="sigmoid",
+                                         **kw), (2, 4, 4, 2)),
+    (lambda **kw: layers.DepthwiseConv2D(3, depth_multiplier=2, padding="same", depthwise_regularizer="l1", **kw),
+     (2, 5, 5, 2)),
+    (lambda **kw: layers.SeparableConv2D(2, 3, activation="relu", **kw), (2, 5, 5, 2)),
+    (lambda **kw: layers.SeparableConv2D(3, 2, depth_multiplier=2, pointwise_initializer="he_normal", use_bias=False,
+                                         **kw), (2, 5, 5, 2)),
 ])
-def test_conv2d_layers_gradcheck(rng, make, names):
-    _gradcheck_layer(make(), rng.standard_normal((2, 5, 5, 2)), names)
-
-
-def test_conv1d_gradcheck(rng):
-    layer = layers.Conv1D(2, 3, padding="causal", dilation_rate=2, activation="sigmoid", dtype="float64")
-    _gradcheck_layer(layer, rng.standard_normal((2, 6, 2)), ["kernel", "bias"])
-
-
-# ------------------------------------------------------ config and weights
-@pytest.mark.parametrize("make", [
-    lambda: layers.Conv2D(3, (3, 2), strides=(2, 1), padding="same", activation="relu", kernel_regularizer="l2",
-                          bias_initializer="ones"),
-    lambda: layers.Conv1D(3, 2, padding="causal", dilation_rate=2, activation="tanh"),
-    lambda: layers.Conv2DTranspose(3, 3, strides=2, padding="valid", output_padding=1, activation="sigmoid"),
-    lambda: layers.DepthwiseConv2D(3, depth_multiplier=2, padding="same", depthwise_regularizer="l1"),
-    lambda: layers.SeparableConv2D(3, 2, depth_multiplier=2, pointwise_initializer="he_normal", use_bias=False),
-])
-def test_config_round_trip_gives_the_same_layer(rng, make):
-    layer = make()
-    x = rng.standard_normal((2, 6, 6, 2) if layer.rank == 2 else (2, 6, 2)).astype("float32")
-    out = layer(x)
-    config = layer.get_config()
-    clone = type(layer).from_config(config)
-    assert clone.get_config() == config
-    clone(x)
-    clone.set_weights(layer.get_weights())
-    numpy.testing.assert_array_equal(clone(x).numpy(), out.numpy())
+def test_conv_layers_pass_the_layer_check(rng, tmp_path, make, shape):
+    run_layer_test(make, rng.standard_normal(shape).astype("float32"), tmp_path=tmp_path)
 
 
 def test_set_weights_checks_shapes(rng):

@@ -9,6 +9,7 @@ import pytest
 
 from minikeras import layers
 from minikeras.autograd import Tensor, gradcheck
+from tests.layers.layer_check import run_layer_test
 
 
 def _bn_reference(x, axis, gamma, beta, epsilon=1e-3):
@@ -107,15 +108,18 @@ def test_frozen_layer_runs_in_inference_mode(rng):
 
 @pytest.mark.parametrize("shape, axis", [((6, 3), -1), ((3, 2, 2, 3), -1), ((3, 3, 2, 2), 1)])
 @pytest.mark.parametrize("training", [True, False])
-def test_gradcheck_wrt_input_gamma_and_beta(rng, shape, axis, training):
-    layer = layers.BatchNormalization(axis=axis, dtype="float64")
-    x = rng.normal(1.0, 2.0, shape)
-    layer(x)
-    channels = shape[axis]
-    layer.set_weights([rng.normal(1, 0.3, channels), rng.normal(0, 0.3, channels), rng.normal(0, 1, channels),
-                       rng.uniform(0.5, 2, channels)])
-    gamma, beta = layer.get_weights()[:2]
-    gradcheck(lambda t, g, b: _with_weights(layer, ["gamma", "beta"], t, g, b, training=training), [x, gamma, beta])
+def test_batch_norm_passes_the_layer_check(rng, tmp_path, shape, axis, training):
+    x = rng.normal(1.0, 2.0, shape).astype("float32")
+    run_layer_test(lambda **kw: layers.BatchNormalization(axis=axis, **kw), x, expected_output_shape=shape,
+                   training=training, tmp_path=tmp_path, expected_num_trainable_weights=2,
+                   expected_num_non_trainable_weights=2)
+
+
+@pytest.mark.parametrize("shape, axis", [((6, 3), -1), ((3, 2, 4), [1, 2]), ((3, 4, 2), 1)])
+def test_layer_norm_passes_the_layer_check(rng, tmp_path, shape, axis):
+    x = rng.normal(1.0, 2.0, shape).astype("float32")
+    run_layer_test(lambda **kw: layers.LayerNormalization(axis=axis, **kw), x, expected_output_shape=shape,
+                   tmp_path=tmp_path, expected_num_trainable_weights=2, expected_num_non_trainable_weights=0)
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from minikeras import Sequential, layers
 from minikeras.autograd import Tensor
 from minikeras.layers import Input
 from minikeras.models import load_model
-from tests.layers.layer_harness import run_layer_test
+from tests.layers.layer_check import run_layer_test
 
 
 @pytest.fixture
