@@ -7,7 +7,7 @@ allocates a single array the size of the input.
 
 BatchNormalization follows Keras: in training (``training=True`` and the
 layer trainable) it normalises with the batch mean and biased variance and
-updates, in place and outside the graph,
+updates, outside the graph and once the step succeeds,
 ``moving = moving * momentum + batch_statistic * (1 - momentum)`` with the
 same biased variance (as Keras 3 does: checked against Keras 3.15 on
 TensorFlow 2.21); otherwise it uses the moving statistics.
@@ -17,6 +17,7 @@ import numpy
 from minikeras import constraints, initializers, ops, regularizers
 from minikeras.layers.base import Layer, walk_layers
 from minikeras.layers.input_spec import InputSpec
+from minikeras.layers.state_updates import update_state
 
 __all__ = ["BatchNormalization", "LayerNormalization"]
 
@@ -26,14 +27,6 @@ def batch_norm_layers(model):
     ``_cross_replica_stats`` hook and moving statistics)."""
     return [layer for layer in walk_layers(model)
             if hasattr(layer, "_cross_replica_stats") and getattr(layer, "moving_mean", None) is not None]
-
-
-def moving_statistics(model):
-    """``[(weight, copy of its value)]`` for the moving statistics of every
-    BatchNormalization layer in ``model``: what a failed training step must
-    put back, since the forward pass updates them in place."""
-    return [(weight, weight.device.copy_array(weight.data)) for layer in batch_norm_layers(model)
-            for weight in (layer.moving_mean, layer.moving_variance)]
 
 
 def _check_epsilon(class_name, epsilon):
@@ -47,7 +40,7 @@ class BatchNormalization(Layer):
     statistics in inference, then scale by ``gamma`` and shift by ``beta``.
 
     Weights, in Keras order: gamma, beta (trainable), moving_mean,
-    moving_variance (non-trainable, updated in place during training).
+    moving_variance (non-trainable, updated by training steps that succeed).
 
     Args:
         axis: the feature axis (default -1, channels_last).
@@ -141,13 +134,15 @@ class BatchNormalization(Layer):
                                         self._axis, self.epsilon)
 
     def _update_moving_statistics(self, mean, variance):
-        # In place, outside the graph: the moving statistics are state, not
-        # a function of the weights.
+        # New values, not writes: the moving statistics are state, not a
+        # function of the weights, and change only when the step succeeds
+        # (see state_updates.py).
         for weight, batch_value in ((self.moving_mean, mean), (self.moving_variance, variance)):
             moving = weight.data
             with weight.device.activate():
-                moving *= self.momentum
-                moving += batch_value.astype(moving.dtype, copy=False) * (1.0 - self.momentum)
+                new = moving * self.momentum
+                new += batch_value.astype(moving.dtype, copy=False) * (1.0 - self.momentum)
+            update_state(weight, new)
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)
