@@ -13,14 +13,13 @@ Layers applying "softmax" or "sigmoid" keep the pre-activation Tensor on
 their output as ``output._keras_logits`` (as Dense does), for the stable
 fused crossentropy path.
 """
-import numpy
-
 from minikeras import activations, constraints, initializers, ops, regularizers
 from minikeras.layers.base import Layer
-from minikeras.layers.core import _add_activity_loss, _apply_activation, _kernel_config, _set_kernel_arguments
+from minikeras.layers.core import (_add_activity_loss, _apply_activation, _float_input, _kernel_config,
+                                  _set_kernel_arguments)
 from minikeras.layers.input_spec import InputSpec
 from minikeras.ops.nn.conv import conv_bias_relu
-from minikeras.utils.argument_validation import standardize_tuple
+from minikeras.utils.argument_validation import standardize_padding, standardize_tuple, validate_int
 
 __all__ = ["Conv1D", "Conv2D", "Conv2DTranspose", "DepthwiseConv2D", "SeparableConv2D",
            "Convolution1D", "Convolution2D", "Convolution2DTranspose", "SeparableConvolution2D"]
@@ -45,24 +44,6 @@ def _check_channels_last(class_name, data_format):
             "(batch, ..., channels). Transpose the input (e.g. with Permute) or use data_format='channels_last'."
         )
     raise ValueError(f"{class_name}: data_format must be 'channels_last', received {data_format!r}.")
-
-
-def _check_padding(class_name, padding, allowed=("valid", "same")):
-    if isinstance(padding, str) and padding.lower() in allowed:
-        return padding.lower()
-    raise ValueError(f"{class_name}: padding must be one of {allowed}, received {padding!r}.")
-
-
-def _positive_int(class_name, name, value):
-    if isinstance(value, bool) or not isinstance(value, (int, numpy.integer)) or value <= 0:
-        raise ValueError(f"{class_name}: {name} must be a positive integer, received {name}={value!r}.")
-    return int(value)
-
-
-def _float_input(layer, inputs):
-    if inputs.dtype.kind != "f":
-        return ops.cast(inputs, layer.dtype)
-    return inputs
 
 
 def _finish(layer, conv_out, bias):
@@ -99,10 +80,10 @@ class _Conv(Layer):
         super().__init__(**kwargs)
         name = type(self).__name__
         rank = self.rank
-        self.filters = None if filters is None else _positive_int(name, "filters", filters)
+        self.filters = None if filters is None else validate_int(name, "filters", filters, minimum=1)
         self.kernel_size = _int_tuple(name, "kernel_size", kernel_size, rank)
         self.strides = _int_tuple(name, "strides", strides, rank)
-        self.padding = _check_padding(name, padding, self._paddings)
+        self.padding = standardize_padding(name, padding, self._paddings)
         self.data_format = _check_channels_last(name, data_format)
         self.dilation_rate = _int_tuple(name, "dilation_rate", dilation_rate, rank)
         if groups != 1:
@@ -328,7 +309,7 @@ class DepthwiseConv2D(_Conv):
                          kernel_regularizer=depthwise_regularizer, bias_regularizer=bias_regularizer,
                          activity_regularizer=activity_regularizer, kernel_constraint=depthwise_constraint,
                          bias_constraint=bias_constraint, **kwargs)
-        self.depth_multiplier = _positive_int("DepthwiseConv2D", "depth_multiplier", depth_multiplier)
+        self.depth_multiplier = validate_int("DepthwiseConv2D", "depth_multiplier", depth_multiplier, minimum=1)
 
     def _kernel_shape(self, channels):
         return self.kernel_size + (channels, self.depth_multiplier)
@@ -383,7 +364,7 @@ class SeparableConv2D(_Conv):
                          kernel_regularizer=depthwise_regularizer, bias_regularizer=bias_regularizer,
                          activity_regularizer=activity_regularizer, kernel_constraint=depthwise_constraint,
                          bias_constraint=bias_constraint, **kwargs)
-        self.depth_multiplier = _positive_int("SeparableConv2D", "depth_multiplier", depth_multiplier)
+        self.depth_multiplier = validate_int("SeparableConv2D", "depth_multiplier", depth_multiplier, minimum=1)
         self.pointwise_initializer = initializers.get(pointwise_initializer)
         self.pointwise_regularizer = regularizers.get(pointwise_regularizer)
         self.pointwise_constraint = constraints.get(pointwise_constraint)

@@ -294,14 +294,14 @@ def test_channels_first_is_refused_clearly():
 
 @pytest.mark.parametrize("make, message", [
     (lambda: layers.Conv2D(2, 3, groups=2), "only groups=1"),
-    (lambda: layers.Conv2D(0, 3), "filters must be a positive integer"),
+    (lambda: layers.Conv2D(0, 3), "filters must be positive, received 0"),
     (lambda: layers.Conv2D(2, (3, 3, 3)), "kernel_size must be an int or a tuple of 2 ints"),
-    (lambda: layers.Conv2D(2, 3, padding="full"), "padding must be one of"),
-    (lambda: layers.Conv2D(2, 3, padding="causal"), "padding must be one of"),
+    (lambda: layers.Conv2D(2, 3, padding="full"), "padding must be 'valid' or 'same', received 'full'"),
+    (lambda: layers.Conv2D(2, 3, padding="causal"), "padding must be 'valid' or 'same', received 'causal'"),
     (lambda: layers.Conv2D(2, 3, strides=0), "strides must be positive"),
     (lambda: layers.Conv2D(2, 3, strides=2, dilation_rate=2), "strides > 1 cannot be combined with dilation"),
     (lambda: layers.Conv2DTranspose(2, 3, strides=2, output_padding=2), "output_padding .* smaller than strides"),
-    (lambda: layers.DepthwiseConv2D(3, depth_multiplier=0), "depth_multiplier must be a positive integer"),
+    (lambda: layers.DepthwiseConv2D(3, depth_multiplier=0), "depth_multiplier must be positive"),
 ])
 def test_bad_arguments_raise(make, message):
     with pytest.raises(ValueError, match=message):
@@ -390,3 +390,12 @@ def test_separable_conv2d_matches_recorded_tf_keras_output():
                 [[-0.012571599266, -0.628383416921], [0.257209518, -0.157923094069],
                  [0.092799124784, -0.598434890815]]]
     numpy.testing.assert_allclose(layer(x).numpy()[0], expected, atol=1e-11)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: layers.Conv2D(2.5, 3), "Conv2D: filters must be an int, received float 2.5"),
+    (lambda: layers.SeparableConv2D(2, 3, depth_multiplier="2"), "SeparableConv2D: depth_multiplier must be an int"),
+])
+def test_non_integer_counts_raise_type_errors(make, message):
+    with pytest.raises(TypeError, match=message):
+        make()

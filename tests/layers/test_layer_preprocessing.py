@@ -39,7 +39,7 @@ def test_resizing(images, tmp_path):
         layers.Resizing(2, 2, interpolation="bicubic")
     with pytest.raises(ValueError, match="not implemented"):
         layers.Resizing(2, 2, pad_to_aspect_ratio=True)
-    with pytest.raises(ValueError, match="height must be a positive int"):
+    with pytest.raises(ValueError, match="Resizing: height must be positive"):
         layers.Resizing(0, 2)
     with pytest.raises(ValueError, match="rank 3 or 4"):
         layers.Resizing(2, 2)(numpy.zeros((4, 4), "float32"))
