@@ -19,6 +19,14 @@ from minikeras.ops.nn.affine_transform import *  # noqa: F401,F403
 from minikeras.ops.nn.group_norm import *  # noqa: F401,F403
 from minikeras.ops.nn.conv3d import *  # noqa: F401,F403
 from minikeras.ops.nn.softmax import *  # noqa: F401,F403
+from minikeras.ops.nn.dense import *  # noqa: F401,F403
+from minikeras.ops.nn.bias_activation import *  # noqa: F401,F403
+from minikeras.ops.nn.normalization import *  # noqa: F401,F403
+from minikeras.ops.nn.rnn_simple import *  # noqa: F401,F403
+from minikeras.ops.nn.rnn_lstm import *  # noqa: F401,F403
+from minikeras.ops.nn.rnn_gru import *  # noqa: F401,F403
+from minikeras.ops.nn.upsampling import *  # noqa: F401,F403
+from minikeras.ops.nn.weight_penalty import *  # noqa: F401,F403
 from minikeras.ops.reduce import *  # noqa: F401,F403
 from minikeras.ops.shape import *  # noqa: F401,F403
 from minikeras.ops.keras_names import *  # noqa: F401,F403  (last: Keras's ops.shape/one_hot win)
