@@ -50,8 +50,9 @@ LAZY_ALLOWED = {
 }
 
 
-def _imports(tree):
-    """(lineno, module, lazy) for every absolute minikeras import in ``tree``."""
+def _imports(tree, package="minikeras"):
+    """(lineno, module, lazy) for every minikeras import in ``tree``, relative
+    ones resolved against ``package`` (the dotted package of the file)."""
     parents = {}
     for node in ast.walk(tree):
         for child in ast.iter_child_nodes(node):
@@ -59,11 +60,15 @@ def _imports(tree):
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             modules = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            if node.module == "minikeras":  # from minikeras import layers
-                modules = [f"minikeras.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # from ..layers import Dense, inside package
+                anchor = package.split(".")[:len(package.split(".")) - (node.level - 1)]
+                base = ".".join(anchor + ([node.module] if node.module else []))
+            if base == "minikeras" or node.module is None:  # from minikeras import layers / from . import x
+                modules = [f"{base}.{alias.name}" for alias in node.names]
             else:
-                modules = [node.module]
+                modules = [base]
         else:
             continue
         lazy, parent = False, parents.get(node)
@@ -87,7 +92,8 @@ def _upward_imports():
         source_floor = FLOORS.get(relative.split("/")[0])
         if source_floor is None:
             continue
-        for lineno, module, lazy in _imports(ast.parse(path.read_text(), filename=str(path))):
+        package = ".".join(["minikeras"] + relative.split("/")[:-1])
+        for lineno, module, lazy in _imports(ast.parse(path.read_text(), filename=str(path)), package):
             target_floor = _floor_of(module)
             if target_floor is not None and target_floor > source_floor:
                 found.append((relative, lineno, module, lazy))
@@ -126,3 +132,11 @@ def test_every_floor_is_a_package_here():
     # A renamed floor would make the scan vacuous for it.
     for name in FLOORS:
         assert (PACKAGE / name / "__init__.py").is_file(), name
+
+
+def test_scanner_resolves_relative_imports():
+    tree = ast.parse("from ..layers import Dense\nfrom . import reshaping\n")
+    found = [module for _, module, _ in _imports(tree, package="minikeras.ops.array")]
+    assert found == ["minikeras.ops.layers", "minikeras.ops.array.reshaping"]
+    found = [module for _, module, _ in _imports(ast.parse("from ...models import Model\n"), "minikeras.ops.array")]
+    assert found == ["minikeras.models"] and _floor_of(found[0]) > FLOORS["ops"]
