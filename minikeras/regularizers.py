@@ -13,43 +13,10 @@ Example:
 import math
 
 from minikeras._registry import Configurable, ObjectRegistry
-from minikeras.autograd import Function, Tensor
+from minikeras.autograd import Tensor
+from minikeras.ops.nn.weight_penalty import weight_penalty
 
 __all__ = ["Regularizer", "L1", "L2", "L1L2", "l1", "l2", "l1_l2", "get", "serialize", "deserialize"]
-
-
-class _WeightPenalty(Function):
-    """``l1 * sum(|x|) + l2 * sum(x ** 2)`` as one node of the graph.
-
-    One fused node (instead of abs/square, sum, multiply, add) keeps the
-    per-step cost of regularization low; the squared sum is a dot product,
-    so no temporary the size of the weight is made for L2.
-    """
-
-    def __init__(self, l1, l2):
-        self.l1, self.l2 = l1, l2
-
-    def forward(self, x):
-        xp = self.device.xp
-        flat = x.reshape(-1)
-        total = xp.zeros((), dtype=x.dtype)
-        if self.l1:
-            total = total + self.l1 * xp.abs(flat).sum()
-        if self.l2:
-            total = total + self.l2 * xp.dot(flat, flat)
-        if self.needs_input_grad[0]:
-            self.save_for_backward(x)
-        return xp.asarray(total, dtype=x.dtype)
-
-    def backward(self, grad):
-        (x,) = self.saved
-        xp = self.device.xp
-        result = xp.zeros_like(x)
-        if self.l2:
-            xp.multiply(x, grad * (2.0 * self.l2), out=result)
-        if self.l1:
-            result += xp.sign(x) * (grad * self.l1)
-        return result
 
 
 def _coefficient(class_name, name, value):
@@ -89,7 +56,7 @@ class L1L2(Regularizer):
             x = Tensor(x)
         if x.dtype.kind != "f":
             raise TypeError(f"{type(self).__name__} needs a floating-point weight, received dtype {x.dtype}.")
-        return _WeightPenalty(self.l1, self.l2).apply(x)
+        return weight_penalty(x, self.l1, self.l2)
 
     def get_config(self):
         return {"l1": self.l1, "l2": self.l2}

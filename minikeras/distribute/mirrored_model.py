@@ -43,6 +43,7 @@ from minikeras.distribute.local_all_reduce import LocalAllReduce
 from minikeras.distribute.model_facade import WrappedModelFacade
 from minikeras.distribute.workers import DeviceWorkers
 from minikeras.layers.normalization import batch_norm_layers
+from minikeras.layers.state_updates import collect_state_updates
 from minikeras.models.training import Trainer
 
 
@@ -293,7 +294,8 @@ class MirroredModel(WrappedModelFacade, Trainer):
         Raises:
             ResourceExhaustedError: a replica ran out of memory; no replica
                 applied an update, the BatchNormalization moving statistics
-                are restored, and the gradients are released.
+                are unchanged (their updates apply only after the
+                all-reduce), and the gradients are released.
         """
         x, y, sample_weight, total, shards = self._prepare(x, y, sample_weight)
         weight_lists, snapshots = self._ensure_optimizers()
@@ -325,11 +327,12 @@ class MirroredModel(WrappedModelFacade, Trainer):
         batch_norms = self._batch_norms[rank]
         result = _Shard()
         with device_scope(self.devices[rank]):
-            before = batch_norms.snapshot()  # in the scope: GPU copies come from the device's pool
             try:
-                grads = [None] * len(weights)
+                grads, updates = [None] * len(weights), []
                 if count:
-                    loss, result.parts, y_pred = self._replica_loss(rank, x, y, sample_weight, count, total, True)
+                    with collect_state_updates() as updates:  # applied below, once every replica succeeded
+                        loss, result.parts, y_pred = self._replica_loss(rank, x, y, sample_weight, count, total,
+                                                                        True)
                     loss.backward()
                     grads = [None if w.grad is None else w.grad.data for w in weights]
                     result.loss = float(loss.item())
@@ -340,14 +343,14 @@ class MirroredModel(WrappedModelFacade, Trainer):
                 # One all-reduce for the gradients and the moving-statistic changes.
                 # The global rank: synchronized statistics' change comes from global replica 0 alone.
                 leader = self._collective.process_index * len(self.devices) + rank
-                reduced = self._collective.all_reduce(rank, grads + batch_norms.changes(before, leader, count, total))
+                reduced = self._collective.all_reduce(
+                    rank, grads + _statistic_changes(batch_norms, updates, leader, count, total))
                 grads = None
             except BaseException:
-                batch_norms.restore(before)
                 for weight in weights:
                     weight.grad = None
                 raise
-            batch_norms.apply(before, reduced[len(weights):])
+            _add_statistic_changes(batch_norms, reduced[len(weights):])
             if not self._copy_updates:
                 self._optimizers[rank].apply_gradients(zip(reduced[:len(weights)], weights))
                 replica_tools.apply_constraints(weights)
@@ -475,3 +478,34 @@ class MirroredModel(WrappedModelFacade, Trainer):
 def _shut_down(workers, collective):
     workers.close()
     collective.close()
+
+
+def _statistic_changes(batch_norms, updates, rank, count, total):
+    """This replica's contribution to each moving statistic's change, for a
+    SUM all-reduce (None: nothing), from the step's collected updates:
+    local statistics give their change times the replica's share of the
+    batch; synchronized ones, identical on all replicas with samples, are
+    given by replica 0 alone (never idle). ``rank`` is the global rank."""
+    new_values = {id(weight): value for weight, value in updates}
+    share = count / total
+    result = []
+    for layer, synchronized in zip(batch_norms.layers, batch_norms.synchronized):
+        for weight in (layer.moving_mean, layer.moving_variance):
+            new = new_values.get(id(weight))
+            change = None if new is None else new - weight.data
+            if synchronized:
+                result.append(change if rank == 0 else None)
+            else:
+                result.append(change * share if count and change is not None else None)
+    return result
+
+
+def _add_statistic_changes(batch_norms, changes):
+    """Add the summed changes to the moving statistics (the same on every
+    replica)."""
+    changes = iter(changes)
+    for layer in batch_norms.layers:
+        for weight in (layer.moving_mean, layer.moving_variance):
+            change = next(changes)
+            if change is not None:
+                weight.data[...] = weight.data + change

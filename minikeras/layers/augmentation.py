@@ -224,10 +224,11 @@ class RandomContrast(_Augmentation):
             single number; minikeras follows the documentation).
         value_range: the pixel range to clip to, ``(0, 255)`` by default.
         seed: optional int for reproducible draws.
+        data_format: "channels_last" (default) or "channels_first".
     """
 
-    def __init__(self, factor, value_range=(0, 255), seed=None, **kwargs):
-        super().__init__(seed=seed, **kwargs)
+    def __init__(self, factor, value_range=(0, 255), seed=None, data_format=None, **kwargs):
+        super().__init__(seed=seed, data_format=data_format, **kwargs)
         if isinstance(factor, (list, tuple)):
             self.factor = _factor_range("RandomContrast", "factor", factor, low=0.0)
         else:
@@ -244,9 +245,7 @@ class RandomContrast(_Augmentation):
         return ops.clip((images - mean) * contrast + mean, self.value_range[0], self.value_range[1])
 
     def get_config(self):
-        config = {**super().get_config(), "factor": list(self.factor), "value_range": list(self.value_range)}
-        config.pop("data_format")
-        return config
+        return {**super().get_config(), "factor": list(self.factor), "value_range": list(self.value_range)}
 
 
 def _listed(value):

@@ -55,11 +55,6 @@ def layer_from_config(layer_class, config, custom_objects=None):
     return layer_class.from_config(config)
 
 
-def current_training():
-    """The ``training`` flag of the outermost call in progress (None outside)."""
-    return getattr(_context, "training", None)
-
-
 class Layer:
     """Base class of all layers (Keras conventions).
 
@@ -369,7 +364,7 @@ class Layer:
     def _convert_input(self, value):
         if isinstance(value, Tensor):
             if value.dtype.kind == "f" and value.dtype != self.dtype and self.dtype != "float64":
-                return value.astype(self.dtype) if hasattr(value, "astype") else value
+                return value.astype(self.dtype)
             return value
         if value is None or isinstance(value, (str, bytes)):
             return value
@@ -391,6 +386,7 @@ class Layer:
         if isinstance(shapes, tuple) and all(isinstance(s, int) for s in shapes):
             build_shape = (None,) + tuple(shapes[1:])
         self.build(build_shape)
+        self._build_input_shape = build_shape  # saved as Keras's build_config
         self.built = True
 
     # ------------------------------------------------------------- config

@@ -13,16 +13,13 @@ Layers applying "softmax" or "sigmoid" keep the pre-activation Tensor on
 their output (``attach_logits``, as Dense does), for the stable
 fused crossentropy path.
 """
-import numpy
-
 from minikeras import activations, constraints, initializers, ops, regularizers
-from minikeras.autograd import Function
 from minikeras.layers.base import Layer
-from minikeras.layers.core import _add_activity_loss, _apply_activation, _kernel_config, _set_kernel_arguments
+from minikeras.layers.core import (_add_activity_loss, _apply_activation, _float_input, _kernel_config,
+                                  _set_kernel_arguments)
 from minikeras.layers.input_spec import InputSpec
-from minikeras.ops.nn import bias_relu
 from minikeras.ops.nn.conv import conv_bias_relu
-from minikeras.utils.argument_validation import standardize_tuple
+from minikeras.utils.argument_validation import standardize_padding, standardize_tuple, validate_int
 
 __all__ = ["Conv1D", "Conv2D", "Conv2DTranspose", "DepthwiseConv2D", "SeparableConv2D",
            "Convolution1D", "Convolution2D", "Convolution2DTranspose", "SeparableConvolution2D"]
@@ -49,59 +46,11 @@ def _check_channels_last(class_name, data_format):
     raise ValueError(f"{class_name}: data_format must be 'channels_last', received {data_format!r}.")
 
 
-def _check_padding(class_name, padding, allowed=("valid", "same")):
-    if isinstance(padding, str) and padding.lower() in allowed:
-        return padding.lower()
-    raise ValueError(f"{class_name}: padding must be one of {allowed}, received {padding!r}.")
-
-
-def _positive_int(class_name, name, value):
-    if isinstance(value, bool) or not isinstance(value, (int, numpy.integer)) or value <= 0:
-        raise ValueError(f"{class_name}: {name} must be a positive integer, received {name}={value!r}.")
-    return int(value)
-
-
-def _float_input(layer, inputs):
-    if inputs.dtype.kind != "f":
-        return ops.cast(inputs, layer.dtype)
-    return inputs
-
-
-class _BiasActivation(Function):
-    """``relu?(x + bias)`` written into ``x``, the fresh output of a
-    convolution that nothing else reads (see the module docstring).
-
-    Keeps the output only for relu (its sign is the mask).
-    """
-
-    def __init__(self, relu):
-        self.relu = relu
-
-    def forward(self, x, bias=None):
-        x = self.device.xp.ascontiguousarray(x)  # a no-op for a convolution's output
-        out = x.reshape(-1, x.shape[-1]) if x.ndim else x.reshape(1, 1)
-        bias_relu.apply(self.device, out, bias, self.relu)
-        if self.relu:
-            self.save_for_backward(out)
-        return x
-
-    def backward(self, grad):
-        wants_bias = len(self.needs_input_grad) > 1 and self.needs_input_grad[1]
-        if not self.relu and not wants_bias:
-            return (grad,)
-        xp = self.device.xp
-        flat = xp.ascontiguousarray(grad).reshape(-1, grad.shape[-1] if grad.ndim else 1)
-        masked, grad_bias = bias_relu.gradient(self.device, flat, self.saved[0] if self.relu else None, self.relu,
-                                               wants_bias)
-        return masked.reshape(grad.shape), grad_bias
-
-
 def _finish(layer, conv_out, bias):
     """Bias add, activation and activity loss after a convolution."""
     fuse_relu = layer.activation is activations.relu
     if bias is not None or fuse_relu:
-        args = (conv_out, bias) if bias is not None else (conv_out,)
-        conv_out = _BiasActivation(fuse_relu).apply(*args)
+        conv_out = ops.bias_activation(conv_out, bias, relu=fuse_relu)
     outputs = conv_out if fuse_relu else _apply_activation(layer.activation, conv_out)
     _add_activity_loss(layer, outputs)
     return outputs
@@ -131,10 +80,10 @@ class _Conv(Layer):
         super().__init__(**kwargs)
         name = type(self).__name__
         rank = self.rank
-        self.filters = None if filters is None else _positive_int(name, "filters", filters)
+        self.filters = None if filters is None else validate_int(name, "filters", filters, minimum=1)
         self.kernel_size = _int_tuple(name, "kernel_size", kernel_size, rank)
         self.strides = _int_tuple(name, "strides", strides, rank)
-        self.padding = _check_padding(name, padding, self._paddings)
+        self.padding = standardize_padding(name, padding, self._paddings)
         self.data_format = _check_channels_last(name, data_format)
         self.dilation_rate = _int_tuple(name, "dilation_rate", dilation_rate, rank)
         if groups != 1:
@@ -360,7 +309,7 @@ class DepthwiseConv2D(_Conv):
                          kernel_regularizer=depthwise_regularizer, bias_regularizer=bias_regularizer,
                          activity_regularizer=activity_regularizer, kernel_constraint=depthwise_constraint,
                          bias_constraint=bias_constraint, **kwargs)
-        self.depth_multiplier = _positive_int("DepthwiseConv2D", "depth_multiplier", depth_multiplier)
+        self.depth_multiplier = validate_int("DepthwiseConv2D", "depth_multiplier", depth_multiplier, minimum=1)
 
     def _kernel_shape(self, channels):
         return self.kernel_size + (channels, self.depth_multiplier)
@@ -415,7 +364,7 @@ class SeparableConv2D(_Conv):
                          kernel_regularizer=depthwise_regularizer, bias_regularizer=bias_regularizer,
                          activity_regularizer=activity_regularizer, kernel_constraint=depthwise_constraint,
                          bias_constraint=bias_constraint, **kwargs)
-        self.depth_multiplier = _positive_int("SeparableConv2D", "depth_multiplier", depth_multiplier)
+        self.depth_multiplier = validate_int("SeparableConv2D", "depth_multiplier", depth_multiplier, minimum=1)
         self.pointwise_initializer = initializers.get(pointwise_initializer)
         self.pointwise_regularizer = regularizers.get(pointwise_regularizer)
         self.pointwise_constraint = constraints.get(pointwise_constraint)

@@ -14,9 +14,7 @@ import math
 
 import numpy
 
-from minikeras.backend import threads
 from minikeras import activations, constraints, initializers, ops, regularizers
-from minikeras.autograd import Function
 from minikeras.layers.base import Layer
 from minikeras.layers.input_spec import InputSpec
 from minikeras.losses.logits import attach_logits
@@ -85,66 +83,6 @@ def _set_kernel_arguments(layer, activation, use_bias, kernel_initializer, bias_
     layer.bias_constraint = constraints.get(bias_constraint)
 
 
-def _matmul_pair(device, first, second):
-    """Two independent 2-D products. On the CPU, two products each too small
-    to split run at once, one per op thread (``device.parallel_blocks``;
-    in order elsewhere); larger ones are split in turn (``device.matmul``)."""
-    small = all(a.shape[0] * a.shape[1] * b.shape[1] < threads.PARALLEL_MATMUL_MIN for a, b in (first, second))
-    if small:
-        pair = (first, second)
-        return tuple(device.parallel_blocks(lambda block, _: pair[block][0] @ pair[block][1], 2))
-    return device.matmul(*first), device.matmul(*second)
-
-
-class _DenseFunction(Function):
-    """``relu?(x @ kernel + bias)`` on the last axis of ``x``, as one node.
-
-    Keeps ``x`` only when the kernel needs a gradient, the kernel only when
-    ``x`` does, and for relu the output itself (its sign is the mask).
-    """
-
-    def __init__(self, relu):
-        self.relu = relu
-
-    def forward(self, x, kernel, bias=None):
-        xp = self.device.xp
-        self.input_shape = x.shape
-        x2 = x if x.ndim == 2 else x.reshape(-1, x.shape[-1])
-        out = self.device.matmul(x2, kernel)
-        if bias is not None:
-            out += bias
-        if self.relu:
-            xp.maximum(out, 0, out=out)
-        needs = self.needs_input_grad
-        self.has_bias = bias is not None
-        self.save_for_backward(x2 if needs[1] else None, kernel if needs[0] else None, out if self.relu else None)
-        if x.ndim != 2:
-            return out.reshape(x.shape[:-1] + (kernel.shape[1],))
-        return out
-
-    def backward(self, grad):
-        x2, kernel, out = self.saved
-        needs = self.needs_input_grad
-        grad2 = grad if grad.ndim == 2 else grad.reshape(-1, grad.shape[-1])
-        if out is not None:
-            grad2 = grad2 * (out > 0)
-        grad_x = grad_kernel = grad_bias = None
-        xp = self.device.xp
-        if needs[0] and needs[1]:
-            grad_x, grad_kernel = _matmul_pair(self.device, (grad2, kernel.T), (x2.T, grad2))
-        elif needs[0]:
-            grad_x = self.device.matmul(grad2, kernel.T)
-        elif needs[1]:
-            grad_kernel = self.device.matmul(x2.T, grad2)
-        if grad_x is not None and len(self.input_shape) != 2:
-            grad_x = grad_x.reshape(self.input_shape)
-        if self.has_bias and needs[2]:
-            grad_bias = grad2.sum(axis=0)
-        if self.has_bias:
-            return grad_x, grad_kernel, grad_bias
-        return grad_x, grad_kernel
-
-
 class Dense(Layer):
     """A densely-connected layer: ``activation(inputs @ kernel + bias)``.
 
@@ -207,11 +145,7 @@ class Dense(Layer):
     def call(self, inputs):
         inputs = _float_input(self, inputs)
         fuse_relu = self.activation is activations.relu
-        function = _DenseFunction(fuse_relu)
-        if self.use_bias:
-            logits = function.apply(inputs, self.kernel, self.bias)
-        else:
-            logits = function.apply(inputs, self.kernel)
+        logits = ops.dense(inputs, self.kernel, self.bias if self.use_bias else None, relu=fuse_relu)
         outputs = logits if fuse_relu else _apply_activation(self.activation, logits)
         _add_activity_loss(self, outputs)
         return outputs

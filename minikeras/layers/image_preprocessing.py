@@ -11,6 +11,7 @@ import numpy
 
 from minikeras import ops
 from minikeras.layers.base import Layer
+from minikeras.utils.argument_validation import validate_int
 
 __all__ = ["Rescaling", "Resizing", "CenterCrop"]
 
@@ -21,12 +22,6 @@ def _data_format(layer_name, data_format):
         raise ValueError(f"{layer_name}: data_format must be 'channels_last' or 'channels_first', "
                          f"received {data_format!r}.")
     return data_format
-
-
-def _positive_int(layer_name, argument, value):
-    if isinstance(value, bool) or not isinstance(value, (int, numpy.integer)) or value <= 0:
-        raise ValueError(f"{layer_name}: {argument} must be a positive int, received {argument}={value!r}.")
-    return int(value)
 
 
 def _as_channels_last_batch(layer, images, data_format):
@@ -117,8 +112,8 @@ class Resizing(Layer):
                  pad_to_aspect_ratio=False, fill_mode="constant", fill_value=0.0, antialias=False, data_format=None,
                  **kwargs):
         super().__init__(**kwargs)
-        self.height = _positive_int("Resizing", "height", height)
-        self.width = _positive_int("Resizing", "width", width)
+        self.height = validate_int("Resizing", "height", height, minimum=1)
+        self.width = validate_int("Resizing", "width", width, minimum=1)
         if interpolation not in ("bilinear", "nearest"):
             raise ValueError(f"Resizing: interpolation must be 'bilinear' or 'nearest' (the others are not "
                              f"implemented), received {interpolation!r}.")
@@ -165,8 +160,8 @@ class CenterCrop(Layer):
 
     def __init__(self, height, width, data_format=None, **kwargs):
         super().__init__(**kwargs)
-        self.height = _positive_int("CenterCrop", "height", height)
-        self.width = _positive_int("CenterCrop", "width", width)
+        self.height = validate_int("CenterCrop", "height", height, minimum=1)
+        self.width = validate_int("CenterCrop", "width", width, minimum=1)
         self.data_format = _data_format("CenterCrop", data_format)
 
     def call(self, inputs):

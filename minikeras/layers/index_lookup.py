@@ -181,8 +181,10 @@ class _IndexLookup(Layer):
         return Tensor(host_tokens(inputs) != self.mask_token)
 
     def get_config(self):
+        # No vocabulary yet is None, as Keras writes it (Keras cannot rebuild the layer from []).
         return {**super().get_config(), "max_tokens": self.max_tokens, "num_oov_indices": self.num_oov_indices,
-                "mask_token": self.mask_token, "oov_token": self.oov_token, "vocabulary": list(self._vocabulary),
+                "mask_token": self.mask_token, "oov_token": self.oov_token,
+                "vocabulary": list(self._vocabulary) or None,
                 "invert": self.invert, "output_mode": self.output_mode,
                 "pad_to_max_tokens": self.pad_to_max_tokens, "sparse": self.sparse}
 

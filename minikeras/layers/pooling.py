@@ -8,8 +8,9 @@ average); the global ones are a mean or max over the spatial axes.
 """
 from minikeras import ops
 from minikeras.layers.base import _LAYER_CLASSES, Layer
-from minikeras.layers.conv import _check_channels_last, _check_padding, _conv_output_length, _int_tuple
+from minikeras.layers.conv import _check_channels_last, _conv_output_length, _int_tuple
 from minikeras.layers.input_spec import InputSpec
+from minikeras.utils.argument_validation import standardize_padding
 
 __all__ = [
     "MaxPooling1D", "MaxPooling2D", "AveragePooling1D", "AveragePooling2D",
@@ -30,7 +31,7 @@ class _Pooling(Layer):
         name = type(self).__name__
         self.pool_size = _int_tuple(name, "pool_size", pool_size, self.rank)
         self.strides = self.pool_size if strides is None else _int_tuple(name, "strides", strides, self.rank)
-        self.padding = _check_padding(name, padding)
+        self.padding = standardize_padding(name, padding)
         self.data_format = _check_channels_last(name, data_format)
         self.input_spec = InputSpec(ndim=self.rank + 2)
 

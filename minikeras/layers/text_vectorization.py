@@ -155,11 +155,12 @@ class TextVectorization(Layer):
         return []  # the lookup holds no weights; keep it out of weight lists and summaries
 
     def get_config(self):
+        # No vocabulary yet is None, as Keras writes it (Keras cannot rebuild the layer from []).
         return {
             **super().get_config(), "max_tokens": self.max_tokens,
             "standardize": self.standardize if not callable(self.standardize) else None,
             "split": self.split if not callable(self.split) else None, "ngrams": self.ngrams,
             "output_mode": self.output_mode, "output_sequence_length": self.output_sequence_length,
-            "pad_to_max_tokens": self.pad_to_max_tokens, "vocabulary": self.get_vocabulary(False),
+            "pad_to_max_tokens": self.pad_to_max_tokens, "vocabulary": self.get_vocabulary(False) or None,
             "encoding": self.encoding,
         }

@@ -84,12 +84,13 @@ class Model(Trainer, Layer):
 
         print_summary(self, line_length=line_length, print_fn=print_fn, show_trainable=show_trainable)
 
-    def save(self, filepath, overwrite=True, include_optimizer=True):
-        """Save architecture, weights, compile arguments and optimizer state
-        to an HDF5 file, atomically (see ``minikeras.saving.save_model``)."""
+    def save(self, filepath, overwrite=True, include_optimizer=True, save_format=None):
+        """Save architecture, weights, compile arguments and optimizer state,
+        atomically: ``.keras`` gives Keras 3's zip, ``.h5`` tf.keras's HDF5
+        (see ``minikeras.saving.save_model``)."""
         from minikeras.saving import save_model
 
-        save_model(self, filepath, overwrite=overwrite, include_optimizer=include_optimizer)
+        save_model(self, filepath, overwrite=overwrite, include_optimizer=include_optimizer, save_format=save_format)
 
     def save_weights(self, filepath, overwrite=True):
         """Save every layer's weights to an HDF5 file, atomically (see

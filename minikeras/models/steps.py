@@ -21,7 +21,7 @@ import numpy
 
 from minikeras.autograd import Tensor, no_grad
 from minikeras.layers.base import weight_constraint
-from minikeras.layers.normalization import moving_statistics
+from minikeras.layers.state_updates import apply_state_updates, collect_state_updates
 from minikeras.models.running_logs import LazyLogs, detached
 from minikeras.utils.packing import unpack_x_y_sample_weight
 from minikeras.utils.nest import flatten
@@ -143,8 +143,9 @@ class TrainingSteps:
         """One optimizer step on the batch ``data``; returns the logs dict.
 
         When the step fails (e.g. ResourceExhaustedError), the gradients are
-        released, the BatchNormalization moving statistics the forward pass
-        updated are put back, and an optimizer first built by this step is
+        released, layer state (BatchNormalization's moving statistics) is
+        left as it was (its updates apply only once the step succeeds), and
+        an optimizer first built by this step is
         put back unbuilt, so that a retry (e.g. with a smaller batch) starts
         from the model as it was.
         """
@@ -166,11 +167,11 @@ class TrainingSteps:
     def _train_batch(self, x, y, sample_weight=None):
         from minikeras.models.training import _unbuilt_state
 
-        moving = moving_statistics(self)
         trainable = []
         unbuilt = None if self.optimizer.built else _unbuilt_state(self.optimizer)
         try:
-            loss, y_pred, parts = self._forward_loss(x, y, sample_weight, training=True)
+            with collect_state_updates() as state_updates:
+                loss, y_pred, parts = self._forward_loss(x, y, sample_weight, training=True)
             # Collected after the forward pass: a model that builds lazily has
             # its weights only now.
             trainable = self.trainable_weights
@@ -184,12 +185,11 @@ class TrainingSteps:
         except BaseException:
             for weight in trainable:
                 weight.grad = None
-            for weight, value in moving:
-                weight.assign(value)
             if unbuilt is not None:  # a half-built optimizer (slots missing) would fail every later step
                 self.optimizer.__dict__.clear()
                 self.optimizer.__dict__.update(unbuilt)
             raise
+        apply_state_updates(state_updates)
         for weight in trainable:
             constraint = weight_constraint(weight)
             if constraint is not None:

@@ -1,12 +1,15 @@
-"""Saving and loading models and weights in HDF5 (h5py), atomically.
+"""Saving and loading models and weights in Keras's formats, atomically.
+
+``.keras`` (Keras 3's zip), ``.weights.h5`` (Keras 3's weights layout) and
+``.h5`` (tf.keras's HDF5) are read and written; see model_io.py.
 
 Loading is safe on untrusted files: see ``_safety.py`` (safe mode, the
 allow-list of names, bounded memory) and ``_checksum.py`` (integrity).
 h5py is imported on first use, not with ``import minikeras``.
 
 Example:
-    >>> model.save("model.h5")                       # doctest: +SKIP
-    >>> model = minikeras.models.load_model("model.h5")  # doctest: +SKIP
+    >>> model.save("model.keras")                       # doctest: +SKIP
+    >>> model = minikeras.models.load_model("model.keras")  # doctest: +SKIP
     >>> model.save_weights("model.weights.h5")       # doctest: +SKIP
     >>> model.load_weights("model.weights.h5")       # doctest: +SKIP
 """

@@ -109,7 +109,8 @@ def refuse_lambda(layer_name, function_name, module_name):
 def register_keras_serializable(package="Custom", name=None):
     """Decorator: make a class or function loadable by name without
     ``custom_objects`` (it joins the allow-list as ``name`` and
-    ``"package>name"``).
+    ``"package>name"``). A class is saved under the ``registered_name``
+    ``"package>name"``, as Keras 3 names it.
 
     Example:
         >>> @register_keras_serializable()
@@ -120,6 +121,10 @@ def register_keras_serializable(package="Custom", name=None):
         key = name or obj.__name__
         _REGISTERED[key] = obj
         _REGISTERED[f"{package}>{key}"] = obj
+        if isinstance(obj, type):
+            # The name files carry as ``registered_name`` (Keras 3 resolves it
+            # against its own register_keras_serializable).
+            obj._keras_registered_name = f"{package}>{key}"
         return obj
 
     return decorate
@@ -210,6 +215,21 @@ def check_dataset(dataset, source, expected_shape=None, max_bytes=DEFAULT_MAX_BY
     return nbytes
 
 
+def check_optimizer_bytes(declared, model, source, max_bytes=DEFAULT_MAX_BYTES):
+    """Refuse an optimizer state declaring more bytes than any optimizer keeps
+    for ``model`` (a few float64 slots per weight), before it is read.
+
+    Raises:
+        FileLoadError: naming the file and both sizes (not checked when
+            ``max_bytes`` is None).
+    """
+    weights = sum(int(numpy.prod(weight.shape, dtype=object)) * 8 for weight in model.weights)
+    if max_bytes is not None and declared > 4 * weights + 2**20:
+        raise FileLoadError(
+            f"{source}: its optimizer state declares {declared} bytes for a model of {len(model.weights)} weights "
+            f"({weights // 8} values): more than any optimizer keeps. Refusing to read it.")
+
+
 # --------------------------------------------------------- rebuild memory budget
 class _Budget:
     def __init__(self, limit, source):
@@ -298,7 +318,9 @@ def load_errors(source):
     except RecursionError:
         raise FileLoadError(f"{source} is corrupt: its config nests too deeply.") from None
     except ValueError as error:
-        if type(error) is ValueError and _raised_by_minikeras(error):
+        # minikeras's own ValueError subclasses (an unknown class) are checks too.
+        own_type = type(error) is ValueError or is_library_object(type(error))
+        if own_type and _raised_by_minikeras(error):
             raise
         raise FileLoadError(f"{source} cannot be loaded (corrupt, or not a minikeras/Keras file?): "
                             f"{type(error).__name__}: {error}") from error

@@ -19,6 +19,11 @@ from minikeras.saving import _checksum, _safety
 # HDF5 object headers hold at most 64 KiB; longer name lists are split into
 # numbered attributes (``layer_names0``, ``layer_names1``, ...), as Keras does.
 _ATTRIBUTE_LIMIT = 64512
+# The newest HDF5 object formats carry checksums on every metadata block:
+# a damaged header is then reported by HDF5 instead of being interpreted
+# (a flipped byte in an old-format attribute header can crash the reader).
+# Any h5py/HDF5 >= 1.10 reads them, Keras included.
+LIBVER = "latest"
 
 
 # ----------------------------------------------------------------- attributes
@@ -104,15 +109,21 @@ def read_dataset(dataset, source="the file"):
 
 
 # --------------------------------------------------------------- model weights
-def weight_groups(model):
+def weight_groups(model, keras_order=True):
     """``(group name, weights)`` for every layer of ``model``, in order.
 
     Weights a model holds directly (a subclassed model's ``add_weight``) come
-    first, under the model's own name.
+    first, under the model's own name. ``keras_order`` lists a functional
+    model's layers as Keras does (keras_order.py); minikeras's first files
+    used ``model.layers`` order.
     """
+    from minikeras.saving.keras_order import keras_layer_order
+
     groups, used = [], set()
     own = list(model._all_own_weights())
-    owners = ([(model.name, own)] if own else []) + [(layer.name, layer.weights) for layer in model.layers]
+    layers = keras_layer_order(model) if keras_order else model.layers
+    listed = _legacy_weights if keras_order else (lambda layer: layer.weights)
+    owners = ([(model.name, own)] if own else []) + [(layer.name, listed(layer)) for layer in layers]
     for name, weights in owners:
         unique, suffix = name, 0
         while unique in used:
@@ -121,6 +132,14 @@ def weight_groups(model):
         used.add(unique)
         groups.append((unique, list(weights)))
     return groups
+
+
+def _legacy_weights(layer):
+    """A layer's weights as tf.keras's HDF5 lists them: trainable ones first, then the others
+    (it matters for a nested model: a BatchNormalization's moving statistics come last)."""
+    weights = list(layer.trainable_weights)
+    weights.extend(w for w in layer.non_trainable_weights if not any(w is seen for seen in weights))
+    return weights
 
 
 def save_weights_to_group(group, model):
@@ -173,8 +192,13 @@ def _check_layer(model_index, name, weights, saved_name, saved, source):
             )
 
 
+def is_minikeras_v1(attributes):
+    """True for files of minikeras's first HDF5 format (written before the Keras formats)."""
+    return "minikeras_version" in attributes and "keras_version" not in attributes
+
+
 def load_weights_from_group(group, model, by_name=False, skip_mismatch=False, source="the file",
-                            max_bytes=_safety.DEFAULT_MAX_BYTES):
+                            max_bytes=_safety.DEFAULT_MAX_BYTES, keras_order=True):
     """Set the model's weights from a group written by :func:`save_weights_to_group`.
 
     Every count and shape is checked before any weight changes, so a
@@ -189,13 +213,15 @@ def load_weights_from_group(group, model, by_name=False, skip_mismatch=False, so
             a warning) instead of raising.
         source: how to name the file in messages.
         max_bytes: refuse datasets declaring more bytes than this.
+        keras_order: the file lists layers in Keras's order (False for
+            minikeras's first files).
 
     Raises:
         ValueError: a layer count, weight count or shape mismatch, naming the
             layer and the shapes.
     """
     saved = _saved_layers(group, source, max_bytes)  # metadata only: nothing is read before the checks
-    targets = [(name, weights) for name, weights in weight_groups(model) if weights]
+    targets = [(name, weights) for name, weights in weight_groups(model, keras_order) if weights]
     if not targets and not getattr(model, "built", True) and any(arrays for _, arrays in saved):
         raise ValueError(
             f"Model '{model.name}' has not created its weights yet, so the weights in {source} cannot be loaded "
@@ -231,7 +257,7 @@ def load_weights_from_group(group, model, by_name=False, skip_mismatch=False, so
     for (weight, _), value in zip(assignments, values):
         if value.dtype.kind not in "biuf":
             raise _safety.FileLoadError(f"{source}: weight {weight.name!r} holds {value.dtype} data.")
-        weight.assign(value)
+        weight.assign(value.astype(weight.dtype, copy=False))
 
 
 # ------------------------------------------------------------------ opening
@@ -257,8 +283,8 @@ def open_for_reading(filepath):
         raise IsADirectoryError(errno.EISDIR, "Expected an HDF5 file saved by minikeras, found a folder", path)
     if not h5py.is_hdf5(path):
         raise ValueError(
-            f"The file {path!r} is not an HDF5 file: minikeras saves and loads models and weights in HDF5 "
-            "(model.save('model.h5'), model.save_weights('model.weights.h5'))."
+            f"The file {path!r} is not an HDF5 file nor a .keras zip: minikeras reads and writes Keras's formats "
+            "(model.save('model.keras') or 'model.h5', model.save_weights('model.weights.h5'))."
         )
     with h5py.File(path, "r") as handle:
         yield handle

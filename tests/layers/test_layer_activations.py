@@ -4,7 +4,7 @@ import pytest
 
 from minikeras import layers
 from minikeras.autograd import Tensor
-from tests.layers.layer_harness import run_layer_test
+from tests.layers.layer_check import run_layer_test
 
 
 def np_softmax(x, axis=-1):

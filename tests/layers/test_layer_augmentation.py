@@ -7,7 +7,7 @@ import pytest
 import minikeras as mk
 from minikeras import Sequential, layers
 from minikeras.layers import Input
-from tests.layers.layer_harness import run_layer_test
+from tests.layers.layer_check import run_layer_test
 
 MAKERS = {
     "RandomFlip": lambda **kw: layers.RandomFlip(seed=3, **kw),

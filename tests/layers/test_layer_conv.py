@@ -17,6 +17,7 @@ from minikeras.autograd import gradcheck
 from minikeras.layers import Input
 from minikeras.layers.naming import reset_names
 from minikeras.losses.logits import logits_of
+from tests.layers.layer_check import run_layer_test
 
 
 # ------------------------------------------------------------ references
@@ -70,12 +71,6 @@ def _call_with_weights(layer, names, x, *weights):
     finally:
         for name, weight in zip(names, saved):
             setattr(layer, name, weight)
-
-
-def _gradcheck_layer(layer, x, names):
-    layer(x)
-    weights = [numpy.ascontiguousarray(getattr(layer, name).numpy()) for name in names]
-    gradcheck(lambda x, *w: _call_with_weights(layer, names, x, *w), [x] + weights)
 
 
 # ----------------------------------------------------------------- Conv2D
@@ -252,43 +247,24 @@ def test_separable_conv2d_is_depthwise_then_pointwise(rng):
 
 
 # -------------------------------------------------------------- gradcheck
-@pytest.mark.parametrize("make, names", [
-    (lambda: layers.Conv2D(2, 3, strides=2, padding="same", dtype="float64"), ["kernel", "bias"]),
-    (lambda: layers.Conv2D(2, (2, 3), activation="relu", dtype="float64"), ["kernel", "bias"]),
-    (lambda: layers.Conv2D(2, 2, activation="tanh", use_bias=False, dtype="float64"), ["kernel"]),
-    (lambda: layers.Conv2DTranspose(2, 3, strides=2, padding="same", dtype="float64"), ["kernel", "bias"]),
-    (lambda: layers.DepthwiseConv2D(3, depth_multiplier=2, padding="same", dtype="float64"), ["kernel", "bias"]),
-    (lambda: layers.SeparableConv2D(2, 3, activation="relu", dtype="float64"),
-     ["depthwise_kernel", "pointwise_kernel", "bias"]),
+@pytest.mark.parametrize("make, shape", [
+    (lambda **kw: layers.Conv2D(2, 3, strides=2, padding="same", **kw), (2, 5, 5, 2)),
+    (lambda **kw: layers.Conv2D(2, (2, 3), activation="relu", **kw), (2, 5, 5, 2)),
+    (lambda **kw: layers.Conv2D(2, 2, activation="tanh", use_bias=False, **kw), (2, 5, 5, 2)),
+    (lambda **kw: layers.Conv2D(3, (3, 2), strides=(2, 1), padding="same", activation="relu", kernel_regularizer="l2",
+                                bias_initializer="ones", **kw), (2, 6, 6, 2)),
+    (lambda **kw: layers.Conv1D(2, 3, padding="causal", dilation_rate=2, activation="sigmoid", **kw), (2, 6, 2)),
+    (lambda **kw: layers.Conv2DTranspose(2, 3, strides=2, padding="same", **kw), (2, 5, 5, 2)),
+    (lambda **kw: layers.Conv2DTranspose(3, 3, strides=2, padding="valid", output_padding=1, activation="sigmoid",
+                                         **kw), (2, 4, 4, 2)),
+    (lambda **kw: layers.DepthwiseConv2D(3, depth_multiplier=2, padding="same", depthwise_regularizer="l1", **kw),
+     (2, 5, 5, 2)),
+    (lambda **kw: layers.SeparableConv2D(2, 3, activation="relu", **kw), (2, 5, 5, 2)),
+    (lambda **kw: layers.SeparableConv2D(3, 2, depth_multiplier=2, pointwise_initializer="he_normal", use_bias=False,
+                                         **kw), (2, 5, 5, 2)),
 ])
-def test_conv2d_layers_gradcheck(rng, make, names):
-    _gradcheck_layer(make(), rng.standard_normal((2, 5, 5, 2)), names)
-
-
-def test_conv1d_gradcheck(rng):
-    layer = layers.Conv1D(2, 3, padding="causal", dilation_rate=2, activation="sigmoid", dtype="float64")
-    _gradcheck_layer(layer, rng.standard_normal((2, 6, 2)), ["kernel", "bias"])
-
-
-# ------------------------------------------------------ config and weights
-@pytest.mark.parametrize("make", [
-    lambda: layers.Conv2D(3, (3, 2), strides=(2, 1), padding="same", activation="relu", kernel_regularizer="l2",
-                          bias_initializer="ones"),
-    lambda: layers.Conv1D(3, 2, padding="causal", dilation_rate=2, activation="tanh"),
-    lambda: layers.Conv2DTranspose(3, 3, strides=2, padding="valid", output_padding=1, activation="sigmoid"),
-    lambda: layers.DepthwiseConv2D(3, depth_multiplier=2, padding="same", depthwise_regularizer="l1"),
-    lambda: layers.SeparableConv2D(3, 2, depth_multiplier=2, pointwise_initializer="he_normal", use_bias=False),
-])
-def test_config_round_trip_gives_the_same_layer(rng, make):
-    layer = make()
-    x = rng.standard_normal((2, 6, 6, 2) if layer.rank == 2 else (2, 6, 2)).astype("float32")
-    out = layer(x)
-    config = layer.get_config()
-    clone = type(layer).from_config(config)
-    assert clone.get_config() == config
-    clone(x)
-    clone.set_weights(layer.get_weights())
-    numpy.testing.assert_array_equal(clone(x).numpy(), out.numpy())
+def test_conv_layers_pass_the_layer_check(rng, tmp_path, make, shape):
+    run_layer_test(make, rng.standard_normal(shape).astype("float32"), tmp_path=tmp_path)
 
 
 def test_set_weights_checks_shapes(rng):
@@ -319,14 +295,14 @@ def test_channels_first_is_refused_clearly():
 
 @pytest.mark.parametrize("make, message", [
     (lambda: layers.Conv2D(2, 3, groups=2), "only groups=1"),
-    (lambda: layers.Conv2D(0, 3), "filters must be a positive integer"),
+    (lambda: layers.Conv2D(0, 3), "filters must be positive, received 0"),
     (lambda: layers.Conv2D(2, (3, 3, 3)), "kernel_size must be an int or a tuple of 2 ints"),
-    (lambda: layers.Conv2D(2, 3, padding="full"), "padding must be one of"),
-    (lambda: layers.Conv2D(2, 3, padding="causal"), "padding must be one of"),
+    (lambda: layers.Conv2D(2, 3, padding="full"), "padding must be 'valid' or 'same', received 'full'"),
+    (lambda: layers.Conv2D(2, 3, padding="causal"), "padding must be 'valid' or 'same', received 'causal'"),
     (lambda: layers.Conv2D(2, 3, strides=0), "strides must be positive"),
     (lambda: layers.Conv2D(2, 3, strides=2, dilation_rate=2), "strides > 1 cannot be combined with dilation"),
     (lambda: layers.Conv2DTranspose(2, 3, strides=2, output_padding=2), "output_padding .* smaller than strides"),
-    (lambda: layers.DepthwiseConv2D(3, depth_multiplier=0), "depth_multiplier must be a positive integer"),
+    (lambda: layers.DepthwiseConv2D(3, depth_multiplier=0), "depth_multiplier must be positive"),
 ])
 def test_bad_arguments_raise(make, message):
     with pytest.raises(ValueError, match=message):
@@ -415,3 +391,12 @@ def test_separable_conv2d_matches_recorded_tf_keras_output():
                 [[-0.012571599266, -0.628383416921], [0.257209518, -0.157923094069],
                  [0.092799124784, -0.598434890815]]]
     numpy.testing.assert_allclose(layer(x).numpy()[0], expected, atol=1e-11)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: layers.Conv2D(2.5, 3), "Conv2D: filters must be an int, received float 2.5"),
+    (lambda: layers.SeparableConv2D(2, 3, depth_multiplier="2"), "SeparableConv2D: depth_multiplier must be an int"),
+])
+def test_non_integer_counts_raise_type_errors(make, message):
+    with pytest.raises(TypeError, match=message):
+        make()

@@ -6,7 +6,7 @@ import pytest
 
 from minikeras import Sequential, layers
 from minikeras.layers import Input
-from tests.layers.layer_harness import run_layer_test
+from tests.layers.layer_check import run_layer_test
 from tests.ops.test_conv3d import np_conv3d, np_pool3d
 
 

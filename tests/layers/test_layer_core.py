@@ -11,6 +11,7 @@ from minikeras.autograd import Tensor, gradcheck
 from minikeras.layers.base import weight_constraint
 from minikeras.layers.naming import reset_names
 from minikeras.losses.logits import logits_of
+from tests.layers.layer_check import run_layer_test
 
 
 def _call_with_weights(layer, names, x, *weights):
@@ -77,23 +78,24 @@ def test_default_names_count_like_keras():
 
 @pytest.mark.parametrize("activation", [None, "relu", "tanh", "softmax"])
 @pytest.mark.parametrize("use_bias", [True, False])
-def test_dense_gradcheck_wrt_input_and_weights(rng, activation, use_bias):
-    layer = layers.Dense(3, activation=activation, use_bias=use_bias, dtype="float64")
-    x = rng.standard_normal((4, 5))
-    if activation == "relu":
-        x = numpy.abs(x) + 0.1  # keep pre-activations away from the kink
-    layer(x)
-    names = ["kernel", "bias"] if use_bias else ["kernel"]
-    weights = [numpy.abs(w) + 0.1 if activation == "relu" else w for w in layer.get_weights()]
-    gradcheck(lambda x, *w: _call_with_weights(layer, names, x, *w), [x] + weights)
+def test_dense_passes_the_layer_check(rng, tmp_path, activation, use_bias):
+    x = rng.standard_normal((4, 5)).astype("float32")
+    run_layer_test(lambda **kw: layers.Dense(3, activation=activation, use_bias=use_bias, **kw), x,
+                   expected_output_shape=(4, 3), tmp_path=tmp_path,
+                   expected_num_trainable_weights=2 if use_bias else 1, expected_num_non_trainable_weights=0)
 
 
-def test_dense_gradcheck_three_dimensional_input(rng):
-    layer = layers.Dense(2, activation="relu", dtype="float64")
-    x = numpy.abs(rng.standard_normal((2, 3, 4))) + 0.1
-    layer(x)
-    weights = [numpy.abs(w) + 0.1 for w in layer.get_weights()]
-    gradcheck(lambda x, k, b: _call_with_weights(layer, ["kernel", "bias"], x, k, b), [x] + weights)
+@pytest.mark.parametrize("make, shape, expected", [
+    (lambda **kw: layers.Dense(2, activation="relu", **kw), (2, 3, 4), (2, 3, 2)),
+    (lambda **kw: layers.Activation("tanh", **kw), (2, 3), (2, 3)),
+    (lambda **kw: layers.Flatten(**kw), (2, 3, 4), (2, 12)),
+    (lambda **kw: layers.Reshape((6, 2), **kw), (2, 3, 4), (2, 6, 2)),
+    (lambda **kw: layers.Permute((2, 1), **kw), (2, 3, 4), (2, 4, 3)),
+    (lambda **kw: layers.RepeatVector(3, **kw), (2, 4), (2, 3, 4)),
+])
+def test_core_layers_pass_the_layer_check(rng, tmp_path, make, shape, expected):
+    run_layer_test(make, rng.standard_normal(shape).astype("float32"), expected_output_shape=expected,
+                   tmp_path=tmp_path)
 
 
 def test_fused_relu_gradient_matches_composed_ops(rng):

@@ -4,7 +4,7 @@ import numpy
 import pytest
 
 from minikeras import layers
-from tests.layers.layer_harness import run_layer_test
+from tests.layers.layer_check import run_layer_test
 from tests.ops.test_group_norm import np_group_normalize
 
 

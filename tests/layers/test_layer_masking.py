@@ -8,7 +8,7 @@ from minikeras import Model, Sequential, layers
 from minikeras.autograd import Tensor
 from minikeras.layers import Input
 from minikeras.layers.keras_mask import get_keras_mask, set_keras_mask
-from tests.layers.layer_harness import run_layer_test
+from tests.layers.layer_check import run_layer_test
 
 
 def test_masking_layer(rng, tmp_path):

@@ -9,6 +9,7 @@ import pytest
 
 from minikeras import layers
 from minikeras.autograd import Tensor, gradcheck
+from tests.layers.layer_check import run_layer_test
 
 
 def _bn_reference(x, axis, gamma, beta, epsilon=1e-3):
@@ -107,15 +108,18 @@ def test_frozen_layer_runs_in_inference_mode(rng):
 
 @pytest.mark.parametrize("shape, axis", [((6, 3), -1), ((3, 2, 2, 3), -1), ((3, 3, 2, 2), 1)])
 @pytest.mark.parametrize("training", [True, False])
-def test_gradcheck_wrt_input_gamma_and_beta(rng, shape, axis, training):
-    layer = layers.BatchNormalization(axis=axis, dtype="float64")
-    x = rng.normal(1.0, 2.0, shape)
-    layer(x)
-    channels = shape[axis]
-    layer.set_weights([rng.normal(1, 0.3, channels), rng.normal(0, 0.3, channels), rng.normal(0, 1, channels),
-                       rng.uniform(0.5, 2, channels)])
-    gamma, beta = layer.get_weights()[:2]
-    gradcheck(lambda t, g, b: _with_weights(layer, ["gamma", "beta"], t, g, b, training=training), [x, gamma, beta])
+def test_batch_norm_passes_the_layer_check(rng, tmp_path, shape, axis, training):
+    x = rng.normal(1.0, 2.0, shape).astype("float32")
+    run_layer_test(lambda **kw: layers.BatchNormalization(axis=axis, **kw), x, expected_output_shape=shape,
+                   training=training, tmp_path=tmp_path, expected_num_trainable_weights=2,
+                   expected_num_non_trainable_weights=2)
+
+
+@pytest.mark.parametrize("shape, axis", [((6, 3), -1), ((3, 2, 4), [1, 2]), ((3, 4, 2), 1)])
+def test_layer_norm_passes_the_layer_check(rng, tmp_path, shape, axis):
+    x = rng.normal(1.0, 2.0, shape).astype("float32")
+    run_layer_test(lambda **kw: layers.LayerNormalization(axis=axis, **kw), x, expected_output_shape=shape,
+                   tmp_path=tmp_path, expected_num_trainable_weights=2, expected_num_non_trainable_weights=0)
 
 
 @pytest.fixture
@@ -350,3 +354,49 @@ def test_keras_parity_batch_and_layer_normalization(rng):
     theirs_ln.set_weights(ln_weights)
     ours_ln.set_weights(ln_weights)
     numpy.testing.assert_allclose(ours_ln(x).numpy(), theirs_ln(x).numpy(), atol=1e-5)
+
+
+# --------------------------------------------- state applied after success
+def test_moving_statistics_wait_for_the_step_to_succeed(rng):
+    from minikeras.layers.state_updates import apply_state_updates, collect_state_updates
+
+    layer = layers.BatchNormalization(momentum=0.5)
+    x = rng.normal(3.0, 2.0, (8, 3)).astype("float32")
+    layer(x, training=False)
+    start = [w.copy() for w in layer.get_weights()[2:]]
+    with collect_state_updates() as updates:
+        layer(x, training=True)
+    for got, expected in zip(layer.get_weights()[2:], start):
+        numpy.testing.assert_array_equal(got, expected)  # a step that stops here changes nothing
+    assert [weight for weight, _ in updates] == [layer.moving_mean, layer.moving_variance]
+    apply_state_updates(updates)
+    _, mean, variance = _bn_reference(x.astype("float64"), -1, numpy.ones(3), numpy.zeros(3))
+    numpy.testing.assert_allclose(layer.moving_mean.numpy(), 0.5 * start[0] + 0.5 * mean, rtol=1e-5)
+    numpy.testing.assert_allclose(layer.moving_variance.numpy(), 0.5 * start[1] + 0.5 * variance, rtol=1e-5)
+
+
+def test_a_step_failing_in_the_optimizer_leaves_moving_statistics_unchanged(rng):
+    from minikeras import Sequential, optimizers
+
+    class FailingSGD(optimizers.SGD):
+        fail = True
+
+        def apply_gradients(self, grads_and_vars):
+            if self.fail:
+                raise RuntimeError("optimizer failed on purpose")
+            return super().apply_gradients(grads_and_vars)
+
+    model = Sequential([layers.Input((3,)), layers.BatchNormalization(), layers.Dense(1)])
+    optimizer = FailingSGD(0.1)
+    model.compile(optimizer=optimizer, loss="mse")
+    x = rng.normal(2.0, 3.0, (8, 3)).astype("float32")
+    y = rng.normal(size=(8, 1)).astype("float32")
+    before = model.get_weights()
+    with pytest.raises(RuntimeError, match="on purpose"):
+        model.train_on_batch(x, y)  # fails after the forward and backward passes
+    for got, expected in zip(model.get_weights(), before):
+        numpy.testing.assert_array_equal(got, expected)
+    optimizer.fail = False
+    model.train_on_batch(x, y)
+    moving_mean = model.layers[0].moving_mean.numpy()
+    numpy.testing.assert_allclose(moving_mean, 0.99 * before[2] + 0.01 * x.mean(axis=0), rtol=1e-5)

@@ -129,7 +129,7 @@ def test_bad_arguments_and_inputs_raise():
         layers.MaxPooling2D(data_format="channels_first")
     with pytest.raises(ValueError, match="channels_first.*not supported"):
         layers.GlobalAveragePooling2D(data_format="channels_first")
-    with pytest.raises(ValueError, match="padding must be one of"):
+    with pytest.raises(ValueError, match="AveragePooling2D: padding must be 'valid' or 'same'"):
         layers.AveragePooling2D(padding="causal")
     with pytest.raises(ValueError, match="pool_size must be an int or a tuple of 2 ints"):
         layers.MaxPooling2D(pool_size=(2, 2, 2))

@@ -7,7 +7,7 @@ from minikeras import Sequential, layers
 from minikeras.autograd import Tensor
 from minikeras.layers import Input
 from minikeras.models import load_model
-from tests.layers.layer_harness import run_layer_test
+from tests.layers.layer_check import run_layer_test
 
 
 @pytest.fixture
@@ -39,7 +39,7 @@ def test_resizing(images, tmp_path):
         layers.Resizing(2, 2, interpolation="bicubic")
     with pytest.raises(ValueError, match="not implemented"):
         layers.Resizing(2, 2, pad_to_aspect_ratio=True)
-    with pytest.raises(ValueError, match="height must be a positive int"):
+    with pytest.raises(ValueError, match="Resizing: height must be positive"):
         layers.Resizing(0, 2)
     with pytest.raises(ValueError, match="rank 3 or 4"):
         layers.Resizing(2, 2)(numpy.zeros((4, 4), "float32"))

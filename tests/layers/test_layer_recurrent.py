@@ -16,7 +16,8 @@ from minikeras import layers, ops, regularizers
 from minikeras.autograd import Tensor, gradcheck
 from minikeras.layers import Input
 from minikeras.layers.naming import reset_names
-from minikeras.layers.rnn_lstm import _LSTMSequence
+from minikeras.ops.nn.rnn_lstm import LSTMSequence
+from tests.layers.layer_check import run_layer_test
 
 
 # ------------------------------------------------------------ references
@@ -145,7 +146,7 @@ def test_lstm_whole_block_activation_matches_per_gate_activation(rng, monkeypatc
     x = rng.standard_normal((4, 5, 3))
     results = []
     for whole_block in (True, False):
-        monkeypatch.setattr(_LSTMSequence, "whole_block", whole_block)
+        monkeypatch.setattr(LSTMSequence, "whole_block", whole_block)
         layer = layers.LSTM(4, return_sequences=True, dtype="float64")
         layer(x)
         _randomize(layer, numpy.random.default_rng(2))
@@ -317,17 +318,16 @@ def test_unit_forget_bias_uses_the_bias_initializer_elsewhere():
 
 
 @pytest.mark.parametrize("name, make", LAYERS)
-def test_config_round_trip(rng, name, make):
-    layer = make(return_sequences=True, go_backwards=True, dropout=0.25, recurrent_dropout=0.1,
-                 kernel_regularizer="l2", recurrent_constraint="non_neg", seed=3)
+@pytest.mark.parametrize("options", [
+    {"return_sequences": True, "go_backwards": True, "dropout": 0.25, "recurrent_dropout": 0.1,
+     "kernel_regularizer": "l2", "recurrent_constraint": "non_neg", "seed": 3},
+    {"activation": "relu", "use_bias": False},
+])
+def test_recurrent_layers_pass_the_layer_check(rng, tmp_path, name, make, options):
     x = rng.standard_normal((2, 4, 3)).astype("float32")
-    out = layer(x)
-    config = layer.get_config()
-    clone = type(layer).from_config(config)
-    assert clone.get_config() == config
-    clone(x)
-    clone.set_weights(layer.get_weights())
-    numpy.testing.assert_array_equal(clone(x).numpy(), out.numpy())
+    expected = (2, 4, 3) if options.get("return_sequences") else (2, 3)
+    run_layer_test(lambda **kw: make(**options, **kw), x, expected_output_shape=expected, tmp_path=tmp_path,
+                   expected_num_trainable_weights=3 if options.get("use_bias", True) else 2)
 
 
 def test_regularizers_and_activity_loss(rng):

@@ -5,7 +5,7 @@ import pytest
 
 from minikeras import Sequential, layers, ops
 from minikeras.layers import Input
-from tests.layers.layer_harness import run_layer_test
+from tests.layers.layer_check import run_layer_test
 
 CELLS = {
     "SimpleRNNCell": (layers.SimpleRNNCell, layers.SimpleRNN),

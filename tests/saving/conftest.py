@@ -60,3 +60,13 @@ def assert_same_arrays(actual, expected):
     for a, e in zip(actual, expected):
         assert a.dtype == e.dtype
         numpy.testing.assert_array_equal(a, e)
+
+
+def assert_same_optimizer_state(actual_model, expected_model):
+    """Same step count and slots, both taken in Keras's order of trainable weights: a
+    reloaded optimizer is built in that order, which may differ from the order training used."""
+    from minikeras.saving.keras_order import keras_trainable_order, state_in_order
+
+    actual = state_in_order(actual_model.optimizer, keras_trainable_order(actual_model))
+    expected = state_in_order(expected_model.optimizer, keras_trainable_order(expected_model))
+    assert_same_arrays(actual, expected)

@@ -7,7 +7,7 @@ import pytest
 
 import minikeras as mk
 from minikeras import layers
-from tests.saving.conftest import assert_same_arrays, build_functional, build_sequential
+from tests.saving.conftest import assert_same_arrays, assert_same_optimizer_state, build_functional, build_sequential
 
 
 def train(model, x, y, epochs, initial_epoch=0, shuffle=False):
@@ -32,7 +32,7 @@ def test_sequential_round_trip(data, tmp_path):
     assert restored.optimizer.learning_rate == 0.0123
     assert restored.optimizer.iterations == model.optimizer.iterations == 6
     assert restored.optimizer.state_names() == model.optimizer.state_names()
-    assert_same_arrays(restored.optimizer.get_state(), model.optimizer.get_state())
+    assert_same_optimizer_state(restored, model)
     assert restored.evaluate(x, y, verbose=0) == model.evaluate(x, y, verbose=0)
 
 
@@ -48,7 +48,7 @@ def test_functional_round_trip_with_shared_layer(functional_data, tmp_path):
     assert_same_arrays(restored.get_weights(), model.get_weights())
     for a, b in zip(restored.predict(x, verbose=0), model.predict(x, verbose=0)):
         numpy.testing.assert_array_equal(a, b)
-    assert_same_arrays(restored.optimizer.get_state(), model.optimizer.get_state())
+    assert_same_optimizer_state(restored, model)
     assert restored.evaluate(x, y, verbose=0, return_dict=True) == model.evaluate(x, y, verbose=0, return_dict=True)
 
 
@@ -60,9 +60,14 @@ def test_file_layout_follows_keras_h5(data, tmp_path):
     with h5py.File(path, "r") as handle:
         config = json.loads(handle.attrs["model_config"])
         assert config["class_name"] == "Sequential"
-        assert config["config"]["layers"][0]["config"]["units"] == 8
+        # Keras's schema: the Sequential's input is an InputLayer, dtypes are policies.
+        assert config["config"]["layers"][0]["class_name"] == "InputLayer"
+        assert config["config"]["layers"][0]["config"]["batch_shape"] == [None, 4]
+        assert config["config"]["layers"][1]["config"]["units"] == 8
+        assert config["config"]["layers"][1]["config"]["dtype"]["class_name"] == "DTypePolicy"
         training = json.loads(handle.attrs["training_config"])
-        assert training["loss"] == "mse" and training["metrics"] == ["mae"]
+        # Full names: Keras 3's .h5 loader fails on "mse" (see legacy_h5.py).
+        assert training["loss"] == "mean_squared_error" and training["metrics"] == ["mae"]
         assert training["optimizer_config"]["class_name"] == "Adam"
         weights = handle["model_weights"]
         assert [n.decode() for n in weights.attrs["layer_names"]] == ["hidden", "norm", "head"]
@@ -71,8 +76,10 @@ def test_file_layout_follows_keras_h5(data, tmp_path):
             "norm/gamma", "norm/beta", "norm/moving_mean", "norm/moving_variance"]
         numpy.testing.assert_array_equal(weights["hidden"]["hidden/kernel"][()], model.layers[0].get_weights()[0])
         names = [n.decode() for n in handle["optimizer_weights"].attrs["weight_names"]]
-        assert names[0] == "iteration" and len(names) == len(model.optimizer.get_state())
-        assert int(handle["optimizer_weights"]["iteration"][()]) == 3
+        # Keras's order: step count, learning rate, then the slots.
+        assert names[:2] == ["adam/iteration", "adam/learning_rate"]
+        assert len(names) == len(model.optimizer.get_state()) + 1
+        assert int(handle["optimizer_weights"]["adam/iteration"][()]) == 3
 
 
 def continue_after_reload(build, x, y, path, shuffle, reseed):
@@ -96,21 +103,24 @@ def continue_after_reload(build, x, y, path, shuffle, reseed):
     return uninterrupted, resumed
 
 
+@pytest.mark.parametrize("suffix", [".h5", ".keras"])
 @pytest.mark.parametrize("shuffle", [False, True])
-def test_continued_training_is_bit_for_bit_sequential(data, tmp_path, shuffle):
+def test_continued_training_is_bit_for_bit_sequential(data, tmp_path, shuffle, suffix):
     x, y = data
     # With shuffle=True both runs reseed before the second fit, since the
     # shuffling generator is not part of the file.
-    uninterrupted, resumed = continue_after_reload(build_sequential, x, y, tmp_path / "m.h5", shuffle,
+    uninterrupted, resumed = continue_after_reload(build_sequential, x, y, tmp_path / f"m{suffix}", shuffle,
                                                    reseed=shuffle)
     assert_same_arrays(resumed.get_weights(), uninterrupted.get_weights())
-    assert_same_arrays(resumed.optimizer.get_state(), uninterrupted.optimizer.get_state())
+    assert_same_optimizer_state(resumed, uninterrupted)
 
 
-def test_continued_training_is_bit_for_bit_functional(functional_data, tmp_path):
+@pytest.mark.parametrize("suffix", [".h5", ".keras"])
+def test_continued_training_is_bit_for_bit_functional(functional_data, tmp_path, suffix):
     x, y = functional_data
-    uninterrupted, resumed = continue_after_reload(build_functional, x, y, tmp_path / "f.h5", False, False)
+    uninterrupted, resumed = continue_after_reload(build_functional, x, y, tmp_path / f"f{suffix}", False, False)
     assert_same_arrays(resumed.get_weights(), uninterrupted.get_weights())
+    assert_same_optimizer_state(resumed, uninterrupted)
 
 
 def test_continued_training_needs_the_optimizer_state(data, tmp_path):
@@ -141,7 +151,7 @@ def test_sgd_momentum_and_schedule_round_trip(data, tmp_path):
     assert type(restored.optimizer) is mk.optimizers.SGD
     assert restored.optimizer.get_config() == model.optimizer.get_config()
     assert restored.optimizer.learning_rate == model.optimizer.learning_rate == 0.05 * 0.5 ** 1.5
-    assert_same_arrays(restored.optimizer.get_state(), model.optimizer.get_state())
+    assert_same_optimizer_state(restored, model)
 
 
 def test_uncompiled_and_compile_false(data, tmp_path):
@@ -226,4 +236,4 @@ def test_subclassed_model_with_config_round_trip(data, tmp_path):
     restored = mk.models.load_model(tmp_path / "m.h5", custom_objects={"WithConfig": WithConfig})
     assert type(restored) is WithConfig and restored.units == 3
     numpy.testing.assert_array_equal(restored.predict(x, verbose=0), model.predict(x, verbose=0))
-    assert_same_arrays(restored.optimizer.get_state(), model.optimizer.get_state())
+    assert_same_optimizer_state(restored, model)

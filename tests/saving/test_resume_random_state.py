@@ -57,9 +57,10 @@ def _two_saved_then_two_more(path, include_optimizer=True):
 
 
 @pytest.mark.cpu_only(reason="saves and checks the cpu:0 streams: a GPU generator keeps its state on the device and is not saved")
-def test_save_at_epoch_two_reload_and_two_more_equals_four_epochs_bit_for_bit(tmp_path):
+@pytest.mark.parametrize("name", ["resume.h5", "resume.keras"])
+def test_save_at_epoch_two_reload_and_two_more_equals_four_epochs_bit_for_bit(tmp_path, name):
     expected = _four_epochs()
-    resumed = _two_saved_then_two_more(str(tmp_path / "resume.h5"))
+    resumed = _two_saved_then_two_more(str(tmp_path / name))
     assert len(expected) == len(resumed)
     for want, got in zip(expected, resumed):
         numpy.testing.assert_array_equal(got, want)

@@ -83,16 +83,17 @@ def classify(path, reference):
     return ("silent_same" if _same(snapshot(model), reference) else "silent_altered"), ""
 
 
-def run(truncations=60, flips=240, seed=0, folder=None):
+def run(truncations=60, flips=240, seed=0, folder=None, suffix=".h5"):
     """Counts of outcomes for ``truncations`` truncated copies and ``flips``
-    single-byte flips of one saved model; also the raw/silent details."""
+    single-byte flips of one saved model (``suffix``: its format); also the
+    raw/silent details."""
     folder = folder or tempfile.mkdtemp(prefix="minikeras-corruption-")
-    original = os.path.join(folder, "model.h5")
+    original = os.path.join(folder, f"model{suffix}")
     save_trained_model(original)
     data = open(original, "rb").read()
     reference = snapshot(mk.models.load_model(original))
     rng = numpy.random.default_rng(seed)
-    damaged = os.path.join(folder, "damaged.h5")
+    damaged = os.path.join(folder, f"damaged{suffix}")
     results = {"truncation": collections.Counter(), "flip": collections.Counter(), "bad": []}
     for index in range(truncations):
         cut = int(len(data) * index / truncations)
@@ -121,5 +122,6 @@ if __name__ == "__main__":
     parser.add_argument("--truncations", type=int, default=60)
     parser.add_argument("--flips", type=int, default=240)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--suffix", default=".h5", choices=[".h5", ".keras"])
     arguments = parser.parse_args()
-    print(json.dumps(run(arguments.truncations, arguments.flips, arguments.seed)))
+    print(json.dumps(run(arguments.truncations, arguments.flips, arguments.seed, suffix=arguments.suffix)))

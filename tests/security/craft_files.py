@@ -163,11 +163,16 @@ def huge_input_config_file(path, size=2**26):
     model.save(path)
 
     def edit(config):
+        # minikeras's first schema (batch_input_shape) and Keras's (an
+        # InputLayer's batch_shape, the build_config), whichever is written.
         if config["config"].get("batch_input_shape") is not None:
             config["config"]["batch_input_shape"] = [None, size, 4]
         for spec in config["config"]["layers"]:
-            if "batch_input_shape" in spec["config"]:
-                spec["config"]["batch_input_shape"] = [None, size, 4]
+            for key in ("batch_input_shape", "batch_shape"):
+                if key in spec["config"]:
+                    spec["config"][key] = [None, size, 4]
+        if config.get("build_config"):
+            config["build_config"]["input_shape"] = [None, size, 4]
         return config
 
     rewrite_attribute(path, "model_config", edit)

@@ -108,11 +108,12 @@ def test_string_weight_dataset_is_refused(saved):
         mk.models.load_model(saved)
 
 
-def test_every_truncation_and_sampled_flip_is_caught_or_harmless():
+@pytest.mark.parametrize("suffix", [".h5", ".keras"])
+def test_every_truncation_and_sampled_flip_is_caught_or_harmless(suffix):
     # In a subprocess: HDF5 runs C code on the damaged bytes.
     script = os.path.join(os.path.dirname(__file__), "corruption_trials.py")
-    result = subprocess.run([sys.executable, script, "--truncations", "20", "--flips", "60", "--seed", "3"],
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run([sys.executable, script, "--truncations", "20", "--flips", "60", "--seed", "3",
+                             "--suffix", suffix], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     report = json.loads(result.stdout)
     assert report["bad"] == []

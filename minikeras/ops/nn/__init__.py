@@ -1,1 +1,2 @@
-"""Neural-network ops: activations, softmax, conv, pooling, dropout, embedding."""
+"""Neural-network ops: activations, softmax, conv, pooling, dropout, embedding, dense, normalization,
+recurrent sequences, upsampling, weight penalties."""

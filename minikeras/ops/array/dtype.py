@@ -1,0 +1,38 @@
+"""Dtype conversion: cast (its gradient is cast back to the input's dtype)."""
+
+__all__ = ["cast"]
+
+import numpy
+
+from minikeras.autograd import Function, Tensor, no_grad
+from minikeras.ops.math._operands import _as_tensor
+from minikeras.utils.argument_validation import check_dtype
+
+
+class Cast(Function):
+    """A dtype conversion; the gradient is converted back to the input dtype."""
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+    def forward(self, x):
+        self.input_dtype = x.dtype
+        return x.astype(self.dtype, copy=False)
+
+    def backward(self, grad):
+        return grad.astype(self.input_dtype, copy=False)
+
+
+def cast(x, dtype):
+    """``x`` converted to ``dtype``. The gradient is cast back to the input's
+    dtype; casting to an integer or bool dtype cuts the gradient."""
+    x = _as_tensor("cast", x)
+    try:
+        dtype = numpy.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"cast: {dtype!r} is not a dtype.") from None
+    check_dtype("cast", dtype)
+    if dtype.kind not in "fc" and isinstance(x, Tensor) and x.requires_grad:
+        with no_grad():
+            return Cast(dtype).apply(x)
+    return Cast(dtype).apply(x)

@@ -1,0 +1,45 @@
+"""The split op families keep their old import paths: minikeras.ops.shape
+(now the ops/array/ family) and minikeras.ops.math.unary (now one module per
+family), with Keras's callable ``ops.shape`` left in place."""
+import numpy
+
+import minikeras as mk
+from minikeras import ops
+
+OLD_SHAPE_NAMES = [
+    "reshape", "transpose", "expand_dims", "squeeze", "flatten", "ravel", "getitem", "take",
+    "concatenate", "stack", "split", "tile", "repeat", "pad", "cast", "moveaxis", "swapaxes",
+]
+OLD_UNARY_NAMES = [
+    "abs", "absolute", "exp", "log", "log1p", "expm1", "sqrt", "square", "rsqrt", "sign",
+    "reciprocal", "sin", "cos", "erf",
+]
+
+
+def test_array_family_exports_every_old_shape_op_once():
+    import minikeras.ops.array as array
+
+    assert sorted(array.__all__) == sorted(OLD_SHAPE_NAMES)
+    for name in OLD_SHAPE_NAMES:
+        assert getattr(ops, name) is getattr(array, name)
+
+
+def test_old_shape_module_path_still_imports_the_same_functions():
+    from minikeras.ops.array.padding import pad
+    from minikeras.ops.shape import _scatter_add_rows, cast, pad as old_pad, reshape  # noqa: F401
+
+    assert old_pad is pad and reshape is ops.reshape and cast is ops.cast
+    # Importing from the old module must not rebind the package's ops.shape
+    # (Keras's function) to the module.
+    assert ops.shape(mk.tensor(numpy.zeros((2, 3)))) == (2, 3)
+
+
+def test_unary_families_behind_the_old_module():
+    from minikeras.ops.math import unary
+
+    assert sorted(unary.__all__) == sorted(OLD_UNARY_NAMES)
+    for name in OLD_UNARY_NAMES:
+        assert getattr(ops, name) is getattr(unary, name)
+    x = mk.tensor(numpy.array([-1.0, 0.0, 2.0]))
+    numpy.testing.assert_allclose(unary.exp(x).numpy(), numpy.exp([-1.0, 0.0, 2.0]))
+    numpy.testing.assert_allclose(ops.erf(x).numpy(), [-0.8427007929497149, 0.0, 0.9953222650189527], rtol=1e-12)
