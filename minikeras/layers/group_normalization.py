@@ -3,9 +3,10 @@ channels, independent of the batch (LayerNormalization is ``groups=1``,
 InstanceNormalization ``groups=-1``)."""
 import numpy
 
-from minikeras import constraints, initializers, ops, regularizers
+from minikeras import ops
 from minikeras.layers.base import Layer
 from minikeras.layers.input_spec import InputSpec
+from minikeras.layers.scale_shift import add_scale_shift_weights, scale_shift_config, set_scale_shift_arguments
 
 __all__ = ["GroupNormalization"]
 
@@ -38,14 +39,8 @@ class GroupNormalization(Layer):
             raise TypeError(f"GroupNormalization: axis must be an int, received axis={axis!r}.")
         super().__init__(**kwargs)
         self.groups, self.axis, self.epsilon = groups, int(axis), float(epsilon)
-        self.center, self.scale = bool(center), bool(scale)
-        self.beta_initializer = initializers.get(beta_initializer)
-        self.gamma_initializer = initializers.get(gamma_initializer)
-        self.beta_regularizer = regularizers.get(beta_regularizer)
-        self.gamma_regularizer = regularizers.get(gamma_regularizer)
-        self.beta_constraint = constraints.get(beta_constraint)
-        self.gamma_constraint = constraints.get(gamma_constraint)
-        self.gamma = self.beta = None
+        set_scale_shift_arguments(self, center, scale, beta_initializer, gamma_initializer, beta_regularizer,
+                                  gamma_regularizer, beta_constraint, gamma_constraint)
 
     def build(self, input_shape):
         rank = len(input_shape)
@@ -62,12 +57,7 @@ class GroupNormalization(Layer):
             raise ValueError(f"Layer '{self.name}' (GroupNormalization): groups={self.groups} must divide the "
                              f"{channels} channels.")
         self.input_spec = InputSpec(ndim=rank, axes={self.axis: channels})
-        if self.scale:
-            self.gamma = self.add_weight("gamma", (channels,), initializer=self.gamma_initializer,
-                                         regularizer=self.gamma_regularizer, constraint=self.gamma_constraint)
-        if self.center:
-            self.beta = self.add_weight("beta", (channels,), initializer=self.beta_initializer,
-                                        regularizer=self.beta_regularizer, constraint=self.beta_constraint)
+        add_scale_shift_weights(self, (channels,))
         self._broadcast = [1] * rank
         self._broadcast[self.axis] = channels
         self.built = True
@@ -88,11 +78,5 @@ class GroupNormalization(Layer):
     def get_config(self):
         return {
             **super().get_config(), "groups": self.groups, "axis": self.axis, "epsilon": self.epsilon,
-            "center": self.center, "scale": self.scale,
-            "beta_initializer": initializers.serialize(self.beta_initializer),
-            "gamma_initializer": initializers.serialize(self.gamma_initializer),
-            "beta_regularizer": regularizers.serialize(self.beta_regularizer),
-            "gamma_regularizer": regularizers.serialize(self.gamma_regularizer),
-            "beta_constraint": constraints.serialize(self.beta_constraint),
-            "gamma_constraint": constraints.serialize(self.gamma_constraint),
+            **scale_shift_config(self),
         }

@@ -14,9 +14,10 @@ TensorFlow 2.21); otherwise it uses the moving statistics.
 """
 import numpy
 
-from minikeras import constraints, initializers, ops, regularizers
+from minikeras import initializers, ops
 from minikeras.layers.base import Layer, walk_layers
 from minikeras.layers.input_spec import InputSpec
+from minikeras.layers.scale_shift import add_scale_shift_weights, scale_shift_config, set_scale_shift_arguments
 from minikeras.layers.state_updates import update_state
 
 __all__ = ["BatchNormalization", "LayerNormalization"]
@@ -81,18 +82,13 @@ class BatchNormalization(Layer):
             raise ValueError(f"BatchNormalization: momentum must be a number in [0, 1], received {momentum!r}.")
         self.momentum = float(momentum)
         self.epsilon = _check_epsilon("BatchNormalization", epsilon)
-        self.center, self.scale = bool(center), bool(scale)
-        self.beta_initializer = initializers.get(beta_initializer)
-        self.gamma_initializer = initializers.get(gamma_initializer)
+        set_scale_shift_arguments(self, center, scale, beta_initializer, gamma_initializer, beta_regularizer,
+                                  gamma_regularizer, beta_constraint, gamma_constraint)
         self.moving_mean_initializer = initializers.get(moving_mean_initializer)
         self.moving_variance_initializer = initializers.get(moving_variance_initializer)
-        self.beta_regularizer = regularizers.get(beta_regularizer)
-        self.gamma_regularizer = regularizers.get(gamma_regularizer)
-        self.beta_constraint = constraints.get(beta_constraint)
-        self.gamma_constraint = constraints.get(gamma_constraint)
         self.synchronized = bool(synchronized)
         self._cross_replica_stats = None
-        self.gamma = self.beta = self.moving_mean = self.moving_variance = None
+        self.moving_mean = self.moving_variance = None
 
     def build(self, input_shape):
         ndim = len(input_shape)
@@ -108,12 +104,7 @@ class BatchNormalization(Layer):
                 f"received input shape {tuple(input_shape)}."
             )
         shape = (input_shape[axis],)
-        if self.scale:
-            self.gamma = self.add_weight("gamma", shape, initializer=self.gamma_initializer,
-                                         regularizer=self.gamma_regularizer, constraint=self.gamma_constraint)
-        if self.center:
-            self.beta = self.add_weight("beta", shape, initializer=self.beta_initializer,
-                                        regularizer=self.beta_regularizer, constraint=self.beta_constraint)
+        add_scale_shift_weights(self, shape)
         self.moving_mean = self.add_weight("moving_mean", shape, initializer=self.moving_mean_initializer,
                                            trainable=False)
         self.moving_variance = self.add_weight("moving_variance", shape,
@@ -153,16 +144,9 @@ class BatchNormalization(Layer):
             "axis": self.axis,
             "momentum": self.momentum,
             "epsilon": self.epsilon,
-            "center": self.center,
-            "scale": self.scale,
-            "beta_initializer": initializers.serialize(self.beta_initializer),
-            "gamma_initializer": initializers.serialize(self.gamma_initializer),
+            **scale_shift_config(self),
             "moving_mean_initializer": initializers.serialize(self.moving_mean_initializer),
             "moving_variance_initializer": initializers.serialize(self.moving_variance_initializer),
-            "beta_regularizer": regularizers.serialize(self.beta_regularizer),
-            "gamma_regularizer": regularizers.serialize(self.gamma_regularizer),
-            "beta_constraint": constraints.serialize(self.beta_constraint),
-            "gamma_constraint": constraints.serialize(self.gamma_constraint),
             "synchronized": self.synchronized,
         }
 
@@ -194,14 +178,8 @@ class LayerNormalization(Layer):
         else:
             raise TypeError(f"LayerNormalization: axis must be an int or a list of ints, received {axis!r}.")
         self.epsilon = _check_epsilon("LayerNormalization", epsilon)
-        self.center, self.scale = bool(center), bool(scale)
-        self.beta_initializer = initializers.get(beta_initializer)
-        self.gamma_initializer = initializers.get(gamma_initializer)
-        self.beta_regularizer = regularizers.get(beta_regularizer)
-        self.gamma_regularizer = regularizers.get(gamma_regularizer)
-        self.beta_constraint = constraints.get(beta_constraint)
-        self.gamma_constraint = constraints.get(gamma_constraint)
-        self.gamma = self.beta = None
+        set_scale_shift_arguments(self, center, scale, beta_initializer, gamma_initializer, beta_regularizer,
+                                  gamma_regularizer, beta_constraint, gamma_constraint)
 
     def build(self, input_shape):
         ndim = len(input_shape)
@@ -221,12 +199,7 @@ class LayerNormalization(Layer):
                 f"received input shape {tuple(input_shape)}."
             )
         shape = tuple(input_shape[a] for a in axes)
-        if self.scale:
-            self.gamma = self.add_weight("gamma", shape, initializer=self.gamma_initializer,
-                                         regularizer=self.gamma_regularizer, constraint=self.gamma_constraint)
-        if self.center:
-            self.beta = self.add_weight("beta", shape, initializer=self.beta_initializer,
-                                        regularizer=self.beta_regularizer, constraint=self.beta_constraint)
+        add_scale_shift_weights(self, shape)
         self._axes = tuple(axes)
         self.input_spec = InputSpec(ndim=ndim, axes={a: input_shape[a] for a in axes})
         self.built = True
@@ -244,12 +217,5 @@ class LayerNormalization(Layer):
             **super().get_config(),
             "axis": self.axis,
             "epsilon": self.epsilon,
-            "center": self.center,
-            "scale": self.scale,
-            "beta_initializer": initializers.serialize(self.beta_initializer),
-            "gamma_initializer": initializers.serialize(self.gamma_initializer),
-            "beta_regularizer": regularizers.serialize(self.beta_regularizer),
-            "gamma_regularizer": regularizers.serialize(self.gamma_regularizer),
-            "beta_constraint": constraints.serialize(self.beta_constraint),
-            "gamma_constraint": constraints.serialize(self.gamma_constraint),
+            **scale_shift_config(self),
         }
