@@ -2,7 +2,8 @@
 time (Keras's formulation: gates z, r, h packed along the last axis).
 """
 from minikeras.autograd import Function
-from minikeras.ops.nn.rnn_kernels import activate, batch_major, operands, time_major, times_derivative
+from minikeras.ops.nn.rnn_kernels import (activate, input_gradients, operands, sequence_outputs, time_major,
+                                         times_derivative)
 
 __all__ = ["gru_sequence"]
 
@@ -64,10 +65,7 @@ class GRUSequence(Function):
         needs = self.needs_input_grad
         self.save_for_backward(inputs if needs[1] else None, kernel if needs[0] else None, recurrent_kernel,
                                gates, hidden, candidate_part)
-        last = hidden[steps].copy()
-        if self.return_sequences:
-            return xp.ascontiguousarray(hidden[1:].transpose(1, 0, 2)), last
-        return last
+        return sequence_outputs(xp, hidden, self.return_sequences)
 
     def backward(self, *grads):
         xp = self.device.xp
@@ -113,11 +111,8 @@ class GRUSequence(Function):
                 dh += g[:, :u2] @ gate_kernel_t
         flat = grad_gates.reshape(steps * batch, width)
         needs = self.needs_input_grad
-        grad_x = grad_kernel = grad_recurrent = grad_bias = None
-        if needs[0]:
-            grad_x = batch_major(xp, (flat @ kernel.T).reshape(steps, batch, -1), self.go_backwards)
-        if needs[1]:
-            grad_kernel = inputs.reshape(steps * batch, -1).T @ flat
+        grad_x, grad_kernel = input_gradients(xp, needs, flat, inputs, kernel, steps, batch, self.go_backwards)
+        grad_recurrent = grad_bias = None
         previous = hidden[:steps].reshape(steps * batch, units)
         if reset_after:
             inner_flat = grad_inner.reshape(steps * batch, width)

@@ -64,3 +64,25 @@ def batch_major(xp, x, go_backwards):
 
 
 # ------------------------------------------------------------------ layer
+
+
+def sequence_outputs(xp, hidden, return_sequences):
+    """The op's outputs from the time-major ``hidden`` (steps + 1 rows, the
+    initial state first): the last state, after the whole sequence
+    batch-major when ``return_sequences``."""
+    last = hidden[-1].copy()
+    if return_sequences:
+        return xp.ascontiguousarray(hidden[1:].transpose(1, 0, 2)), last
+    return last
+
+
+def input_gradients(xp, needs, flat, inputs, kernel, steps, batch, go_backwards):
+    """Gradients of the sequence input and of the input kernel from the
+    gate gradients ``flat`` (steps * batch, width), as ``(grad_x,
+    grad_kernel)``; None where ``needs`` says the input needs none."""
+    grad_x = grad_kernel = None
+    if needs[0]:
+        grad_x = batch_major(xp, (flat @ kernel.T).reshape(steps, batch, -1), go_backwards)
+    if needs[1]:
+        grad_kernel = inputs.reshape(steps * batch, -1).T @ flat
+    return grad_x, grad_kernel

@@ -2,7 +2,7 @@
 time (Keras's formulation: gates i, f, c, o packed along the last axis).
 """
 from minikeras.autograd import Function
-from minikeras.ops.nn.rnn_kernels import activate, batch_major, operands, time_major, times_derivative
+from minikeras.ops.nn.rnn_kernels import activate, input_gradients, operands, time_major, times_derivative
 
 __all__ = ["lstm_sequence"]
 
@@ -121,11 +121,8 @@ class LSTMSequence(Function):
             dh = g @ recurrent_t
         flat = grad_gates.reshape(steps * batch, width)
         needs = self.needs_input_grad
-        grad_x = grad_kernel = grad_recurrent = grad_bias = None
-        if needs[0]:
-            grad_x = batch_major(xp, (flat @ kernel.T).reshape(steps, batch, -1), self.go_backwards)
-        if needs[1]:
-            grad_kernel = inputs.reshape(steps * batch, -1).T @ flat
+        grad_x, grad_kernel = input_gradients(xp, needs, flat, inputs, kernel, steps, batch, self.go_backwards)
+        grad_recurrent = grad_bias = None
         if needs[2]:
             grad_recurrent = hidden[:steps].reshape(steps * batch, -1).T @ flat
         if needs[3]:

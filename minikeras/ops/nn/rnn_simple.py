@@ -2,7 +2,8 @@
 through time: ``h = kind(x_t @ kernel + h @ recurrent_kernel + bias)``.
 """
 from minikeras.autograd import Function
-from minikeras.ops.nn.rnn_kernels import activate, batch_major, operands, time_major, times_derivative
+from minikeras.ops.nn.rnn_kernels import (activate, input_gradients, operands, sequence_outputs, time_major,
+                                         times_derivative)
 
 __all__ = ["simple_rnn_sequence"]
 
@@ -35,10 +36,7 @@ class SimpleRNNSequence(Function):
             activate(xp, self.kind, hidden[t + 1])
         needs = self.needs_input_grad
         self.save_for_backward(inputs if needs[1] else None, kernel if needs[0] else None, recurrent_kernel, hidden)
-        last = hidden[steps].copy()
-        if self.return_sequences:
-            return xp.ascontiguousarray(hidden[1:].transpose(1, 0, 2)), last
-        return last
+        return sequence_outputs(xp, hidden, self.return_sequences)
 
     def backward(self, *grads):
         xp = self.device.xp
@@ -57,11 +55,8 @@ class SimpleRNNSequence(Function):
             dh = g @ recurrent_t
         flat = grad_pre.reshape(steps * batch, units)
         needs = self.needs_input_grad
-        grad_x = grad_kernel = grad_recurrent = grad_bias = None
-        if needs[0]:
-            grad_x = batch_major(xp, (flat @ kernel.T).reshape(steps, batch, -1), self.go_backwards)
-        if needs[1]:
-            grad_kernel = inputs.reshape(steps * batch, -1).T @ flat
+        grad_x, grad_kernel = input_gradients(xp, needs, flat, inputs, kernel, steps, batch, self.go_backwards)
+        grad_recurrent = grad_bias = None
         if needs[2]:
             grad_recurrent = hidden[:steps].reshape(steps * batch, units).T @ flat
         if needs[3]:
