@@ -100,6 +100,10 @@ class MpiAllReduce(AllReduce):
             except threading.BrokenBarrierError:
                 raise ReplicaAborted("another replica failed during this step; the step was abandoned") from None
         device = self.devices[rank]
+        if device.host_kernels and self._nccl is None:
+            # The MPI sums are host arrays already: asarray would return
+            # each one unchanged (and costs a call per entry every step).
+            return list(self._global)
         return [device.asarray(value) if backend.is_array(value) else value for value in self._global]
 
     def _exchange(self):
@@ -131,15 +135,19 @@ class MpiAllReduce(AllReduce):
         Returns:
             The list of sums (None where every process passed None).
         """
-        values = [registry.to_host(value) if backend.is_array(value) else value for value in values]
         cached = self._tagged.get(tag) if tag is not None else None
+        if cached is not None and cached[0].plain:
+            totals = self._sum_plain(values, cached, what)
+            if totals is not None:
+                return totals
+        values = [registry.to_host(value) if backend.is_array(value) else value for value in values]
         if cached is None:
             layout = self.layout(values, what)
             buffers = {dtype: numpy.empty(size, dtype) for dtype, size in layout.sizes.items()}
             if tag is not None:
-                self._tagged[tag] = layout, buffers
+                self._tagged[tag] = layout, buffers, layout.views(buffers)
         else:
-            layout, buffers = cached
+            layout, buffers, _ = cached
             layout.check(values, what)
         totals = [None] * len(values)
         if layout.numbers:
@@ -165,6 +173,22 @@ class MpiAllReduce(AllReduce):
                 totals[index] = flat[offset:offset + size].reshape(shape)
                 offset += size
         return totals
+
+    def _sum_plain(self, values, cached, what):
+        """The common tagged call (gradients): host arrays of one dtype,
+        every entry present and as agreed. One pass checks them, one C
+        call packs them, the results are the buffer's views made with it. None when the call is not that plain (the general
+        path then checks, converts or raises)."""
+        layout, buffers, views = cached
+        if len(values) != layout.count:
+            return None
+        for value, (dtype, shape) in zip(values, layout.expected_list):
+            if type(value) is not numpy.ndarray or value.shape != shape or value.dtype != dtype:
+                return None
+        flat = buffers[layout.plain]
+        numpy.concatenate(values, axis=None, out=flat)  # flattens each entry, in entry order
+        self.group.sum_in_place(flat, what)
+        return list(views)
 
     def layout(self, values, what="all-reduce"):
         """The entries' agreed kinds, shapes and dtypes (see the module docstring)."""
@@ -262,6 +286,24 @@ class _Layout:
         self.count = len(described[0])
         self._expected = {index: (dtype, shape) for dtype, members in self.groups.items()
                           for index, shape, _ in members}
+        # ``plain``: the dtype when every entry is an array of that one
+        # dtype (the gradients), which :meth:`MpiAllReduce._sum_plain` packs
+        # in one call; None otherwise.
+        self.plain = None
+        if not self.numbers and len(self.groups) == 1 and len(self._expected) == self.count:
+            self.plain = next(iter(self.groups))
+            self.expected_list = [self._expected[index] for index in range(self.count)]
+
+    def views(self, buffers):
+        """Per entry, its place in ``buffers`` as an array of its shape
+        (None for numbers and entries no process has)."""
+        views = [None] * self.count
+        for dtype, members in self.groups.items():
+            offset = 0
+            for index, shape, size in members:
+                views[index] = buffers[dtype][offset:offset + size].reshape(shape)
+                offset += size
+        return views
 
     def check(self, values, what):
         """Raise unless ``values`` fit this layout (a reused, tagged one)."""

@@ -92,7 +92,8 @@ class ProcessGroup:
     def _wait(self, request, what):
         start = time.monotonic()
         spins = 0
-        while not request.Test():
+        test = request.Test
+        while not test():
             spins += 1
             if spins < 2000:  # a step's collective is usually answered at once
                 continue

@@ -102,3 +102,23 @@ def test_tagged_sums_reuse_their_layout_and_refuse_other_entries():
         collective.sum_across_processes([numpy.ones((3, 2), "float32"), None, 3], tag="grads")
     with pytest.raises(ValueError, match="2 entries instead of 3"):
         collective.sum_across_processes([numpy.ones((2, 3), "float32"), None], tag="grads")
+
+
+def test_tagged_sums_of_arrays_only_take_the_packed_path_and_still_check():
+    collective = MpiAllReduce(["cpu:0"], comm=_Alone())
+    rng = numpy.random.default_rng(0)
+    shapes = [(3, 3, 1, 4), (4,), (5, 2)]
+    first = [rng.standard_normal(shape).astype("float32") for shape in shapes]
+    collective.sum_across_processes(first, tag="grads")
+    second = [rng.standard_normal(shape).astype("float32") for shape in shapes]
+    second[2] = numpy.asfortranarray(second[2])  # packed in C order all the same
+    sums = collective.sum_across_processes(second, tag="grads")
+    assert all(numpy.array_equal(got, want) and got.shape == want.shape for got, want in zip(sums, second))
+    assert not any(numpy.shares_memory(got, given) for got, given in zip(sums, second))
+    # A None entry leaves the packed path: its place sums as zeros.
+    sums = collective.sum_across_processes([second[0], None, second[2]], tag="grads")
+    assert numpy.array_equal(sums[1], numpy.zeros(4, "float32")) and numpy.array_equal(sums[2], second[2])
+    with pytest.raises(ValueError, match=r"entry 1 is \(dtype\('float64'\), \(4,\)\) where the first call had"):
+        collective.sum_across_processes([second[0], numpy.ones(4), second[2]], tag="grads")
+    with pytest.raises(ValueError, match="2 entries instead of 3"):
+        collective.sum_across_processes(second[:2], tag="grads")
