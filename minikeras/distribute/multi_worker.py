@@ -35,6 +35,7 @@ Rules:
 import contextlib
 import os
 import sys
+import time
 import traceback
 
 import numpy
@@ -70,6 +71,9 @@ def _writes_files(callback):
     from minikeras.callbacks import CSVLogger, ModelCheckpoint
 
     return isinstance(callback, (ModelCheckpoint, CSVLogger)) or bool(getattr(callback, "chief_only", False))
+
+
+_ABORT_GRACE_SECONDS = 1.0
 
 
 class MultiWorkerMirroredModel(MirroredModel):
@@ -153,6 +157,11 @@ class MultiWorkerMirroredModel(MirroredModel):
                              f"(abort_on_error=True): {type(error).__name__}: {error}\n")
             traceback.print_exc(file=sys.stderr)
             sys.stderr.flush()
+            # MPI_Abort makes the launcher kill every process at once; give
+            # its I/O forwarding a moment to pass this message on first
+            # (under load, hydra sometimes dropped it: the job then ended
+            # with no word of why).
+            time.sleep(_ABORT_GRACE_SECONDS)
             self._group.abort(1)
             raise
 
