@@ -18,22 +18,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import minikeras as mk  # noqa: E402
-from minikeras import layers  # noqa: E402
 from minikeras.distribute import MultiWorkerMirroredModel, shard  # noqa: E402
 from _common import Timer, limit, parser, positive_int, run  # noqa: E402
-
-
-def build_model():
-    return mk.Sequential([
-        layers.Input(shape=(28, 28, 1)),
-        layers.Conv2D(32, 3, activation="relu"),
-        layers.MaxPooling2D(2),
-        layers.Conv2D(64, 3, activation="relu"),
-        layers.MaxPooling2D(2),
-        layers.Flatten(),
-        layers.Dense(128, activation="relu"),
-        layers.Dense(10, activation="softmax"),
-    ])
+from mirrored_training import build_model  # noqa: E402  (the same CNN as the one-process example)
 
 
 def main(argv=None):
