@@ -95,7 +95,7 @@ class ArrayData:
             order = (rng or numpy.random.default_rng()).permutation(self.size)
         on_device = {}  # the order uploaded once per epoch to each device holding data
 
-        def take(a, start, stop):
+        def take_rows(a, start, stop):
             device = None if isinstance(a, numpy.ndarray) else registry.owner_of(a)
             if device is None:
                 return a[start:stop] if order is None else a[order[start:stop]]
@@ -111,8 +111,10 @@ class ArrayData:
             start = step * self.batch_size
             stop = min(start + self.batch_size, self.size)
 
-            def take(a, start=start, stop=stop, take=take):
-                return take(a, start, stop)
+            # Bind this step's bounds only: a wrapper that closed over the previous
+            # step's wrapper nested one call deeper per step (RecursionError at ~1,000).
+            def take(a, start=start, stop=stop):
+                return take_rows(a, start, stop)
 
             yield (_map(take, self.x), None if self.y is None else _map(take, self.y),
                    None if self.sample_weight is None else _map(take, self.sample_weight))
