@@ -13,6 +13,7 @@ array-like: converts and checks it, then goes through the same fields).
 import numpy
 
 from minikeras import backend
+from minikeras.autograd.keras_mask import get_keras_mask, set_keras_mask
 from minikeras.device import registry, scope
 from minikeras.utils.argument_validation import check_dtype
 
@@ -58,6 +59,16 @@ class Tensor:
         _fill(self, self.data, target, None, 0, bool(requires_grad), name)
 
     # ----------------------------------------------------------- properties
+    @property
+    def _keras_mask(self):
+        """The ``(batch, steps)`` mask a layer attached to this tensor, or
+        None: Keras's attribute, read and written as in Keras's guides."""
+        return get_keras_mask(self)
+
+    @_keras_mask.setter
+    def _keras_mask(self, mask):
+        set_keras_mask(self, mask)
+
     @property
     def shape(self):
         return tuple(self.data.shape)

@@ -10,6 +10,7 @@ import numpy
 
 from minikeras.autograd import Tensor, no_grad
 from minikeras.layers.base import Layer, _context
+from minikeras.layers.keras_mask import get_keras_mask, set_keras_mask
 from minikeras.utils.nest import flatten as _flatten
 from minikeras.utils.nest import map_structure as _map
 
@@ -30,6 +31,9 @@ class KerasTensor:
         self.node = node
         self.index = index
         self.name = name
+        #: The symbolic mask (a bool KerasTensor) the producing layer attaches,
+        #: as Keras's ``_keras_mask``; None when the output carries no mask.
+        self._keras_mask = None
 
     @property
     def ndim(self):
@@ -114,16 +118,27 @@ def Input(shape=None, batch_size=None, name=None, dtype="float32", batch_shape=N
 _PROBE_SIZES = (11, 12)  # unknown axes: large enough for kernels and pools
 
 
+def _probe_shape(shape, unknown_size):
+    return [2 if i == 0 and size is None else (unknown_size if size is None else size)
+            for i, size in enumerate(shape)]
+
+
 def _probe_value(keras_tensor, unknown_size):
     from minikeras.saving import _safety
 
-    shape = [2 if i == 0 and size is None else (unknown_size if size is None else size)
-             for i, size in enumerate(keras_tensor.shape)]
+    shape = _probe_shape(keras_tensor.shape, unknown_size)
     # While a model is rebuilt from a file, a probe batch may not be larger
     # than the file's weights justify (a config declaring a huge input).
     _safety.charge(shape, keras_tensor.dtype, f"a probe batch for input {keras_tensor.name or ''!r}",
                    cumulative=False)
-    return Tensor(numpy.zeros(shape, dtype=keras_tensor.dtype))
+    value = Tensor(numpy.zeros(shape, dtype=keras_tensor.dtype))
+    if keras_tensor._keras_mask is not None:
+        # A masked symbolic input probes with an all-kept mask, so that a
+        # layer's call(..., mask=...) sees a mask while the graph is built,
+        # as in Keras (and no step is padding, so the probe stays finite).
+        mask_shape = _probe_shape(keras_tensor._keras_mask.shape, unknown_size)
+        set_keras_mask(value, Tensor(numpy.ones(mask_shape, dtype=bool)))
+    return value
 
 
 def _run_probe(layer, inputs, args, kwargs, unknown_size):
@@ -150,15 +165,22 @@ def symbolic_call(layer, inputs, args, kwargs):
     second = _run_probe(layer, inputs, args, kwargs, _PROBE_SIZES[1]) if has_unknown else first
     batch_unknown = any(t.shape and t.shape[0] is None for t in leaves)
 
-    def to_symbolic(pair):
-        one, two = pair.first, pair.second
+    def symbolic_shape(one, two):
         shape = list(one.shape)
         for axis, (a, b) in enumerate(zip(one.shape, two.shape)):
             if a != b:
                 shape[axis] = None
         if batch_unknown and shape:
             shape[0] = None
-        return KerasTensor(tuple(shape), one.dtype)
+        return tuple(shape)
+
+    def to_symbolic(pair):
+        one, two = pair.first, pair.second
+        tensor = KerasTensor(symbolic_shape(one, two), one.dtype)
+        mask_one, mask_two = get_keras_mask(one), get_keras_mask(two)
+        if isinstance(mask_one, Tensor) and isinstance(mask_two, Tensor):
+            tensor._keras_mask = KerasTensor(symbolic_shape(mask_one, mask_two), "bool")
+        return tensor
 
     outputs = _map(to_symbolic, _zip_structures(first, second))
     declared = _declared_output_shape(layer, inputs)

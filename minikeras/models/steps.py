@@ -15,6 +15,7 @@ Gradients in a custom step: either
 
 or ``loss.backward()`` and then each ``variable.grad``.
 """
+import inspect
 import warnings
 
 import numpy
@@ -34,6 +35,15 @@ def log_value(value):
     if hasattr(value, "item") and getattr(value, "size", 1) == 1:
         return float(value.item())
     return float(value) if isinstance(value, (int, float, numpy.number)) else value
+
+
+def _accepts_training(method):
+    """Whether ``method`` takes ``training=`` (by name or ``**kwargs``)."""
+    try:
+        parameters = inspect.signature(method).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.name == "training" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
 
 
 def flatten_logs(logs, sort=False):
@@ -135,7 +145,10 @@ class TrainingSteps:
         y_pred = self(x, training=training)
         if self.compiled_metrics is None:
             self._make_metrics()
-        loss = self.compute_loss(x, y, y_pred, sample_weight, training=training)
+        if _accepts_training(self.compute_loss):
+            loss = self.compute_loss(x, y, y_pred, sample_weight, training=training)
+        else:  # an override with Keras 3's older signature (no ``training``), as Keras allows
+            loss = self.compute_loss(x, y, y_pred, sample_weight)
         return loss, y_pred, self._loss_parts
 
     # ---------------------------------------------------------------- steps
