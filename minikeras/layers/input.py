@@ -11,6 +11,7 @@ import numpy
 from minikeras.autograd import Tensor, no_grad
 from minikeras.layers.base import Layer, _context
 from minikeras.layers.keras_mask import get_keras_mask, set_keras_mask
+from minikeras.layers.rnn_state import PROBING
 from minikeras.utils.nest import flatten as _flatten
 from minikeras.utils.nest import map_structure as _map
 
@@ -150,11 +151,16 @@ def _run_probe(layer, inputs, args, kwargs, unknown_size):
     probe_kwargs = {key: _map(substitute, value) for key, value in kwargs.items()}
     probe_kwargs.setdefault("training", False)
     outer = getattr(_context, "training", None)
+    outer_probing = getattr(_context, PROBING, False)
+    # Stateful layers keep no state from a probe; they need the batch size.
+    batches = [t.shape[0] for t in _flatten(inputs) if isinstance(t, KerasTensor) and t.shape]
+    setattr(_context, PROBING, batches[0] if batches else None)
     with no_grad():
         try:
             return layer(probe_inputs, *probe_args, **probe_kwargs)
         finally:
             _context.training = outer
+            setattr(_context, PROBING, outer_probing)
 
 
 def symbolic_call(layer, inputs, args, kwargs):

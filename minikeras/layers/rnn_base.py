@@ -27,6 +27,7 @@ from minikeras.autograd import Tensor
 from minikeras.layers.base import Layer
 from minikeras.layers.core import _add_activity_loss
 from minikeras.layers.input_spec import InputSpec
+from minikeras.layers.rnn_state import StatefulStates
 
 
 # ------------------------------------------- activations on raw arrays
@@ -43,7 +44,7 @@ def _rate(class_name, name, value):
     return float(value)
 
 
-class RecurrentBase(Layer):
+class RecurrentBase(StatefulStates, Layer):
     """Base of SimpleRNN, LSTM and GRU (Keras arguments; see the subclasses).
 
     Subclasses set ``gate_count`` and ``state_count``, and implement
@@ -66,11 +67,6 @@ class RecurrentBase(Layer):
         name = type(self).__name__
         if isinstance(units, bool) or not isinstance(units, (int, numpy.integer)) or units <= 0:
             raise ValueError(f"{name}: units must be a positive integer, received units={units!r}.")
-        if stateful:
-            raise ValueError(
-                f"{name}: stateful=True is not supported (states are not carried between batches); pass the "
-                "previous final states as initial_state instead."
-            )
         self.units = int(units)
         self.activation = activations.get(activation)
         self.use_bias = bool(use_bias)
@@ -89,7 +85,7 @@ class RecurrentBase(Layer):
         self.return_sequences = bool(return_sequences)
         self.return_state = bool(return_state)
         self.go_backwards = bool(go_backwards)
-        self.stateful = False
+        self.stateful = bool(stateful)
         self.unroll = bool(unroll)  # accepted for Keras compatibility: the loop is always a Python loop
         self.seed = seed
         self.input_spec = InputSpec(ndim=3)
@@ -130,7 +126,7 @@ class RecurrentBase(Layer):
         batch, steps = inputs.shape[0], inputs.shape[1]
         if steps == 0:
             raise ValueError(f"Layer '{self.name}' received a sequence with 0 timesteps (shape {inputs.shape}).")
-        states = self._initial_states(initial_state, batch)
+        states = self._initial_states(self._stateful_initial_states(initial_state, batch), batch)
         if training and self.dropout > 0:
             # One mask per sequence, shared by every step (as Keras).
             inputs = ops.dropout(inputs, self.dropout, noise_shape=(batch, 1, inputs.shape[2]))
@@ -144,6 +140,7 @@ class RecurrentBase(Layer):
             output, final_states = self._run_fused(inputs, states, kinds)
         else:
             output, final_states = self._run_steps(inputs, states, recurrent_mask, step_mask)
+        self._keep_final_states(final_states)
         _add_activity_loss(self, output)
         if self.return_state:
             return [output] + list(final_states)

@@ -9,6 +9,7 @@ cells (one fused node per sequence).
 from minikeras import ops
 from minikeras.layers.base import Layer
 from minikeras.layers.input_spec import InputSpec
+from minikeras.layers.rnn_state import StatefulStates
 from minikeras.layers.wrappers import _deserialize, _serialize
 
 __all__ = ["RNN"]
@@ -24,7 +25,7 @@ def _state_sizes(cell):
     return sizes
 
 
-class RNN(Layer):
+class RNN(StatefulStates, Layer):
     """Loop ``cell`` over the timesteps of ``(batch, timesteps, features)``.
 
     Args:
@@ -33,7 +34,8 @@ class RNN(Layer):
         return_sequences: return every step's output, not just the last.
         return_state: also return the final states: ``[output, *states]``.
         go_backwards: process the sequence in reverse.
-        stateful: only False.
+        stateful: carry the final states of each batch into the next
+            (fixed batch size; ``reset_state()`` zeros them; see rnn_state.py).
         unroll: accepted and ignored (the loop is always a Python loop).
         zero_output_for_mask: with a mask and return_sequences, give masked
             steps zero output instead of repeating the previous one.
@@ -56,13 +58,11 @@ class RNN(Layer):
         if not isinstance(cell, Layer) or not hasattr(cell, "state_size") or not hasattr(cell, "call"):
             raise ValueError(f"RNN expects a cell layer with `state_size` and `call(inputs, states)`, "
                              f"received {cell!r}.")
-        if stateful:
-            raise ValueError("RNN: stateful=True is not supported; pass the previous final states as initial_state.")
         self.cell = cell
         self.return_sequences = bool(return_sequences)
         self.return_state = bool(return_state)
         self.go_backwards = bool(go_backwards)
-        self.stateful = False
+        self.stateful = bool(stateful)
         self.unroll = bool(unroll)
         self.zero_output_for_mask = bool(zero_output_for_mask)
         self.input_spec = InputSpec(ndim=3)
@@ -97,7 +97,7 @@ class RNN(Layer):
         batch, steps = inputs.shape[0], inputs.shape[1]
         if steps == 0:
             raise ValueError(f"Layer '{self.name}' received a sequence with 0 timesteps (shape {inputs.shape}).")
-        states = self._initial_states(initial_state, inputs)
+        states = self._initial_states(self._stateful_initial_states(initial_state, batch), inputs)
         if isinstance(mask, (list, tuple)):
             mask = mask[0]
         if mask is not None:
@@ -126,6 +126,7 @@ class RNN(Layer):
             if self.return_sequences:
                 outputs.append(sequence_output)
         result = ops.stack(outputs, axis=1) if self.return_sequences else output
+        self._keep_final_states(states)
         return [result] + list(states) if self.return_state else result
 
     def compute_mask(self, inputs, previous_mask):

@@ -56,7 +56,8 @@ class LSTM(RecurrentBase):
         return_state: also return the final states: ``[output, h, c]``.
         go_backwards: process the sequence in reverse (a returned sequence
             is then in processing order, as Keras).
-        stateful: only False.
+        stateful: carry the final states of each batch into the next
+            (fixed batch size; ``reset_state()`` zeros them; see rnn_state.py).
         unroll: accepted and ignored.
         seed: recorded in the config (dropout draws from minikeras.random).
         **kwargs: base Layer arguments.

@@ -75,6 +75,15 @@ class Model(Trainer, Layer):
                 result.append(weight)
         return result
 
+    def reset_states(self):
+        """Zero the kept states of every stateful layer, nested models
+        included (tf.keras's ``Model.reset_states``; Keras 3 layers keep
+        ``reset_state()``)."""
+        for layer in self.layers:
+            reset = getattr(layer, "reset_states", None)
+            if reset is not None:
+                reset()
+
     def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False, show_trainable=False,
                 layer_range=None):
         """Print layers, output shapes and parameter counts in Keras 3's

@@ -37,7 +37,7 @@ def test_masking_layer(rng, tmp_path):
 
 
 def test_mask_table_forgets_dead_tensors():
-    from minikeras.layers import keras_mask
+    from minikeras.autograd import keras_mask
     out = layers.Masking()(numpy.zeros((1, 2, 2), "float32"))
     key = id(out)
     assert key in keras_mask._masks

@@ -389,8 +389,6 @@ def test_initial_state_from_symbolic_inputs(rng):
 
 # ------------------------------------------------------------------ errors
 def test_bad_arguments_raise():
-    with pytest.raises(ValueError, match="stateful=True is not supported"):
-        layers.LSTM(3, stateful=True)
     with pytest.raises(ValueError, match="units must be a positive integer"):
         layers.GRU(0)
     with pytest.raises(ValueError, match=r"dropout must be a number in \[0, 1\)"):

@@ -113,7 +113,5 @@ def test_rnn_errors(x):
         layers.RNN([layers.LSTMCell(2), layers.LSTMCell(2)])
     with pytest.raises(ValueError, match="state_size"):
         layers.RNN(layers.Dense(3))
-    with pytest.raises(ValueError, match="stateful"):
-        layers.RNN(layers.LSTMCell(2), stateful=True)
     with pytest.raises(ValueError, match=r"mask of shape \(batch, timesteps\)"):
         layers.RNN(layers.LSTMCell(2))(x, mask=numpy.ones((3, 5), bool))
