@@ -17,7 +17,9 @@ from minikeras.layers.base import Layer
 
 __all__ = ["StringLookup", "IntegerLookup"]
 
-_OUTPUT_MODES = ("int", "one_hot", "multi_hot", "count")
+_OUTPUT_MODES = ("int", "one_hot", "multi_hot", "count", "tf_idf")
+#: Keras's spellings of the same modes.
+_ALIASES = {"binary": "multi_hot", "tf-idf": "tf_idf"}
 
 
 def host_tokens(inputs):
@@ -34,17 +36,24 @@ class _IndexLookup(Layer):
     """Shared vocabulary logic of StringLookup and IntegerLookup."""
 
     def __init__(self, max_tokens, num_oov_indices, mask_token, oov_token, vocabulary, invert, output_mode,
-                 pad_to_max_tokens, sparse, **kwargs):
+                 pad_to_max_tokens, sparse, idf_weights=None, **kwargs):
         super().__init__(**kwargs)
         name = type(self).__name__
+        output_mode = _ALIASES.get(output_mode, output_mode) if isinstance(output_mode, str) else output_mode
         if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)
                                        or max_tokens <= 1):
             raise ValueError(f"{name}: max_tokens must be None or an int > 1, received max_tokens={max_tokens!r}.")
         if isinstance(num_oov_indices, bool) or not isinstance(num_oov_indices, int) or num_oov_indices < 0:
             raise ValueError(f"{name}: num_oov_indices must be a non-negative int, received {num_oov_indices!r}.")
         if output_mode not in _OUTPUT_MODES:
-            raise ValueError(f"{name}: output_mode must be one of {_OUTPUT_MODES} ('tf_idf' is not implemented), "
+            raise ValueError(f"{name}: output_mode must be one of {_OUTPUT_MODES} (or 'binary', 'tf-idf'), "
                              f"received output_mode={output_mode!r}.")
+        if idf_weights is not None and output_mode != "tf_idf":
+            raise ValueError(f"{name}: idf_weights should only be set if output_mode is 'tf_idf', received "
+                             f"output_mode={output_mode!r}.")
+        if output_mode == "tf_idf" and vocabulary is not None and idf_weights is None:
+            raise ValueError(f"{name}: when a vocabulary is given in TF-IDF output mode, the idf_weights argument "
+                             "must be given too.")
         if invert and output_mode != "int":
             raise ValueError(f"{name}: invert=True needs output_mode='int', received output_mode={output_mode!r}.")
         if sparse:
@@ -54,8 +63,9 @@ class _IndexLookup(Layer):
         self.invert, self.output_mode = bool(invert), output_mode
         self.pad_to_max_tokens, self.sparse = bool(pad_to_max_tokens), False
         self._vocabulary = []
+        self._idf = None  # per output index, special tokens included (tf_idf only)
         if vocabulary is not None:
-            self.set_vocabulary(vocabulary)
+            self.set_vocabulary(vocabulary, idf_weights)
 
     # ------------------------------------------------------- vocabulary
     def _uses_mask(self):
@@ -77,12 +87,18 @@ class _IndexLookup(Layer):
 
     def set_vocabulary(self, vocabulary, idf_weights=None):
         """Use ``vocabulary`` (a list or array of unique tokens, without the
-        special tokens)."""
-        if idf_weights is not None:
-            raise ValueError(f"{type(self).__name__}: idf_weights (output_mode='tf_idf') are not implemented.")
+        special tokens) and, in "tf_idf" mode, its ``idf_weights`` (one per
+        token; the special tokens get their mean, as Keras)."""
+        name = type(self).__name__
+        if self.output_mode == "tf_idf" and idf_weights is None:
+            raise ValueError(f"{name}: idf_weights must be set if output_mode is 'tf_idf'.")
+        if self.output_mode != "tf_idf" and idf_weights is not None:
+            raise ValueError(f"{name}: idf_weights should only be set if output_mode is 'tf_idf', received "
+                             f"output_mode={self.output_mode!r}.")
         tokens = [self._token(t) for t in host_tokens(vocabulary).reshape(-1).tolist()]
         special = set(self._special_tokens())
-        if tokens and tokens[:len(self._special_tokens())] == self._special_tokens():
+        found_special = bool(tokens) and tokens[:len(self._special_tokens())] == self._special_tokens()
+        if found_special:
             tokens = tokens[len(self._special_tokens()):]  # a vocabulary saved with its special tokens
         repeated = [t for t, n in collections.Counter(tokens).items() if n > 1]
         if repeated:
@@ -95,6 +111,30 @@ class _IndexLookup(Layer):
                              f"exceeds max_tokens={self.max_tokens}.")
         self._vocabulary = tokens
         self._index = {token: i + len(self._special_tokens()) for i, token in enumerate(tokens)}
+        if idf_weights is not None:
+            self._idf = self._padded_idf(idf_weights, found_special)
+
+    def _token_idf_weights(self):
+        """The vocabulary's idf weights (given or adapted), for the config."""
+        if self._idf is None or not self._vocabulary:
+            return None
+        start = len(self._special_tokens())
+        return [float(w) for w in self._idf[start:start + len(self._vocabulary)]]
+
+    def _padded_idf(self, idf_weights, found_special):
+        """Weights per output index: special tokens first (their mean, unless
+        the vocabulary came with them), zeros up to max_tokens if padded."""
+        weights = numpy.asarray(host_tokens(idf_weights), dtype=numpy.float64).reshape(-1)
+        expected = len(self._vocabulary) + (len(self._special_tokens()) if found_special else 0)
+        if weights.size != expected:
+            raise ValueError(f"{type(self).__name__}: idf_weights must be the same length as the vocabulary, "
+                             f"received {weights.size} weights for {expected} tokens.")
+        if not found_special:
+            front = numpy.full(len(self._special_tokens()), weights.mean() if weights.size else 0.0)
+            weights = numpy.concatenate([front, weights])
+        if self.pad_to_max_tokens and self.max_tokens:
+            weights = numpy.pad(weights, (0, max(0, self.max_tokens - weights.size)))
+        return weights.astype(numpy.float32)
 
     def adapt(self, data, steps=None):
         """Learn the vocabulary from ``data`` (an array or an iterable of
@@ -106,17 +146,27 @@ class _IndexLookup(Layer):
         else:
             raise TypeError(f"{type(self).__name__}.adapt expects an array or an iterable of batches, received "
                             f"{type(data).__name__}.")
-        counts = collections.Counter()
+        counts, document_counts, documents = collections.Counter(), collections.Counter(), 0
         for step, batch in enumerate(batches):
             if steps is not None and step >= steps:
                 break
             batch = batch[0] if isinstance(batch, tuple) else batch
             counts.update(self._token(t) for t in self._tokens_of(batch))
+            if self.output_mode == "tf_idf":  # each row is a document (a 1-D batch is one document)
+                rows = host_tokens(batch)
+                rows = rows.reshape(1, -1) if rows.ndim <= 1 else rows.reshape(rows.shape[0], -1)
+                for row in rows:
+                    document_counts.update({self._token(t) for t in row.tolist()})
+                documents += rows.shape[0]
         for special in self._special_tokens():
             counts.pop(special, None)
         ordered = sorted(counts.items(), key=lambda item: (item[1], item[0]), reverse=True)
         limit = None if self.max_tokens is None else self.max_tokens - len(self._special_tokens())
-        self.set_vocabulary([token for token, _ in ordered[:limit]])
+        vocabulary = [token for token, _ in ordered[:limit]]
+        idf = None
+        if self.output_mode == "tf_idf":  # Keras: log(1 + documents / (1 + documents containing the token))
+            idf = [numpy.log(1 + documents / (1 + document_counts[token])) for token in vocabulary]
+        self.set_vocabulary(vocabulary, idf)
 
     def _tokens_of(self, batch):
         return host_tokens(batch).reshape(-1).tolist()
@@ -155,6 +205,8 @@ class _IndexLookup(Layer):
         counts = numpy.zeros((indices.shape[0], depth), dtype=numpy.float32)
         rows = numpy.repeat(numpy.arange(indices.shape[0]), indices.shape[1])
         numpy.add.at(counts, (rows, indices.reshape(-1)), 1.0)
+        if self.output_mode == "tf_idf":
+            return counts * self._idf[:depth]
         return numpy.minimum(counts, 1.0) if self.output_mode == "multi_hot" else counts
 
     def call(self, inputs):
@@ -184,7 +236,7 @@ class _IndexLookup(Layer):
         # No vocabulary yet is None, as Keras writes it (Keras cannot rebuild the layer from []).
         return {**super().get_config(), "max_tokens": self.max_tokens, "num_oov_indices": self.num_oov_indices,
                 "mask_token": self.mask_token, "oov_token": self.oov_token,
-                "vocabulary": list(self._vocabulary) or None,
+                "vocabulary": list(self._vocabulary) or None, "idf_weights": self._token_idf_weights(),
                 "invert": self.invert, "output_mode": self.output_mode,
                 "pad_to_max_tokens": self.pad_to_max_tokens, "sparse": self.sparse}
 
@@ -200,7 +252,12 @@ class StringLookup(_IndexLookup):
         oov_token: the token returned for OOV indices with invert (default "[UNK]").
         vocabulary: a list of tokens (else call ``adapt``).
         invert: map indices back to tokens.
-        output_mode: "int" (default), "one_hot", "multi_hot" or "count".
+        output_mode: "int" (default), "one_hot", "multi_hot" (alias
+            "binary"), "count" or "tf_idf" (counts times the
+            ``idf_weights``, or those ``adapt`` computes as Keras:
+            ``log(1 + documents / (1 + documents with the token))``).
+        idf_weights: one weight per vocabulary token, with ``vocabulary``,
+            in "tf_idf" mode only.
         pad_to_max_tokens: encode to ``max_tokens`` columns.
         **kwargs: base Layer arguments; ``encoding`` is accepted (utf-8).
 
@@ -216,11 +273,9 @@ class StringLookup(_IndexLookup):
         if num_oov_indices > 1:
             raise ValueError("StringLookup: num_oov_indices > 1 needs Keras's farmhash buckets, which minikeras "
                              f"does not implement; received num_oov_indices={num_oov_indices}.")
-        if idf_weights is not None:
-            raise ValueError("StringLookup: idf_weights (output_mode='tf_idf') are not implemented.")
         self.encoding = encoding
         super().__init__(max_tokens, num_oov_indices, mask_token, oov_token, vocabulary, invert, output_mode,
-                         pad_to_max_tokens, sparse, **kwargs)
+                         pad_to_max_tokens, sparse, idf_weights=idf_weights, **kwargs)
 
     @staticmethod
     def _token(token):
@@ -240,12 +295,14 @@ class IntegerLookup(_IndexLookup):
 
     def __init__(self, max_tokens=None, num_oov_indices=1, mask_token=None, oov_token=-1, vocabulary=None,
                  vocabulary_dtype="int64", idf_weights=None, invert=False, output_mode="int", sparse=False,
-                 pad_to_max_tokens=False, **kwargs):
-        if idf_weights is not None:
-            raise ValueError("IntegerLookup: idf_weights (output_mode='tf_idf') are not implemented.")
+                 pad_to_max_tokens=False, oov_method="floormod", salt=None, **kwargs):
+        if oov_method != "floormod":
+            raise ValueError("IntegerLookup: only oov_method='floormod' is implemented (Keras's 'farmhash' needs "
+                             f"TensorFlow's fingerprint hash); received oov_method={oov_method!r}.")
         self.vocabulary_dtype = vocabulary_dtype
+        self.oov_method, self.salt = oov_method, salt
         super().__init__(max_tokens, num_oov_indices, mask_token, oov_token, vocabulary, invert, output_mode,
-                         pad_to_max_tokens, sparse, **kwargs)
+                         pad_to_max_tokens, sparse, idf_weights=idf_weights, **kwargs)
 
     @staticmethod
     def _token(token):
@@ -261,4 +318,5 @@ class IntegerLookup(_IndexLookup):
         return Tensor(tokens.astype(numpy.int64))
 
     def get_config(self):
-        return {**super().get_config(), "vocabulary_dtype": self.vocabulary_dtype}
+        return {**super().get_config(), "vocabulary_dtype": self.vocabulary_dtype, "oov_method": self.oov_method,
+                "salt": self.salt}

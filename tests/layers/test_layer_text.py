@@ -54,7 +54,7 @@ def test_lookup_mask_and_errors():
     with pytest.raises(ValueError, match="farmhash"):
         layers.StringLookup(num_oov_indices=2)
     with pytest.raises(ValueError, match="output_mode"):
-        layers.StringLookup(output_mode="tf_idf")
+        layers.StringLookup(output_mode="tf_idf_weights")
     with pytest.raises(TypeError, match="integer tokens"):
         layers.IntegerLookup(vocabulary=[1, 2])(["a"])
 
