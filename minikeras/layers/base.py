@@ -16,6 +16,7 @@ from minikeras.autograd.tensor import from_array
 from minikeras.device import placement_device
 from minikeras.layers.keras_mask import get_keras_mask, set_keras_mask
 from minikeras.layers.naming import to_snake_case, unique_name
+from minikeras.layers.tf_data import call_on_tf_tensors, has_tf_tensors
 from minikeras.layers.weight_info import set_weight_info, weight_info
 from minikeras.layers.weight_arguments import add_weight_arguments, unique_weight_name
 from minikeras.utils.nest import flatten as _flatten
@@ -302,8 +303,14 @@ class Layer:
         layer on a small zero batch."""
         return None
 
+    #: TensorFlow's marker for "call as is, never rewrite with AutoGraph": a
+    #: layer used in ``Dataset.map`` runs its own host code (layers/tf_data.py).
+    autograph_info__ = None
+
     def __call__(self, inputs, *args, **kwargs):
         with entry_point(type(self).__name__, self.name):
+            if has_tf_tensors(inputs):  # inside a tf.data pipeline (layers/tf_data.py)
+                return call_on_tf_tensors(self, inputs, args, kwargs)
             return self._checked_call(inputs, *args, **kwargs)
 
     def _checked_call(self, inputs, *args, **kwargs):
