@@ -13,7 +13,6 @@ array-like: converts and checks it, then goes through the same fields).
 import numpy
 
 from minikeras import backend
-from minikeras.autograd.keras_mask import get_keras_mask, set_keras_mask
 from minikeras.device import registry, scope
 from minikeras.utils.argument_validation import check_dtype
 
@@ -63,10 +62,14 @@ class Tensor:
     def _keras_mask(self):
         """The ``(batch, steps)`` mask a layer attached to this tensor, or
         None: Keras's attribute, read and written as in Keras's guides."""
+        from minikeras.autograd.keras_mask import get_keras_mask  # tensor.py imports no autograd module up front
+
         return get_keras_mask(self)
 
     @_keras_mask.setter
     def _keras_mask(self, mask):
+        from minikeras.autograd.keras_mask import set_keras_mask
+
         set_keras_mask(self, mask)
 
     @property
