@@ -248,7 +248,7 @@ class Trainer(TrainingSteps):
             sample_weight = _class_weights_to_sample_weights(class_weight, y, sample_weight)
         if reset_metrics:
             self.reset_metrics()
-        logs = flatten_logs(self.train_step(pack_x_y_sample_weight(x, y, sample_weight)))
+        logs = flatten_logs(self.train_step(_batch(x, y, sample_weight)))
         return self._format(logs, return_dict)
 
     @_in_run_context
@@ -257,14 +257,14 @@ class Trainer(TrainingSteps):
         self._check_compiled("test_on_batch")
         if reset_metrics:
             self.reset_metrics()
-        logs = flatten_logs(self.test_step(pack_x_y_sample_weight(x, y, sample_weight)))
+        logs = flatten_logs(self.test_step(_batch(x, y, sample_weight)))
         return self._format(logs, return_dict)
 
     @_in_run_context
     def predict_on_batch(self, x):
         """Model outputs for one batch as NumPy arrays."""
         with no_grad():
-            result = self.predict_step(pack_x_y_sample_weight(x))
+            result = self.predict_step(_batch(x))
         return _map_host(result)
 
     def _flat_metric_order(self):
@@ -297,6 +297,15 @@ class Trainer(TrainingSteps):
         values = [logs[key] for key in order if key in logs] + [logs[key] for key in sorted(logs)
                                                                if key not in order]
         return values[0] if len(values) == 1 else values
+
+
+def _batch(x, y=None, sample_weight=None):
+    """One batch given to a ``*_on_batch`` method, packed with its arrays
+    converted at the boundary (array-likes, lists), as fit's batches are."""
+    def convert(value):
+        return None if value is None else data_adapter.as_arrays(value)
+
+    return pack_x_y_sample_weight(convert(x), convert(y), convert(sample_weight))
 
 
 def _sorted(logs):
