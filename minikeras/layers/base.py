@@ -21,6 +21,7 @@ from minikeras.utils.nest import flatten as _flatten
 from minikeras.utils.nest import map_structure as _map
 from minikeras.utils import array_like
 from minikeras.utils.argument_validation import check_dtype, entry_point
+from minikeras.utils.traceback_utils import filter_traceback
 from minikeras.variables import Variable
 
 _LAYER_CLASSES = {}
@@ -308,6 +309,7 @@ class Layer:
         layer on a small zero batch."""
         return None
 
+    @filter_traceback
     def __call__(self, inputs, *args, **kwargs):
         with entry_point(type(self).__name__, self.name):
             return self._checked_call(inputs, *args, **kwargs)

@@ -19,6 +19,7 @@ from minikeras.models.steps import TrainingSteps, flatten_logs
 from minikeras.utils import data_adapter
 from minikeras.utils.argument_validation import is_int, validate_int
 from minikeras.utils.packing import pack_x_y_sample_weight
+from minikeras.utils.traceback_utils import filter_traceback
 
 
 def _host(value):
@@ -109,6 +110,7 @@ class Trainer(TrainingSteps):
             raise RuntimeError(f"You must compile the model before calling {what}(): model.compile(optimizer, loss).")
 
     # ----------------------------------------------------------------- fit
+    @filter_traceback
     @_in_run_context
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
             validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
@@ -204,6 +206,7 @@ class Trainer(TrainingSteps):
         return logs
 
     # ------------------------------------------------------------ evaluate
+    @filter_traceback
     @_in_run_context
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
                  callbacks=None, return_dict=False):
@@ -219,6 +222,7 @@ class Trainer(TrainingSteps):
         return self._format(logs, return_dict)
 
     # ------------------------------------------------------------- predict
+    @filter_traceback
     @_in_run_context
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         """Model outputs for ``x`` as NumPy arrays (a list for several outputs)."""
@@ -239,6 +243,7 @@ class Trainer(TrainingSteps):
         return _concatenate(outputs)
 
     # ------------------------------------------------------------ on_batch
+    @filter_traceback
     @_in_run_context
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, reset_metrics=True,
                        return_dict=False):
@@ -251,6 +256,7 @@ class Trainer(TrainingSteps):
         logs = flatten_logs(self.train_step(_batch(x, y, sample_weight)))
         return self._format(logs, return_dict)
 
+    @filter_traceback
     @_in_run_context
     def test_on_batch(self, x, y=None, sample_weight=None, reset_metrics=True, return_dict=False):
         """Loss (and metrics) on one batch, without training."""
@@ -260,6 +266,7 @@ class Trainer(TrainingSteps):
         logs = flatten_logs(self.test_step(_batch(x, y, sample_weight)))
         return self._format(logs, return_dict)
 
+    @filter_traceback
     @_in_run_context
     def predict_on_batch(self, x):
         """Model outputs for one batch as NumPy arrays."""
