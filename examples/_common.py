@@ -19,6 +19,12 @@ def positive_int(text):
     return value
 
 
+def summary(doc):
+    """The first paragraph of a module docstring, on one line: ``--help``'s
+    description (its first line alone can stop mid-sentence)."""
+    return " ".join(doc.strip().split("\n\n")[0].split())
+
+
 def parser(description, epochs, batch_size, datasets=None, device=True):
     """An argument parser with the options every example takes.
 

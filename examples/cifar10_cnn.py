@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import minikeras as mk  # noqa: E402
 from minikeras import layers  # noqa: E402
-from _common import Timer, limit, parser, run  # noqa: E402
+from _common import Timer, limit, parser, run, summary  # noqa: E402
 
 
 def conv_block(filters, dropout):
@@ -77,7 +77,7 @@ class AugmentedBatches(mk.utils.Sequence):
 
 
 def main(argv=None):
-    p = parser(__doc__.splitlines()[0], epochs=16, batch_size=128)
+    p = parser(summary(__doc__), epochs=16, batch_size=128)
     p.add_argument("--validate", action="store_true", help="report test accuracy after every epoch (slower)")
     args = p.parse_args(argv)
     mk.random.seed(args.seed)

@@ -14,11 +14,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import minikeras as mk  # noqa: E402
 from minikeras import layers  # noqa: E402
-from _common import Timer, limit, parser, run  # noqa: E402
+from _common import Timer, limit, parser, run, summary  # noqa: E402
 
 
 def main(argv=None):
-    args = parser(__doc__.splitlines()[0], epochs=5, batch_size=64).parse_args(argv)
+    args = parser(summary(__doc__), epochs=5, batch_size=64).parse_args(argv)
     mk.random.seed(args.seed)
     # The label says which half of the features has the larger sum: learnable
     # by a small MLP, so the test accuracy shows that training works.

@@ -17,12 +17,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import minikeras as mk  # noqa: E402
 from minikeras import config  # noqa: E402
-from _common import positive_int, run  # noqa: E402
+from _common import positive_int, run, summary  # noqa: E402
 
 
 def main(argv=None):
     # No --device: choosing the devices is what this example demonstrates.
-    options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    options = argparse.ArgumentParser(description=summary(__doc__))
     options.add_argument("--epochs", type=positive_int, default=20, help="epochs of the closing model (default 20)")
     options.add_argument("--batch-size", type=positive_int, default=32, help="batch size (default 32)")
     options.add_argument("--seed", type=int, default=0, help="random seed")

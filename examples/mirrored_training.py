@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import minikeras as mk  # noqa: E402
 from minikeras import config, layers  # noqa: E402
-from _common import Timer, limit, parser, positive_int, run  # noqa: E402
+from _common import Timer, limit, parser, positive_int, run, summary  # noqa: E402
 
 
 def build_model():
@@ -35,7 +35,7 @@ def build_model():
 
 def main(argv=None):
     # No --device: MirroredModel places one replica on each device it uses.
-    p = parser(__doc__.splitlines()[0], epochs=3, batch_size=256, datasets=["fashion_mnist", "mnist"],
+    p = parser(summary(__doc__), epochs=3, batch_size=256, datasets=["fashion_mnist", "mnist"],
                device=False)
     p.add_argument("--replicas", type=positive_int, default=2,
                    help="logical CPU devices when there are fewer than 2 GPUs (default 2)")

@@ -19,12 +19,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import minikeras as mk  # noqa: E402
 from minikeras.distribute import MultiWorkerMirroredModel, shard  # noqa: E402
-from _common import Timer, limit, parser, positive_int, run  # noqa: E402
+from _common import Timer, limit, parser, positive_int, run, summary  # noqa: E402
 from mirrored_training import build_model  # noqa: E402  (the same CNN as the one-process example)
 
 
 def main(argv=None):
-    p = parser(__doc__.splitlines()[0], epochs=3, batch_size=128, device=False)
+    p = parser(summary(__doc__), epochs=3, batch_size=128, device=False)
     p.add_argument("--timeout", type=positive_int, default=300,
                    help="seconds a worker waits for the others before giving up (default 300)")
     args = p.parse_args(argv)

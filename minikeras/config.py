@@ -31,3 +31,8 @@ from minikeras.device import (  # noqa: F401
 )
 
 from minikeras.saving._safety import enable_unsafe_deserialization  # noqa: E402,F401  (Keras 3's switch)
+from minikeras.utils.traceback_utils import (  # noqa: E402,F401  (Keras 3's switches)
+    disable_traceback_filtering,
+    enable_traceback_filtering,
+    is_traceback_filtering_enabled,
+)

@@ -47,6 +47,11 @@ class GradientTape:
         """d(target)/d(source) for each source, in the sources' structure.
 
         Returns None for a source the target does not depend on, as tf does.
+        A target with several elements, or a list of targets, is
+        differentiated as the sum of all their elements (TensorFlow's rule:
+        ``output_gradients`` of ones), so ``tape.gradient(y, x)`` with
+        ``y = x * x`` gives ``2 * x``. ``Tensor.backward()`` stays strict and
+        asks for an explicit gradient instead.
 
         Raises:
             RuntimeError: a second call on a tape that is not persistent.
@@ -66,10 +71,25 @@ class GradientTape:
             leaf.grad = None
         grads = []
         try:
-            if isinstance(target, Tensor) and target.requires_grad:
-                target.backward(output_gradients, retain_graph=self.persistent)
+            targets = flatten(target)
+            seeds = flatten(output_gradients) if output_gradients is not None else [None] * len(targets)
+            if len(seeds) != len(targets):
+                raise ValueError(f"GradientTape.gradient: output_gradients must match the targets' structure; "
+                                 f"received {len(seeds)} for {len(targets)} targets.")
+            differentiable = [(t, seed) for t, seed in zip(targets, seeds)
+                              if isinstance(t, Tensor) and t.requires_grad]
+            for position, (one, seed) in enumerate(differentiable):
+                # Later targets may share this graph: keep it until the last.
+                keep = self.persistent or position < len(differentiable) - 1
+                one.backward(_ones_like(one) if seed is None else seed, retain_graph=keep)
             grads = [leaf.grad for leaf in leaves]
         finally:
             for leaf, grad in zip(leaves, saved):
                 leaf.grad = grad
         return pack_sequence_as(sources, grads) if isinstance(sources, (list, tuple, dict)) else grads[0]
+
+
+def _ones_like(target):
+    """The seed of a target's backward pass: ones (the gradient of its sum)."""
+    with target.device.activate():
+        return target.device.xp.ones_like(target.data)

@@ -69,15 +69,21 @@ _blas = {"configured": False}
 
 
 def _configure_blas():
-    """Make BLAS single-threaded once, unless the user chose a count."""
+    """Make BLAS single-threaded once, unless the user chose a count.
+
+    For every op-thread count, one included: the op threads are the
+    parallelism, so ``MINIKERAS_NUM_THREADS=N`` means N busy threads in all.
+    (BLAS left at its default with one op thread would start a thread per
+    core in every process: two MPI workers on two cores, each told to use
+    one thread, ran 8-14x slower so, issue 19.)
+    """
     _blas["configured"] = True
     if tuning.BLAS_THREADS is not None:
         blas_threads.set_count(tuning.BLAS_THREADS)
         return
     if any(os.environ.get(name) for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")):
         return
-    if num_threads() > 1:
-        blas_threads.set_count(1)
+    blas_threads.set_count(1)
 
 
 def _pool():

@@ -44,6 +44,11 @@ class ModelCheckpoint(Callback):
                 f"ModelCheckpoint: unrecognized save_freq: {save_freq!r}. Expected save_freq to be 'epoch' "
                 "or a positive integer."
             )
+        if not save_weights_only and not filepath.endswith((".keras", ".h5", ".hdf5")):
+            # model.save refuses other names (as Keras 3): say so now, not after the first epoch.
+            raise ValueError("ModelCheckpoint: the filepath provided must end in `.keras` (Keras model format) or "
+                             "`.h5`/`.hdf5` (legacy HDF5), or pass save_weights_only=True with a name ending in "
+                             f"`.weights.h5`. Received: filepath={filepath}")
         self.filepath = filepath
         self.monitor = monitor
         self.verbose = verbose

@@ -10,7 +10,6 @@ import threading
 
 import numpy
 
-from minikeras import backend
 from minikeras.autograd import Tensor
 from minikeras.autograd.tensor import from_array
 from minikeras.device import placement_device
@@ -21,7 +20,9 @@ from minikeras.layers.weight_info import set_weight_info, weight_info
 from minikeras.layers.weight_arguments import add_weight_arguments, unique_weight_name
 from minikeras.utils.nest import flatten as _flatten
 from minikeras.utils.nest import map_structure as _map
+from minikeras.utils import array_like
 from minikeras.utils.argument_validation import check_dtype, entry_point
+from minikeras.utils.traceback_utils import filter_traceback
 from minikeras.variables import Variable
 
 _LAYER_CLASSES = {}
@@ -74,6 +75,12 @@ class Layer:
     #: the timestep axis, such as Dense or Dropout; a layer overriding
     #: ``compute_mask`` supports masking by definition).
     supports_masking = False
+
+    #: Whether text (NumPy arrays of str/bytes) passes through this layer's
+    #: input conversion untouched: True for models and InputLayer, which
+    #: hand it to the layer that reads it (TextVectorization, StringLookup
+    #: convert their own inputs); other layers refuse it at their entry.
+    _passes_text = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -307,6 +314,7 @@ class Layer:
     #: layer used in ``Dataset.map`` runs its own host code (layers/tf_data.py).
     autograph_info__ = None
 
+    @filter_traceback
     def __call__(self, inputs, *args, **kwargs):
         with entry_point(type(self).__name__, self.name):
             if has_tf_tensors(inputs):  # inside a tf.data pipeline (layers/tf_data.py)
@@ -376,7 +384,9 @@ class Layer:
         if value is None or isinstance(value, (str, bytes)):
             return value
         device = placement_device()
-        array = numpy.asarray(value) if not backend.is_array(value) else value
+        array = array_like.to_array(value, f"{type(self).__name__} {self.name!r}")
+        if self._passes_text and array_like.is_string_array(array):
+            return array  # text stays on the host, for the layer that reads it
         check_dtype(f"{type(self).__name__} {self.name!r}", array.dtype)
         cast = array.dtype.kind == "f" and array.dtype != numpy.dtype(self.dtype)
         if cast and isinstance(array, numpy.ndarray):

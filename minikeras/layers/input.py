@@ -22,13 +22,13 @@ class KerasTensor:
 
     Attributes:
         shape: tuple, ``None`` for unknown sizes.
-        dtype: numpy dtype name.
+        dtype: numpy dtype name, or ``"string"`` for text (Keras's name).
         node: the Node that outputs it; ``index`` its position there.
     """
 
     def __init__(self, shape, dtype="float32", node=None, index=0, name=None):
         self.shape = tuple(shape)
-        self.dtype = numpy.dtype(dtype).name
+        self.dtype = "string" if is_string_dtype(dtype) else numpy.dtype(dtype).name
         self.node = node
         self.index = index
         self.name = name
@@ -51,6 +51,11 @@ class KerasTensor:
         )
 
 
+def is_string_dtype(dtype):
+    """True for Keras's text dtype: ``"string"`` (or ``str``)."""
+    return dtype is str or (isinstance(dtype, str) and dtype in ("string", "str"))
+
+
 class Node:
     """One call of a layer in a functional graph."""
 
@@ -71,22 +76,30 @@ class Node:
 class InputLayer(Layer):
     """The layer behind ``Input``: it passes its input through."""
 
+    _passes_text = True  # an Input(dtype="string") feeds text to the next layer
+
     def __init__(self, input_shape=None, batch_size=None, dtype=None, name=None, batch_input_shape=None,
                  sparse=None, **kwargs):
         if batch_input_shape is None:
             if input_shape is None:
                 raise ValueError("InputLayer needs input_shape (without the batch axis) or batch_input_shape.")
             batch_input_shape = (batch_size,) + tuple(input_shape)
-        super().__init__(name=name, dtype=dtype or "float32", batch_input_shape=batch_input_shape, **kwargs)
+        text = is_string_dtype(dtype)
+        super().__init__(name=name, dtype="float32" if text else dtype or "float32",
+                         batch_input_shape=batch_input_shape, **kwargs)
+        # The input's dtype: a numeric one, or "string" (text stays NumPy
+        # strings on the host; the layer holds no weights, so its own dtype
+        # is only that of the data).
+        self._input_dtype = "string" if text else self.dtype
         self.built = True
-        self.output = KerasTensor(self._batch_input_shape, self.dtype, name=self.name)
+        self.output = KerasTensor(self._batch_input_shape, self._input_dtype, name=self.name)
         self.output.node = Node(self, [], (), {}, self.output)
 
     def call(self, inputs):
         return inputs
 
     def get_config(self):
-        return {"batch_input_shape": list(self._batch_input_shape), "dtype": self.dtype, "name": self.name}
+        return {"batch_input_shape": list(self._batch_input_shape), "dtype": self._input_dtype, "name": self.name}
 
 
 def Input(shape=None, batch_size=None, name=None, dtype="float32", batch_shape=None):  # noqa: N802  (Keras name)
@@ -96,7 +109,8 @@ def Input(shape=None, batch_size=None, name=None, dtype="float32", batch_shape=N
         shape: the shape of one sample, e.g. ``(784,)``; None for unknown sizes.
         batch_size: fixed batch size, usually None.
         name: the input's name.
-        dtype: its dtype.
+        dtype: its dtype; ``"string"`` for text (NumPy arrays of ``str`` or
+            ``bytes``, read by TextVectorization or StringLookup).
 
     Example:
         >>> x = Input(shape=(784,))
@@ -130,6 +144,8 @@ def _probe_value(keras_tensor, unknown_size):
     shape = _probe_shape(keras_tensor.shape, unknown_size)
     # While a model is rebuilt from a file, a probe batch may not be larger
     # than the file's weights justify (a config declaring a huge input).
+    if keras_tensor.dtype == "string":
+        return numpy.full(shape, "", dtype=str)  # empty texts: strings never become Tensors
     _safety.charge(shape, keras_tensor.dtype, f"a probe batch for input {keras_tensor.name or ''!r}",
                    cumulative=False)
     value = Tensor(numpy.zeros(shape, dtype=keras_tensor.dtype))

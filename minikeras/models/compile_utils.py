@@ -2,6 +2,7 @@
 import numpy
 
 from minikeras.autograd import Tensor
+from minikeras.utils.argument_validation import validate_number
 
 
 def _per_output(value, output_names, what):
@@ -19,6 +20,22 @@ def _per_output(value, output_names, what):
     return [value] * count
 
 
+def _loss_weights(loss_weights, output_names):
+    """One float per output, as Keras reads ``compile(loss_weights=...)``:
+    a number for every output, a list with one per output (``[1.0]`` for a
+    single output too), or a dict by output name (missing names weigh 1)."""
+    if loss_weights is None:
+        return [1.0] * len(output_names)
+    if isinstance(loss_weights, (list, tuple)) and len(output_names) == 1:
+        if len(loss_weights) != 1:
+            raise ValueError(f"loss_weights must match the number of losses: the model has 1 output, received "
+                             f"{len(loss_weights)} weights {list(loss_weights)!r}.")
+        weights = list(loss_weights)
+    else:
+        weights = _per_output(loss_weights, output_names, "loss_weights")
+    return [1.0 if weight is None else validate_number("compile", "loss_weights", weight) for weight in weights]
+
+
 class LossContainer:
     """The compiled loss: per-output losses, weighted and summed."""
 
@@ -34,8 +51,7 @@ class LossContainer:
         self.has_losses = any(item is not None for item in self.losses)
         self.metrics = [Mean(name=f"{name}_loss") for name, item in zip(output_names, self.losses)
                         if item is not None] if len(output_names) > 1 else []
-        weights = _per_output(loss_weights, output_names, "loss_weights") if loss_weights is not None else None
-        self.weights = [1.0 if w is None else float(w) for w in weights] if weights else [1.0] * len(output_names)
+        self.weights = _loss_weights(loss_weights, output_names)
         self.loss_specs = [loss] if not isinstance(loss, (list, dict)) else loss
 
     def __call__(self, y_true, y_pred, sample_weight=None, regularization_losses=None):

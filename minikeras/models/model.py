@@ -16,6 +16,8 @@ class Model(Trainer, Layer):
     ``Model()`` in a subclass makes a subclassed model.
     """
 
+    _passes_text = True  # to its first layers (TextVectorization); see Layer
+
     def __new__(cls, *args, **kwargs):
         if cls is Model and (args or "inputs" in kwargs or "outputs" in kwargs):
             from minikeras.models.functional import Functional

@@ -64,7 +64,8 @@ class Sequential(Model):
         return layer
 
     def _rebuild(self, batch_shape):
-        self._input_tensor = Input(batch_shape=tuple(batch_shape))
+        dtype = "float32" if self._input_tensor is None else self._input_tensor.dtype  # "string" stays text
+        self._input_tensor = Input(batch_shape=tuple(batch_shape), dtype=dtype)
         tensor = self._input_tensor
         for layer in self._stack:
             tensor = layer(tensor)
@@ -107,6 +108,10 @@ class Sequential(Model):
     def call(self, inputs, training=None):
         if self._input_tensor is not None:
             expected = self._input_tensor.shape
+            if not hasattr(inputs, "shape"):
+                raise TypeError(f"Sequential model '{self.name}' takes one array or Tensor as input, received "
+                                f"{type(inputs).__name__}. Convert nested lists with numpy.asarray first "
+                                "(fit, evaluate and predict take them as they are).")
             shape = tuple(inputs.shape)
             if len(shape) != len(expected) or any(e is not None and s != e for s, e in zip(shape, expected)):
                 raise ValueError(
@@ -125,6 +130,8 @@ class Sequential(Model):
         config = {"name": self.name, "trainable": self.trainable, "layers": layers}
         if self._input_tensor is not None:
             config["batch_input_shape"] = list(self._input_tensor.shape)
+            if self._input_tensor.dtype != "float32":
+                config["input_dtype"] = self._input_tensor.dtype  # e.g. "string" for a text model
         return config
 
     @classmethod
@@ -133,7 +140,8 @@ class Sequential(Model):
 
         model = cls(name=config.get("name"), trainable=config.get("trainable", True))
         if config.get("batch_input_shape") is not None:
-            model.add(Input(batch_shape=tuple(config["batch_input_shape"])))
+            model.add(Input(batch_shape=tuple(config["batch_input_shape"]),
+                            dtype=config.get("input_dtype", "float32")))
         for spec in config["layers"]:
             layer_class = get_layer_class(spec["class_name"], custom_objects)
             layer = layer_from_config(layer_class, spec["config"], custom_objects)

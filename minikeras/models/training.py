@@ -19,6 +19,7 @@ from minikeras.models.steps import TrainingSteps, flatten_logs
 from minikeras.utils import data_adapter
 from minikeras.utils.argument_validation import is_int, validate_int
 from minikeras.utils.packing import pack_x_y_sample_weight
+from minikeras.utils.traceback_utils import filter_traceback
 
 
 def _host(value):
@@ -109,6 +110,7 @@ class Trainer(TrainingSteps):
             raise RuntimeError(f"You must compile the model before calling {what}(): model.compile(optimizer, loss).")
 
     # ----------------------------------------------------------------- fit
+    @filter_traceback
     @_in_run_context
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
             validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
@@ -204,6 +206,7 @@ class Trainer(TrainingSteps):
         return logs
 
     # ------------------------------------------------------------ evaluate
+    @filter_traceback
     @_in_run_context
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
                  callbacks=None, return_dict=False):
@@ -219,6 +222,7 @@ class Trainer(TrainingSteps):
         return self._format(logs, return_dict)
 
     # ------------------------------------------------------------- predict
+    @filter_traceback
     @_in_run_context
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         """Model outputs for ``x`` as NumPy arrays (a list for several outputs)."""
@@ -239,6 +243,7 @@ class Trainer(TrainingSteps):
         return _concatenate(outputs)
 
     # ------------------------------------------------------------ on_batch
+    @filter_traceback
     @_in_run_context
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, reset_metrics=True,
                        return_dict=False):
@@ -248,23 +253,25 @@ class Trainer(TrainingSteps):
             sample_weight = _class_weights_to_sample_weights(class_weight, y, sample_weight)
         if reset_metrics:
             self.reset_metrics()
-        logs = flatten_logs(self.train_step(pack_x_y_sample_weight(x, y, sample_weight)))
+        logs = flatten_logs(self.train_step(_batch(x, y, sample_weight)))
         return self._format(logs, return_dict)
 
+    @filter_traceback
     @_in_run_context
     def test_on_batch(self, x, y=None, sample_weight=None, reset_metrics=True, return_dict=False):
         """Loss (and metrics) on one batch, without training."""
         self._check_compiled("test_on_batch")
         if reset_metrics:
             self.reset_metrics()
-        logs = flatten_logs(self.test_step(pack_x_y_sample_weight(x, y, sample_weight)))
+        logs = flatten_logs(self.test_step(_batch(x, y, sample_weight)))
         return self._format(logs, return_dict)
 
+    @filter_traceback
     @_in_run_context
     def predict_on_batch(self, x):
         """Model outputs for one batch as NumPy arrays."""
         with no_grad():
-            result = self.predict_step(pack_x_y_sample_weight(x))
+            result = self.predict_step(_batch(x))
         return _map_host(result)
 
     def _flat_metric_order(self):
@@ -297,6 +304,15 @@ class Trainer(TrainingSteps):
         values = [logs[key] for key in order if key in logs] + [logs[key] for key in sorted(logs)
                                                                if key not in order]
         return values[0] if len(values) == 1 else values
+
+
+def _batch(x, y=None, sample_weight=None):
+    """One batch given to a ``*_on_batch`` method, packed with its arrays
+    converted at the boundary (array-likes, lists), as fit's batches are."""
+    def convert(value):
+        return None if value is None else data_adapter.as_arrays(value)
+
+    return pack_x_y_sample_weight(convert(x), convert(y), convert(sample_weight))
 
 
 def _sorted(logs):

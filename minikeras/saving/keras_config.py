@@ -248,7 +248,10 @@ def _model_config_to_minikeras(class_name, config, custom_objects, safe_mode, so
         layers.append(converted)
     if class_name == "Sequential":
         if layers and layers[0]["class_name"] == "InputLayer":
-            config["batch_input_shape"] = layers.pop(0)["config"]["batch_input_shape"]
+            input_config = layers.pop(0)["config"]
+            config["batch_input_shape"] = input_config["batch_input_shape"]
+            if isinstance(input_config.get("dtype"), str) and input_config["dtype"] != "float32":
+                config["input_dtype"] = input_config["dtype"]
         elif config.get("build_input_shape") is not None and "batch_input_shape" not in config:
             config["batch_input_shape"] = config["build_input_shape"]
         config.pop("build_input_shape", None)

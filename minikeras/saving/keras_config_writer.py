@@ -72,7 +72,8 @@ def _model_config_to_keras(class_name, config):
     layers = []
     if class_name == "Sequential" and config.get("batch_input_shape") is not None:
         shape = list(config.pop("batch_input_shape"))
-        layers.append(spec_to_keras("InputLayer", {"batch_shape": shape, "dtype": "float32", "sparse": False,
+        dtype = config.pop("input_dtype", "float32")
+        layers.append(spec_to_keras("InputLayer", {"batch_shape": shape, "dtype": dtype, "sparse": False,
                                                    "name": f"{config['name']}_input"}))
         config["build_input_shape"] = shape
     for spec in config["layers"]:

@@ -4,7 +4,8 @@ Formats, as in Keras 3:
 
 - ``.keras``: Keras 3's zip (keras_zip.py), the default Keras writes;
 - ``.h5`` / ``.hdf5`` (or ``save_format="h5"``): tf.keras's HDF5 layout
-  (legacy_h5.py); any other suffix also gets HDF5, as minikeras always did;
+  (legacy_h5.py); any other suffix is refused with Keras 3's explanation
+  (``model.save("mydir")`` once wrote HDF5 silently);
 - ``.weights.h5``: Keras 3's weights layout (keras_weights_h5.py); other
   ``save_weights`` suffixes get tf.keras's weights layout (hdf5_format.py).
 
@@ -68,7 +69,16 @@ def _suffix_format(filepath, save_format):
         return save_format
     if isinstance(filepath, (h5py.Group, h5py.File)):
         return "h5"
-    return "keras" if os.fspath(filepath).endswith(".keras") else "h5"
+    path = os.fspath(filepath)
+    if path.endswith(".keras"):
+        return "keras"
+    if path.endswith((".h5", ".hdf5")) or not path.strip():
+        return "h5"  # (an empty path is refused by atomic_write, naming what is expected)
+    raise ValueError(
+        "Invalid filepath extension for saving. Please add either a `.keras` extension for the native Keras "
+        "format (recommended) or a `.h5` (or `.hdf5`) extension for the legacy HDF5 format. To save the weights "
+        "alone, use `model.save_weights(filepath)` with a name ending in `.weights.h5`. minikeras has no "
+        f"SavedModel export (TensorFlow's directory format). Received: filepath={path}")
 
 
 def save_model(model, filepath, overwrite=True, include_optimizer=True, save_format=None):
@@ -78,13 +88,16 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True, save_for
         model: a Sequential or functional Model (or a subclassed model that
             implements ``get_config``).
         filepath: the file to write: ``"model.keras"`` (Keras 3 zip) or
-            ``"model.h5"`` (tf.keras HDF5).
+            ``"model.h5"`` / ``"model.hdf5"`` (tf.keras HDF5); any other
+            name is refused, as Keras 3 does.
         overwrite: if False and the file exists, raise FileExistsError.
         include_optimizer: also save the compile arguments, the optimizer
             config and its state (if the model is compiled).
         save_format: ``"keras"`` or ``"h5"`` to override the suffix.
 
     Raises:
+        ValueError: the name ends in neither ``.keras`` nor ``.h5``/``.hdf5``
+            (and no ``save_format`` says which).
         NotImplementedError: a subclassed model without ``get_config``.
         TypeError: a config that cannot be stored as JSON.
         FileExistsError: the file exists and ``overwrite`` is False.

@@ -1,37 +1,69 @@
 """Turning fit/evaluate/predict inputs into batches.
 
-Accepted: NumPy arrays (or anything ``numpy.asarray`` takes), lists/tuples
-or dicts of arrays for several inputs/outputs, a Sequence-like object
-(``__len__`` and ``__getitem__`` giving batches), or a generator/iterator
-yielding ``(x, y)`` or ``(x, y, sample_weight)`` batches.
+Accepted, as Keras 3 accepts them:
+
+- arrays: NumPy (or CuPy) arrays, minikeras Tensors (batched on the device
+  where they live), anything array-like (torch/TF/JAX tensors, pandas
+  DataFrames and Series: `minikeras.utils.array_like`), nested Python lists
+  of numbers or strings, and lists/tuples/dicts of those for several
+  inputs/outputs;
+- a Sequence-like object (``__len__`` and ``__getitem__`` giving batches,
+  e.g. a PyDataset);
+- a generator/iterator, or an iterable of batches such as a
+  ``tf.data.Dataset`` or a ``torch.utils.data.DataLoader`` (recognised by
+  the iteration protocol, never imported), yielding ``x``, ``(x, y)`` or
+  ``(x, y, sample_weight)`` (a list is read as a tuple, as Keras does).
+  An iterable that makes a fresh iterator per ``iter()`` call is read
+  from its start every epoch; with ``steps_per_epoch`` it is read on
+  across epochs and restarted when it runs out, as Keras's epoch iterator
+  does.
 """
 import warnings
 
 import numpy
 
-from minikeras import backend
 from minikeras.device import registry
 from minikeras.utils.argument_validation import is_int
-from minikeras.utils import py_dataset
+from minikeras.utils import array_like, py_dataset
 from minikeras.utils.nest import flatten as _flatten
 from minikeras.utils.nest import map_structure as _map
+from minikeras.utils.packing import unpack_x_y_sample_weight
 
 
 def _as_array(value):
     if value is None:
         return None
-    if hasattr(value, "numpy") and not isinstance(value, numpy.ndarray):
-        return value.numpy()
-    array = value if backend.is_array(value) else numpy.asarray(value)
-    if array.dtype.kind not in "biufc":  # objects (None would train as NaN), strings, dates
+    array = array_like.to_array(value, "Model data")
+    if array.dtype.kind not in "biufc" and not array_like.is_string_array(array):
+        # objects (None would train as NaN), dates, structured records
         raise TypeError(f"Model data must be numeric arrays; received an array of dtype {array.dtype} from "
-                        f"{type(value).__name__}.")
+                        f"{type(value).__name__}. (Text is taken as arrays of str or bytes, for TextVectorization.)")
+    if array.ndim == 0:
+        raise ValueError(f"Model data must be arrays with a batch axis (one row per sample); received a single "
+                         f"{type(value).__name__} {str(value)[:60]!r}.")
     return array
 
 
+def as_arrays(structure):
+    """Every leaf of an x/y/sample_weight structure as an array.
+
+    A list that is itself one array written as nested Python lists (its
+    first elements lead to a number or a string) becomes one array; other
+    lists, tuples and dicts are structures of several inputs or outputs.
+    """
+    if isinstance(structure, (list, tuple)):
+        if array_like.is_nested_numbers(structure):
+            return _as_array(structure)
+        return type(structure)(as_arrays(item) for item in structure)
+    if isinstance(structure, dict):
+        return {key: as_arrays(value) for key, value in structure.items()}
+    return _as_array(structure)
+
+
 def is_batch_source(x):
-    """True for generators/iterators and Sequence-like objects."""
-    if isinstance(x, (numpy.ndarray, list, tuple, dict)) or backend.is_array(x):
+    """True for generators, iterables of batches (tf.data, DataLoader) and
+    Sequence-like objects; False for arrays, Tensors and array-likes."""
+    if isinstance(x, (numpy.ndarray, list, tuple, dict, str, bytes, set, frozenset)) or array_like.is_array_like(x):
         return False
     if hasattr(x, "__getitem__") and hasattr(x, "__len__"):
         return True
@@ -42,9 +74,9 @@ class ArrayData:
     """In-memory arrays, split into (optionally shuffled) batches."""
 
     def __init__(self, x, y=None, sample_weight=None, batch_size=32, shuffle=False, steps=None):
-        self.x = _map(_as_array, x)
-        self.y = None if y is None else _map(_as_array, y)
-        self.sample_weight = None if sample_weight is None else _map(_as_array, sample_weight)
+        self.x = as_arrays(x)
+        self.y = None if y is None else as_arrays(y)
+        self.sample_weight = None if sample_weight is None else as_arrays(sample_weight)
         sizes = {len(a) for a in _flatten(self.x)}
         if len(sizes) != 1:
             raise ValueError(f"All input arrays must have the same number of samples, received sizes {sorted(sizes)}.")
@@ -121,13 +153,19 @@ class ArrayData:
 
 
 class SourceData:
-    """Batches from a PyDataset/Sequence-like object or a generator.
+    """Batches from a PyDataset/Sequence-like object, a generator, or an
+    iterable of batches (tf.data.Dataset, DataLoader).
 
     A PyDataset is read with its ``workers`` (see `minikeras.utils.py_dataset`),
     and its ``on_epoch_begin``/``on_epoch_end`` hooks are called around each
     epoch. A generator is read until ``steps`` batches or until it runs out;
     running out early warns as Keras does and sets ``ran_out``, which tells
     ``fit`` to stop after this epoch (and to log no epoch that saw no batch).
+    An iterable whose ``iter()`` gives a fresh iterator (tf.data, DataLoader)
+    starts again each epoch instead: without ``steps`` an epoch is one pass;
+    with ``steps`` the pass goes on across epochs and restarts when it ends
+    (an epoch cut short by the end warns, as Keras's epoch iterator does).
+    Each batch's arrays are converted at the boundary (`as_arrays`).
     """
 
     def __init__(self, source, steps=None):
@@ -135,6 +173,8 @@ class SourceData:
         self.is_sequence = hasattr(source, "__getitem__") and hasattr(source, "__len__")
         self.ran_out = False
         self.batches_seen = 0
+        self._iterator = None
+        self._user_steps = steps is not None
         if self.is_sequence:
             available = py_dataset.num_batches(source)
             if available is None and steps is None:
@@ -142,9 +182,15 @@ class SourceData:
                                  "give fit/evaluate/predict the number of steps per epoch.")
             self.steps = available if steps is None else int(steps) if available is None \
                 else min(int(steps), available)
+            self.reiterable = False
         else:
             self.steps = steps
-            self._iterator = iter(source)
+            iterator = iter(source)
+            self.reiterable = iterator is not source
+            if not self.reiterable:
+                self._iterator = iterator
+            elif steps is None:
+                self.steps = _known_length(source)  # for the progress bar; None when unknown
 
     def batches(self, rng=None):
         self.batches_seen = 0
@@ -157,12 +203,37 @@ class SourceData:
             if hasattr(self.source, "on_epoch_end"):
                 self.source.on_epoch_end()
             return
+        if self.reiterable:
+            yield from self._pass_batches()
+            return
         while self.steps is None or self.batches_seen < self.steps:
             try:
                 batch = next(self._iterator)
             except StopIteration:
                 if self.batches_seen == 0 or self.steps is not None:
                     self._warn_ran_out()
+                return
+            self.batches_seen += 1
+            yield unpack(batch)
+
+    def _pass_batches(self):
+        """One epoch from a re-iterable source (class docstring)."""
+        fresh = self._iterator is None or not self._user_steps
+        if fresh:
+            self._iterator = iter(self.source)
+        while self.steps is None or self.batches_seen < self.steps:
+            try:
+                batch = next(self._iterator)
+            except StopIteration:
+                self._iterator = None  # the next epoch starts a new pass
+                if self.batches_seen == 0 and fresh:
+                    self._warn_ran_out()  # an empty source
+                elif self.batches_seen == 0:
+                    yield from self._pass_batches()  # the previous epoch ended exactly at the end
+                elif self._user_steps:
+                    warnings.warn(f"Your input ran out of data after {self.batches_seen} of the {self.steps} "
+                                  "batches asked for this epoch; it starts again next epoch. Repeat the dataset "
+                                  "(e.g. dataset.repeat()) to fill every epoch.", stacklevel=4)
                 return
             self.batches_seen += 1
             yield unpack(batch)
@@ -176,17 +247,23 @@ class SourceData:
             "inside the generator, or pass a PyDataset, which starts again every epoch.", stacklevel=4)
 
 
+def _known_length(source):
+    """``len(source)`` when the iterable knows it (a DataLoader, a finite
+    tf.data.Dataset), else None (TypeError for an endless tf.data)."""
+    try:
+        length = len(source)
+    except Exception:  # no __len__, or a dataset of unknown or infinite cardinality
+        return None
+    return int(length) if is_int(length) and length >= 0 else None
+
+
 def unpack(batch):
-    """``(x,)``, ``(x, y)`` or ``(x, y, sample_weight)`` -> a 3-tuple."""
-    if isinstance(batch, tuple):
-        if len(batch) == 1:
-            return batch[0], None, None
-        if len(batch) == 2:
-            return batch[0], batch[1], None
-        if len(batch) == 3:
-            return batch
-        raise ValueError(f"A data batch must be (x,), (x, y) or (x, y, sample_weight); received {len(batch)} items.")
-    return batch, None, None
+    """A batch -> ``(x, y, sample_weight)`` of arrays: ``x``, ``(x,)``,
+    ``(x, y)`` or ``(x, y, sample_weight)``; a list is read as a tuple (a
+    DataLoader's batches are lists), as Keras does."""
+    x, y, sample_weight = unpack_x_y_sample_weight(batch)
+    return (as_arrays(x), None if y is None else as_arrays(y),
+            None if sample_weight is None else as_arrays(sample_weight))
 
 
 def make_data(x, y=None, sample_weight=None, batch_size=None, shuffle=False, steps=None):

@@ -63,3 +63,27 @@ def test_training_a_layer_with_the_tape_and_apply_gradients():
         optimizer.apply_gradients(zip(grads, layer.trainable_weights))
         losses.append(float(loss.item()))
     assert losses[-1] < 0.05 * losses[0]
+
+
+def test_non_scalar_target_is_differentiated_as_its_sum_like_tensorflow():
+    # tf: tape.gradient(x * x, x) == 2 * x (output_gradients of ones).
+    x = mk.Variable(numpy.array([[1.0, -2.0], [3.0, 0.5]]))
+    with mk.GradientTape() as tape:
+        y = x * x
+    numpy.testing.assert_allclose(tape.gradient(y, x).numpy(), 2 * x.numpy())
+    # A list of targets: the gradient of the sum of all of them (the graph is shared).
+    with mk.GradientTape() as tape:
+        square = x * x
+        both = [square, square * 3.0]
+    numpy.testing.assert_allclose(tape.gradient(both, x).numpy(), 8 * x.numpy())
+    # output_gradients still weight the elements.
+    with mk.GradientTape() as tape:
+        y = x * 2.0
+    weights = numpy.array([[1.0, 0.0], [2.0, -1.0]])
+    numpy.testing.assert_allclose(tape.gradient(y, x, output_gradients=weights).numpy(), 2 * weights)
+
+
+def test_tensor_backward_stays_strict_for_non_scalars():
+    x = mk.Variable(numpy.ones(3))
+    with pytest.raises(RuntimeError, match="one element"):
+        (x * 2).backward()

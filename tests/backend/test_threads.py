@@ -148,6 +148,24 @@ def test_blas_is_single_threaded_after_first_op_unless_user_chose(monkeypatch, t
     assert blas_threads.get() == 1
 
 
+def test_blas_is_pinned_with_one_op_thread_too(monkeypatch):
+    # MINIKERAS_NUM_THREADS=1 (one MPI worker per core) must not leave BLAS
+    # at a thread per core: that ran 8-14x slower (issue 19).
+    if blas_threads.get() is None:
+        pytest.skip("BLAS is not OpenBLAS: its thread count cannot be read")
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(tuning, "BLAS_THREADS", None)
+    previous = threads.num_threads()
+    blas_threads.set_count(2)
+    threads.set_num_threads(1)
+    try:
+        threads._configure_blas()
+        assert blas_threads.get() == 1
+    finally:
+        threads.set_num_threads(previous)
+
+
 @pytest.mark.parametrize("amsgrad", [False, True])
 def test_adam_in_parallel_slices_equals_one_pass(two_threads, amsgrad):
     import minikeras as mk

@@ -112,3 +112,9 @@ def test_bad_save_freq():
         ModelCheckpoint("m.h5", save_freq="batch")
     with pytest.raises(ValueError, match="unrecognized save_freq"):
         ModelCheckpoint("m.h5", save_freq=0)
+
+
+def test_a_model_checkpoint_name_without_a_model_suffix_is_refused_up_front(tmp_path):
+    with pytest.raises(ValueError, match="must end in `.keras`"):
+        ModelCheckpoint(str(tmp_path / "ckpt-{epoch}"))
+    ModelCheckpoint(str(tmp_path / "ckpt-{epoch}"), save_weights_only=True)  # weights keep any name

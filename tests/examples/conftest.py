@@ -117,18 +117,26 @@ def _digest(path, algorithm):
     return hashlib.new(algorithm, path.read_bytes()).hexdigest()
 
 
+def tiny_dataset_settings(folder):
+    """``{(module name, attribute): value}`` that make the loaders take the
+    tiny files in ``folder`` for the real ones (their counts and checksums);
+    also applied in a subprocess by ``_readme_runner.py``."""
+    sizes = {"train": TRAIN_COUNT, "test": TEST_COUNT}
+    settings = {(module.__name__, "_SPLIT_SIZES"): sizes for module in (mnist, fashion_mnist, cifar10)}
+    settings[(mnist.__name__, "_SHA256")] = _digest(folder / "mnist.npz", "sha256")
+    settings[(fashion_mnist.__name__, "_MD5")] = {
+        name: _digest(folder / "fashion-mnist" / name, "md5") for name in fashion_mnist._MD5}
+    settings[(cifar10.__name__, "_MD5")] = _digest(folder / "cifar-10-python.tar.gz", "md5")
+    return settings
+
+
 @pytest.fixture
 def tiny_datasets(_tiny_dataset_home, offline_datasets, monkeypatch):
     """Makes ``minikeras.datasets`` load the tiny files; returns the cache folder."""
     monkeypatch.setenv("MINIKERAS_HOME", str(_tiny_dataset_home))
     folder = _tiny_dataset_home / "datasets"
-    sizes = {"train": TRAIN_COUNT, "test": TEST_COUNT}
-    for module in (mnist, fashion_mnist, cifar10):
-        monkeypatch.setattr(module, "_SPLIT_SIZES", sizes)
-    monkeypatch.setattr(mnist, "_SHA256", _digest(folder / "mnist.npz", "sha256"))
-    monkeypatch.setattr(fashion_mnist, "_MD5", {
-        name: _digest(folder / "fashion-mnist" / name, "md5") for name in fashion_mnist._MD5})
-    monkeypatch.setattr(cifar10, "_MD5", _digest(folder / "cifar-10-python.tar.gz", "md5"))
+    for (module_name, attribute), value in tiny_dataset_settings(folder).items():
+        monkeypatch.setattr(f"{module_name}.{attribute}", value)
     return folder
 
 

@@ -169,3 +169,23 @@ def test_missing_dataset_offline_is_one_clear_error(name, argv, file_name, empty
     assert f"put the file at:\n  {empty_datasets / file_name}" in message
     assert "It is published at: http" in message
     assert "Temporary failure in name resolution" in message  # why the download failed
+
+
+@pytest.mark.parametrize("name", ALL_EXAMPLES)
+def test_help_gives_the_whole_first_paragraph(name, load_example, capsys):
+    module = load_example(name)
+    with pytest.raises(SystemExit) as stopped:
+        module.main(["--help"])
+    assert stopped.value.code == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    first_paragraph = " ".join(module.__doc__.strip().split("\n\n")[0].split())
+    assert first_paragraph.endswith(".") and first_paragraph in shown  # never cut mid-sentence
+
+
+@pytest.mark.parametrize("name", ["mnist_mlp", "mnist_cnn"])
+def test_digit_examples_default_to_fashion_mnist(name, load_example, capsys):
+    # MNIST cannot be downloaded everywhere (not on the development machine);
+    # Fashion-MNIST, which the README's numbers use, is the default.
+    with pytest.raises(SystemExit):
+        load_example(name).main(["--help"])
+    assert "(default fashion_mnist)" in capsys.readouterr().out

@@ -193,3 +193,21 @@ def test_terminate_on_nan_stops_and_says_so(capsys):
     assert "Invalid loss, terminating training" in capsys.readouterr().out
     assert len(history.history.get("loss", [])) <= 1
     assert model.optimizer.iterations < 40
+
+
+def test_loss_weights_of_a_single_output_model_as_keras_takes_them():
+    rng = numpy.random.default_rng(0)
+    x = rng.normal(size=(16, 3)).astype("float32")
+    y = rng.normal(size=(16, 1)).astype("float32")
+    losses = {}
+    for name, weights in [("none", None), ("list", [2.0]), ("number", 2.0), ("dict", "by-name")]:
+        mk.random.seed(0)
+        model = mk.Sequential([mk.layers.Input(shape=(3,)), mk.layers.Dense(1, name="out")])
+        model.compile("sgd", "mse", loss_weights={"out": 2.0} if weights == "by-name" else weights)
+        losses[name] = model.evaluate(x, y, verbose=0)
+    assert losses["list"] == losses["number"] == losses["dict"] == pytest.approx(2 * losses["none"], rel=1e-6)
+    model = mk.Sequential([mk.layers.Input(shape=(3,)), mk.layers.Dense(1)])
+    with pytest.raises(ValueError, match="loss_weights must match the number of losses: the model has 1 output"):
+        model.compile("sgd", "mse", loss_weights=[1.0, 2.0])
+    with pytest.raises(TypeError, match="loss_weights must be a number"):
+        model.compile("sgd", "mse", loss_weights=["heavy"])

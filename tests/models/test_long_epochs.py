@@ -69,3 +69,56 @@ def test_predict_over_thousands_of_batches():
     at_once = model.predict(x, batch_size=STEPS, verbose=0)
     assert step_by_step.shape == (STEPS, 1)
     numpy.testing.assert_allclose(step_by_step, at_once, rtol=1e-5, atol=1e-6)
+
+
+class _Rows(mk.utils.PyDataset):
+    """One sample per batch, as a PyDataset."""
+
+    def __init__(self, x, y):
+        super().__init__()
+        self.x, self.y = x, y
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, index):
+        return self.x[index:index + 1], self.y[index:index + 1]
+
+
+class _Loader:
+    """A DataLoader/tf.data stand-in: a fresh pass per iter()."""
+
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+    def __iter__(self):
+        return ([self.x[i:i + 1], self.y[i:i + 1]] for i in range(len(self.x)))
+
+    def __len__(self):
+        return len(self.x)
+
+
+# Past the recursion limit, enough for any per-step nesting to fail, and
+# short enough to run four sources in a few seconds.
+SOURCE_STEPS = sys.getrecursionlimit() + 200
+
+
+@pytest.mark.parametrize("source", ["generator", "py_dataset", "iterable", "on_device"])
+def test_long_epochs_from_every_kind_of_source(source):
+    x, y = _data(SOURCE_STEPS)
+    model = _tiny_model()
+    if source == "generator":
+        data = ((x[i:i + 1], y[i:i + 1]) for i in range(SOURCE_STEPS))
+        kwargs = {"steps_per_epoch": SOURCE_STEPS}
+    elif source == "py_dataset":
+        data, kwargs = _Rows(x, y), {}
+    elif source == "iterable":
+        data, kwargs = _Loader(x, y), {}
+    else:  # already on the device: batched there
+        data, kwargs = mk.tensor(x), {"y": mk.tensor(y), "batch_size": 1}
+    seen = []
+    counter = mk.callbacks.LambdaCallback(on_train_batch_end=lambda batch, logs: seen.append(batch))
+    history = model.fit(data, epochs=1, verbose=0, callbacks=[counter], **kwargs)
+    assert len(seen) == SOURCE_STEPS and numpy.isfinite(history.history["loss"][0])
+    if source == "on_device":  # predict batches device data there too
+        assert model.predict(data, batch_size=1, verbose=0).shape == (SOURCE_STEPS, 1)

@@ -129,8 +129,11 @@ def test_not_an_hdf5_file(tmp_path):
 def test_folder_instead_of_file(tmp_path):
     with pytest.raises(IsADirectoryError):
         mk.models.load_model(tmp_path)
-    with pytest.raises(IsADirectoryError):
+    with pytest.raises(ValueError, match="Invalid filepath extension"):  # as Keras 3
         build_sequential().save(tmp_path)
+    (tmp_path / "model.keras").mkdir()
+    with pytest.raises(IsADirectoryError):
+        build_sequential().save(tmp_path / "model.keras")
 
 
 def test_missing_folder_when_saving(tmp_path):
@@ -197,3 +200,14 @@ def test_empty_path_is_refused_before_anything_is_written(tmp_path, monkeypatch,
     with pytest.raises(ValueError, match="expected a file path"):
         model.save_weights(bad)
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("name", ["mydir", "model.bin", "model.weights", "model.keras.tmp"])
+def test_save_refuses_a_name_without_a_model_suffix_as_keras_3(tmp_path, name):
+    # It once wrote HDF5 under any name; Keras 3 explains the suffixes instead.
+    with pytest.raises(ValueError, match=r"Invalid filepath extension for saving.*`\.keras`.*`\.h5`.*\.weights\.h5"):
+        build_sequential().save(tmp_path / name)
+    assert os.listdir(tmp_path) == []
+    build_sequential().save(tmp_path / "model.hdf5")  # the legacy suffixes stay accepted
+    build_sequential().save(tmp_path / name, save_format="h5")  # an explicit format names the layout
+    assert mk.models.load_model(tmp_path / name).count_params() == build_sequential().count_params()
