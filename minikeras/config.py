@@ -31,3 +31,4 @@ from minikeras.device import (  # noqa: F401
 )
 
 from minikeras.saving._safety import enable_unsafe_deserialization  # noqa: E402,F401  (Keras 3's switch)
+from minikeras.dtype_policies.dtype_policy import dtype_policy, set_dtype_policy  # noqa: E402,F401  (Keras 3's global policy)
