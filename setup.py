@@ -8,7 +8,8 @@ setup(
     long_description_content_type="text/markdown",
     packages=find_packages(include=["minikeras", "minikeras.*"]),
     python_requires=">=3.9",
-    install_requires=["numpy>=1.22", "tqdm>=4.60", "h5py>=3.0"],
+    install_requires=["numpy>=1.22", "tqdm>=4.60", "h5py>=3.0",
+                      "ml_dtypes>=0.4"],  # bfloat16 (mixed_bfloat16), imported on first use
     extras_require={
         # Binary wheels only: CuPy's [ctk] extra brings the CUDA toolkit
         # libraries (cudart, NVRTC, cuBLAS, cuRAND, ...) as NVIDIA's wheels, so

@@ -24,6 +24,7 @@ _LAZY_MODULES = {
     "layers", "models", "optimizers", "losses", "metrics", "callbacks", "activations",
     "initializers", "regularizers", "constraints", "datasets", "distribute", "saving", "utils",
     "preprocessing",
+    "mixed_precision", "dtype_policies",
 }
 _LAZY_NAMES = {
     "Sequential": "minikeras.models",
@@ -33,6 +34,8 @@ _LAZY_NAMES = {
     "MultiWorkerMirroredModel": "minikeras.distribute",
     "Variable": "minikeras.variables",
     "GradientTape": "minikeras.autograd.tape",
+    "DTypePolicy": "minikeras.dtype_policies",
+    "FloatDTypePolicy": "minikeras.dtype_policies",
 }
 
 

@@ -36,3 +36,5 @@ from minikeras.utils.traceback_utils import (  # noqa: E402,F401  (Keras 3's swi
     enable_traceback_filtering,
     is_traceback_filtering_enabled,
 )
+
+from minikeras.dtype_policies.dtype_policy import dtype_policy, set_dtype_policy  # noqa: E402,F401  (Keras 3's global policy)

@@ -12,6 +12,7 @@ Example:
 """
 import math
 
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras._registry import Configurable, ObjectRegistry
 from minikeras.autograd import Tensor
 from minikeras.ops.nn.weight_penalty import weight_penalty
@@ -54,7 +55,7 @@ class L1L2(Regularizer):
     def __call__(self, x):
         if not isinstance(x, Tensor):
             x = Tensor(x)
-        if x.dtype.kind != "f":
+        if not is_float_dtype(x.dtype):
             raise TypeError(f"{type(self).__name__} needs a floating-point weight, received dtype {x.dtype}.")
         return weight_penalty(x, self.l1, self.l2)
 

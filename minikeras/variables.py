@@ -13,6 +13,7 @@ must stay unique across a model. Use ``path`` in new code.
 import numpy
 
 from minikeras.autograd import Tensor
+from minikeras.backend.dtypes import as_numpy_dtype, is_float_dtype
 
 
 class Variable(Tensor):
@@ -35,12 +36,14 @@ class Variable(Tensor):
         array([1., 1., 1.], dtype=float32)
     """
 
-    __slots__ = ("_trainable", "_path")
+    __slots__ = ("_trainable", "_path", "autocast")
 
     def __init__(self, initializer=None, shape=None, dtype=None, trainable=True, name=None, device=None,
                  path=None, **kwargs):
-        # Keras's autocast/aggregation/synchronization describe distribution
-        # strategies minikeras does not have; accepted so scripts run.
+        # Keras's aggregation/synchronization describe distribution strategies
+        # minikeras does not have; accepted so scripts run. ``autocast``: a
+        # layer of a mixed policy reads it cast to its compute dtype
+        # (autograd/autocast.py).
         unknown = set(kwargs) - {"autocast", "aggregation", "synchronization"}
         if unknown:
             raise TypeError(f"Variable got unexpected keyword argument(s): {sorted(unknown)}.")
@@ -48,7 +51,7 @@ class Variable(Tensor):
         # Without a dtype an array keeps its own (as in Keras); Python
         # numbers and lists become float32 (as Tensor makes them).
         super().__init__(value, dtype=dtype, device=device, name=name or "variable")
-        self.requires_grad = bool(trainable) and self.dtype.kind == "f"
+        self.requires_grad = bool(trainable) and is_float_dtype(self.dtype)
         # Its own C-ordered buffer: never a view of the caller's array or of
         # an initializer's broadcast, since assign() writes in place.
         with self.device.activate():
@@ -56,6 +59,7 @@ class Variable(Tensor):
         self.device.memory.track(self.data)
         self._trainable = bool(trainable)
         self._path = path or self.name
+        self.autocast = bool(kwargs.get("autocast", True))
 
     @property
     def trainable(self):
@@ -65,7 +69,7 @@ class Variable(Tensor):
     @trainable.setter
     def trainable(self, value):
         self._trainable = bool(value)
-        self.requires_grad = self._trainable and self.dtype.kind == "f"
+        self.requires_grad = self._trainable and is_float_dtype(self.dtype)
 
     @property
     def path(self):
@@ -128,7 +132,7 @@ def _initial_value(initializer, shape, dtype, name):
 
         if shape is None:
             raise ValueError(f"Variable {name or ''!r}: an initializer ({initializer!r}) needs a shape.")
-        value = initializers.get(initializer)(tuple(int(s) for s in shape), dtype=numpy.dtype(dtype or "float32"))
+        value = initializers.get(initializer)(tuple(int(s) for s in shape), dtype=as_numpy_dtype(dtype or "float32"))
         return _as_data(value)
     value = _as_data(initializer)
     if shape is not None and tuple(numpy.shape(value)) != tuple(shape):

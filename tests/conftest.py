@@ -23,7 +23,8 @@ import minikeras
 from minikeras import backend
 from minikeras.device import registry, simulated
 
-_PER_DEVICE = ("ops", "autograd", "layers", "losses", "metrics", "optimizers", "models", "saving", "callbacks")
+_PER_DEVICE = ("ops", "autograd", "layers", "losses", "metrics", "optimizers", "models", "saving", "callbacks",
+               "mixed_precision")
 _TESTS = pathlib.Path(__file__).parent
 
 

@@ -13,6 +13,7 @@ so that ``x * 2.0`` keeps x's float32; arrays are moved to the op's device.
 import numpy
 
 from minikeras import backend
+from minikeras.autograd import autocast as _autocast
 from minikeras.autograd.grad_mode import is_grad_enabled
 from minikeras.autograd.tensor import Tensor, from_array
 from minikeras.device import registry
@@ -26,6 +27,8 @@ class Function:
 
     saved = ()
     keeps_input_devices = False  # True for ops that move data themselves
+    autocasts = True  # inside a layer's autocast scope, variables arrive cast (autocast.py)
+    keeps_dtype = True  # outputs stay bfloat16 when the inputs are (False for casts)
     _parents = None
     _freed = False
 
@@ -67,10 +70,20 @@ class Function:
         arrays = []
         needs = []
         any_needs = False
+        autocast_to = _autocast.current_dtype()
+        if autocast_to is not None and self.autocasts:
+            inputs = tuple(_autocast.maybe_cast(value, autocast_to) for value in inputs)
+        bfloat16 = None  # the dtype to keep when every floating input is bfloat16 (see _keep_bfloat16)
+        other_float = False
         for value in inputs:
             if type(value) is Tensor or isinstance(value, Tensor):  # Variable is a Tensor subclass
                 if value.device is not device and not self.keeps_input_devices:
                     value = value.to(device)
+                kind = value.data.dtype.kind
+                if kind == "V":
+                    bfloat16 = value.data.dtype
+                elif kind == "f":
+                    other_float = True
                 arrays.append(value.data)
                 flag = record and value.requires_grad
                 needs.append(flag)
@@ -88,6 +101,8 @@ class Function:
                 outputs = _as_array(outputs, device)
             elif type(outputs) is tuple:
                 outputs = tuple(out if type(out) is _ndarray else _as_array(out, device) for out in outputs)
+            if bfloat16 is not None and not other_float and self.keeps_dtype:
+                outputs = _keep_bfloat16(outputs, bfloat16)
         if any_needs:
             parents = []
             for value, flag in zip(inputs, needs):
@@ -110,6 +125,19 @@ class Function:
             return tuple(from_array(out, device, node, i) for i, out in enumerate(outputs))
         self._n_outputs = 1
         return from_array(outputs, device, node, 0)
+
+
+def _keep_bfloat16(outputs, dtype):
+    """Float32/float64 outputs of an op whose floating inputs are all
+    bfloat16, rounded back to bfloat16: ops keep their dtype. ml_dtypes'
+    bfloat16 has no weak scalar promotion (``x * 0.5`` and ``x @ y`` give
+    float32 in NumPy), and CuPy computes bfloat16 in float32 internally;
+    either way the result is the float32 value rounded once, as a bfloat16
+    kernel gives."""
+    if type(outputs) is tuple:
+        return tuple(_keep_bfloat16(out, dtype) for out in outputs)
+    kind = getattr(getattr(outputs, "dtype", None), "kind", None)
+    return outputs.astype(dtype) if kind == "f" else outputs
 
 
 # The old private name of the construction path, for callers not yet moved.

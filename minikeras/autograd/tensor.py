@@ -20,7 +20,8 @@ _FLOAT_KINDS = "fc"
 
 
 def _is_float_dtype(dtype):
-    return numpy.dtype(dtype).kind in _FLOAT_KINDS
+    dtype = numpy.dtype(dtype)
+    return dtype.kind in _FLOAT_KINDS or dtype.name == "bfloat16"  # ml_dtypes' kind is "V"
 
 
 class Tensor:

@@ -122,3 +122,4 @@ HOST_ALLOCATOR_TUNED = _tune_host_allocator()
 from minikeras.backend.keras_helpers import (  # noqa: E402,F401  (keras.backend's helpers)
     backend, clear_session, epsilon, floatx, image_data_format, set_epsilon, set_floatx, set_image_data_format,
 )
+from minikeras.backend.dtypes import is_float_dtype, standardize_dtype  # noqa: E402,F401  (keras.backend names)

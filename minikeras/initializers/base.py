@@ -8,6 +8,8 @@ import math
 
 import numpy
 
+from minikeras.backend.dtypes import as_numpy_dtype, is_float_dtype
+
 from minikeras._registry import Configurable
 
 
@@ -46,8 +48,8 @@ def _check_shape(name, shape):
 
 
 def _float_dtype(name, dtype):
-    dtype = numpy.dtype(dtype or "float32")
-    if dtype.kind != "f":
+    dtype = as_numpy_dtype(dtype or "float32")
+    if not is_float_dtype(dtype):
         raise ValueError(f"{name}: random values need a floating dtype, received dtype={dtype.name}.")
     return dtype
 

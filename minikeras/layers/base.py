@@ -5,12 +5,16 @@ Weights are leaf Tensors (``requires_grad=True`` when trainable) named
 ``"<layer>/<weight>"``. Calling a layer on symbolic inputs (``Input(...)``)
 records a node of the functional graph instead of computing.
 """
+import contextlib
 import inspect
 import threading
 
 import numpy
 
+from minikeras import dtype_policies
 from minikeras.autograd import Tensor
+from minikeras.autograd.autocast import autocast_scope, current_dtype
+from minikeras.backend.dtypes import as_numpy_dtype, is_float_dtype
 from minikeras.autograd.tensor import from_array
 from minikeras.device import placement_device
 from minikeras.layers.keras_mask import get_keras_mask, set_keras_mask
@@ -63,7 +67,12 @@ class Layer:
     Args:
         trainable: whether the layer's weights are updated by training.
         name: unique default from the class name (``dense``, ``dense_1``).
-        dtype: the weights' dtype, float32 by default.
+        dtype: the dtype policy (Keras 3): a DTypePolicy, its name
+            (``"float32"``, ``"mixed_float16"``, ``"bfloat16"``...) or its
+            serialized config; default: the global policy
+            (``mixed_precision.set_global_policy``), float32 unless set.
+        autocast: under a mixed policy, cast floating inputs and the
+            variables the layer reads to its compute dtype (True, as Keras).
         input_shape / batch_input_shape / input_dim: accepted on the first
             layer of a Sequential model, as in Keras.
 
@@ -82,18 +91,23 @@ class Layer:
     #: convert their own inputs); other layers refuse it at their entry.
     _passes_text = False
 
+    #: Whether floating inputs are cast to the compute dtype on the way in
+    #: (False for functional models: each of their layers casts its own).
+    _casts_inputs = True
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         _LAYER_CLASSES[cls.__name__] = cls
 
-    def __init__(self, trainable=True, name=None, dtype=None, input_shape=None, batch_input_shape=None,
-                 input_dim=None, **kwargs):
+    def __init__(self, trainable=True, name=None, dtype=None, autocast=True, input_shape=None,
+                 batch_input_shape=None, input_dim=None, **kwargs):
         if kwargs:
             raise TypeError(f"{type(self).__name__} got unexpected keyword argument(s): {sorted(kwargs)}.")
         if name is not None and not isinstance(name, str):
             raise TypeError(f"A layer name must be a string, received {name!r}.")
         self.name = name or unique_name(to_snake_case(type(self).__name__))
-        self.dtype = numpy.dtype(dtype or "float32").name
+        self._dtype_policy = dtype_policies.get(dtype)
+        self.autocast = bool(autocast)
         self._trainable = bool(trainable)
         self.built = False
         self.input_spec = None
@@ -139,7 +153,7 @@ class Layer:
         from minikeras import constraints, initializers, regularizers
 
         spec = add_weight_arguments(args, kwargs, type(self).__name__)
-        dtype = numpy.dtype(spec["dtype"] or self.dtype)
+        dtype = as_numpy_dtype(spec["dtype"] or self.variable_dtype)
         shape = () if spec["shape"] is None else spec["shape"]
         try:
             shape = (int(shape),) if isinstance(shape, (int, numpy.integer)) else tuple(int(s) for s in shape)
@@ -150,9 +164,9 @@ class Layer:
                              f"received {spec['shape']!r}.")
         initializer = spec["initializer"]
         if initializer is None:
-            initializer = "glorot_uniform" if dtype.kind == "f" else "zeros"
+            initializer = "glorot_uniform" if is_float_dtype(dtype) else "zeros"
         init = initializers.get(initializer)
-        trainable = bool(spec["trainable"]) and dtype.kind == "f"
+        trainable = bool(spec["trainable"]) and is_float_dtype(dtype)
         name = unique_weight_name(self, spec["name"] or "variable")
         from minikeras.saving import _safety
 
@@ -164,12 +178,58 @@ class Layer:
         device = placement_device()
         with device.activate():
             value = init(shape, dtype=dtype)
-        weight = Variable(value, dtype=dtype, trainable=trainable, device=device, name=f"{self.name}/{name}")
+        weight = Variable(value, dtype=dtype, trainable=trainable, device=device, name=f"{self.name}/{name}",
+                          autocast=spec["autocast"] is not False)
         weight.requires_grad = trainable and self._trainable
         set_weight_info(weight, _WeightInfo(regularizers.get(spec["regularizer"]),
                                             constraints.get(spec["constraint"]), trainable))
         (self._trainable_weights if trainable else self._non_trainable_weights).append(weight)
         return weight
+
+    # --------------------------------------------------------------- dtypes
+    @property
+    def dtype_policy(self):
+        """The layer's DTypePolicy (``layer.dtype_policy = "mixed_float16"`` sets it)."""
+        return self._dtype_policy
+
+    @dtype_policy.setter
+    def dtype_policy(self, value):
+        self._dtype_policy = dtype_policies.get(value)
+
+    @property
+    def dtype(self):
+        """The dtype of the layer's weights (Keras: alias of ``variable_dtype``)."""
+        return self._dtype_policy.variable_dtype
+
+    @property
+    def variable_dtype(self):
+        """The dtype the layer's weights are created in."""
+        return self._dtype_policy.variable_dtype
+
+    @property
+    def compute_dtype(self):
+        """The dtype the layer computes in: its floating inputs and the
+        variables it reads are cast to it, and its outputs come in it."""
+        return self._dtype_policy.compute_dtype
+
+    @property
+    def input_dtype(self):
+        """The dtype floating inputs are converted to (the compute dtype)."""
+        return self._dtype_policy.compute_dtype
+
+    def _autocast_scope(self):
+        """The autocast scope ``call`` runs in (Keras's rules): a layer of a
+        mixed policy opens one casting to its compute dtype; inside another
+        layer's scope, a layer with another compute dtype (or not
+        autocasting, or not computing in floats) opens its own."""
+        current = current_dtype()
+        compute = self._dtype_policy.compute_dtype
+        if current is None:
+            mixed = compute != self._dtype_policy.variable_dtype
+            return autocast_scope(compute) if mixed else contextlib.nullcontext()
+        if not self.autocast or not is_float_dtype(compute):
+            return autocast_scope(None)
+        return autocast_scope(compute) if current.name != compute else contextlib.nullcontext()
 
     def __setattr__(self, name, value):
         # A Variable made directly (``self.v = Variable(...)``) is a weight
@@ -351,7 +411,8 @@ class Layer:
         self._losses = []
         _context.training = training
         try:
-            outputs = self.call(inputs, *args, **kwargs)
+            with self._autocast_scope():
+                outputs = self.call(inputs, *args, **kwargs)
         finally:
             _context.training = outer
         if previous_mask is not None or type(self).compute_mask is not Layer.compute_mask:
@@ -377,9 +438,13 @@ class Layer:
                 set_keras_mask(output, mask)
 
     def _convert_input(self, value):
+        """``value`` as a Tensor; floating ones in the compute dtype when the
+        layer autocasts (integers and bools keep theirs, as in Keras)."""
+        compute = self._dtype_policy.compute_dtype
+        wanted = self._casts_inputs and self.autocast and is_float_dtype(compute)
         if isinstance(value, Tensor):
-            if value.dtype.kind == "f" and value.dtype != self.dtype and self.dtype != "float64":
-                return value.astype(self.dtype)
+            if wanted and value.dtype.name != compute and is_float_dtype(value.dtype) and compute != "float64":
+                return value.astype(compute)
             return value
         if value is None or isinstance(value, (str, bytes)):
             return value
@@ -388,13 +453,15 @@ class Layer:
         if self._passes_text and array_like.is_string_array(array):
             return array  # text stays on the host, for the layer that reads it
         check_dtype(f"{type(self).__name__} {self.name!r}", array.dtype)
-        cast = array.dtype.kind == "f" and array.dtype != numpy.dtype(self.dtype)
+        if not wanted and is_float_dtype(compute):
+            compute = self._dtype_policy.variable_dtype  # a model's inputs: its Input's dtype
+        cast = is_float_dtype(compute) and is_float_dtype(array.dtype) and array.dtype.name != compute
         if cast and isinstance(array, numpy.ndarray):
-            array, cast = array.astype(self.dtype), False  # on the host, before the upload
+            array, cast = array.astype(as_numpy_dtype(compute)), False  # on the host, before the upload
         with device.activate():
             array = device.asarray(array)
             if cast:
-                array = array.astype(self.dtype)
+                array = array.astype(as_numpy_dtype(compute))
         return from_array(array, device)
 
     def _build_from(self, inputs):
@@ -409,7 +476,7 @@ class Layer:
     # ------------------------------------------------------------- config
     def get_config(self):
         """The constructor arguments (JSON-serialisable)."""
-        config = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype}
+        config = {"name": self.name, "trainable": self.trainable, "dtype": self._dtype_policy.name}
         if self._batch_input_shape is not None:
             config["batch_input_shape"] = list(self._batch_input_shape)
         return config

@@ -14,6 +14,7 @@ import math
 
 import numpy
 
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras import activations, constraints, initializers, ops, regularizers
 from minikeras.layers.base import Layer
 from minikeras.layers.input_spec import InputSpec
@@ -48,8 +49,8 @@ def _apply_activation(activation, logits):
 
 def _float_input(layer, inputs):
     """Integer/bool inputs cast to the layer's dtype (Keras autocasts them)."""
-    if inputs.dtype.kind != "f":
-        return ops.cast(inputs, layer.dtype)
+    if not is_float_dtype(inputs.dtype):
+        return ops.cast(inputs, layer.compute_dtype)
     return inputs
 
 

@@ -3,10 +3,12 @@ channels, independent of the batch (LayerNormalization is ``groups=1``,
 InstanceNormalization ``groups=-1``)."""
 import numpy
 
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras import ops
 from minikeras.layers.base import Layer
 from minikeras.layers.input_spec import InputSpec
-from minikeras.layers.scale_shift import add_scale_shift_weights, scale_shift_config, set_scale_shift_arguments
+from minikeras.layers.scale_shift import (add_scale_shift_weights, in_compute_dtype, in_statistics_dtype,
+                                          scale_shift_config, set_scale_shift_arguments)
 
 __all__ = ["GroupNormalization"]
 
@@ -63,14 +65,14 @@ class GroupNormalization(Layer):
         self.built = True
 
     def call(self, inputs):
-        if inputs.dtype.kind != "f":
-            inputs = ops.cast(inputs, self.dtype)
-        outputs = ops.group_normalize(inputs, self.groups, axis=self.axis, epsilon=self.epsilon)
+        if not is_float_dtype(inputs.dtype):
+            inputs = ops.cast(inputs, self.compute_dtype)
+        outputs = ops.group_normalize(in_statistics_dtype(inputs), self.groups, axis=self.axis, epsilon=self.epsilon)
         if self.gamma is not None:
             outputs = outputs * ops.reshape(self.gamma, self._broadcast)
         if self.beta is not None:
             outputs = outputs + ops.reshape(self.beta, self._broadcast)
-        return outputs
+        return in_compute_dtype(self, outputs)
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)

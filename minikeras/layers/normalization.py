@@ -14,10 +14,12 @@ TensorFlow 2.21); otherwise it uses the moving statistics.
 """
 import numpy
 
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras import initializers, ops
 from minikeras.layers.base import Layer, walk_layers
 from minikeras.layers.input_spec import InputSpec
-from minikeras.layers.scale_shift import add_scale_shift_weights, scale_shift_config, set_scale_shift_arguments
+from minikeras.layers.scale_shift import (add_scale_shift_weights, in_compute_dtype, in_statistics_dtype,
+                                          scale_shift_config, set_scale_shift_arguments)
 from minikeras.layers.state_updates import update_state
 
 __all__ = ["BatchNormalization", "LayerNormalization"]
@@ -106,23 +108,26 @@ class BatchNormalization(Layer):
         shape = (input_shape[axis],)
         add_scale_shift_weights(self, shape)
         self.moving_mean = self.add_weight("moving_mean", shape, initializer=self.moving_mean_initializer,
-                                           trainable=False)
+                                           trainable=False, autocast=False)
         self.moving_variance = self.add_weight("moving_variance", shape,
-                                               initializer=self.moving_variance_initializer, trainable=False)
+                                               initializer=self.moving_variance_initializer, trainable=False,
+                                               autocast=False)
         self._axis = axis
         self.input_spec = InputSpec(ndim=ndim, axes={self.axis: input_shape[axis]})
         self.built = True
 
     def call(self, inputs, training=None):
-        if inputs.dtype.kind != "f":
+        if not is_float_dtype(inputs.dtype):
             raise TypeError(f"Layer '{self.name}' expects floating-point inputs, received dtype {inputs.dtype}.")
+        inputs = in_statistics_dtype(inputs)
         if training and self.trainable:
             outputs, mean, variance = ops.batch_norm_training(inputs, self.gamma, self.beta, self._axis,
                                                               self.epsilon, self._cross_replica_stats)
             self._update_moving_statistics(mean, variance)
-            return outputs
-        return ops.batch_norm_inference(inputs, self.gamma, self.beta, self.moving_mean, self.moving_variance,
-                                        self._axis, self.epsilon)
+            return in_compute_dtype(self, outputs)
+        outputs = ops.batch_norm_inference(inputs, self.gamma, self.beta, self.moving_mean, self.moving_variance,
+                                           self._axis, self.epsilon)
+        return in_compute_dtype(self, outputs)
 
     def _update_moving_statistics(self, mean, variance):
         # New values, not writes: the moving statistics are state, not a
@@ -205,9 +210,10 @@ class LayerNormalization(Layer):
         self.built = True
 
     def call(self, inputs):
-        if inputs.dtype.kind != "f":
+        if not is_float_dtype(inputs.dtype):
             raise TypeError(f"Layer '{self.name}' expects floating-point inputs, received dtype {inputs.dtype}.")
-        return ops.layer_norm(inputs, self.gamma, self.beta, self._axes, self.epsilon)
+        outputs = ops.layer_norm(in_statistics_dtype(inputs), self.gamma, self.beta, self._axes, self.epsilon)
+        return in_compute_dtype(self, outputs)
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)

@@ -12,6 +12,7 @@ import numbers
 
 import numpy
 
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras import ops, random, regularizers
 from minikeras.device import current_scope_device
 from minikeras.layers.base import Layer
@@ -61,7 +62,7 @@ class _RandomLayer(Layer):
 
     def _standard_normal(self, inputs):
         """Standard normal noise shaped like ``inputs``, on its device."""
-        if inputs.dtype.kind != "f":  # noise in an int or bool tensor cannot be stored
+        if not is_float_dtype(inputs.dtype):  # noise in an int or bool tensor cannot be stored
             raise TypeError(f"Layer '{self.name}' ({type(self).__name__}) expects floating-point inputs, "
                             f"received dtype {inputs.dtype}.")
         device = self._device_of(inputs)

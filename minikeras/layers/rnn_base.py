@@ -21,6 +21,7 @@ import numbers
 
 import numpy
 
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras import activations, constraints, initializers, ops, regularizers
 from minikeras.device import to_host
 from minikeras.autograd import Tensor
@@ -121,8 +122,8 @@ class RecurrentBase(StatefulStates, Layer):
 
     # ------------------------------------------------------------ call
     def call(self, inputs, initial_state=None, mask=None, training=None):
-        if inputs.dtype.kind != "f":
-            inputs = ops.cast(inputs, self.dtype)
+        if not is_float_dtype(inputs.dtype):
+            inputs = ops.cast(inputs, self.compute_dtype)
         batch, steps = inputs.shape[0], inputs.shape[1]
         if steps == 0:
             raise ValueError(f"Layer '{self.name}' received a sequence with 0 timesteps (shape {inputs.shape}).")

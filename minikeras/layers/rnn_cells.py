@@ -6,6 +6,7 @@ arguments, weights (kernel, recurrent_kernel, bias; same shapes, gate
 order and initialisers) and step math (``_step``), so a cell and its layer
 compute the same thing from the same weights.
 """
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras import ops
 from minikeras.layers.input_spec import InputSpec
 from minikeras.layers.rnn_gru import GRU
@@ -73,8 +74,8 @@ class _CellMixin:
         return self._dropout_masks[1], self._dropout_masks[2]
 
     def call(self, inputs, states, training=None):
-        if inputs.dtype.kind != "f":
-            inputs = ops.cast(inputs, self.dtype)
+        if not is_float_dtype(inputs.dtype):
+            inputs = ops.cast(inputs, self.compute_dtype)
         states = list(states) if isinstance(states, (list, tuple)) else [states]
         if len(states) != self.state_count:
             raise ValueError(f"Layer '{self.name}' ({type(self).__name__}) expects {self.state_count} state(s), "

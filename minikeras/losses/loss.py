@@ -32,10 +32,12 @@ def standardize_reduction(reduction):
 # ----------------------------------------------------------- input handling
 def as_prediction(y_pred):
     """``y_pred`` as a floating Tensor (arrays and lists are wrapped; integer
-    data becomes float32)."""
+    data becomes float32). float16/bfloat16 predictions (a mixed-precision
+    model's outputs) are cast to float32 as well: losses are computed in
+    float32, as Keras does (float64 stays float64 for gradient checks)."""
     if not isinstance(y_pred, Tensor):
         y_pred = Tensor(y_pred)
-    if y_pred.dtype.kind != "f":
+    if y_pred.dtype.kind not in "fc" or y_pred.dtype.itemsize == 2:
         y_pred = ops.cast(y_pred, "float32")
     return y_pred
 

@@ -34,6 +34,8 @@ class Functional(Model):
         outputs: KerasTensor(s) computed from them.
     """
 
+    _casts_inputs = False  # each layer casts its own inputs to its compute dtype (Keras's Functional)
+
     def __init__(self, inputs, outputs, name=None, trainable=True, **kwargs):
         super().__init__(name=name, trainable=trainable, **kwargs)
         for tensor in _flatten(inputs) + _flatten(outputs):

@@ -20,6 +20,8 @@ class Sequential(Model):
         ...                     layers.Dense(10, activation="softmax")])
     """
 
+    _casts_inputs = False  # each layer casts its own inputs to its compute dtype (as Keras's Functional)
+
     def __init__(self, layers=None, name=None, trainable=True, **kwargs):
         super().__init__(name=name, trainable=trainable, **kwargs)
         self._stack = []

@@ -193,7 +193,7 @@ class TrainingSteps:
             else:
                 for weight in trainable:
                     weight.grad = None
-                loss.backward()
+                self.optimizer.scale_loss(loss).backward()  # LossScaleOptimizer: scaled; others: as is
                 self.optimizer.apply_gradients([(w.grad, w) for w in trainable])
         except BaseException:
             for weight in trainable:

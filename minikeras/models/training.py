@@ -64,7 +64,7 @@ class Trainer(TrainingSteps):
 
     # ------------------------------------------------------------ compile
     def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None, weighted_metrics=None,
-                run_eagerly=None, steps_per_execution=None, jit_compile=None):
+                run_eagerly=None, steps_per_execution=None, jit_compile=None, auto_scale_loss=True):
         """Configure training, like ``keras.Model.compile``.
 
         Args:
@@ -74,11 +74,16 @@ class Trainer(TrainingSteps):
                 computes it in a custom ``train_step``.
             metrics: list of names/Metric objects (list/dict per output).
             loss_weights: scalar weights of the outputs' losses.
+            auto_scale_loss: under a ``mixed_float16`` policy, wrap the
+                optimizer in a LossScaleOptimizer (as Keras).
         """
         from minikeras import metrics as metrics_module
         from minikeras import optimizers
 
         self.optimizer = optimizers.get(optimizer)
+        if (auto_scale_loss and self.dtype_policy.name == "mixed_float16" and self.optimizer is not None
+                and not isinstance(self.optimizer, optimizers.LossScaleOptimizer)):
+            self.optimizer = optimizers.LossScaleOptimizer(self.optimizer, name="loss_scale_optimizer")
         self._compile_args = {"loss": loss, "metrics": metrics, "loss_weights": loss_weights}
         names = self._output_names()
         self.compiled_loss = LossContainer(loss, loss_weights, names)

@@ -12,6 +12,7 @@ from minikeras.optimizers.adagrad import Adagrad
 from minikeras.optimizers.adam import Adam
 from minikeras.optimizers.adamax import Adamax
 from minikeras.optimizers.adamw import AdamW
+from minikeras.optimizers.loss_scale_optimizer import LossScaleOptimizer
 from minikeras.optimizers.nadam import Nadam
 from minikeras.optimizers.optimizer import Optimizer
 from minikeras.optimizers.rmsprop import RMSprop
@@ -20,10 +21,12 @@ from minikeras.optimizers.sgd import SGD
 __all__ = [
     "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Nadam", "Adamax",
     "schedules", "get", "serialize", "deserialize",
+    "LossScaleOptimizer",
 ]
 
 # Lower-case class name -> class; names are matched case-insensitively, as in Keras.
 _BUILT_IN = {cls.__name__.lower(): cls for cls in (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Nadam, Adamax)}
+_BUILT_IN["lossscaleoptimizer"] = LossScaleOptimizer
 
 
 def serialize(optimizer):

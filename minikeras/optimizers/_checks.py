@@ -5,6 +5,7 @@ import re
 
 import numpy
 
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras import backend
 from minikeras.autograd import Tensor
 from minikeras.optimizers.schedules import LearningRateSchedule
@@ -78,7 +79,7 @@ def check_variable(owner, variable, index):
             f"{owner} updates minikeras Tensors; variable {index} is a {type(variable).__name__}. "
             "Wrap it: minikeras.Tensor(array, requires_grad=True)."
         )
-    if variable.dtype.kind != "f":
+    if not is_float_dtype(variable.dtype):
         raise TypeError(f"{owner} can only update floating-point variables; variable {index} has dtype {variable.dtype}.")
 
 

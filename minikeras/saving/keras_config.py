@@ -137,10 +137,10 @@ def _drop_keras_only(cls, config, what, source):
 
 
 def _dtype_name(value):
+    """A layer's ``dtype``: Keras's serialized DTypePolicy (or tf.keras's
+    ``Policy``) as the policy's name, e.g. ``"mixed_float16"``."""
     if isinstance(value, dict) and value.get("class_name") in ("DTypePolicy", "Policy", "FloatDTypePolicy"):
         value = (value.get("config") or {}).get("name")
-    if isinstance(value, str) and value.startswith("mixed_"):
-        raise ValueError(f"The dtype policy {value!r} (mixed precision) is not supported by minikeras.")
     return value
 
 

@@ -173,7 +173,10 @@ def write_optimizer(group, optimizer, model):
     variables = group.require_group("vars")
     variables.attrs["name"] = optimizer.name
     state = state_in_order(optimizer, keras_trainable_order(model))
-    arrays = [state[0], numpy.asarray(optimizer.learning_rate, dtype="float32")] + list(state[1:])
+    # A LossScaleOptimizer saves its own unused rate (0), as Keras does.
+    learning_rate = getattr(optimizer, "saved_learning_rate", None)
+    learning_rate = optimizer.learning_rate if learning_rate is None else learning_rate
+    arrays = [state[0], numpy.asarray(learning_rate, dtype="float32")] + list(state[1:])
     for index, array in enumerate(arrays):
         _checksum.store(variables.create_dataset(str(index), data=array), array)
 

@@ -30,6 +30,7 @@ import os
 import numpy
 
 from minikeras import backend
+from minikeras.backend.dtypes import bfloat16
 
 _NUMERIC_KINDS = "biufc"
 _KIND_NAMES = {"O": "object", "U": "string", "S": "bytes", "V": "structured", "M": "datetime", "m": "timedelta"}
@@ -54,8 +55,8 @@ def check_dtype(op_name, dtype, allow_bool=True, allow_complex=True):
         allow_bool: whether the entry gives bools a meaning.
         allow_complex: whether the entry supports complex numbers.
     """
-    dtype = numpy.dtype(dtype)
-    if dtype.kind not in _NUMERIC_KINDS:
+    dtype = bfloat16() if isinstance(dtype, str) and dtype == "bfloat16" else numpy.dtype(dtype)
+    if dtype.kind not in _NUMERIC_KINDS and dtype.name != "bfloat16":  # ml_dtypes' bfloat16 has kind "V"
         kind = _KIND_NAMES.get(dtype.kind, str(dtype))
         raise TypeError(
             f"{op_name}: expected numeric data (bool, int, float or complex), received an array of {kind} "

@@ -6,8 +6,10 @@ device the test runs for, ``compute_output_shape`` against the real
 output, the weight counts, the config round trip (``from_config(
 get_config())`` rebuilds a layer that computes the same thing from the same
 weights), the model save/load round trip through the saving code (so the
-class is registered and its weights are found again), and the gradients by
-finite differences in float64.
+class is registered and its weights are found again), the forward pass
+under the 16-bit policies (mixed_float16, mixed_bfloat16: outputs in the
+compute dtype, close to float32's, gradients reaching the float32 weights),
+and the gradients by finite differences in float64.
 
 Every device: tests/layers runs once per device under test (tests/conftest.py
 makes each one the default device in turn: ``cpu:0``, real GPUs, or the
@@ -105,6 +107,8 @@ def run_layer_test(make_layer, input_data=None, expected_output_shape=None, expe
         if not training:
             numpy.testing.assert_allclose(_outputs(loaded(data))[0].numpy(), before, atol=1e-6)
 
+    _check_16_bit_policies(make_layer, layer, input_data, first, training, call_kwargs)
+
     # Gradients in float64: input (if float) and trainable weights.
     if gradient:
         layer64 = make_layer(dtype="float64")
@@ -126,6 +130,41 @@ def run_layer_test(make_layer, input_data=None, expected_output_shape=None, expe
         if inputs:
             assert gradcheck(function, inputs, atol=atol, rtol=rtol)
     return layer
+
+
+# Largest |16-bit output - float32 output| allowed, relative to max |float32 output|:
+# a few steps of each type (float16's is 2**-10, bfloat16's 2**-7) over a layer's roundings.
+_16_BIT_TOLERANCE = {"mixed_float16": 1e-2, "mixed_bfloat16": 6e-2}
+
+
+def _check_16_bit_policies(make_layer, layer, input_data, first, training, call_kwargs):
+    """The layer under mixed_float16 and mixed_bfloat16, with the float32
+    layer's weights: float32 variables, floating outputs in the compute dtype
+    (or float32 where the layer keeps float32), values near float32's
+    (deterministic calls), and gradients reaching the variables in float32."""
+    weights = layer.get_weights()
+    expected = first.numpy()
+    for policy, tolerance in _16_BIT_TOLERANCE.items():
+        half = make_layer(dtype=policy)
+        half(input_data, training=training, **call_kwargs)
+        half.set_weights(weights)
+        assert all(w.dtype.name == "float32" for w in half.weights if w.dtype.kind == "f")
+        output = _outputs(half(input_data, training=training, **call_kwargs))[0]
+        compute = half.compute_dtype
+        if expected.dtype.kind == "f":
+            assert output.dtype.name in (compute, "float32"), \
+                f"{type(layer).__name__} under {policy} returned {output.dtype}, expected {compute}"
+            got = output.numpy().astype(numpy.float32)
+            assert numpy.array_equal(numpy.isfinite(got), numpy.isfinite(expected)), f"{type(layer).__name__} {policy}"
+            if not training and expected.size:
+                finite = numpy.isfinite(expected)
+                scale = max(float(numpy.abs(expected[finite]).max(initial=0.0)), 1.0)
+                error = float(numpy.abs(got[finite] - expected[finite]).max(initial=0.0))
+                assert error <= tolerance * scale, f"{type(layer).__name__} under {policy}: error {error}"
+        if output.requires_grad and half.trainable_weights:
+            output.astype("float32").sum().backward()
+            for weight in half.trainable_weights:
+                assert weight.grad is None or weight.grad.dtype == weight.dtype
 
 
 def _check_device(layer, outputs):

@@ -5,12 +5,15 @@ __all__ = ["cast"]
 import numpy
 
 from minikeras.autograd import Function, Tensor, no_grad
+from minikeras.backend.dtypes import as_numpy_dtype, is_float_dtype
 from minikeras.ops.math._operands import _as_tensor
 from minikeras.utils.argument_validation import check_dtype
 
 
 class Cast(Function):
     """A dtype conversion; the gradient is converted back to the input dtype."""
+
+    keeps_dtype = False
 
     def __init__(self, dtype):
         self.dtype = dtype
@@ -28,11 +31,11 @@ def cast(x, dtype):
     dtype; casting to an integer or bool dtype cuts the gradient."""
     x = _as_tensor("cast", x)
     try:
-        dtype = numpy.dtype(dtype)
+        dtype = as_numpy_dtype(dtype) if isinstance(dtype, str) and dtype == "bfloat16" else numpy.dtype(dtype)
     except TypeError:
         raise TypeError(f"cast: {dtype!r} is not a dtype.") from None
     check_dtype("cast", dtype)
-    if dtype.kind not in "fc" and isinstance(x, Tensor) and x.requires_grad:
+    if not is_float_dtype(dtype) and dtype.kind != "c" and isinstance(x, Tensor) and x.requires_grad:
         with no_grad():
             return Cast(dtype).apply(x)
     return Cast(dtype).apply(x)

@@ -27,7 +27,7 @@ class MatMul(Function):
             if b_matrix.ndim == 2 and grad.ndim == 2:
                 grad_a = self.device.matmul(grad, b_matrix.T)
             else:
-                grad_a = grad @ xp.swapaxes(b_matrix, -1, -2)
+                grad_a = self.device.matmul(grad, xp.swapaxes(b_matrix, -1, -2))
             if self.vector_a:
                 grad_a = grad_a[..., 0, :]
         if a is not None:
@@ -35,7 +35,7 @@ class MatMul(Function):
             if a_matrix.ndim == 2 and grad.ndim == 2:
                 grad_b = self.device.matmul(a_matrix.T, grad)
             else:
-                grad_b = xp.swapaxes(a_matrix, -1, -2) @ grad
+                grad_b = self.device.matmul(xp.swapaxes(a_matrix, -1, -2), grad)
             if self.vector_b:
                 grad_b = grad_b[..., 0]
         return grad_a, grad_b

@@ -24,6 +24,7 @@ from minikeras.ops._checks import shape_of
 from minikeras.ops.nn import bias_relu
 from minikeras.ops.nn.sliding_window import col2im_product, im2col_products, keeps_patch_matrix, transposed_product
 from minikeras.ops.nn.conv_args import conv_geometry
+from minikeras.ops.nn.half_precision import in_float32
 
 
 class Conv(Function):
@@ -127,7 +128,7 @@ def conv_bias_relu(x, kernel, bias=None, relu=False, rank=2, strides=1, padding=
                          f"received {tuple(shape_of(bias))}.")
     spatial = (geometry.out_h, geometry.out_w) if rank == 2 else (geometry.out_w,)
     function = Conv(geometry, (geometry.batch,) + spatial + (filters,), relu=relu)
-    return function.apply(x, kernel) if bias is None else function.apply(x, kernel, bias)
+    return in_float32(function, x, kernel) if bias is None else in_float32(function, x, kernel, bias)
 
 
 def conv2d(x, kernel, strides=1, padding="valid", dilation_rate=1):
@@ -155,7 +156,7 @@ def conv2d(x, kernel, strides=1, padding="valid", dilation_rate=1):
     """
     geometry = conv_geometry("conv2d", x, kernel, 2, strides, padding, dilation_rate)
     out_shape = (geometry.batch, geometry.out_h, geometry.out_w, shape_of(kernel)[3])
-    return Conv(geometry, out_shape).apply(x, kernel)
+    return in_float32(Conv(geometry, out_shape), x, kernel)
 
 
 def conv1d(x, kernel, strides=1, padding="valid", dilation_rate=1):
@@ -177,7 +178,7 @@ def conv1d(x, kernel, strides=1, padding="valid", dilation_rate=1):
     """
     geometry = conv_geometry("conv1d", x, kernel, 1, strides, padding, dilation_rate)
     out_shape = (geometry.batch, geometry.out_w, shape_of(kernel)[2])
-    return Conv(geometry, out_shape).apply(x, kernel)
+    return in_float32(Conv(geometry, out_shape), x, kernel)
 
 
 from minikeras.ops.nn.conv_depthwise import depthwise_conv2d  # noqa: E402,F401  (re-exported)

@@ -8,6 +8,7 @@ import numbers
 
 import numpy
 
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras import random
 from minikeras.autograd import Function
 from minikeras.ops._checks import shape_of
@@ -61,7 +62,7 @@ def dropout(x, rate, noise_shape=None, generator=None):
     if isinstance(rate, bool) or not isinstance(rate, numbers.Real) or not 0 <= rate < 1:
         raise ValueError(f"dropout: rate must be a number in [0, 1), received {rate!r}.")
     dtype = getattr(x, "dtype", None)
-    if dtype is None or numpy.dtype(dtype).kind != "f":
+    if dtype is None or not is_float_dtype(dtype):
         raise TypeError(f"dropout expects a floating-point tensor, received dtype {dtype}.")
     if rate == 0:
         return x

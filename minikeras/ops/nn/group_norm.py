@@ -8,6 +8,7 @@ inverse standard deviations, and its backward is the classic
 """
 import numpy
 
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras.autograd import Function
 from minikeras.ops.math.unary import _as_tensor
 from minikeras.ops.shape import moveaxis
@@ -61,7 +62,7 @@ def group_normalize(x, groups, axis=-1, epsilon=1e-3):
     x = _as_tensor("group_normalize", x)
     if x.ndim < 2:
         raise ValueError(f"group_normalize expects (batch, ..., channels), received shape {x.shape}.")
-    if x.dtype.kind != "f":
+    if not is_float_dtype(x.dtype):
         raise TypeError(f"group_normalize expects a floating-point tensor, received dtype {x.dtype}.")
     axis = axis % x.ndim
     channels = x.shape[axis]

@@ -9,6 +9,7 @@ import math
 
 import numpy
 
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras.autograd import Function
 from minikeras.ops.nn._blocks import row_blocks, sum_in_order
 from minikeras.utils.argument_validation import as_tensor
@@ -266,7 +267,7 @@ def _parameter(op_name, value, size, name):
 
 def _float_x(op_name, x):
     x = as_tensor(op_name, x, allow_bool=False, allow_complex=False)
-    if x.dtype.kind != "f":
+    if not is_float_dtype(x.dtype):
         raise TypeError(f"{op_name} expects a floating-point x, received dtype {x.dtype}.")
     return x
 

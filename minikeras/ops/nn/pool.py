@@ -19,6 +19,7 @@ __all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d"]
 
 import numpy
 
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras.autograd import Function
 from minikeras.ops._checks import shape_of
 from minikeras.ops.nn.sliding_window import WindowGeometry, as_pair, as_single, check_padding
@@ -69,8 +70,7 @@ class MaxPool(_Pool):
             index_dtype = numpy.uint8 if len(offsets) <= 256 else numpy.int32
             index = xp.zeros(shape, index_dtype)
         if geometry.has_padding:
-            kind = numpy.dtype(x.dtype).kind
-            out = xp.full(shape, -numpy.inf if kind == "f" else numpy.iinfo(x.dtype).min, x.dtype)
+            out = xp.full(shape, -numpy.inf if is_float_dtype(x.dtype) else numpy.iinfo(x.dtype).min, x.dtype)
             first = 0
         else:
             out = xp.empty(shape, x.dtype)
@@ -216,7 +216,7 @@ def avg_pool1d(x, pool_size=2, strides=None, padding="valid"):
 
 def _pool_geometry(op_name, x, pool_size, strides, padding, rank):
     validate_tensor_input(op_name, x, allow_bool=False, allow_complex=False)
-    if op_name.startswith("avg") and getattr(x, "dtype", None) is not None and numpy.dtype(x.dtype).kind != "f":
+    if op_name.startswith("avg") and getattr(x, "dtype", None) is not None and not is_float_dtype(x.dtype):
         raise TypeError(f"{op_name} expects floating-point inputs, received dtype {x.dtype}. Cast it first.")
     """Check a pooling op's arguments; return (WindowGeometry, output shape)."""
     x_shape = shape_of(x)

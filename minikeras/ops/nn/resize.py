@@ -11,6 +11,7 @@ preprocessing uses, and keeps forward and backward each two matrix products.
 """
 import numpy
 
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras.autograd import Function
 from minikeras.ops.math.unary import _as_tensor
 from minikeras.ops.shape import cast
@@ -89,7 +90,7 @@ def resize(images, size, interpolation="bilinear"):
         raise ValueError(f"resize: size must be two positive ints (height, width), received size={size!r}.")
     if interpolation not in _INTERPOLATIONS:
         raise ValueError(f"resize: interpolation must be one of {_INTERPOLATIONS}, received {interpolation!r}.")
-    if images.dtype.kind != "f":
+    if not is_float_dtype(images.dtype):
         images = cast(images, "float32")
     rows = interpolation_matrix(int(size[0]), images.shape[1], interpolation)
     columns = interpolation_matrix(int(size[1]), images.shape[2], interpolation)

@@ -2,6 +2,7 @@
 time (Keras's formulation: gates z, r, h packed along the last axis).
 """
 from minikeras.autograd import Function
+from minikeras.ops.nn.half_precision import in_float32
 from minikeras.ops.nn.rnn_kernels import (activate, input_gradients, operands, sequence_outputs, time_major,
                                          times_derivative)
 
@@ -145,5 +146,5 @@ def gru_sequence(x, kernel, recurrent_kernel, bias, initial_state, activation="t
     Returns:
         The last h, or ``(sequence, last h)``.
     """
-    return GRUSequence(activation, recurrent_activation, reset_after, go_backwards, return_sequences).apply(
-        *operands("gru_sequence", x, kernel, recurrent_kernel, bias, initial_state))
+    function = GRUSequence(activation, recurrent_activation, reset_after, go_backwards, return_sequences)
+    return in_float32(function, *operands("gru_sequence", x, kernel, recurrent_kernel, bias, initial_state))

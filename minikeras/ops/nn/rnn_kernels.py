@@ -1,6 +1,7 @@
 """What the fused recurrent sequences share: activations and their
 derivatives on raw arrays (in place), and the time-major layout."""
 
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras.utils.argument_validation import as_tensor
 
 __all__ = []
@@ -10,7 +11,7 @@ def operands(op_name, x, *weights):
     """``x`` and the weights/states as Tensors (None stays None), ``x`` a
     float ``(batch, time, features)``."""
     x = as_tensor(op_name, x, allow_bool=False, allow_complex=False)
-    if x.ndim != 3 or x.dtype.kind != "f":
+    if x.ndim != 3 or not is_float_dtype(x.dtype):
         raise ValueError(f"{op_name}: x must be a float Tensor (batch, time, features), received shape "
                          f"{tuple(x.shape)} and dtype {x.dtype}.")
     return [x] + [None if w is None else as_tensor(op_name, w, allow_bool=False, allow_complex=False)

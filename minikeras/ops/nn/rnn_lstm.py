@@ -3,6 +3,7 @@ time (Keras's formulation: gates i, f, c, o packed along the last axis).
 """
 from minikeras.autograd import Function
 from minikeras.ops.nn.rnn_kernels import activate, input_gradients, operands, time_major, times_derivative
+from minikeras.ops.nn.half_precision import in_float32
 
 __all__ = ["lstm_sequence"]
 
@@ -147,5 +148,5 @@ def lstm_sequence(x, kernel, recurrent_kernel, bias, initial_h, initial_c, activ
     Returns:
         ``(last h, last c)``, or ``(sequence, last h, last c)``.
     """
-    return LSTMSequence(activation, recurrent_activation, go_backwards, return_sequences).apply(
-        *operands("lstm_sequence", x, kernel, recurrent_kernel, bias, initial_h, initial_c))
+    function = LSTMSequence(activation, recurrent_activation, go_backwards, return_sequences)
+    return in_float32(function, *operands("lstm_sequence", x, kernel, recurrent_kernel, bias, initial_h, initial_c))

@@ -2,6 +2,7 @@
 through time: ``h = kind(x_t @ kernel + h @ recurrent_kernel + bias)``.
 """
 from minikeras.autograd import Function
+from minikeras.ops.nn.half_precision import in_float32
 from minikeras.ops.nn.rnn_kernels import (activate, input_gradients, operands, sequence_outputs, time_major,
                                          times_derivative)
 
@@ -80,5 +81,5 @@ def simple_rnn_sequence(x, kernel, recurrent_kernel, bias, initial_state, activa
     Returns:
         The last h, or ``(sequence (batch, time, u), last h)``.
     """
-    return SimpleRNNSequence(activation, go_backwards, return_sequences).apply(
-        *operands("simple_rnn_sequence", x, kernel, recurrent_kernel, bias, initial_state))
+    function = SimpleRNNSequence(activation, go_backwards, return_sequences)
+    return in_float32(function, *operands("simple_rnn_sequence", x, kernel, recurrent_kernel, bias, initial_state))

@@ -10,6 +10,7 @@ __all__ = ["softmax", "log_softmax", "softmax_cross_entropy", "sparse_softmax_cr
 
 import numpy
 
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras.autograd import Function
 from minikeras.ops._checks import check_broadcast, normalize_axis, shape_of
 from minikeras.utils.argument_validation import validate_tensor_input
@@ -22,7 +23,7 @@ def _shifted(x, axes):
 
 def _float_dtype_of(op_name, x):
     dtype = getattr(x, "dtype", None)
-    if dtype is not None and numpy.dtype(dtype).kind != "f":
+    if dtype is not None and not is_float_dtype(dtype):
         raise TypeError(f"{op_name} expects floating-point logits, received dtype {dtype}.")
 
 

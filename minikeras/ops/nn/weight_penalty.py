@@ -1,4 +1,5 @@
 """The L1/L2 weight penalty the regularizers add to the loss, as one node."""
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras.autograd import Function
 from minikeras.utils.argument_validation import as_tensor
 
@@ -47,6 +48,6 @@ def weight_penalty(x, l1=0.0, l2=0.0):
         TypeError: ``x`` is not floating point.
     """
     x = as_tensor("weight_penalty", x, allow_bool=False, allow_complex=False)
-    if x.dtype.kind != "f":
+    if not is_float_dtype(x.dtype):
         raise TypeError(f"weight_penalty needs a floating-point x, received dtype {x.dtype}.")
     return WeightPenalty(float(l1), float(l2)).apply(x)
