@@ -205,6 +205,9 @@ def set_per_process_memory_fraction(device, fraction):
 def _limits_for(physical):
     configs = _registry.logical_config.get(physical) or [LogicalDeviceConfiguration()]
     limits = [c.memory_limit_bytes for c in configs]
+    split = simulated.default_logical_limits() if physical.kind == "gpu" else None
+    if split and physical not in _registry.logical_config:
+        configs, limits = split, split  # the test run's "1x2": two logical GPUs on one
     fraction = _registry.memory_fraction.get(physical)
     if fraction is not None and physical.total_memory:
         share = int(physical.total_memory * fraction / len(configs))
