@@ -246,16 +246,18 @@ def _build_gpu_devices(physical, first_index):
 
 def _reserve(device, limit, sharing):
     """Reserve the device's share up front, as TensorFlow does with memory
-    growth off: take it from the driver once, inside the device's context
-    (its CUDA device, stream and pool), so that the freed block sits in the
-    arena of the stream the device's work uses and is reused by it."""
+    growth off: take it from the driver once, on the device's CUDA device
+    and stream, so that the freed block sits in the arena of the stream the
+    device's work uses and is reused by it. Straight from the pool, not
+    through the device's allocator: the reserve is no array of the user's,
+    so it is neither checked against the limit nor counted in the peak."""
     cupy = device.xp
-    with device.activate():
+    with cupy.cuda.Device(device.physical.index), device.stream:
         free, _ = cupy.cuda.runtime.memGetInfo()
         reserve = limit if limit is not None else int(free * 0.9 / sharing)
         reserve = min(reserve, int(free * 0.95))
         if reserve > 0:
-            block = cupy.empty(reserve, dtype=cupy.uint8)
+            block = device.pool.malloc(reserve)
             del block
 
 
@@ -270,13 +272,15 @@ def is_device_array(value):
 
 
 def owner_of(array):
-    """The logical device an array lives on (for a GPU array, the first
-    logical GPU of its physical GPU that claims it), or None."""
+    """The logical device an array lives on (the logical GPU whose
+    allocator made it), or None."""
     if isinstance(array, numpy.ndarray):
         return default_cpu()
     for device in initialize()["gpu"]:
         if device.owns(array):
             return device
+    # Allocated outside every device's activate() (by CuPy's default pool):
+    # the first logical GPU of its physical GPU reads it.
     for device in initialize()["gpu"]:
         if device.is_array(array) and array.device.id == device.physical.index:
             return device
@@ -433,9 +437,37 @@ def set_memory_limit(device, limit_bytes):
     target.memory.set_limit(limit_bytes)
 
 
+def release_memory(device=None):
+    """Return cached, unused memory to the system: a GPU pool's free blocks
+    go back to the driver (``free_all_blocks``), so other processes (or a
+    later ``set_logical_device_configuration`` in a fresh process) can use
+    them. Arrays in use keep their memory.
+
+    Args:
+        device: a device name or Device; None for every logical device
+            (does nothing before the devices are first used).
+    """
+    if device is None:
+        logical = _registry.logical
+        targets = [] if logical is None else logical["cpu"] + logical["gpu"]
+    else:
+        targets = [get_device(device)]
+    for target in targets:
+        target.release_memory()
+
+
 def _reset_for_tests():
     """Forget all configuration and logical devices (tests only)."""
     global _registry
+    logical = _registry.logical
+    if logical is not None and any(getattr(device, "pool", None) is not None for device in logical["gpu"]):
+        # A CuPy pool that is dropped keeps its cached blocks from the driver
+        # for good (gpu.py's docstring): free them first, after collecting
+        # the arrays that only unreachable cycles still hold.
+        import gc
+
+        gc.collect()
+        release_memory()
     fresh = _Registry()
     fresh.physical = _registry.physical
     _registry.__dict__.update(fresh.__dict__)
