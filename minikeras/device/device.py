@@ -265,6 +265,14 @@ class Device:
         """Samples of U[low, high) from ``rng``."""
         return rng.random(size=size) * (high - low) + low
 
+    def __copy__(self):
+        # A device is the process's one handle on that hardware (its pool,
+        # stream and counters): copying a model or a tensor keeps it.
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
     def __repr__(self):
         return f"Device({self.canonical!r})"
 

@@ -173,7 +173,7 @@ class GpuDevice(Device):
     def new_rng(self, entropy):
         seed = None if entropy is None else int(numpy.random.SeedSequence(entropy).generate_state(1)[0])
         with self.activate():
-            return self.xp.random.default_rng(seed)
+            return _Generator(self.xp.random.default_rng(seed), self)
 
     def copy_array(self, array):
         with self.activate():
@@ -184,6 +184,41 @@ def _owner(array):
     from minikeras.device import registry
 
     return registry.owner_of(array)
+
+
+class _Generator:
+    """A ``cupy.random.Generator`` that ``copy.deepcopy`` (of a model whose
+    layers hold seeded generators) can copy: CuPy's BitGenerator holds a
+    ``threading.Lock`` (cupy/random/_bit_generator.pyx, v14.2.0), which
+    cannot be copied, and its cuRAND states live in a device array
+    (``_state``). The copy gets a new lock and its own copy of the states,
+    so it draws what the original would draw next, independently."""
+
+    __slots__ = ("_generator", "_device")
+
+    def __init__(self, generator, device):
+        self._generator = generator
+        self._device = weakref.ref(device)  # device.rng holds the generator: no cycle
+
+    def __getattr__(self, name):
+        return getattr(self._generator, name)
+
+    def __deepcopy__(self, memo):
+        import copy
+        import threading
+
+        device = self._device()
+        xp = device.xp
+        with device.activate():
+            bit_generator = copy.copy(self._generator.bit_generator)
+            bit_generator.lock = threading.Lock()
+            clone = copy.copy(self._generator)
+            clone.bit_generator = bit_generator
+            for owner in (bit_generator, clone):
+                for name, value in vars(owner).items():
+                    if isinstance(value, xp.ndarray):
+                        setattr(owner, name, value.copy())
+        return _Generator(clone, device)
 
 
 def tagged_owner(array):

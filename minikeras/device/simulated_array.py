@@ -385,7 +385,10 @@ class SimulatedArray:
         return self.copy()
 
     def __deepcopy__(self, memo):
-        return self.copy()
+        # CuPy's ndarray.__deepcopy__ copies under its own device
+        # (cupy/_core/core.pyx): here, inside its device's activate().
+        with self._device.activate():
+            return self.copy()
 
 
 def _binary(name, reflected=False, inplace=False):

@@ -23,6 +23,7 @@ The pool (:class:`FakePool`) models CuPy 14.2's ``SingleDeviceMemoryPool``
   memory (``runtime.memGetInfo``) shrinks for good.
 """
 import contextlib
+import threading
 import types
 import weakref
 
@@ -101,7 +102,7 @@ class FakeCupy:
             runtime=types.SimpleNamespace(memGetInfo=lambda: (fake.driver_free[fake.current_device], fake.total_bytes),
                                           getDeviceCount=lambda: device_count),
         )
-        self.random = types.SimpleNamespace(default_rng=lambda seed=None: numpy.random.default_rng(seed))
+        self.random = types.SimpleNamespace(default_rng=lambda seed=None: FakeGenerator(fake, seed))
 
     # ------------------------------------------------------------ contexts
     def _device(self, index):
@@ -164,6 +165,45 @@ class FakeCupy:
         array = self.ndarray(data, self.current_device)
         self.log.append(("copy", self.current_device, self.current_stream))
         return array
+
+
+class FakeBitGenerator:
+    """CuPy 14.2's cuRAND BitGenerator (cupy/random/_bit_generator.pyx): a
+    ``threading.Lock`` in ``lock`` and the generator state in a device array
+    ``_state`` (here the PCG64 state words of a NumPy generator)."""
+
+    def __init__(self, fake, seed):
+        self.lock = threading.Lock()
+        self._seed_seq = numpy.random.SeedSequence(seed)
+        words = numpy.random.PCG64(self._seed_seq).state["state"]
+        self._state = fake.asarray(numpy.array([words["state"] >> 64, words["state"] & (2**64 - 1),
+                                                words["inc"] >> 64, words["inc"] & (2**64 - 1)], dtype=numpy.uint64))
+
+    def draw(self, method, *args, **kwargs):
+        high_state, low_state, high_inc, low_inc = (int(word) for word in self._state.host)
+        bits = numpy.random.PCG64()
+        bits.state = {"bit_generator": "PCG64", "has_uint32": 0, "uinteger": 0,
+                      "state": {"state": (high_state << 64) | low_state, "inc": (high_inc << 64) | low_inc}}
+        result = getattr(numpy.random.Generator(bits), method)(*args, **kwargs)
+        words = bits.state["state"]
+        self._state.host[:] = [words["state"] >> 64, words["state"] & (2**64 - 1),
+                               words["inc"] >> 64, words["inc"] & (2**64 - 1)]
+        return result
+
+
+class FakeGenerator:
+    """``cupy.random.Generator``: its ``bit_generator`` and the methods drawing from it."""
+
+    def __init__(self, fake, seed):
+        self.bit_generator = FakeBitGenerator(fake, seed)
+        self._binomial_state = None
+        self._fake = fake
+
+    def standard_normal(self, size=None, dtype=numpy.float64):
+        return self._fake.asarray(self.bit_generator.draw("standard_normal", size, dtype=dtype))
+
+    def random(self, size=None, dtype=numpy.float64):
+        return self._fake.asarray(self.bit_generator.draw("random", size, dtype=dtype))
 
 
 class FakeStream:

@@ -106,3 +106,33 @@ def test_arrays_of_two_logical_gpus_on_one_gpu_have_exact_owners(fake_gpus):
     kinds = [(entry[0], entry[1]) for entry in fake_gpus.log if entry[0] in ("record", "wait")]
     assert kinds == [("record", second.stream), ("wait", first.stream),
                      ("record", first.stream), ("wait", second.stream)]
+
+
+def test_a_seeded_gpu_generator_survives_deepcopy(fake_gpus):
+    # CuPy's BitGenerator holds a threading.Lock: copy.deepcopy of a raw
+    # cupy Generator raises TypeError; the device's generator copies it.
+    import copy
+
+    device = registry.list_logical_devices("GPU")[0]
+    generator = device.new_rng([7])
+    with device.activate():
+        generator.standard_normal(3)
+    copied = copy.deepcopy(generator)
+    with device.activate():
+        expected, drawn = generator.standard_normal(4).get(), copied.standard_normal(4).get()
+    numpy.testing.assert_array_equal(drawn, expected)  # the same next draws, from independent states
+    with device.activate():
+        assert not numpy.array_equal(generator.standard_normal(4).get(), drawn)
+
+
+def test_deepcopy_of_a_model_keeps_its_devices(fresh_devices):
+    import copy
+
+    from minikeras import layers
+
+    model = mk.Sequential([layers.Input((4,)), layers.Dropout(0.5, seed=3), layers.Dense(2)])
+    model(mk.tensor(numpy.ones((2, 4), "float32")), training=True)  # the Dropout's seeded generator exists
+    clone = copy.deepcopy(model)
+    assert clone.layers[1].kernel.device is model.layers[1].kernel.device
+    x = mk.tensor(numpy.ones((8, 4), "float32"))
+    numpy.testing.assert_array_equal(clone(x, training=True).numpy(), model(x, training=True).numpy())
