@@ -63,6 +63,7 @@ import weakref
 
 import numpy
 
+from minikeras.device import scatter
 from minikeras.device.device import Device
 from minikeras.errors import ResourceExhaustedError
 
@@ -168,7 +169,7 @@ class GpuDevice(Device):
         return self.to_host(array).reshape(()).item()
 
     def scatter_add(self, target, indices, values):
-        self.xp.add.at(target, indices, values)
+        scatter.scatter_add(self.xp, target, indices, values)  # CuPy's add.at takes only some dtypes
 
     def new_rng(self, entropy):
         seed = None if entropy is None else int(numpy.random.SeedSequence(entropy).generate_state(1)[0])

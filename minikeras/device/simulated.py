@@ -17,7 +17,7 @@ import os
 
 import numpy
 
-from minikeras.device import simulated_array, simulated_streams
+from minikeras.device import scatter, simulated_array, simulated_streams
 from minikeras.device.device import Device
 from minikeras.device.memory import MemoryStats
 
@@ -147,6 +147,9 @@ class SimulatedGpuDevice(Device):
             return array
         with self._context:
             return array.get()
+
+    def scatter_add(self, target, indices, values):
+        scatter.scatter_add(self.xp, target, indices, values)
 
     def new_rng(self, entropy):
         return _SimulatedGenerator(self, numpy.random.default_rng(entropy))

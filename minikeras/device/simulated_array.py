@@ -307,6 +307,14 @@ class SimulatedArray:
         return None if base is None else SimulatedArray(base, self._device)
 
     @property
+    def real(self):
+        return SimulatedArray(self._array.real, self._device)
+
+    @property
+    def imag(self):
+        return SimulatedArray(self._array.imag, self._device)
+
+    @property
     def T(self):
         return SimulatedArray(self._array.T, self._device)
 
@@ -446,7 +454,22 @@ class _Ufunc:
         method = getattr(self._ufunc, name)
         if not callable(method):
             return method
+        if name == "at" and self.__name__ == "add":
+            return _add_at
         return lambda *args, **kwargs: _call(method, f"{self.__name__}.{name}", args, kwargs)[0]
+
+
+# CuPy 14.2's add.at refuses other target dtypes (_scatter_op_single in
+# cupy/_core/_routines_indexing.pyx; device/scatter.py routes them).
+_ADD_AT_DTYPES = frozenset(numpy.dtype(name) for name in
+                           ("int32", "int64", "uint32", "uint64", "float16", "float32", "float64"))
+
+
+def _add_at(target, indices, values=None):
+    if type(target) is SimulatedArray and target.dtype not in _ADD_AT_DTYPES:
+        raise TypeError("cupy.add.at only supports int32, int64, float16, float32, float64, uint32, uint64 as "
+                        "data type (simulated GPU)")
+    return _call(numpy.add.at, "add.at", (target, indices, values), {})[0]
 
 
 class SimulatedNumpy(types.SimpleNamespace):
