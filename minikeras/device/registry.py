@@ -175,7 +175,8 @@ def get_logical_device_configuration(device):
 
 def set_memory_growth(device, enable):
     """GPU: allocate on demand (True) or reserve the device's share up front
-    (False, the default as in TensorFlow). Before first use only."""
+    (False, the default as in TensorFlow, unless the environment sets
+    ``TF_FORCE_GPU_ALLOW_GROWTH=true``). Before first use only."""
     _check_physical(device, "set_memory_growth")
     if not isinstance(enable, bool):
         raise TypeError(f"set_memory_growth expects True or False, received {enable!r}.")
@@ -186,7 +187,7 @@ def set_memory_growth(device, enable):
 
 def get_memory_growth(device):
     _check_physical(device, "get_memory_growth")
-    return _registry.memory_growth.get(device, False)
+    return _registry.memory_growth.get(device, _growth_forced())
 
 
 def set_per_process_memory_fraction(device, fraction):
@@ -228,7 +229,7 @@ def _build_gpu_devices(physical, first_index):
 
     cupy = backend.cupy_module()
     devices = []
-    grow = _registry.memory_growth.get(physical, False)
+    grow = _registry.memory_growth.get(physical, _growth_forced())
     for offset, limit in enumerate(limits):
         index = first_index + offset
         with cupy.cuda.Device(physical.index):
@@ -242,6 +243,13 @@ def _build_gpu_devices(physical, first_index):
             _reserve(device, limit, len(limits) - offset)
         devices.append(device)
     return devices
+
+
+def _growth_forced():
+    """``TF_FORCE_GPU_ALLOW_GROWTH=true`` makes memory growth the default, as
+    in TensorFlow: several processes can then share one GPU (a test suite
+    sharded with pytest-xdist), none reserving 90% of it up front."""
+    return os.environ.get("TF_FORCE_GPU_ALLOW_GROWTH", "").strip().lower() == "true"
 
 
 def _reserve(device, limit, sharing):

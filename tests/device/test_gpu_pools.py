@@ -136,3 +136,9 @@ def test_deepcopy_of_a_model_keeps_its_devices(fresh_devices):
     assert clone.layers[1].kernel.device is model.layers[1].kernel.device
     x = mk.tensor(numpy.ones((8, 4), "float32"))
     numpy.testing.assert_array_equal(clone(x, training=True).numpy(), model(x, training=True).numpy())
+
+
+def test_tensorflows_force_growth_variable_skips_the_reserve(fake_gpus, monkeypatch):
+    monkeypatch.setenv("TF_FORCE_GPU_ALLOW_GROWTH", "true")
+    device = registry.list_logical_devices("GPU")[0]
+    assert device.pool.total_bytes() == 0 and fake_gpus.driver_free == [FREE, FREE]
