@@ -1,8 +1,10 @@
 """Data-parallel training with MirroredModel, TensorFlow's MirroredStrategy
 in minikeras.
 
-Uses every GPU when there are at least two, else splits the CPU into two
-logical devices (``--replicas`` of them). Each batch is split across the
+Uses every GPU when there are at least two; splits a single GPU into
+``--replicas`` logical GPUs (each with its share of the GPU's memory, as
+TensorFlow's distributed-training guide does on one GPU); with no GPU,
+splits the CPU into ``--replicas`` logical devices. Each batch is split across the
 replicas, gradients are averaged (weighted by each replica's share of the
 batch) and the same update is applied everywhere.
 
@@ -33,17 +35,29 @@ def build_model():
     ])
 
 
+def split_devices(replicas):
+    """One GPU: ``replicas`` logical GPUs sharing 90% of its memory; no GPU:
+    ``replicas`` logical CPUs; two or more GPUs: left as they are."""
+    if config.is_initialized():
+        return
+    gpus = config.list_physical_devices("GPU")
+    if len(gpus) == 1 and replicas > 1:
+        share_mb = int(gpus[0].total_memory * 0.9 / replicas / 2**20)
+        config.set_logical_device_configuration(gpus[0], [config.LogicalDeviceConfiguration(share_mb)] * replicas)
+        print(f"one GPU: split into {replicas} logical GPUs of {share_mb} MB each")
+    elif not gpus:
+        cpu = config.list_physical_devices("CPU")[0]
+        config.set_logical_device_configuration(cpu, [config.LogicalDeviceConfiguration()] * replicas)
+
+
 def main(argv=None):
     # No --device: MirroredModel places one replica on each device it uses.
     p = parser(summary(__doc__), epochs=3, batch_size=256, datasets=["fashion_mnist", "mnist"],
                device=False)
     p.add_argument("--replicas", type=positive_int, default=2,
-                   help="logical CPU devices when there are fewer than 2 GPUs (default 2)")
+                   help="logical devices to split one GPU (or, with no GPU, the CPU) into (default 2)")
     args = p.parse_args(argv)
-    gpus = config.list_physical_devices("GPU")
-    if len(gpus) < 2 and not config.is_initialized():
-        cpu = config.list_physical_devices("CPU")[0]
-        config.set_logical_device_configuration(cpu, [config.LogicalDeviceConfiguration()] * args.replicas)
+    split_devices(args.replicas)
     mk.random.seed(args.seed)
     dataset = getattr(mk.datasets, args.dataset)
     (x_train, y_train), (x_test, y_test) = dataset.load_data()

@@ -20,6 +20,7 @@ from minikeras.device import (  # noqa: F401
     is_initialized,
     list_logical_devices,
     list_physical_devices,
+    release_memory,
     reset_memory_stats,
     set_log_device_placement,
     set_logical_device_configuration,

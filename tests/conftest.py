@@ -7,13 +7,15 @@ top-level modules) run once per device present, as Chainer's
 ``inject_backend_tests`` does: ``cpu:0`` always, and each visible real GPU
 (``gpu:N`` in the test id), with that device as the default device. With
 ``MINIKERAS_SIMULATED_GPU=1`` (CI's second run) they run on the strict
-simulated ``gpu:0`` instead. ``--device-kind gpu`` (or ``cpu``) keeps one
-half.
+simulated ``gpu:0`` instead, split into two logical GPUs for the device,
+distribute, models and saving tests (the race detector's second stream).
+``--device-kind gpu`` (or ``cpu``) keeps one half.
 
 CPU-only tests (op threads, BLAS threads, mallopt) carry
 ``@pytest.mark.cpu_only(reason=...)`` and are skipped, with that reason,
 when the default device is a GPU (the simulated-GPU run).
 """
+import os
 import pathlib
 
 import numpy
@@ -53,6 +55,27 @@ def _runs_per_device(path):
 def pytest_generate_tests(metafunc):
     if _runs_per_device(metafunc.definition.fspath):
         metafunc.parametrize("_on_device", _devices_under_test(metafunc.config), indirect=True)
+
+
+# The simulated-GPU run (MINIKERAS_SIMULATED_GPU=1) splits its GPU into two
+# logical GPUs for these directories ("1x2"): two streams, so the race
+# detector (device/simulated_streams.py) checks what crosses between them.
+_TWO_LOGICAL_GPUS = ("device", "distribute", "models", "saving")
+
+
+@pytest.fixture(autouse=True)
+def _simulated_streams(request, monkeypatch):
+    """Two logical simulated GPUs for the tests of _TWO_LOGICAL_GPUS."""
+    if os.environ.get(simulated.ENVIRONMENT_VARIABLE, "").strip() != "1":
+        yield
+        return
+    relative = pathlib.Path(str(request.node.fspath)).relative_to(_TESTS)
+    split = len(relative.parts) > 1 and relative.parts[0] in _TWO_LOGICAL_GPUS
+    if split:
+        monkeypatch.setenv(simulated.ENVIRONMENT_VARIABLE, "1x2")
+    if registry.is_initialized() and len(registry.list_logical_devices("GPU")) != (2 if split else 1):
+        registry._reset_for_tests()
+    yield
 
 
 @pytest.fixture(autouse=True)

@@ -37,6 +37,8 @@ LAZY_ALLOWED = {
     ("backend/__init__.py", "minikeras.device.simulated_array"),
     # keras.backend.clear_session also restarts the default layer names.
     ("backend/keras_helpers.py", "minikeras.layers.naming"),
+    # ... and returns the devices' cached memory (GPU pools) to the driver.
+    ("backend/keras_helpers.py", "minikeras.device"),
     # Layer lookup by name consults register_keras_serializable's table, and
     # add_weight bounds its memory while a file is loading (saving/_safety.py).
     ("layers/base.py", "minikeras.saving"),

@@ -55,9 +55,20 @@ def set_floatx(value):
 
 def clear_session(free_memory=True):
     """Forget global state: default layer names start again (``dense``,
-    then ``dense_1``...), and unreferenced arrays are collected."""
+    then ``dense_1``...), and unreferenced arrays are collected; with
+    ``free_memory``, memory the devices cache and do not use goes back to
+    the system (GPU pools return their free blocks to the driver, what
+    TensorFlow users asked of ``clear_session`` in tensorflow#17048)."""
     from minikeras.layers.naming import reset_names
 
     reset_names()
     if free_memory:
         gc.collect()
+        _release_device_memory()
+
+
+def _release_device_memory():
+    """Every initialised device returns its cached, unused memory."""
+    from minikeras.device import registry
+
+    registry.release_memory()

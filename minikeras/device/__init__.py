@@ -17,6 +17,7 @@ from minikeras.device.registry import (
     list_logical_devices,
     list_physical_devices,
     owner_of,
+    release_memory,
     reset_memory_stats,
     set_log_device_placement,
     set_logical_device_configuration,

@@ -160,14 +160,18 @@ class Device:
     def synchronize(self):
         """Wait for the work queued on this device to finish."""
 
+    def release_memory(self):
+        """Return memory cached by the device's allocator and not in use to
+        the system (a GPU's pool gives its free blocks back to the driver);
+        nothing to do where arrays are freed at once (NumPy)."""
+
     # ------------------------------------------------------------- arrays
     def is_array(self, value):
         """True when ``value`` is an array of this device's array module."""
         return isinstance(value, numpy.ndarray)
 
     def owns(self, array):
-        """True when ``array`` lives on this device (for a GPU array, the
-        first logical device of its physical GPU claims it)."""
+        """True when ``array`` lives on this device (was allocated by it)."""
         return self.is_array(array)
 
     def copy_array(self, array):
@@ -273,6 +277,14 @@ class Device:
     def uniform(self, rng, size, low, high):
         """Samples of U[low, high) from ``rng``."""
         return rng.random(size=size) * (high - low) + low
+
+    def __copy__(self):
+        # A device is the process's one handle on that hardware (its pool,
+        # stream and counters): copying a model or a tensor keeps it.
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
 
     def __repr__(self):
         return f"Device({self.canonical!r})"

@@ -38,11 +38,32 @@ allocator that turns CuPy's OutOfMemoryError into
 :class:`~minikeras.errors.ResourceExhaustedError`; ``activate()`` itself
 converts any OutOfMemoryError raised in its scope, so the raw CuPy error
 never reaches the user.
+
+Memory (CuPy 14.2 facts from cupy/cuda/memory.pyx):
+
+- The user's limit is enforced by that allocator, from the pool's count of
+  bytes in use (``used_bytes``: live chunks, each rounded up to 512 bytes,
+  ``_round_size``), before the pool is asked. CuPy's own ``set_limit`` is
+  also set, as a cap on what the pool may hold in total, but CuPy checks it
+  only on a cache miss, so with the up-front reserve cached it would let
+  any allocation that fits the cache through.
+- The reserve is taken from the pool directly, not through the allocator,
+  so it is never counted in ``current`` or ``peak``.
+- A pool that is dropped never gives its cached blocks back to the driver
+  (its arenas hold their chunks by raw references), so :meth:`release_memory`
+  (``free_all_blocks``) runs before a device is dropped, and on
+  ``config.release_memory`` / ``keras.backend.clear_session()``.
+- Each array allocated in ``activate()`` carries its owner: its memory
+  (``array.data.mem``, a ``PooledMemory``, which has a ``__dict__``) is
+  tagged with a weak reference to the logical GPU, so two logical GPUs of
+  one physical GPU never claim each other's arrays.
 """
 import contextlib
+import weakref
 
 import numpy
 
+from minikeras.device import scatter
 from minikeras.device.device import Device
 from minikeras.errors import ResourceExhaustedError
 
@@ -67,7 +88,7 @@ class GpuDevice(Device):
         self.cuda_id = physical.index
         self.pool = pool
         self.stream = stream
-        self._allocator = _pool_allocator(self)
+        self._allocator = _pool_allocator(self)  # holds no reference to the device: no cycle
 
     @contextlib.contextmanager
     def activate(self):
@@ -88,15 +109,24 @@ class GpuDevice(Device):
         return isinstance(value, self.xp.ndarray)
 
     def owns(self, array):
-        return isinstance(array, self.xp.ndarray) and array.device.id == self.physical.index
+        """True for an array allocated in this logical GPU's ``activate()``
+        (its memory is tagged with this device: module docstring)."""
+        return isinstance(array, self.xp.ndarray) and tagged_owner(array) is self
+
+    def release_memory(self):
+        """Give the pool's cached, unused blocks back to the driver
+        (``free_all_blocks``); arrays in use keep theirs."""
+        with self.xp.cuda.Device(self.physical.index):
+            self.pool.free_all_blocks()
 
     def asarray(self, value, dtype=None):
         cupy = self.xp
         with self.activate():
             if isinstance(value, cupy.ndarray):
-                # Another logical GPU of the same physical GPU can read it
-                # in place; other physical GPUs copy (ordered by events).
-                array = value if value.device.id == self.physical.index else self.copy_from(value, _owner(value))
+                # Another logical GPU's array, even on this physical GPU, is
+                # copied with events (rule 4): read in place, it would be read
+                # on this stream, unordered with the stream that wrote it.
+                array = value if self.owns(value) else self.copy_from(value, _owner(value))
             else:
                 from minikeras.device import registry
 
@@ -139,12 +169,12 @@ class GpuDevice(Device):
         return self.to_host(array).reshape(()).item()
 
     def scatter_add(self, target, indices, values):
-        self.xp.add.at(target, indices, values)
+        scatter.scatter_add(self.xp, target, indices, values)  # CuPy's add.at takes only some dtypes
 
     def new_rng(self, entropy):
         seed = None if entropy is None else int(numpy.random.SeedSequence(entropy).generate_state(1)[0])
         with self.activate():
-            return self.xp.random.default_rng(seed)
+            return _Generator(self.xp.random.default_rng(seed), self)
 
     def copy_array(self, array):
         with self.activate():
@@ -157,22 +187,78 @@ def _owner(array):
     return registry.owner_of(array)
 
 
+class _Generator:
+    """A ``cupy.random.Generator`` that ``copy.deepcopy`` (of a model whose
+    layers hold seeded generators) can copy: CuPy's BitGenerator holds a
+    ``threading.Lock`` (cupy/random/_bit_generator.pyx, v14.2.0), which
+    cannot be copied, and its cuRAND states live in a device array
+    (``_state``). The copy gets a new lock and its own copy of the states,
+    so it draws what the original would draw next, independently."""
+
+    __slots__ = ("_generator", "_device")
+
+    def __init__(self, generator, device):
+        self._generator = generator
+        self._device = weakref.ref(device)  # device.rng holds the generator: no cycle
+
+    def __getattr__(self, name):
+        return getattr(self._generator, name)
+
+    def __deepcopy__(self, memo):
+        import copy
+        import threading
+
+        device = self._device()
+        xp = device.xp
+        with device.activate():
+            bit_generator = copy.copy(self._generator.bit_generator)
+            bit_generator.lock = threading.Lock()
+            clone = copy.copy(self._generator)
+            clone.bit_generator = bit_generator
+            for owner in (bit_generator, clone):
+                for name, value in vars(owner).items():
+                    if isinstance(value, xp.ndarray):
+                        setattr(owner, name, value.copy())
+        return _Generator(clone, device)
+
+
+def tagged_owner(array):
+    """The logical GPU whose allocator made ``array``'s memory, or None
+    (memory allocated outside any device's ``activate()``)."""
+    data = getattr(array, "data", None)
+    owner = getattr(getattr(data, "mem", None), "minikeras_owner", None)
+    return None if owner is None else owner()
+
+
+def _round_size(size):
+    """CuPy's ``_round_size`` (memory.pyx): up to a multiple of 512 bytes."""
+    return -(-int(size) // 512) * 512
+
+
 def _pool_allocator(device):
-    """The logical GPU's pool as CuPy's allocator: every allocation in its
-    scope (ops, backward, optimizer slots, copies) that goes past the pool's
-    limit raises ResourceExhaustedError instead of CuPy's OutOfMemoryError,
-    and the peak is read at each allocation."""
-    pool, memory = device.pool, device.memory
+    """The logical GPU's pool as CuPy's allocator (module docstring): the
+    user's limit checked on the bytes in use, CuPy's OutOfMemoryError turned
+    into ResourceExhaustedError, the peak read at each allocation, and each
+    allocation tagged with its owner. The closure holds the device weakly,
+    so the device and its allocator form no reference cycle."""
+    pool, memory, name = device.pool, device.memory, device.canonical
+    owner = weakref.ref(device)
     out_of_memory = device.xp.cuda.memory.OutOfMemoryError
 
     def malloc(size):
+        in_use = pool.used_bytes()  # in activate(): the pool's CUDA device is current
+        limit = memory.limit
+        if limit is not None and in_use + _round_size(size) > limit:
+            raise ResourceExhaustedError(name, size, in_use, limit)
         try:
             pointer = pool.malloc(size)
         except out_of_memory:
-            raise ResourceExhaustedError(device.canonical, size, pool.used_bytes(), memory.limit) from None
-        used = pool.used_bytes()  # in activate(): the pool's CUDA device is current
+            raise ResourceExhaustedError(name, size, pool.used_bytes(), limit) from None
+        used = pool.used_bytes()
         if used > memory.peak:
             memory.peak = used
+        if size:
+            pointer.mem.minikeras_owner = owner
         return pointer
 
     return malloc

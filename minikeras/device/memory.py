@@ -10,10 +10,13 @@ A view that covers only part of a buffer nobody counted (a batch sliced
 from the user's dataset) counts for the bytes it spans, while it lives.
 
 GPU: each logical GPU has its own CuPy memory pool; "current" is what the
-pool has handed out, "peak" the highest value seen at any allocation in the
-device's scope (device.py's pool allocator) or when tensors are made.
-A limit (LogicalDeviceConfiguration.memory_limit or a memory fraction) is
-set on the pool, and CuPy's out-of-memory error is turned into
+pool has handed out (``used_bytes``: live chunks, each rounded up to 512
+bytes as CuPy does; the up-front reserve it caches is not counted), "peak"
+the highest value seen at any allocation in the device's scope (gpu.py's
+pool allocator) or when tensors are made. A limit
+(LogicalDeviceConfiguration.memory_limit or a memory fraction) is enforced
+by that allocator on the bytes in use, and also set on the pool as a cap on
+what it holds in total; CuPy's out-of-memory error is turned into
 :class:`~minikeras.errors.ResourceExhaustedError`.
 """
 import threading

@@ -175,7 +175,8 @@ def get_logical_device_configuration(device):
 
 def set_memory_growth(device, enable):
     """GPU: allocate on demand (True) or reserve the device's share up front
-    (False, the default as in TensorFlow). Before first use only."""
+    (False, the default as in TensorFlow, unless the environment sets
+    ``TF_FORCE_GPU_ALLOW_GROWTH=true``). Before first use only."""
     _check_physical(device, "set_memory_growth")
     if not isinstance(enable, bool):
         raise TypeError(f"set_memory_growth expects True or False, received {enable!r}.")
@@ -186,7 +187,7 @@ def set_memory_growth(device, enable):
 
 def get_memory_growth(device):
     _check_physical(device, "get_memory_growth")
-    return _registry.memory_growth.get(device, False)
+    return _registry.memory_growth.get(device, _growth_forced())
 
 
 def set_per_process_memory_fraction(device, fraction):
@@ -205,6 +206,9 @@ def set_per_process_memory_fraction(device, fraction):
 def _limits_for(physical):
     configs = _registry.logical_config.get(physical) or [LogicalDeviceConfiguration()]
     limits = [c.memory_limit_bytes for c in configs]
+    split = simulated.default_logical_limits() if physical.kind == "gpu" else None
+    if split and physical not in _registry.logical_config:
+        configs, limits = split, split  # the test run's "1x2": two logical GPUs on one
     fraction = _registry.memory_fraction.get(physical)
     if fraction is not None and physical.total_memory:
         share = int(physical.total_memory * fraction / len(configs))
@@ -225,7 +229,7 @@ def _build_gpu_devices(physical, first_index):
 
     cupy = backend.cupy_module()
     devices = []
-    grow = _registry.memory_growth.get(physical, False)
+    grow = _registry.memory_growth.get(physical, _growth_forced())
     for offset, limit in enumerate(limits):
         index = first_index + offset
         with cupy.cuda.Device(physical.index):
@@ -241,18 +245,27 @@ def _build_gpu_devices(physical, first_index):
     return devices
 
 
+def _growth_forced():
+    """``TF_FORCE_GPU_ALLOW_GROWTH=true`` makes memory growth the default, as
+    in TensorFlow: several processes can then share one GPU (a test suite
+    sharded with pytest-xdist), none reserving 90% of it up front."""
+    return os.environ.get("TF_FORCE_GPU_ALLOW_GROWTH", "").strip().lower() == "true"
+
+
 def _reserve(device, limit, sharing):
     """Reserve the device's share up front, as TensorFlow does with memory
-    growth off: take it from the driver once, inside the device's context
-    (its CUDA device, stream and pool), so that the freed block sits in the
-    arena of the stream the device's work uses and is reused by it."""
+    growth off: take it from the driver once, on the device's CUDA device
+    and stream, so that the freed block sits in the arena of the stream the
+    device's work uses and is reused by it. Straight from the pool, not
+    through the device's allocator: the reserve is no array of the user's,
+    so it is neither checked against the limit nor counted in the peak."""
     cupy = device.xp
-    with device.activate():
+    with cupy.cuda.Device(device.physical.index), device.stream:
         free, _ = cupy.cuda.runtime.memGetInfo()
         reserve = limit if limit is not None else int(free * 0.9 / sharing)
         reserve = min(reserve, int(free * 0.95))
         if reserve > 0:
-            block = cupy.empty(reserve, dtype=cupy.uint8)
+            block = device.pool.malloc(reserve)
             del block
 
 
@@ -267,13 +280,15 @@ def is_device_array(value):
 
 
 def owner_of(array):
-    """The logical device an array lives on (for a GPU array, the first
-    logical GPU of its physical GPU that claims it), or None."""
+    """The logical device an array lives on (the logical GPU whose
+    allocator made it), or None."""
     if isinstance(array, numpy.ndarray):
         return default_cpu()
     for device in initialize()["gpu"]:
         if device.owns(array):
             return device
+    # Allocated outside every device's activate() (by CuPy's default pool):
+    # the first logical GPU of its physical GPU reads it.
     for device in initialize()["gpu"]:
         if device.is_array(array) and array.device.id == device.physical.index:
             return device
@@ -430,9 +445,37 @@ def set_memory_limit(device, limit_bytes):
     target.memory.set_limit(limit_bytes)
 
 
+def release_memory(device=None):
+    """Return cached, unused memory to the system: a GPU pool's free blocks
+    go back to the driver (``free_all_blocks``), so other processes (or a
+    later ``set_logical_device_configuration`` in a fresh process) can use
+    them. Arrays in use keep their memory.
+
+    Args:
+        device: a device name or Device; None for every logical device
+            (does nothing before the devices are first used).
+    """
+    if device is None:
+        logical = _registry.logical
+        targets = [] if logical is None else logical["cpu"] + logical["gpu"]
+    else:
+        targets = [get_device(device)]
+    for target in targets:
+        target.release_memory()
+
+
 def _reset_for_tests():
     """Forget all configuration and logical devices (tests only)."""
     global _registry
+    logical = _registry.logical
+    if logical is not None and any(getattr(device, "pool", None) is not None for device in logical["gpu"]):
+        # A CuPy pool that is dropped keeps its cached blocks from the driver
+        # for good (gpu.py's docstring): free them first, after collecting
+        # the arrays that only unreachable cycles still hold.
+        import gc
+
+        gc.collect()
+        release_memory()
     fresh = _Registry()
     fresh.physical = _registry.physical
     _registry.__dict__.update(fresh.__dict__)

@@ -17,7 +17,7 @@ import os
 
 import numpy
 
-from minikeras.device import simulated_array
+from minikeras.device import scatter, simulated_array, simulated_streams
 from minikeras.device.device import Device
 from minikeras.device.memory import MemoryStats
 
@@ -25,15 +25,32 @@ ENVIRONMENT_VARIABLE = "MINIKERAS_SIMULATED_GPU"
 MEMORY_BYTES = 4 * 2**30  # what each simulated physical GPU reports
 
 
+def _requested():
+    """``(physical GPUs, logical GPUs per physical GPU)`` from the
+    environment: ``"2"`` is two physical GPUs, ``"1x2"`` one physical GPU
+    split into two logical GPUs (each with half its memory, as if
+    ``set_logical_device_configuration`` had been called), which is how CI
+    runs the race detector with two streams on one GPU."""
+    value = os.environ.get(ENVIRONMENT_VARIABLE, "").strip().lower()
+    if value in ("", "0"):
+        return 0, 1
+    count, _, split = value.partition("x")
+    try:
+        return max(1, int(count)), max(1, int(split or 1))
+    except ValueError:
+        return 1, 1
+
+
 def requested_count():
     """Simulated physical GPUs asked for by the environment (0: none)."""
-    value = os.environ.get(ENVIRONMENT_VARIABLE, "").strip()
-    if value in ("", "0"):
-        return 0
-    try:
-        return max(1, int(value))
-    except ValueError:
-        return 1
+    return _requested()[0]
+
+
+def default_logical_limits():
+    """Memory limits (bytes) of the logical GPUs each simulated physical GPU
+    is split into when the test run asks for a split (``"1x2"``), or None."""
+    split = _requested()[1] if requested_count() else 1
+    return None if split < 2 else [MEMORY_BYTES // split] * split
 
 
 class SimulatedMemoryStats(MemoryStats):
@@ -70,6 +87,7 @@ class SimulatedGpuDevice(Device):
     def __init__(self, index, physical, memory):
         super().__init__(index, physical, memory)
         self.xp = simulated_array.simulated_xp()
+        self.stream = simulated_streams.SimulatedStream(self.canonical)
         self._context = _Context(self)
 
     def activate(self):
@@ -77,6 +95,7 @@ class SimulatedGpuDevice(Device):
 
     def synchronize(self):
         self.stats.host_syncs += 1
+        self.stream.synchronize()
 
     def is_array(self, value):
         return type(value) is simulated_array.SimulatedArray
@@ -87,10 +106,10 @@ class SimulatedGpuDevice(Device):
     def asarray(self, value, dtype=None):
         with self._context:
             if type(value) is simulated_array.SimulatedArray:
-                if value._device is self or value._device.physical is self.physical:
-                    array = value
-                else:
-                    array = self.copy_from(value, value._device)
+                # Another logical GPU's array, even on this physical GPU, is
+                # copied: reading it in place would read it on this stream,
+                # unordered with the stream that made it (gpu.py, rule 4).
+                array = value if value._device is self else self.copy_from(value, value._device)
             else:
                 from minikeras.device import registry
 
@@ -98,6 +117,7 @@ class SimulatedGpuDevice(Device):
                     value = registry.owner_of(value).to_host(value)
                 self.stats.uploads += 1
                 array = simulated_array.SimulatedArray(numpy.array(value, copy=True), self)
+                simulated_array._issue("upload", (), (), array._array)
             if dtype is not None and array.dtype != dtype:
                 array = array.astype(dtype)
         return array
@@ -108,10 +128,18 @@ class SimulatedGpuDevice(Device):
             host = source.to_host(array)
             with self._context:
                 self.stats.uploads += 1
-                return simulated_array.SimulatedArray(numpy.array(host, copy=True), self)
+                copied = simulated_array.SimulatedArray(numpy.array(host, copy=True), self)
+                simulated_array._issue("upload", (), (), copied._array)
+                return copied
+        # As GpuDevice.copy_from: the copy runs on this device's stream after
+        # an event of the source's stream, and the source waits for the copy
+        # before it may write or free the block again.
         self.stats.device_copies += 1
-        with source.activate():
+        self.stream.wait_event(source.stream.record())
+        with self._context:
             data = array._array.copy()
+            simulated_array._issue(f"copy from {source.canonical}", (array._array,), (), data)
+        source.stream.wait_event(self.stream.record())
         return simulated_array.SimulatedArray(data, self)
 
     def to_host(self, array):
@@ -119,6 +147,9 @@ class SimulatedGpuDevice(Device):
             return array
         with self._context:
             return array.get()
+
+    def scatter_add(self, target, indices, values):
+        scatter.scatter_add(self.xp, target, indices, values)
 
     def new_rng(self, entropy):
         return _SimulatedGenerator(self, numpy.random.default_rng(entropy))
@@ -144,6 +175,8 @@ class _SimulatedGenerator:
 
         def draw(*args, **kwargs):
             simulated_array._require(device, f"Generator.{name}")
-            return simulated_array._wrap(method(*args, **kwargs), device)
+            result = method(*args, **kwargs)
+            simulated_array._issue(f"Generator.{name}", (), (), result)
+            return simulated_array._wrap(result, device)
 
         return draw

@@ -24,8 +24,11 @@ instead of NumPy scalars, as CuPy returns), so the kernels stay NumPy.
 """
 import threading
 import types
+import weakref
 
 import numpy
+
+from minikeras.device import simulated_streams
 
 _local = threading.local()
 
@@ -102,6 +105,63 @@ class _CudaDevice:
         return hash(self.id)
 
 
+def _root(array):
+    """The NumPy array that owns ``array``'s buffer (views share it)."""
+    while isinstance(array.base, numpy.ndarray):
+        array = array.base
+    return array
+
+
+_buffers = {}  # address of a buffer handed out as a pointer -> weak reference to its owner
+_buffers_lock = threading.Lock()
+
+
+class _Memory:
+    """``cupy.cuda.PooledMemory`` stand-in: the buffer a pointer points into."""
+
+    __slots__ = ("ptr", "size", "device_id", "__dict__")
+
+    def __init__(self, root, device):
+        self.ptr = root.__array_interface__["data"][0]
+        self.size = root.nbytes
+        self.device_id = device.physical.index
+
+
+class _MemoryPointer:
+    """``cupy.cuda.MemoryPointer`` stand-in: ``ptr`` and ``mem``."""
+
+    __slots__ = ("ptr", "mem", "device_id")
+
+    def __init__(self, array, device):
+        root = _root(array)
+        self.mem = _Memory(root, device)
+        self.ptr = array.__array_interface__["data"][0]
+        self.device_id = device.physical.index
+        with _buffers_lock:
+            if len(_buffers) > 256:  # forget buffers that died
+                for address in [a for a, ref in _buffers.items() if ref() is None]:
+                    del _buffers[address]
+            _buffers[self.mem.ptr] = weakref.ref(root)
+
+
+def host_view(pointer, count, dtype):
+    """The ``count`` elements of ``dtype`` at device ``pointer`` (an address
+    taken from ``array.data.ptr`` of a live simulated array), as a writable
+    NumPy view: what a CUDA library (NCCL) given the pointer would touch."""
+    dtype = numpy.dtype(dtype)
+    with _buffers_lock:
+        candidates = [ref() for ref in _buffers.values()]
+    for root in candidates:
+        if root is None:
+            continue
+        start = root.__array_interface__["data"][0]
+        if start <= pointer and pointer + count * dtype.itemsize <= start + root.nbytes:
+            flat = (root if root.flags.c_contiguous else root.T).reshape(-1).view(numpy.uint8)
+            offset = pointer - start
+            return flat[offset:offset + count * dtype.itemsize].view(dtype)
+    raise ValueError(f"Simulated GPU: {pointer:#x} ({count} x {dtype}) is not inside a live device buffer.")
+
+
 def _unwrap(value, device_box, what, allow_host):
     if type(value) is SimulatedArray:
         if device_box[0] is None:
@@ -141,12 +201,63 @@ def _wrap(value, device):
 
 def _call(function, what, args, kwargs, allow_host=False):
     box = [None]
+    reads, writes = _accessed(what, args, kwargs)
     args = _unwrap(args, box, what, allow_host)
     kwargs = _unwrap(kwargs, box, what, allow_host)
     device = _require(box[0], what)
     if "upload" in box:
         device.stats.uploads += 1
-    return _wrap(function(*args, **kwargs), device), box[0]
+    result = function(*args, **kwargs)
+    _issue(what, reads, writes, result)
+    return _wrap(result, device), box[0]
+
+
+# Operations that write their first argument in place (the race detector's
+# writes; every device array an operation receives is a read).
+_WRITES_FIRST = frozenset(
+    "setitem ndarray.fill ndarray.sort ndarray.put ndarray.partition copyto put place putmask fill_diagonal".split()
+    + [f"__i{name}__" for name in "add sub mul truediv floordiv mod pow matmul and or xor lshift rshift".split()]
+)
+
+
+def _arrays_in(value, found):
+    if type(value) is SimulatedArray:
+        found.append(value._array)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _arrays_in(item, found)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _arrays_in(item, found)
+    return found
+
+
+def _accessed(what, args, kwargs):
+    """(arrays read, arrays written in place) by one call (NumPy arrays)."""
+    reads = _arrays_in(kwargs, _arrays_in(args, []))
+    writes = _arrays_in(kwargs.get("out"), []) if "out" in kwargs else []
+    if args and (what in _WRITES_FIRST or what.endswith(".at")):
+        writes += _arrays_in(args[0], [])
+    return reads, writes
+
+
+def _issue(what, reads, writes, result=None):
+    """Tell the race detector about an operation issued to the active
+    device's stream (device/simulated_streams.py)."""
+    active = active_device()
+    stream = getattr(active, "stream", None)
+    if stream is not None:
+        fresh = _fresh_arrays(result, [])
+        simulated_streams.access(stream, what, reads, writes, fresh)
+
+
+def _fresh_arrays(value, found):
+    if isinstance(value, numpy.ndarray):
+        found.append(value)
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            _fresh_arrays(item, found)
+    return found
 
 
 class SimulatedArray:
@@ -185,9 +296,23 @@ class SimulatedArray:
     device = property(lambda self: _CudaDevice(self._device.physical.index))
 
     @property
+    def data(self):
+        """A ``cupy.cuda.MemoryPointer`` stand-in: ``ptr`` (the address of
+        the first element) and ``mem`` (the whole buffer, shared by views)."""
+        return _MemoryPointer(self._array, self._device)
+
+    @property
     def base(self):
         base = self._array.base
         return None if base is None else SimulatedArray(base, self._device)
+
+    @property
+    def real(self):
+        return SimulatedArray(self._array.real, self._device)
+
+    @property
+    def imag(self):
+        return SimulatedArray(self._array.imag, self._device)
 
     @property
     def T(self):
@@ -205,6 +330,7 @@ class SimulatedArray:
     def _host(self, what):
         device = _require(self._device, what)
         device.stats.host_syncs += 1
+        _issue(what, (self._array,), ())
         return self._array
 
     def get(self, stream=None, out=None):
@@ -236,6 +362,7 @@ class SimulatedArray:
         """Copy a host array into this one (an upload), as ``cupy.ndarray.set``."""
         device = _require(self._device, "set()")
         device.stats.uploads += 1
+        _issue("set()", (), (self._array,))
         self._array[...] = array
 
     # ------------------------------------------------------------- methods
@@ -266,7 +393,10 @@ class SimulatedArray:
         return self.copy()
 
     def __deepcopy__(self, memo):
-        return self.copy()
+        # CuPy's ndarray.__deepcopy__ copies under its own device
+        # (cupy/_core/core.pyx): here, inside its device's activate().
+        with self._device.activate():
+            return self.copy()
 
 
 def _binary(name, reflected=False, inplace=False):
@@ -324,7 +454,22 @@ class _Ufunc:
         method = getattr(self._ufunc, name)
         if not callable(method):
             return method
+        if name == "at" and self.__name__ == "add":
+            return _add_at
         return lambda *args, **kwargs: _call(method, f"{self.__name__}.{name}", args, kwargs)[0]
+
+
+# CuPy 14.2's add.at refuses other target dtypes (_scatter_op_single in
+# cupy/_core/_routines_indexing.pyx; device/scatter.py routes them).
+_ADD_AT_DTYPES = frozenset(numpy.dtype(name) for name in
+                           ("int32", "int64", "uint32", "uint64", "float16", "float32", "float64"))
+
+
+def _add_at(target, indices, values=None):
+    if type(target) is SimulatedArray and target.dtype not in _ADD_AT_DTYPES:
+        raise TypeError("cupy.add.at only supports int32, int64, float16, float32, float64, uint32, uint64 as "
+                        "data type (simulated GPU)")
+    return _call(numpy.add.at, "add.at", (target, indices, values), {})[0]
 
 
 class SimulatedNumpy(types.SimpleNamespace):

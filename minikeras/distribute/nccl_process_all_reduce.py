@@ -49,10 +49,14 @@ class NcclAcrossProcesses:
 
     def __init__(self, device, group, nccl):
         self.device, self.group, self._nccl = device, group, nccl
-        unique_id = nccl.get_unique_id() if group.rank == 0 else tuple([0] * 128)
-        unique_id = group.broadcast(numpy.array(unique_id, dtype=numpy.int64), what="NCCL unique id")
+        # CuPy 14: get_unique_id() returns 128 bytes and NcclCommunicator
+        # takes them as ``bytes commId`` (cupy_backends/cuda/libs/nccl.pyx,
+        # v14.2.0; docs/source/upgrade.rst). Process 0 draws the id and MPI
+        # carries it to the others as raw bytes.
+        unique_id = bytes(nccl.get_unique_id()) if group.rank == 0 else b""
+        unique_id = group.broadcast_bytes(unique_id, what="NCCL unique id")
         with device.activate():
-            self._comm = nccl.NcclCommunicator(group.size, tuple(int(v) for v in unique_id), group.rank)
+            self._comm = nccl.NcclCommunicator(group.size, unique_id, group.rank)
         self._types = {numpy.dtype("float16"): nccl.NCCL_FLOAT16, numpy.dtype("float32"): nccl.NCCL_FLOAT32,
                        numpy.dtype("float64"): nccl.NCCL_FLOAT64}
 

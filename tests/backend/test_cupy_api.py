@@ -131,3 +131,91 @@ def test_the_scan_sees_the_library_s_array_calls(uses):
     assert ("matmul",) in module_paths or ("dot",) in module_paths
     assert any(use.kind == "module" and use.keywords for use in uses)
     assert any(use.kind == "array_method" and "axis" in use.keywords for use in uses)
+
+
+# ------------------------------------------------------------ cupy.cuda.nccl
+# minikeras/testing/sim_nccl.py stands in for ``cupy.cuda.nccl`` in the
+# tests; these check it, and what minikeras calls, against the installed
+# CuPy. The real module imports only where libnccl.so.2 is installed (not on
+# this CI: ``cupy.cuda.nccl.available`` is False there), so when it does not
+# import, the signatures are read from the compiled extension's text: Cython
+# embeds each function's signature in its docstring, which is stored in the
+# .so file (the same text CuPy's nccl.pyx declares, tag v14.2.0).
+_NCCL_FILES = ("distribute/nccl_all_reduce.py", "distribute/nccl_process_all_reduce.py")
+
+
+def _nccl_signatures():
+    """``{"NcclCommunicator.allReduce": "(self, intptr_t sendbuf, ...)", ...}``
+    and the NCCL_* constant names of the installed CuPy's NCCL wrapper."""
+    import importlib.util
+    import re
+
+    from cupy.cuda import nccl
+
+    if nccl.available:
+        from cupy_backends.cuda.libs import nccl as module
+
+        texts = [value.__doc__ or "" for value in vars(module).values()]
+        texts += [getattr(module.NcclCommunicator, name).__doc__ or "" for name in dir(module.NcclCommunicator)]
+        text = "\n".join(texts)
+        constants = {name for name in dir(module) if name.startswith("NCCL_")}
+    else:
+        spec = importlib.util.find_spec("cupy_backends.cuda.libs.nccl")
+        text = open(spec.origin, "rb").read().decode("latin-1")
+        constants = set(re.findall(r"NCCL_[A-Z0-9_]+", text))
+    signatures = {}
+    # A signature starts its docstring: at the start of a line (a docstring's
+    # code example, ``comm = nccl.NcclCommunicator(world_size, ...)``, does not).
+    for name, arguments in re.findall(r"(?m)(?:^|(?<=\x00))((?:NcclCommunicator\.)?\w+)(\([^()\n\x00]*\))", text):
+        if name.startswith("NcclCommunicator") or name == "get_unique_id":
+            signatures.setdefault(name, arguments)
+    return signatures, constants
+
+
+def test_fake_nccl_signatures_are_cupy_14s():
+    from minikeras.testing import sim_nccl
+
+    signatures, constants = _nccl_signatures()
+    assert "NcclCommunicator.allReduce" in signatures, "could not read CuPy's NCCL signatures"
+    for name, expected in sim_nccl.SIGNATURES.items():
+        assert signatures.get(name) == expected, f"{name}: CuPy has {signatures.get(name)}, the fake models {expected}"
+    fake = sim_nccl.SimNccl(resolve=None)
+    for name in (n for n in dir(fake) if n.startswith("NCCL_")):
+        assert name in constants, f"the fake's {name} is not in CuPy's nccl"
+    # The fake's own parameters are the ones it claims.
+    import inspect
+
+    init = list(inspect.signature(fake.NcclCommunicator.__init__).parameters)
+    assert init == ["self", "ndev", "commId", "rank", "config"]
+    reduce = list(inspect.signature(fake.NcclCommunicator.allReduce).parameters)
+    assert reduce == ["self", "sendbuf", "recvbuf", "count", "datatype", "op", "stream"]
+
+
+def test_every_nccl_use_exists_in_cupy():
+    import ast
+
+    signatures, constants = _nccl_signatures()
+    methods = {name.split(".", 1)[1] for name in signatures if "." in name}
+    used = []
+    for relative in _NCCL_FILES:
+        for node in ast.walk(ast.parse((PACKAGE / relative).read_text())):
+            if not isinstance(node, ast.Attribute):
+                continue
+            owner = node.value
+            name = owner.id if isinstance(owner, ast.Name) else getattr(owner, "attr", None)
+            if isinstance(owner, ast.Subscript):
+                name = getattr(owner.value, "attr", None)
+            if name in ("nccl", "_nccl", "module"):
+                used.append(("module", node.attr, relative))
+            elif name in ("_comm", "_comms"):
+                used.append(("comm", node.attr, relative))
+    assert any(kind == "comm" and name == "allReduce" for kind, name, _ in used), "the scan found no allReduce"
+    missing = []
+    for kind, name, where in used:
+        if kind == "module":
+            known = name in constants or name in signatures or name in ("NcclCommunicator", "available")
+        else:
+            known = name in methods
+        if not known:
+            missing.append(f"{where}: {kind} {name}")
+    assert not missing, "NCCL names CuPy 14 does not have:\n" + "\n".join(missing)

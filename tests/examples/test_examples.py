@@ -110,14 +110,19 @@ def test_device_placement_runs_as_a_script(tmp_path):
     assert re.search(r"Executing op MatMul in device /device:(CPU|GPU):1", output + result.stderr)
 
 
-def test_mirrored_training_splits_batches_over_two_logical_cpus(tiny_datasets, fresh_devices, load_example, capsys):
+def test_mirrored_training_splits_one_device_into_two_logical_ones(tiny_datasets, fresh_devices, load_example, capsys):
     # fresh_devices: the example splits the CPU into logical devices, which is
     # allowed only before first use.
     if len(config.list_physical_devices("GPU")) >= 2:
         pytest.skip("with two GPUs the example mirrors over them, not over logical CPUs")
+    one_gpu = len(config.list_physical_devices("GPU")) == 1
     accuracy = load_example("mirrored_training").main(SMOKE_ARGS + ["--dataset", "fashion_mnist", "--replicas", "2"])
     output = capsys.readouterr().out
-    assert "replicas on: ['cpu:0', 'cpu:1']" in output
+    if one_gpu:  # a real or the simulated GPU: split into two logical GPUs, not left idle
+        assert re.search(r"one GPU: split into 2 logical GPUs of \d+ MB each", output)
+        assert "replicas on: ['gpu:0', 'gpu:1']" in output
+    else:
+        assert "replicas on: ['cpu:0', 'cpu:1']" in output
     assert "mirrored CNN on 2 devices" in output
     assert 0.0 <= accuracy <= 1.0
     assert reported_accuracy(output) == pytest.approx(accuracy, abs=5e-5)

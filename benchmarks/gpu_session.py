@@ -1,0 +1,157 @@
+"""What a 15-minute GPU lease runs: at most 8 minutes on one H100, every
+output in one folder, a summary a person reads in a minute.
+
+    python3 benchmarks/gpu_session.py OUT_DIR            # on the GPU machine
+    python3 benchmarks/gpu_session.py OUT_DIR --dry-run  # here: the same steps on the simulated GPU
+
+Steps, each under its own time limit (a step that runs over is stopped and
+reported, the others still run):
+
+1. ``env``: CuPy, the device, NCCL, the GPU probe (gpu_session_checks.py).
+2. ``examples-cold`` / ``examples-warm``: tests/examples (every example on
+   gpu:0, on tiny datasets written by the tests: the machine has no
+   network) with an empty CuPy kernel cache, then again with the cache the
+   first run filled: the difference is what NVRTC compilation costs a
+   first run (issue 20, finding 6), and the cache stays warm for what follows.
+3. ``checks``: pools, ownership, NCCL (one rank), MirroredModel on two
+   logical GPUs (gpu_session_checks.py).
+4. ``suite``: the GPU half of the test suite (``--device-kind gpu``),
+   sharded over processes with pytest-xdist, each process growing its pool
+   on demand (``TF_FORCE_GPU_ALLOW_GROWTH=true``) so they share the GPU.
+5. ``bench``: benchmarks/gpu_bench.py (minikeras against PyTorch).
+
+Outputs (few files: the device tool brings back at most 8): summary.txt,
+summary.json, steps.log (every step's output), suite.xml (JUnit),
+gpu_bench.json. It needs only what the GPU image has (CuPy, PyTorch,
+pytest, pytest-xdist, h5py, tqdm) and no network.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CHECKS = ["pools", "ownership", "nccl", "mirrored"]
+
+
+def steps(out, dry_run, python):
+    """``[(name, argv, seconds allowed, extra environment)]``."""
+    pytest = [python, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider"]
+    checks = [python, os.path.join("benchmarks", "gpu_session_checks.py")]
+    bench = [python, os.path.join("benchmarks", "gpu_bench.py"), "--json", os.path.join(out, "gpu_bench.json")]
+    if dry_run:
+        simulated = {"MINIKERAS_SIMULATED_GPU": "1"}
+        examples = pytest + ["tests/examples/test_examples.py", "-k", "test_help"]
+        return [
+            ("env", checks + ["env", "--simulated"], 60, {}),
+            ("examples-cold", examples, 60, simulated),
+            ("examples-warm", examples, 60, simulated),
+            ("checks", checks + CHECKS + ["--simulated"], 120, {}),
+            ("suite", pytest + ["tests/device/test_simulated_streams.py", "--junitxml",
+                                os.path.join(out, "suite.xml")], 120, simulated),
+            ("bench", bench + ["--device", "cpu", "--steps", "2", "--models", "mlp", "--runners", "minikeras"],
+             120, {}),
+        ]
+    workers = str(max(2, min(12, (os.cpu_count() or 4) - 2)))
+    examples = pytest + ["tests/examples/test_examples.py"]
+    return [
+        ("env", checks + ["env"], 30, {}),
+        ("examples-cold", examples, 110, {}),
+        ("examples-warm", examples, 80, {}),
+        ("checks", checks + CHECKS, 60, {}),
+        ("suite", pytest + ["--device-kind", "gpu", "-n", workers, "--ignore=tests/examples",
+                            "--junitxml", os.path.join(out, "suite.xml")], 150,
+         {"TF_FORCE_GPU_ALLOW_GROWTH": "true"}),
+        ("bench", bench + ["--steps", "50"], 50, {}),
+    ]
+
+
+def run_step(name, argv, seconds, extra, log, cache_dir):
+    """Runs one step; returns ``{"step", "status", "seconds", "detail"}``."""
+    environment = dict(os.environ, PYTHONPATH=ROOT, PYTHONUNBUFFERED="1", CUPY_CACHE_DIR=cache_dir, **extra)
+    if "MINIKERAS_SIMULATED_GPU" not in extra:
+        environment.pop("MINIKERAS_SIMULATED_GPU", None)
+    log.write(f"\n===== {name}: {' '.join(argv)} (limit {seconds} s)\n")
+    log.flush()
+    start = time.perf_counter()
+    process = subprocess.Popen(argv, cwd=ROOT, env=environment, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+    try:
+        output, _ = process.communicate(timeout=seconds)
+        status = "ok" if process.returncode == 0 else f"FAILED (exit {process.returncode})"
+    except subprocess.TimeoutExpired:
+        process.send_signal(2)  # SIGINT: pytest stops and still writes its report
+        try:
+            output, _ = process.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            output, _ = process.communicate()
+        status = f"TIMEOUT after {seconds} s"
+    elapsed = time.perf_counter() - start
+    log.write(output)
+    log.write(f"\n===== {name}: {status} in {elapsed:.1f} s\n")
+    log.flush()
+    return {"step": name, "status": status, "seconds": round(elapsed, 1), "detail": _detail(name, output)}
+
+
+def _detail(name, output):
+    """The line of a step's output worth reading in the summary."""
+    counts = re.findall(r"^=*\s*(\d+ (?:passed|failed|error).*?) in [\d.]+s", output, re.MULTILINE)
+    if counts:
+        return counts[-1].strip("= ")
+    if name in ("env", "checks"):
+        lines = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+        return "; ".join(f"{line['check']}: {'ok' if line['ok'] else 'FAILED ' + str(line.get('error', ''))[:80]}"
+                         + (f" ({line['skipped']})" if line.get("skipped") else "") for line in lines)
+    lines = [line for line in output.strip().splitlines() if line.strip()]
+    return lines[-1][:160] if lines else ""
+
+
+def summarise(results, out, dry_run):
+    cold = next((r for r in results if r["step"] == "examples-cold"), None)
+    warm = next((r for r in results if r["step"] == "examples-warm"), None)
+    lines = [f"minikeras GPU session{' (DRY RUN: simulated GPU)' if dry_run else ''}, "
+             f"{time.strftime('%Y-%m-%d %H:%M:%S')}, total {sum(r['seconds'] for r in results):.0f} s", ""]
+    lines += [f"{r['step']:<14} {r['status']:<22} {r['seconds']:>7.1f} s  {r['detail']}" for r in results]
+    if cold and warm and cold["status"] == warm["status"] == "ok":
+        lines += ["", f"NVRTC (cold kernel cache): examples took {cold['seconds'] - warm['seconds']:+.1f} s more "
+                      f"cold ({cold['seconds']:.1f} s) than warm ({warm['seconds']:.1f} s)"]
+    lines += ["", f"logs: {os.path.join(out, 'steps.log')}"]
+    text = "\n".join(lines)
+    with open(os.path.join(out, "summary.txt"), "w") as handle:
+        handle.write(text + "\n")
+    with open(os.path.join(out, "summary.json"), "w") as handle:
+        json.dump({"dry_run": dry_run, "steps": results}, handle, indent=1)
+    return text
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", help="folder for every output (created)")
+    parser.add_argument("--dry-run", action="store_true", help="the same steps, small, on the simulated GPU")
+    parser.add_argument("--only", nargs="+", default=None, help="run only these steps")
+    args = parser.parse_args(argv)
+    out = os.path.abspath(args.out)
+    os.makedirs(out, exist_ok=True)
+    cache_dir = os.path.join(tempfile.gettempdir(), "minikeras_gpu_session_kernel_cache")
+    shutil.rmtree(cache_dir, ignore_errors=True)  # a cold NVRTC cache for examples-cold
+    results = []
+    with open(os.path.join(out, "steps.log"), "w") as log:
+        for name, step_argv, seconds, extra in steps(out, args.dry_run, sys.executable):
+            if args.only and name not in args.only:
+                continue
+            result = run_step(name, step_argv, seconds, extra, log, cache_dir)
+            results.append(result)
+            print(f"{name}: {result['status']} in {result['seconds']} s  {result['detail']}", flush=True)
+    print()
+    print(summarise(results, out, args.dry_run))
+    return 0 if all(r["status"] == "ok" for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""The simulated GPU's streams and race detector (device/simulated_streams.py)
+with two logical GPUs on one simulated physical GPU (``1x2``), as CI runs
+the device, distribute, models and saving tests."""
+import numpy
+import pytest
+
+import minikeras as mk
+from minikeras.device import registry, simulated
+from minikeras.device.simulated_streams import SimulatedRaceError
+
+
+@pytest.fixture
+def two_logical_gpus(monkeypatch, fresh_devices):
+    physical = registry._registry.physical
+    monkeypatch.setenv(simulated.ENVIRONMENT_VARIABLE, "1x2")
+    registry._registry.physical = None
+    registry._reset_for_tests()
+    yield registry.list_logical_devices("GPU")
+    monkeypatch.undo()
+    registry._reset_for_tests()
+    registry._registry.physical = physical
+
+
+def test_1x2_is_two_logical_gpus_with_their_own_streams(two_logical_gpus):
+    first, second = two_logical_gpus
+    assert first.physical is second.physical
+    assert first.stream is not second.stream
+    assert first.memory.limit == second.memory.limit == simulated.MEMORY_BYTES // 2
+
+
+def test_unordered_read_of_another_streams_write_is_a_race(two_logical_gpus):
+    first, second = two_logical_gpus
+    with second.activate():
+        array = second.xp.ones(4) * 2.0
+    with pytest.raises(SimulatedRaceError) as caught:
+        with first.activate():
+            first.xp.sum(array)
+    message = str(caught.value)
+    for text in ("sum on /device:GPU:0", "__mul__ on /device:GPU:1", "no event"):
+        assert text in message
+
+
+def test_an_event_orders_the_streams(two_logical_gpus):
+    first, second = two_logical_gpus
+    with second.activate():
+        array = second.xp.ones(4) * 2.0
+    first.stream.wait_event(second.stream.record())
+    with first.activate():
+        assert float(first.xp.sum(array)) == 8.0
+    with pytest.raises(SimulatedRaceError, match="writes a buffer"):
+        with second.activate():
+            array += 1.0  # the read on gpu:0's stream may still be running
+
+
+def test_tensors_cross_logical_gpus_through_ordered_copies(two_logical_gpus):
+    with mk.device("gpu:1"):
+        x = mk.tensor(numpy.arange(4.0, dtype="float32")) * 2.0
+    with mk.device("gpu:0"):
+        y = x * 3.0  # x is copied to gpu:0, ordered with events
+    assert y.device.name == "gpu:0"
+    numpy.testing.assert_array_equal(y.numpy(), numpy.arange(4.0) * 6.0)
+    with mk.device("gpu:1"):
+        x.data[...] = 0.0  # gpu:1 may write it again: gpu:0's copy was waited for
+    assert registry.get_device("gpu:0").stats.device_copies >= 1
+
+
+def test_asarray_of_another_logical_gpus_array_is_an_ordered_copy(two_logical_gpus):
+    first, second = two_logical_gpus
+    with second.activate():
+        array = second.xp.arange(3.0) + 1.0
+    copied = first.asarray(array)  # read in place, gpu:0's stream would race with gpu:1's
+    assert copied is not array and registry.owner_of(copied) is first
+    with first.activate():
+        assert float(first.xp.sum(copied)) == 6.0
+    with second.activate():
+        array *= 2.0  # the copy was waited for
