@@ -144,6 +144,7 @@ class _SimulatedGenerator:
 
         def draw(*args, **kwargs):
             simulated_array._require(device, f"Generator.{name}")
+            device.stats.kernel_launches += 1  # a draw is one kernel, as cuRAND's
             return simulated_array._wrap(method(*args, **kwargs), device)
 
         return draw

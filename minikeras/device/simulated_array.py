@@ -146,7 +146,67 @@ def _call(function, what, args, kwargs, allow_host=False):
     device = _require(box[0], what)
     if "upload" in box:
         device.stats.uploads += 1
-    return _wrap(function(*args, **kwargs), device), box[0]
+    result = function(*args, **kwargs)
+    if "upload" not in box:
+        count_launch(device, what, args, kwargs, result)
+    return _wrap(result, device), box[0]
+
+
+# ------------------------------------------------------------ kernel launches
+# Calls that write into an existing array (a kernel even though they return
+# it, or nothing): in-place operators, ``setitem``, ``ufunc.at``, ``out=``.
+_WRITES = frozenset(
+    ["setitem"] + [f"__i{name}__" for name in "add sub mul truediv floordiv mod pow matmul and or xor lshift "
+                   "rshift".split()]
+)
+# Calls that make a new array without running a kernel (cudaMalloc only).
+_ALLOCATES_ONLY = frozenset("empty empty_like".split())
+
+
+def count_launch(device, what, args, kwargs, result):
+    """Count one kernel launch on ``device`` if the call ``what`` computed.
+
+    This is the one place where the simulated GPU counts launches
+    (``device.stats.kernel_launches``), by what CuPy would do: a call that
+    writes into an array, or returns an array that is not a view of one of
+    its inputs (a reduction's 0-d result included), launches one kernel;
+    views (``reshape`` of a contiguous array, ``transpose``, basic
+    indexing, ``astype`` to the same dtype without a copy), metadata
+    (``shape``, ``result_type``) and bare allocations (``empty``) launch
+    none. Uploads are counted as such by the caller, not as kernels.
+    """
+    if what in _ALLOCATES_ONLY:
+        return
+    if (what in _WRITES or what.endswith(".at") or kwargs.get("out") is not None
+            or (result is None and what.startswith("ndarray."))  # fill, sort, put
+            or _fresh(result, args)):
+        device.stats.kernel_launches += 1
+
+
+def _fresh(result, args):
+    """Whether ``result`` holds a newly computed array (not a view of ``args``)."""
+    if isinstance(result, numpy.generic):
+        return True
+    if isinstance(result, (tuple, list)):
+        return any(_fresh(item, args) for item in result)
+    if not isinstance(result, numpy.ndarray):
+        return False
+    owner = _memory_owner(result)
+    return not any(_memory_owner(value) is owner for value in _arrays(args))
+
+
+def _memory_owner(array):
+    while isinstance(array.base, numpy.ndarray):
+        array = array.base
+    return array
+
+
+def _arrays(values):
+    for value in values:
+        if isinstance(value, numpy.ndarray):
+            yield value
+        elif isinstance(value, (tuple, list)):
+            yield from _arrays(value)
 
 
 class SimulatedArray:
