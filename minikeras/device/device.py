@@ -169,6 +169,15 @@ class Device:
         self.stats = DeviceStats()
 
     # ---------------------------------------------------------- execution
+    # Whether ``minikeras.kernels`` may compile its CUDA sources for this
+    # device (a real GPU with CuPy); elsewhere a kernel runs its reference.
+    compiles_kernels = False
+
+    def one_kernel(self):
+        """Context in which a fused kernel's reference runs: its array calls
+        count as one kernel launch (the simulated GPU), or nothing (CPU)."""
+        return _NO_CONTEXT
+
     def activate(self):
         """Context in which this device's arrays are made and its work runs."""
         return _NO_CONTEXT

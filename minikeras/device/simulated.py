@@ -75,6 +75,9 @@ class SimulatedGpuDevice(Device):
     def activate(self):
         return self._context
 
+    def one_kernel(self):
+        return simulated_array.one_launch(self)
+
     def synchronize(self):
         self.stats.host_syncs += 1
 
@@ -144,7 +147,7 @@ class _SimulatedGenerator:
 
         def draw(*args, **kwargs):
             simulated_array._require(device, f"Generator.{name}")
-            device.stats.kernel_launches += 1  # a draw is one kernel, as cuRAND's
+            simulated_array.count_kernel(device)  # a draw is one kernel, as cuRAND's
             return simulated_array._wrap(method(*args, **kwargs), device)
 
         return draw

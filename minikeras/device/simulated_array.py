@@ -180,7 +180,32 @@ def count_launch(device, what, args, kwargs, result):
     if (what in _WRITES or what.endswith(".at") or kwargs.get("out") is not None
             or (result is None and what.startswith("ndarray."))  # fill, sort, put
             or _fresh(result, args)):
+        count_kernel(device)
+
+
+def count_kernel(device):
+    """Count one launch on ``device`` (unless inside a fused kernel's reference)."""
+    if not getattr(_local, "fused", 0):
         device.stats.kernel_launches += 1
+
+
+class one_launch:
+    """The array calls inside count as one kernel launch on ``device``: a
+    fused kernel's reference (``minikeras.kernels``), which a real GPU runs
+    as one compiled kernel."""
+
+    def __init__(self, device):
+        self.device = device
+
+    def __enter__(self):
+        _local.fused = getattr(_local, "fused", 0) + 1
+        return self.device
+
+    def __exit__(self, *exc):
+        _local.fused -= 1
+        if not _local.fused and exc[0] is None:
+            self.device.stats.kernel_launches += 1
+        return False
 
 
 def _fresh(result, args):
@@ -196,7 +221,8 @@ def _fresh(result, args):
 
 
 def _memory_owner(array):
-    while isinstance(array.base, numpy.ndarray):
+    # ``base`` may be a non-array holder with its own ``base`` (as_strided's).
+    while getattr(array, "base", None) is not None:
         array = array.base
     return array
 

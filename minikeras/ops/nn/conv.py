@@ -55,7 +55,7 @@ class Conv(Function):
         images = x.reshape(geometry.batch, geometry.height, geometry.width, geometry.channels)
         matrix = kernel.reshape(geometry.patch_size, -1)
         needs_x, needs_kernel = self.needs_input_grad[:2]
-        finish = bias_relu.epilogue(xp, bias, self.relu)
+        finish = bias_relu.epilogue(self.device, bias, self.relu)
         if self.pointwise:
             # The input itself is the patch matrix.
             patches = images.reshape(-1, geometry.channels)
@@ -84,7 +84,7 @@ class Conv(Function):
             sums = {}
 
             def left_block(rows):
-                block = bias_relu.mask_block(xp, grad[rows], None if out is None else out[rows], self.relu,
+                block = bias_relu.mask_block(self.device, grad[rows], None if out is None else out[rows], self.relu,
                                              masked[rows])
                 if wants_bias:
                     sums[rows.start] = block.sum(axis=0)
