@@ -154,9 +154,10 @@ def _call(function, what, args, kwargs, allow_host=False):
 
 # ------------------------------------------------------------ kernel launches
 # Calls that write into an existing array (a kernel even though they return
-# it, or nothing): in-place operators, ``setitem``, ``ufunc.at``, ``out=``.
+# it, or nothing): in-place operators, ``setitem``, ``copyto`` and kin,
+# ``ufunc.at``, ``out=``.
 _WRITES = frozenset(
-    ["setitem"] + [f"__i{name}__" for name in "add sub mul truediv floordiv mod pow matmul and or xor lshift "
+    "setitem copyto put place putmask fill_diagonal".split() + [f"__i{name}__" for name in "add sub mul truediv floordiv mod pow matmul and or xor lshift "
                    "rshift".split()]
 )
 # Calls that make a new array without running a kernel (cudaMalloc only).

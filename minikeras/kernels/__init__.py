@@ -14,6 +14,6 @@ See ``kernel.py`` for how a Kernel's source, reference and launch fit
 together, and ARCHITECTURE.md ("GPU kernels") for an example end to end.
 """
 from minikeras.kernels.kernel import Kernel, cuda_source, get, register, registered
-from minikeras.kernels import elementwise, optimizer_updates, reductions  # noqa: F401  (they register)
+from minikeras.kernels import elementwise, optimizer_updates, pooling, reductions  # noqa: F401  (they register)
 
 __all__ = ["Kernel", "cuda_source", "get", "register", "registered"]

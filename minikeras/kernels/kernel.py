@@ -57,8 +57,15 @@ class Kernel:
     def bound(self, device):
         """The callable that runs this kernel on ``device``."""
         if device.compiles_kernels and self.cuda_source is not None:
-            return functools.partial(self.launch, _Launcher(self, device), device)
+            return functools.partial(self._run_compiled, device)
         return functools.partial(self._run_reference, device)
+
+    def _run_compiled(self, device, *args, **params):
+        try:
+            return self.launch(_Launcher(self, device), device, *args, **params)
+        except UnsupportedDtype:
+            # e.g. float16 or integers: the reference, as several array calls.
+            return self.reference(device, *args, **params)
 
     def _run_reference(self, device, *args, **params):
         with device.one_kernel():
@@ -70,14 +77,23 @@ class Kernel:
         key = (device.cuda_id, dtype)
         function = self._compiled.get(key)
         if function is None:
-            if dtype not in self.dtypes:
-                raise TypeError(f"Kernel {self.name!r} is built for {self.dtypes}, received dtype {dtype}.")
+            self.check_dtype(dtype)
             function = device.xp.RawKernel(cuda_source(self.cuda_source, dtype), self.name)
             self._compiled[key] = function
         return function
 
+    def check_dtype(self, dtype):
+        """Raise UnsupportedDtype unless the CUDA source is built for ``dtype``
+        (a launch glue checks every dtype before its first launch)."""
+        if numpy.dtype(dtype).name not in self.dtypes:
+            raise UnsupportedDtype(f"Kernel {self.name!r} is built for {self.dtypes}, received dtype {dtype}.")
+
     def __repr__(self):
         return f"Kernel({self.name!r}, cuda={'yes' if self.cuda_source else 'no'})"
+
+
+class UnsupportedDtype(TypeError):
+    """A compiled kernel has no source for this dtype (its reference runs instead)."""
 
 
 class _Launcher:
@@ -87,6 +103,11 @@ class _Launcher:
 
     def __init__(self, kernel, device):
         self.kernel, self.device = kernel, device
+
+    def check(self, *dtypes):
+        """Raise UnsupportedDtype (before any launch) unless every dtype is built."""
+        for dtype in dtypes:
+            self.kernel.check_dtype(dtype)
 
     def run(self, dtype, grid, block, arguments):
         function = self.kernel.compiled(self.device, dtype)

@@ -99,6 +99,7 @@ def adam_math(xp, alpha, beta_1, beta_2, epsilon, gradient, momentum, velocity, 
 
 def _adam_launch(launcher, device, groups, alpha, beta_1, beta_2, epsilon):
     xp = device.xp
+    launcher.check(*(group[4].dtype for group in groups))
     by_dtype = {}
     for group in groups:
         by_dtype.setdefault(numpy.dtype(group[4].dtype).name, []).append(group)

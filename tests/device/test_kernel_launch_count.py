@@ -27,6 +27,7 @@ def test_each_computing_call_is_one_launch(simulated_gpu):
     assert _launches(simulated_gpu, lambda xp: a[[0, 2]]) == 1  # fancy indexing gathers
     assert _launches(simulated_gpu, lambda xp: a.T.reshape(12)) == 1  # a non-contiguous reshape copies
     assert _launches(simulated_gpu, lambda xp: xp.add.at(b, [0, 0], a[0])) == 1
+    assert _launches(simulated_gpu, lambda xp: xp.copyto(b, a)) == 1
 
 
 def test_views_metadata_and_allocations_launch_nothing(simulated_gpu):
