@@ -105,7 +105,8 @@ class Conv(Function):
                 grad_x = masked @ matrix.T
             else:
                 dtype = xp.result_type(grad.dtype, matrix.dtype)
-                grad_x = col2im_product(self.device, masked, xp.ascontiguousarray(matrix.T), geometry, dtype)
+                # matrix.T as a view: col2im copies it once, flipped, where it needs to.
+                grad_x = col2im_product(self.device, masked, matrix.T, geometry, dtype)
         grads = (
             None if grad_x is None else grad_x.reshape(self.input_shape),
             None if grad_kernel is None else grad_kernel.reshape(self.kernel_shape),

@@ -19,6 +19,7 @@ blocks per call. On a GPU there is one block (the whole batch): one GEMM.
 import numpy
 
 from minikeras.backend import tuning
+from minikeras import kernels
 from minikeras.backend.blocks import even_slices
 from minikeras.utils.argument_validation import is_int, standardize_padding, standardize_tuple  # noqa: F401
 
@@ -223,22 +224,23 @@ def im2col_products(device, source, geometry, right=None, left=None, keep=False,
 
     shared = xp.empty(block_shape(batch), dtype) if keep else None
 
-    def buffers():  # each thread's own
-        return geometry.pad_buffer(xp, per, dtype), (shared if keep else xp.empty(block_shape(per), dtype))
+    im2col = kernels.get("im2col", device)
+
+    def buffers():  # each thread's own (its padded buffer is made on first use)
+        return [None], (shared if keep else xp.empty(block_shape(per), dtype))
 
     def work(index, state):
         padding, buffer = state
         start = starts[index]
         stop = min(batch, start + per)
         first, count = (start if keep else 0), stop - start
-        windows = geometry.windows(xp, geometry.padded_block(source, start, stop, padding))
         if patch_major:
             block = buffer[:, :, :, first:first + count]
-            xp.copyto(block, windows.transpose(3, 4, 5, 0, 1, 2))
+            im2col(source[start:stop], geometry, block, True, padding)
             cols = block.reshape(patch, count * rows).T
         else:
             block = buffer[first:first + count]
-            xp.copyto(block, windows)
+            im2col(source[start:stop], geometry, block, False, padding)
             cols = block.reshape(count * rows, patch)
         span = slice(start * rows, stop * rows)
         if right is not None:
@@ -304,7 +306,7 @@ def col2im_product(device, left, right, geometry, dtype):
     Args:
         device: the Device it runs on.
         left: (N*Ho*Wo, F), e.g. the output gradient.
-        right: (F, kh*kw*C), e.g. the kernel matrix transposed (contiguous).
+        right: (F, kh*kw*C), e.g. the kernel matrix transposed (a view is fine).
         geometry: the WindowGeometry of the (N, H, W, C) result.
         dtype: the result's dtype.
     """
