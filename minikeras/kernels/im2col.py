@@ -68,3 +68,58 @@ def _im2col_launch(launcher, device, source, geometry, block, patch_major, paddi
 
 
 register(Kernel("im2col", im2col_reference, IM2COL_SOURCE, _im2col_launch))
+
+# ------------------------------------------------------------------ col2im
+COL2IM_SOURCE = r"""
+extern "C" __global__ void col2im(const scalar_t* cols, scalar_t* x, long long samples, long long height,
+                                  long long width, long long channels, long long out_h, long long out_w,
+                                  int window_h, int window_w, int stride_h, int stride_w, int dilation_h,
+                                  int dilation_w, int pad_top, int pad_left) {
+    const long long count = samples * height * width * channels;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
+         i += (long long)blockDim.x * gridDim.x) {
+        /* One thread per element of x (samples, height, width, channels): it gathers the patch
+           entries that came from it, in window order (the reference's order of adds). */
+        const long long c = i % channels;
+        long long rest = i / channels;
+        const long long w = rest % width;
+        rest /= width;
+        const long long h = rest % height;
+        const long long n = rest / height;
+        scalar_t total = 0;
+        for (int di = 0; di < window_h; ++di) {
+            const long long row = h + pad_top - di * dilation_h;
+            if (row < 0 || row % stride_h != 0 || row / stride_h >= out_h) continue;
+            for (int dj = 0; dj < window_w; ++dj) {
+                const long long column = w + pad_left - dj * dilation_w;
+                if (column < 0 || column % stride_w != 0 || column / stride_w >= out_w) continue;
+                total += cols[((((n * out_h + row / stride_h) * out_w + column / stride_w) * window_h + di)
+                               * window_w + dj) * channels + c];
+            }
+        }
+        x[i] = total;
+    }
+}
+"""
+
+
+def col2im_reference(device, patches, geometry, target):
+    """Sum ``patches`` (n, Ho, Wo, kh, kw, C) back into ``target``
+    (n, H, W, C) where each entry came from (overwriting ``target``)."""
+    target.fill(0)
+    geometry.scatter_add(target, patches)
+    return target
+
+
+def _col2im_launch(launcher, device, patches, geometry, target):
+    patches = device.xp.ascontiguousarray(patches)
+    (pad_top, _), (pad_left, _) = geometry.pads
+    grid, threads = blocks_for(target.size)
+    launcher.run(patches.dtype, grid, threads, (patches, target) + tuple(
+        numpy.int64(value) for value in (target.shape[0], geometry.height, geometry.width, geometry.channels,
+                                         geometry.out_h, geometry.out_w)) + tuple(
+        numpy.int32(value) for value in (*geometry.window, *geometry.strides, *geometry.dilation, pad_top, pad_left)))
+    return target
+
+
+register(Kernel("col2im", col2im_reference, COL2IM_SOURCE, _col2im_launch))
