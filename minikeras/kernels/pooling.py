@@ -165,11 +165,12 @@ def _max_pool_launch(launcher, device, images, geometry, keep_index):
     xp = device.xp
     images = xp.ascontiguousarray(images)
     out = xp.empty(_output_shape(geometry), images.dtype)
-    index = xp.empty(_output_shape(geometry), numpy.int32) if keep_index else None
+    # Without keep_index the kernel writes no index: a one-element stand-in of the right type.
+    index = xp.empty(_output_shape(geometry) if keep_index else (1,), numpy.int32)
     grid, block = blocks_for(out.size)
-    launcher.run(images.dtype, grid, block, (images, out, out if index is None else index, numpy.int32(keep_index))
+    launcher.run(images.dtype, grid, block, (images, out, index, numpy.int32(keep_index))
                  + _geometry_arguments(geometry))
-    return out, index
+    return out, (index if keep_index else None)
 
 
 register(Kernel("max_pool", max_pool_reference, MAX_POOL_SOURCE, _max_pool_launch))
