@@ -70,14 +70,16 @@ register(Kernel("sparse_softmax_cross_entropy", sparse_softmax_cross_entropy_ref
 SPARSE_SOFTMAX_CE_BACKWARD_SOURCE = r"""
 extern "C" __global__ void sparse_softmax_cross_entropy_backward(const scalar_t* probabilities,
                                                                  const long long* labels, const scalar_t* grad,
-                                                                 scalar_t* grad_logits, long long rows,
-                                                                 long long classes) {
+                                                                 long long grad_stride, scalar_t* grad_logits,
+                                                                 long long rows, long long classes) {
+    /* grad_stride is 0 for the broadcast gradient of a mean (one value for every row). */
     const long long count = rows * classes;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
          i += (long long)blockDim.x * gridDim.x) {
         const long long row = i / classes;
-        scalar_t value = probabilities[i] * grad[row];
-        if (labels[row] == i - row * classes) value -= grad[row];
+        const scalar_t row_grad = grad[row * grad_stride];
+        scalar_t value = probabilities[i] * row_grad;
+        if (labels[row] == i - row * classes) value -= row_grad;
         grad_logits[i] = value;
     }
 }
@@ -96,12 +98,17 @@ def _sparse_softmax_cross_entropy_backward_launch(launcher, device, probabilitie
     xp = device.xp
     if labels.dtype != numpy.int64:
         labels = labels.astype(numpy.int64)
-    labels, grad = xp.ascontiguousarray(labels), xp.ascontiguousarray(grad)
+    labels = xp.ascontiguousarray(labels)
+    # A mean's gradient arrives broadcast (stride 0): read it in place rather than copy it.
+    if grad.ndim != 1 or grad.strides[0] not in (0, grad.itemsize):
+        grad = xp.ascontiguousarray(grad)
+    grad_stride = grad.strides[0] // grad.itemsize if grad.ndim == 1 else 1
+    base = grad if grad_stride else grad[:1]
     rows, classes = probabilities.shape
     grad_logits = xp.empty_like(probabilities)
     grid, block = blocks_for(probabilities.size)
-    launcher.run(probabilities.dtype, grid, block, (probabilities, labels, grad, grad_logits, numpy.int64(rows),
-                                                    numpy.int64(classes)))
+    launcher.run(probabilities.dtype, grid, block, (probabilities, labels, base, numpy.int64(grad_stride),
+                                                    grad_logits, numpy.int64(rows), numpy.int64(classes)))
     return grad_logits
 
 

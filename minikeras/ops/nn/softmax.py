@@ -167,8 +167,9 @@ class SparseSoftmaxCrossEntropy(Function):
         xp = self.device.xp
         classes = logits.shape[-1]
         labels = labels.reshape(-1)
-        if labels.dtype.kind not in "iu":
-            labels = labels.astype(numpy.int64)  # Keras accepts float class ids
+        if labels.dtype != numpy.int64:
+            # Keras accepts float class ids; the fused kernels read int64 (one cast, kept for backward).
+            labels = labels.astype(numpy.int64)
         if not self.labels_checked:
             _check_labels(self.device, labels, classes)
         flat = logits.reshape(-1, classes)
