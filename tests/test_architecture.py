@@ -20,7 +20,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "minikeras"
 FLOORS = {
     "backend": 0,
     "device": 1,
-    "autograd": 2,
+    "autograd": 2, "kernels": 2,
     "ops": 3,
     "layers": 4, "optimizers": 4, "losses": 4, "metrics": 4,
     "models": 5,

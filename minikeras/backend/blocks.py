@@ -16,9 +16,12 @@ def even_slices(total, count):
 def sum_in_order(xp, parts, shape=None, dtype=None):
     """The sum of per-block results in block order, so that it has the same
     bits however the blocks were spread over threads; ``zeros(shape, dtype)``
-    when there are none. The parts are left unchanged."""
+    when there are none; a single part is returned as it is (no copy, no
+    kernel launch on a GPU). The other parts are left unchanged."""
     if not parts:
         return xp.zeros(shape, dtype)
+    if len(parts) == 1:
+        return parts[0]
     total = parts[0].copy()
     for part in parts[1:]:
         total += part

@@ -22,7 +22,7 @@ optimizer update, loss/metric update and host read runs in),
 ``device.matmul_all``, ``device.parallel_blocks``, ``device.row_blocks``,
 ``device.elementwise_blocks``, ``device.sum_in_order``), ``device.worker_context``
 (for a thread that serves one device), ``device.scatter_add``, ``device.new_rng``/``device.normal``, and
-``device.stats`` (host syncs and uploads, for tests and debugging).
+``device.stats`` (host syncs, uploads and kernel launches, for tests and debugging).
 """
 import contextlib
 from dataclasses import dataclass
@@ -94,19 +94,35 @@ class DeviceStats:
             copy, ``.item()``, ``float()``, ``bool()``, ``synchronize()``).
         uploads: host-to-device copies.
         device_copies: copies from another device.
+        kernel_launches: kernels launched on the device. On the simulated
+            GPU every array-module call or array operator that computes
+            counts one (views, reshapes, metadata and bare allocations do
+            not; see ``simulated_array.count_launch``), and so does each
+            fused kernel of ``minikeras.kernels``. On a real GPU only the
+            ``minikeras.kernels`` launches are counted (wrapping every CuPy
+            call would cost more than the launch it counts; use Nsight
+            Systems for the rest). The CPU counts nothing.
+        graph_launches: captured steps replayed as one graph
+            (``jit_compile=True``).
     """
 
-    __slots__ = ("host_syncs", "uploads", "device_copies")
+    __slots__ = ("host_syncs", "uploads", "device_copies", "kernel_launches", "graph_launches")
+    HOST_TRAFFIC = ("host_syncs", "uploads", "device_copies")
 
     def __init__(self):
         self.reset()
 
     def reset(self):
         self.host_syncs = self.uploads = self.device_copies = 0
+        self.kernel_launches = self.graph_launches = 0
 
     def snapshot(self):
-        """``{"host_syncs": n, "uploads": n, "device_copies": n}``."""
+        """``{"host_syncs": n, "uploads": n, "device_copies": n, "kernel_launches": n, "graph_launches": n}``."""
         return {name: getattr(self, name) for name in self.__slots__}
+
+    def host_traffic(self):
+        """``{"host_syncs": n, "uploads": n, "device_copies": n}``."""
+        return {name: getattr(self, name) for name in self.HOST_TRAFFIC}
 
     def __repr__(self):
         return f"DeviceStats({self.snapshot()})"
@@ -153,6 +169,15 @@ class Device:
         self.stats = DeviceStats()
 
     # ---------------------------------------------------------- execution
+    # Whether ``minikeras.kernels`` may compile its CUDA sources for this
+    # device (a real GPU with CuPy); elsewhere a kernel runs its reference.
+    compiles_kernels = False
+
+    def one_kernel(self):
+        """Context in which a fused kernel's reference runs: its array calls
+        count as one kernel launch (the simulated GPU), or nothing (CPU)."""
+        return _NO_CONTEXT
+
     def activate(self):
         """Context in which this device's arrays are made and its work runs."""
         return _NO_CONTEXT

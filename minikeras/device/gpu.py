@@ -90,6 +90,8 @@ class GpuDevice(Device):
         self.stream = stream
         self._allocator = _pool_allocator(self)  # holds no reference to the device: no cycle
 
+    compiles_kernels = True  # minikeras.kernels compiles its CUDA sources here
+
     @contextlib.contextmanager
     def activate(self):
         cupy = self.xp

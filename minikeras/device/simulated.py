@@ -93,6 +93,9 @@ class SimulatedGpuDevice(Device):
     def activate(self):
         return self._context
 
+    def one_kernel(self):
+        return simulated_array.one_launch(self)
+
     def synchronize(self):
         self.stats.host_syncs += 1
         self.stream.synchronize()
@@ -177,6 +180,7 @@ class _SimulatedGenerator:
             simulated_array._require(device, f"Generator.{name}")
             result = method(*args, **kwargs)
             simulated_array._issue(f"Generator.{name}", (), (), result)
+            simulated_array.count_kernel(device)  # a draw is one kernel, as cuRAND's
             return simulated_array._wrap(result, device)
 
         return draw

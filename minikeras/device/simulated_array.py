@@ -209,6 +209,8 @@ def _call(function, what, args, kwargs, allow_host=False):
         device.stats.uploads += 1
     result = function(*args, **kwargs)
     _issue(what, reads, writes, result)
+    if "upload" not in box:
+        count_launch(device, what, args, kwargs, result)
     return _wrap(result, device), box[0]
 
 
@@ -258,6 +260,91 @@ def _fresh_arrays(value, found):
         for item in value:
             _fresh_arrays(item, found)
     return found
+
+
+
+# ------------------------------------------------------------ kernel launches
+# Calls that write into an existing array (a kernel even though they return
+# it, or nothing): in-place operators, ``setitem``, ``copyto`` and kin,
+# ``ufunc.at``, ``out=``.
+_WRITES = frozenset(
+    "setitem copyto put place putmask fill_diagonal".split() + [f"__i{name}__" for name in "add sub mul truediv floordiv mod pow matmul and or xor lshift "
+                   "rshift".split()]
+)
+# Calls that make a new array without running a kernel (cudaMalloc only).
+_ALLOCATES_ONLY = frozenset("empty empty_like".split())
+
+
+def count_launch(device, what, args, kwargs, result):
+    """Count one kernel launch on ``device`` if the call ``what`` computed.
+
+    This is the one place where the simulated GPU counts launches
+    (``device.stats.kernel_launches``), by what CuPy would do: a call that
+    writes into an array, or returns an array that is not a view of one of
+    its inputs (a reduction's 0-d result included), launches one kernel;
+    views (``reshape`` of a contiguous array, ``transpose``, basic
+    indexing, ``astype`` to the same dtype without a copy), metadata
+    (``shape``, ``result_type``) and bare allocations (``empty``) launch
+    none. Uploads are counted as such by the caller, not as kernels.
+    """
+    if what in _ALLOCATES_ONLY:
+        return
+    if (what in _WRITES or what.endswith(".at") or kwargs.get("out") is not None
+            or (result is None and what.startswith("ndarray."))  # fill, sort, put
+            or _fresh(result, args)):
+        count_kernel(device)
+
+
+def count_kernel(device):
+    """Count one launch on ``device`` (unless inside a fused kernel's reference)."""
+    if not getattr(_local, "fused", 0):
+        device.stats.kernel_launches += 1
+
+
+class one_launch:
+    """The array calls inside count as one kernel launch on ``device``: a
+    fused kernel's reference (``minikeras.kernels``), which a real GPU runs
+    as one compiled kernel."""
+
+    def __init__(self, device):
+        self.device = device
+
+    def __enter__(self):
+        _local.fused = getattr(_local, "fused", 0) + 1
+        return self.device
+
+    def __exit__(self, *exc):
+        _local.fused -= 1
+        if not _local.fused and exc[0] is None:
+            self.device.stats.kernel_launches += 1
+        return False
+
+
+def _fresh(result, args):
+    """Whether ``result`` holds a newly computed array (not a view of ``args``)."""
+    if isinstance(result, numpy.generic):
+        return True
+    if isinstance(result, (tuple, list)):
+        return any(_fresh(item, args) for item in result)
+    if not isinstance(result, numpy.ndarray):
+        return False
+    owner = _memory_owner(result)
+    return not any(_memory_owner(value) is owner for value in _arrays(args))
+
+
+def _memory_owner(array):
+    # ``base`` may be a non-array holder with its own ``base`` (as_strided's).
+    while getattr(array, "base", None) is not None:
+        array = array.base
+    return array
+
+
+def _arrays(values):
+    for value in values:
+        if isinstance(value, numpy.ndarray):
+            yield value
+        elif isinstance(value, (tuple, list)):
+            yield from _arrays(value)
 
 
 class SimulatedArray:

@@ -1,6 +1,8 @@
 """Adam: adaptive moment estimation (Kingma & Ba, 2014)."""
 import math
 
+from minikeras.kernels.optimizer_updates import adam_math
+from minikeras.optimizers import _fused
 from minikeras.optimizers._checks import moment_config, set_moment_arguments
 from minikeras.optimizers.optimizer import Optimizer
 
@@ -47,37 +49,35 @@ class Adam(Optimizer):
         self._momentums, self._velocities = self.add_optimizer_variables(variables, ["momentum", "velocity"])
         self._velocity_hats = self.add_optimizer_variables(variables, "velocity_hat") if self.amsgrad else []
 
-    def update_step(self, gradient, variable, learning_rate):
-        """One Adam step on ``variable`` (in place)."""
+    def _alpha(self, learning_rate):
+        """The step size with both bias corrections folded in (a host float)."""
         step = self.iterations + 1
-        alpha = learning_rate * math.sqrt(1.0 - self.beta_2**step) / (1.0 - self.beta_1**step)
+        return learning_rate * math.sqrt(1.0 - self.beta_2**step) / (1.0 - self.beta_1**step)
+
+    def _group(self, gradient, variable):
+        """The arrays of ``adam_update`` for one variable."""
         index = self.slot_index(variable)
-        momentum, velocity = self._momentums[index], self._velocities[index]
-        device = variable.device
-        xp = device.xp
         work, update = self.scratch(variable, 2)
         velocity_hat = self._velocity_hats[index] if self.amsgrad else None
-        # Large variables are updated in slices shared among the CPU's op threads.
-        device.elementwise_blocks(lambda *pieces: self._adam_math(xp, alpha, *pieces),
-                                  (gradient, momentum, velocity, velocity_hat, variable.data, work, update))
+        return (gradient, self._momentums[index], self._velocities[index], velocity_hat, variable.data, work, update)
 
-    def _adam_math(self, xp, alpha, gradient, momentum, velocity, velocity_hat, weights, work, update):
-        """The update on matching arrays (whole variables or equal slices)."""
-        xp.subtract(gradient, momentum, out=work)
-        work *= 1.0 - self.beta_1
-        momentum += work
-        xp.multiply(gradient, gradient, out=work)
-        work -= velocity
-        work *= 1.0 - self.beta_2
-        velocity += work
-        if velocity_hat is not None:
-            xp.maximum(velocity_hat, velocity, out=velocity_hat)
-            velocity = velocity_hat
-        xp.sqrt(velocity, out=work)
-        work += self.epsilon
-        xp.multiply(momentum, alpha, out=update)
-        update /= work
-        weights -= update
+    def _update_variables(self, grads, variables, learning_rate):
+        """Every variable in one multi-tensor ``adam_update`` per device
+        (``optimizers/_fused.py``), unless a subclass has its own rule."""
+        if _fused.overrides_update_step(self, Adam):
+            return super()._update_variables(grads, variables, learning_rate)
+        pairs = [(variable.device, self._group(gradient, variable)) for gradient, variable in zip(grads, variables)]
+        _fused.update_all("adam_update", pairs, self._alpha(learning_rate), self.beta_1, self.beta_2, self.epsilon)
+
+    def update_step(self, gradient, variable, learning_rate):
+        """One Adam step on ``variable`` (in place)."""
+        device = variable.device
+        xp = device.xp
+        alpha = self._alpha(learning_rate)
+        # Large variables are updated in slices shared among the CPU's op threads.
+        device.elementwise_blocks(
+            lambda *pieces: adam_math(xp, alpha, self.beta_1, self.beta_2, self.epsilon, *pieces),
+            self._group(gradient, variable))
 
     def get_config(self):
         config = super().get_config()

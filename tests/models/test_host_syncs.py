@@ -18,10 +18,10 @@ class StepTraffic(mk.callbacks.Callback):
         self.device, self.steps = device, []
 
     def on_train_batch_begin(self, batch, logs=None):
-        self.before = self.device.stats.snapshot()
+        self.before = self.device.stats.host_traffic()
 
     def on_train_batch_end(self, batch, logs=None):
-        after = self.device.stats.snapshot()
+        after = self.device.stats.host_traffic()
         self.steps.append({name: after[name] - self.before[name] for name in after})
 
 

@@ -12,6 +12,7 @@ Everything works on 2-D ``(rows, channels)`` views through ``xp``.
 
 __all__ = ["epilogue", "apply", "mask_block", "gradient"]
 
+from minikeras import kernels
 from minikeras.backend.blocks import sum_in_order
 
 
@@ -24,17 +25,16 @@ def _row_blocks(device, work, rows, elements):
     return [work(0, rows)]
 
 
-def epilogue(xp, bias, relu):
+def epilogue(device, bias, relu):
     """``finish(rows)`` adding ``bias`` and applying ReLU in place to a 2-D
-    block, or None when there is nothing to do."""
+    block (the fused ``bias_relu`` kernel), or None when there is nothing
+    to do."""
     if bias is None and not relu:
         return None
+    run = kernels.get("bias_relu", device)
 
     def finish(block):
-        if bias is not None:
-            block += bias
-        if relu:
-            xp.maximum(block, 0, out=block)
+        run(block, bias, relu)
 
     return finish
 
@@ -42,34 +42,33 @@ def epilogue(xp, bias, relu):
 def apply(device, out, bias, relu):
     """Add ``bias`` to the 2-D ``out`` and apply ReLU, in place, split over
     rows (``device.row_blocks``)."""
-    finish = epilogue(getattr(device, "xp", device), bias, relu)
+    finish = epilogue(device, bias, relu)
     if finish is not None:
         _row_blocks(device, lambda start, stop: finish(out[start:stop]), out.shape[0], out.size)
     return out
 
 
-def mask_block(xp, grad, out, relu, target):
+def mask_block(device, grad, out, relu, target):
     """Rows of the gradient through ReLU: ``grad * (out > 0)`` written into
-    ``target`` when ``relu``, else ``grad`` itself."""
+    ``target`` when ``relu`` (the fused ``relu_backward`` kernel), else
+    ``grad`` itself."""
     if not relu:
         return grad
-    xp.multiply(grad, out > 0, out=target)
-    return target
+    return kernels.get("relu_backward", device)(grad, out, target)
 
 
 def gradient(device, grad, out, relu, wants_bias):
     """``(grad through ReLU, its sum over rows or None)`` for 2-D ``grad``
     and ``out`` (the ReLU output; unused without ``relu``), split over rows
     (``device.row_blocks``)."""
-    xp = getattr(device, "xp", device)
+    xp = device.xp
     masked = xp.empty_like(grad) if relu else grad
 
     def part(start, stop):
-        block = mask_block(xp, grad[start:stop], None if out is None else out[start:stop], relu,
+        block = mask_block(device, grad[start:stop], None if out is None else out[start:stop], relu,
                            masked[start:stop])
         return block.sum(axis=0) if wants_bias else None
 
     sums = _row_blocks(device, part, grad.shape[0], grad.size)
     grad_bias = sum_in_order(xp, sums, grad.shape[-1], grad.dtype) if wants_bias else None
     return masked, grad_bias
-

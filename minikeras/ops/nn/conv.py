@@ -56,7 +56,7 @@ class Conv(Function):
         images = x.reshape(geometry.batch, geometry.height, geometry.width, geometry.channels)
         matrix = kernel.reshape(geometry.patch_size, -1)
         needs_x, needs_kernel = self.needs_input_grad[:2]
-        finish = bias_relu.epilogue(xp, bias, self.relu)
+        finish = bias_relu.epilogue(self.device, bias, self.relu)
         if self.pointwise:
             # The input itself is the patch matrix.
             patches = images.reshape(-1, geometry.channels)
@@ -85,7 +85,7 @@ class Conv(Function):
             sums = {}
 
             def left_block(rows):
-                block = bias_relu.mask_block(xp, grad[rows], None if out is None else out[rows], self.relu,
+                block = bias_relu.mask_block(self.device, grad[rows], None if out is None else out[rows], self.relu,
                                              masked[rows])
                 if wants_bias:
                     sums[rows.start] = block.sum(axis=0)
@@ -106,7 +106,8 @@ class Conv(Function):
                 grad_x = masked @ matrix.T
             else:
                 dtype = xp.result_type(grad.dtype, matrix.dtype)
-                grad_x = col2im_product(self.device, masked, xp.ascontiguousarray(matrix.T), geometry, dtype)
+                # matrix.T as a view: col2im copies it once, flipped, where it needs to.
+                grad_x = col2im_product(self.device, masked, matrix.T, geometry, dtype)
         grads = (
             None if grad_x is None else grad_x.reshape(self.input_shape),
             None if grad_kernel is None else grad_kernel.reshape(self.kernel_shape),

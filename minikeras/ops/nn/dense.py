@@ -5,6 +5,7 @@ activation, written in place into the matmul's output), which saves two
 temporaries the size of the output and two graph nodes per layer against
 composing matmul, add and relu.
 """
+from minikeras import kernels
 from minikeras.autograd import Function
 from minikeras.utils.argument_validation import as_tensor
 from minikeras.ops.nn._blocks import matmul_pair
@@ -23,14 +24,11 @@ class DenseFunction(Function):
         self.relu = relu
 
     def forward(self, x, kernel, bias=None):
-        xp = self.device.xp
         self.input_shape = x.shape
         x2 = x if x.ndim == 2 else x.reshape(-1, x.shape[-1])
         out = self.device.matmul(x2, kernel)
-        if bias is not None:
-            out += bias
-        if self.relu:
-            xp.maximum(out, 0, out=out)
+        if bias is not None or self.relu:
+            kernels.get("bias_relu", self.device)(out, bias, self.relu)  # one fused kernel on a GPU
         needs = self.needs_input_grad
         self.has_bias = bias is not None
         self.save_for_backward(x2 if needs[1] else None, kernel if needs[0] else None, out if self.relu else None)
@@ -43,7 +41,7 @@ class DenseFunction(Function):
         needs = self.needs_input_grad
         grad2 = grad if grad.ndim == 2 else grad.reshape(-1, grad.shape[-1])
         if out is not None:
-            grad2 = grad2 * (out > 0)
+            grad2 = kernels.get("relu_backward", self.device)(grad2, out, self.device.xp.empty_like(out))
         grad_x = grad_kernel = grad_bias = None
         xp = self.device.xp
         if needs[0] and needs[1]:

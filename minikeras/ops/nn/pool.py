@@ -1,11 +1,11 @@
 """Max and average pooling, channels-last like TensorFlow/Keras (2-D, and 1-D
 through the 2-D code with a height of 1).
 
-Both run one vectorised pass per window offset (pool_h * pool_w of them)
+Each direction is one fused kernel (``minikeras/kernels/pooling.py``): on
+the CPU one vectorised pass per window offset (pool_h * pool_w of them)
 over strided views of the input, clipped at the border instead of padded,
-so no im2col and no padded copy is made; with strides equal to the pool
-size those views tile the input exactly (the reshape special case, without
-the reshape).
+so no im2col and no padded copy is made; on a GPU one CUDA kernel that
+does whole windows per thread.
 
 Max pooling keeps for backward only the index of the winning offset in each
 window (uint8: a quarter of the output's bytes); on ties the first offset in
@@ -19,6 +19,7 @@ __all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d"]
 
 import numpy
 
+from minikeras import kernels
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras.autograd import Function
 from minikeras.ops._checks import shape_of
@@ -27,27 +28,12 @@ from minikeras.utils.argument_validation import validate_tensor_input
 
 
 class _Pool(Function):
-    """Shared shape handling: the op works on the 4-D (N, H, W, C) view of its input."""
+    """Shared shape handling: the op works on the 4-D (N, H, W, C) view of its
+    input; the math is one fused kernel per direction (``kernels/pooling.py``)."""
 
     def __init__(self, geometry, output_shape):
         self.geometry = geometry
         self.output_shape = output_shape
-        strides, window = geometry.strides, geometry.window
-        # Windows that cannot overlap let backward assign instead of accumulate;
-        # windows that also tile the whole input leave nothing to zero first.
-        self.disjoint = strides[0] >= window[0] and strides[1] >= window[1]
-        self.tiling = (
-            strides == window
-            and not geometry.has_padding
-            and geometry.out_h * strides[0] == geometry.height
-            and geometry.out_w * strides[1] == geometry.width
-        )
-
-    def input_gradient_buffer(self, xp, dtype):
-        """Where backward writes the input's gradient (uninitialised when every element gets written)."""
-        geometry = self.geometry
-        shape = (geometry.batch, geometry.height, geometry.width, geometry.channels)
-        return xp.empty(shape, dtype) if self.tiling else xp.zeros(shape, dtype)
 
     def images(self, x):
         geometry = self.geometry
@@ -58,61 +44,14 @@ class MaxPool(_Pool):
     """Max pooling; see the module docstring for ties and padding."""
 
     def forward(self, x):
-        xp = self.device.xp
-        images = self.images(x)
         self.input_shape = x.shape
-        geometry = self.geometry
-        shape = (geometry.batch, geometry.out_h, geometry.out_w, geometry.channels)
-        needs_grad = self.needs_input_grad[0]
-        offsets = geometry.offsets
-        index = None
-        if needs_grad:
-            index_dtype = numpy.uint8 if len(offsets) <= 256 else numpy.int32
-            index = xp.zeros(shape, index_dtype)
-        if geometry.has_padding:
-            out = xp.full(shape, -numpy.inf if is_float_dtype(x.dtype) else numpy.iinfo(x.dtype).min, x.dtype)
-            first = 0
-        else:
-            out = xp.empty(shape, x.dtype)
-            first = 1  # without padding every offset covers every window: start from the first
-
-        def pool(start, stop):
-            if first:
-                _, _, (_, in_rows), (_, in_cols) = offsets[0]
-                out[start:stop] = images[start:stop, in_rows, in_cols]
-            for position in range(first, len(offsets)):
-                _, _, (out_rows, in_rows), (out_cols, in_cols) = offsets[position]
-                target = out[start:stop, out_rows, out_cols]
-                candidate = images[start:stop, in_rows, in_cols]
-                if index is not None:
-                    # Strictly greater, so the first maximum in window order keeps the
-                    # gradient. Offsets come in increasing order, so "index = position
-                    # where larger" is a maximum: plain arithmetic, ~100x faster than a
-                    # masked assignment when half the mask is set.
-                    winner = index[start:stop, out_rows, out_cols]
-                    xp.maximum(winner, (candidate > target) * index_dtype(position), out=winner)
-                xp.maximum(target, candidate, out=target)
-
-        self.device.row_blocks(pool, geometry.batch, images.size)
+        out, index = kernels.get("max_pool", self.device)(self.images(x), self.geometry, self.needs_input_grad[0])
         self.save_for_backward(index)
         return out.reshape(self.output_shape)
 
     def backward(self, grad):
-        xp = self.device.xp
         (index,) = self.saved
-        geometry = self.geometry
-        grad = grad.reshape(index.shape)
-        grad_x = self.input_gradient_buffer(xp, grad.dtype)
-
-        def route(start, stop):
-            for position, (_, _, (out_rows, in_rows), (out_cols, in_cols)) in enumerate(geometry.offsets):
-                won = index[start:stop, out_rows, out_cols] == position
-                if self.disjoint:
-                    xp.multiply(grad[start:stop, out_rows, out_cols], won, out=grad_x[start:stop, in_rows, in_cols])
-                else:
-                    grad_x[start:stop, in_rows, in_cols] += grad[start:stop, out_rows, out_cols] * won
-
-        self.device.row_blocks(route, geometry.batch, grad_x.size)
+        grad_x = kernels.get("max_pool_backward", self.device)(grad.reshape(index.shape), index, self.geometry)
         return grad_x.reshape(self.input_shape)
 
 
@@ -120,46 +59,11 @@ class AvgPool(_Pool):
     """Average pooling; with SAME padding each window's mean is over its real elements."""
 
     def forward(self, x):
-        xp = self.device.xp
-        images = self.images(x)
         self.input_shape = x.shape
-        geometry = self.geometry
-        shape = (geometry.batch, geometry.out_h, geometry.out_w, geometry.channels)
-        out = xp.zeros(shape, x.dtype)
-        for _, _, (out_rows, in_rows), (out_cols, in_cols) in geometry.offsets:
-            out[:, out_rows, out_cols] += images[:, in_rows, in_cols]
-        self.scale = self.window_scale(xp, x.dtype)
-        out *= self.scale
-        return out.reshape(self.output_shape)
-
-    def window_scale(self, xp, dtype):
-        """1 / (elements per window): a Python float, or an (Ho, Wo, 1) array with padding."""
-        geometry = self.geometry
-        if not geometry.has_padding:
-            return 1.0 / (geometry.window[0] * geometry.window[1])
-        # Real elements per window = (real rows) x (real columns): count, for each
-        # output row, the row offsets that land inside the input (likewise columns).
-        row_ranges = {i: out_rows for i, _, (out_rows, _), _ in geometry.offsets}
-        col_ranges = {j: out_cols for _, j, _, (out_cols, _) in geometry.offsets}
-        rows = numpy.zeros(geometry.out_h)
-        cols = numpy.zeros(geometry.out_w)
-        for out_rows in row_ranges.values():
-            rows[out_rows] += 1
-        for out_cols in col_ranges.values():
-            cols[out_cols] += 1
-        counts = numpy.outer(rows, cols)[:, :, None]
-        return xp.asarray((1.0 / counts).astype(dtype))
+        return kernels.get("avg_pool", self.device)(self.images(x), self.geometry).reshape(self.output_shape)
 
     def backward(self, grad):
-        xp = self.device.xp
-        geometry = self.geometry
-        grad = grad.reshape(geometry.batch, geometry.out_h, geometry.out_w, geometry.channels) * self.scale
-        grad_x = self.input_gradient_buffer(xp, grad.dtype)
-        for _, _, (out_rows, in_rows), (out_cols, in_cols) in geometry.offsets:
-            if self.disjoint:
-                grad_x[:, in_rows, in_cols] = grad[:, out_rows, out_cols]
-            else:
-                grad_x[:, in_rows, in_cols] += grad[:, out_rows, out_cols]
+        grad_x = kernels.get("avg_pool_backward", self.device)(grad, self.geometry)
         return grad_x.reshape(self.input_shape)
 
 

@@ -19,6 +19,7 @@ blocks per call. On a GPU there is one block (the whole batch): one GEMM.
 import numpy
 
 from minikeras.backend import tuning
+from minikeras import kernels
 from minikeras.backend.blocks import even_slices
 from minikeras.utils.argument_validation import is_int, standardize_padding, standardize_tuple  # noqa: F401
 
@@ -223,22 +224,23 @@ def im2col_products(device, source, geometry, right=None, left=None, keep=False,
 
     shared = xp.empty(block_shape(batch), dtype) if keep else None
 
-    def buffers():  # each thread's own
-        return geometry.pad_buffer(xp, per, dtype), (shared if keep else xp.empty(block_shape(per), dtype))
+    im2col = kernels.get("im2col", device)
+
+    def buffers():  # each thread's own (its padded buffer is made on first use)
+        return [None], (shared if keep else xp.empty(block_shape(per), dtype))
 
     def work(index, state):
         padding, buffer = state
         start = starts[index]
         stop = min(batch, start + per)
         first, count = (start if keep else 0), stop - start
-        windows = geometry.windows(xp, geometry.padded_block(source, start, stop, padding))
         if patch_major:
             block = buffer[:, :, :, first:first + count]
-            xp.copyto(block, windows.transpose(3, 4, 5, 0, 1, 2))
+            im2col(source[start:stop], geometry, block, True, padding)
             cols = block.reshape(patch, count * rows).T
         else:
             block = buffer[first:first + count]
-            xp.copyto(block, windows)
+            im2col(source[start:stop], geometry, block, False, padding)
             cols = block.reshape(count * rows, patch)
         span = slice(start * rows, stop * rows)
         if right is not None:
@@ -286,16 +288,21 @@ def few_channels(device, geometry):
 def keeps_patch_matrix(device, geometry):
     """Whether a convolution should keep its patch matrix for backward instead of rebuilding it.
 
-    Only on the CPU, for inputs with few channels (typically the first layer,
+    On the CPU only for inputs with few channels (typically the first layer,
     e.g. RGB or grayscale images), whose im2col copies runs of only kw*C
     floats and so costs nearly as much as its small-K product, and only while
     the matrix stays small (kh*kw times the input, at most
     ``tuning.KEEP_PATCHES_MAX_BYTES``; the measured gain is in
     benchmarks/NOTES.md).
+
+    On a GPU, for any input while the matrix stays that small: rebuilding it
+    in backward costs a kernel launch, which is what a small model's GPU
+    step is bound by (benchmarks/gpu_launches.py).
     """
-    if not few_channels(device, geometry):
-        return False
-    return geometry.batch * geometry.rows_per_sample * geometry.patch_size * 4 <= tuning.KEEP_PATCHES_MAX_BYTES
+    small = geometry.batch * geometry.rows_per_sample * geometry.patch_size * 4 <= tuning.KEEP_PATCHES_MAX_BYTES
+    if not device.host_kernels:
+        return small
+    return small and few_channels(device, geometry)
 
 
 def col2im_product(device, left, right, geometry, dtype):
@@ -304,7 +311,7 @@ def col2im_product(device, left, right, geometry, dtype):
     Args:
         device: the Device it runs on.
         left: (N*Ho*Wo, F), e.g. the output gradient.
-        right: (F, kh*kw*C), e.g. the kernel matrix transposed (contiguous).
+        right: (F, kh*kw*C), e.g. the kernel matrix transposed (a view is fine).
         geometry: the WindowGeometry of the (N, H, W, C) result.
         dtype: the result's dtype.
     """
@@ -314,10 +321,11 @@ def col2im_product(device, left, right, geometry, dtype):
         if pads is not None:
             return _full_correlation(device, left, right, geometry, pads)
     batch, rows, patch = geometry.batch, geometry.rows_per_sample, geometry.patch_size
-    result = xp.zeros((batch, geometry.height, geometry.width, geometry.channels), dtype)
+    result = xp.empty((batch, geometry.height, geometry.width, geometry.channels), dtype)
     per = geometry.samples_per_chunk(device, rows * patch * numpy.dtype(dtype).itemsize)
     kh, kw = geometry.window
     starts = list(range(0, batch, per))
+    col2im = kernels.get("col2im", device)
 
     def work(index, buffer):
         start = starts[index]
@@ -325,7 +333,7 @@ def col2im_product(device, left, right, geometry, dtype):
         block = buffer[: (stop - start) * rows]
         xp.matmul(left[start * rows : stop * rows], right, out=block)
         patches = block.reshape(stop - start, geometry.out_h, geometry.out_w, kh, kw, geometry.channels)
-        geometry.scatter_add(result[start:stop], patches)
+        col2im(patches, geometry, result[start:stop])
 
     device.parallel_blocks(work, len(starts), lambda: xp.empty((per * rows, patch), dtype))
     return result
@@ -334,9 +342,11 @@ def col2im_product(device, left, right, geometry, dtype):
 def _full_correlation_is_cheaper(device, geometry, features):
     """Whether col2im via a full correlation (one im2col copy of the ``features``-channel
     gradient, a GEMM over every input pixel) beats the GEMM over output pixels plus
-    kh*kw scatter-adds. Always on a GPU (fewer kernel launches)."""
+    kh*kw scatter-adds. Never on a GPU: there the scatter-adds are one fused
+    col2im kernel, so the GEMM and it are two launches against three (the
+    flipped kernel's copy, im2col and the GEMM)."""
     if not device.host_kernels:
-        return True
+        return False
     channels = geometry.channels
     # Per-element costs measured on one core (tuning.py); they only choose
     # between two exact methods.

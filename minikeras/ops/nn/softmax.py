@@ -10,6 +10,7 @@ __all__ = ["softmax", "log_softmax", "softmax_cross_entropy", "sparse_softmax_cr
 
 import numpy
 
+from minikeras import kernels
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras.autograd import Function
 from minikeras.ops._checks import check_broadcast, normalize_axis, shape_of
@@ -167,29 +168,24 @@ class SparseSoftmaxCrossEntropy(Function):
         xp = self.device.xp
         classes = logits.shape[-1]
         labels = labels.reshape(-1)
-        if labels.dtype.kind not in "iu":
-            labels = labels.astype(numpy.int64)  # Keras accepts float class ids
+        if labels.dtype != numpy.int64:
+            # Keras accepts float class ids; the fused kernels read int64 (one cast, kept for backward).
+            labels = labels.astype(numpy.int64)
         if not self.labels_checked:
             _check_labels(self.device, labels, classes)
         flat = logits.reshape(-1, classes)
-        rows = xp.arange(flat.shape[0])
-        shifted = _shifted(flat, 1)
-        exp = xp.exp(shifted)
-        total = exp.sum(axis=1)
-        loss = xp.log(total)
-        loss -= shifted[rows, labels]
-        if self.needs_input_grad[0]:
-            exp /= total[:, None]
-            self.save_for_backward(exp, labels)
+        needs_grad = self.needs_input_grad[0]
+        # One fused kernel on a GPU (minikeras.kernels.reductions).
+        loss, probabilities = kernels.get("sparse_softmax_cross_entropy", self.device)(flat, labels, needs_grad)
+        if needs_grad:
+            self.save_for_backward(probabilities, labels)
         self.logits_shape = logits.shape
         return loss.reshape(logits.shape[:-1])
 
     def backward(self, grad):
         probabilities, labels = self.saved
-        xp = self.device.xp
-        grad = grad.reshape(-1)
-        grad_logits = probabilities * grad[:, None]
-        grad_logits[xp.arange(labels.shape[0]), labels] -= grad
+        grad_logits = kernels.get("sparse_softmax_cross_entropy_backward", self.device)(
+            probabilities, labels, grad.reshape(-1))
         return grad_logits.reshape(self.logits_shape), None
 
 

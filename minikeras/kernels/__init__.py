@@ -1,0 +1,20 @@
+"""Fused kernels: CUDA sources beside their NumPy references (floor 2).
+
+``kernels.get(name, device)`` returns the callable to run on ``device``: the
+compiled CUDA kernel on a real GPU, the NumPy reference elsewhere (the CPU
+path, and the simulated GPU's, counted there as one launch). One family per
+module:
+
+- ``elementwise``: bias + ReLU forward, the ReLU mask backward;
+- ``optimizer_updates``: multi-tensor Adam (every variable in one launch);
+- ``reductions``: sparse softmax cross-entropy forward and backward;
+- ``pooling``: max and average pooling forward and backward;
+- ``im2col``: a convolution's patch matrix from the unpadded input.
+
+See ``kernel.py`` for how a Kernel's source, reference and launch fit
+together, and ARCHITECTURE.md ("GPU kernels") for an example end to end.
+"""
+from minikeras.kernels.kernel import Kernel, cuda_source, get, register, registered
+from minikeras.kernels import elementwise, im2col, optimizer_updates, pooling, reductions  # noqa: F401  (they register)
+
+__all__ = ["Kernel", "cuda_source", "get", "register", "registered"]

@@ -1,0 +1,116 @@
+"""Row reductions fused with their elementwise work: sparse softmax
+cross-entropy forward (loss and probabilities in one pass) and backward.
+
+The CUDA kernels give each row (sample) one thread, which loops over the
+classes: a step's softmax has batch-size rows of a few classes, where one
+pass per row is all the work there is. (Thousands of classes would want a
+block per row with a shared-memory reduction; not written yet.)
+"""
+import numpy
+
+from minikeras.kernels.kernel import Kernel, blocks_for, register
+
+SPARSE_SOFTMAX_CE_SOURCE = r"""
+extern "C" __global__ void sparse_softmax_cross_entropy(const scalar_t* logits, const long long* labels,
+                                                        scalar_t* loss, scalar_t* probabilities, long long rows,
+                                                        long long classes, int keep_probabilities) {
+    for (long long row = blockIdx.x * (long long)blockDim.x + threadIdx.x; row < rows;
+         row += (long long)blockDim.x * gridDim.x) {
+        const scalar_t* x = logits + row * classes;
+        scalar_t top = x[0];
+        for (long long c = 1; c < classes; ++c) top = x[c] > top ? x[c] : top;
+        scalar_t total = 0;
+        for (long long c = 0; c < classes; ++c) total += exp(x[c] - top);
+        const long long label = labels[row];
+        /* An out-of-range label gives NaN (as TensorFlow on a GPU); the op checks labels before. */
+        const scalar_t picked = (label >= 0 && label < classes) ? x[label] - top : (scalar_t)nan("");
+        loss[row] = log(total) - picked;
+        if (keep_probabilities) {
+            for (long long c = 0; c < classes; ++c) probabilities[row * classes + c] = exp(x[c] - top) / total;
+        }
+    }
+}
+"""
+
+
+def sparse_softmax_cross_entropy_reference(device, logits, labels, keep_probabilities):
+    """``(loss, probabilities or None)`` for 2-D ``logits`` and integer
+    ``labels`` (one per row): ``loss = logsumexp(row) - row[label]``,
+    computed from the row shifted by its maximum."""
+    xp = device.xp
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    exp = xp.exp(shifted)
+    total = exp.sum(axis=1)
+    loss = xp.log(total)
+    loss -= shifted[xp.arange(logits.shape[0]), labels]
+    if not keep_probabilities:
+        return loss, None
+    exp /= total[:, None]
+    return loss, exp
+
+
+def _sparse_softmax_cross_entropy_launch(launcher, device, logits, labels, keep_probabilities):
+    xp = device.xp
+    logits = xp.ascontiguousarray(logits)
+    if labels.dtype != numpy.int64:
+        labels = labels.astype(numpy.int64)
+    labels = xp.ascontiguousarray(labels)
+    rows, classes = logits.shape
+    loss = xp.empty((rows,), logits.dtype)
+    probabilities = xp.empty_like(logits) if keep_probabilities else loss
+    grid, block = blocks_for(rows)
+    launcher.run(logits.dtype, grid, block, (logits, labels, loss, probabilities, numpy.int64(rows),
+                                             numpy.int64(classes), numpy.int32(keep_probabilities)))
+    return loss, (probabilities if keep_probabilities else None)
+
+
+register(Kernel("sparse_softmax_cross_entropy", sparse_softmax_cross_entropy_reference, SPARSE_SOFTMAX_CE_SOURCE,
+                _sparse_softmax_cross_entropy_launch))
+
+SPARSE_SOFTMAX_CE_BACKWARD_SOURCE = r"""
+extern "C" __global__ void sparse_softmax_cross_entropy_backward(const scalar_t* probabilities,
+                                                                 const long long* labels, const scalar_t* grad,
+                                                                 long long grad_stride, scalar_t* grad_logits,
+                                                                 long long rows, long long classes) {
+    /* grad_stride is 0 for the broadcast gradient of a mean (one value for every row). */
+    const long long count = rows * classes;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
+         i += (long long)blockDim.x * gridDim.x) {
+        const long long row = i / classes;
+        const scalar_t row_grad = grad[row * grad_stride];
+        scalar_t value = probabilities[i] * row_grad;
+        if (labels[row] == i - row * classes) value -= row_grad;
+        grad_logits[i] = value;
+    }
+}
+"""
+
+
+def sparse_softmax_cross_entropy_backward_reference(device, probabilities, labels, grad):
+    """``probabilities * grad[:, None]`` minus ``grad`` at each row's label."""
+    xp = device.xp
+    grad_logits = probabilities * grad[:, None]
+    grad_logits[xp.arange(labels.shape[0]), labels] -= grad
+    return grad_logits
+
+
+def _sparse_softmax_cross_entropy_backward_launch(launcher, device, probabilities, labels, grad):
+    xp = device.xp
+    if labels.dtype != numpy.int64:
+        labels = labels.astype(numpy.int64)
+    labels = xp.ascontiguousarray(labels)
+    # A mean's gradient arrives broadcast (stride 0): read it in place rather than copy it.
+    if grad.ndim != 1 or grad.strides[0] not in (0, grad.itemsize):
+        grad = xp.ascontiguousarray(grad)
+    grad_stride = grad.strides[0] // grad.itemsize if grad.ndim == 1 else 1
+    base = grad if grad_stride else grad[:1]
+    rows, classes = probabilities.shape
+    grad_logits = xp.empty_like(probabilities)
+    grid, block = blocks_for(probabilities.size)
+    launcher.run(probabilities.dtype, grid, block, (probabilities, labels, base, numpy.int64(grad_stride),
+                                                    grad_logits, numpy.int64(rows), numpy.int64(classes)))
+    return grad_logits
+
+
+register(Kernel("sparse_softmax_cross_entropy_backward", sparse_softmax_cross_entropy_backward_reference,
+                SPARSE_SOFTMAX_CE_BACKWARD_SOURCE, _sparse_softmax_cross_entropy_backward_launch))

@@ -1,0 +1,190 @@
+"""Every CUDA source of minikeras.kernels compiles, and every launch passes
+the arguments its kernel's signature declares.
+
+The compile runs ``nvcc`` for sm_90 (Hopper) and sm_80 (Ampere), device
+code only (``-cubin``), on exactly the translation unit CuPy's RawKernel
+hands NVRTC (``kernels.cuda_source``: ``scalar_t`` defined, then the
+source; RawKernel sources are complete, unlike ElementwiseKernel
+fragments, so no wrapping is needed). Where nvcc is absent (CI) it is
+skipped with the reason. The launch check needs no compiler: each
+kernel's launch glue runs on NumPy arrays with a recording launcher, and
+every argument must match its C parameter (pointer, int, long long,
+unsigned long long, scalar_t), as CuPy passes them by position.
+"""
+import os
+import re
+import shutil
+import subprocess
+import types
+
+import numpy
+import pytest
+
+from minikeras import kernels
+from minikeras.device import registry
+from minikeras.ops.nn.sliding_window import WindowGeometry
+
+ARCHITECTURES = ("sm_90", "sm_80")
+_SIGNATURE = re.compile(r'extern "C" __global__ void (\w+)\((.*?)\)\s*\{', re.DOTALL)
+
+
+def _nvcc():
+    return shutil.which("nvcc") or next(
+        (path for path in (os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "nvcc"),)
+         if os.path.exists(path)), None)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(_nvcc() is None, reason="nvcc not found (no CUDA toolkit on this machine): CUDA sources not compiled")
+def test_every_cuda_source_compiles_for_hopper_and_ampere(tmp_path):
+    # One translation unit per dtype, each kernel's unit in its own namespace (its
+    # scalar_t and helpers stay its own; the extern "C" names differ), so that
+    # nvcc starts four times rather than forty.
+    sources = []
+    compiled = sorted(name for name, kernel in kernels.registered().items() if kernel.cuda_source is not None)
+    assert len(compiled) >= 10
+    for dtype in ("float32", "float64"):
+        units = [f"namespace unit_{name} {{\n{kernels.cuda_source(kernels.registered()[name].cuda_source, dtype)}}}\n"
+                 for name in compiled if dtype in kernels.registered()[name].dtypes]
+        path = tmp_path / f"kernels_{dtype}.cu"
+        path.write_text("".join(units))
+        sources.append(str(path))
+    runs = []
+    for arch in ARCHITECTURES:  # the two architectures compile side by side
+        out = tmp_path / arch
+        out.mkdir()
+        runs.append((arch, subprocess.Popen([_nvcc(), "-cubin", f"-arch={arch}", "-odir", str(out), *sources],
+                                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
+    for arch, run in runs:
+        output, _ = run.communicate(timeout=600)
+        assert run.returncode == 0, f"nvcc -arch={arch} failed:\n{output}"
+        cubins = list((tmp_path / arch).glob("*.cubin"))
+        assert len(cubins) == len(sources)
+        symbols = b"".join(path.read_bytes() for path in cubins)
+        for name in compiled:  # each kernel is there under its own (extern "C") name
+            assert name.encode() + b"\0" in symbols, f"{name} missing from the {arch} cubins"
+
+
+# ------------------------------------------------------------ launch arguments
+def _parameters(source, name):
+    found = {match.group(1): match.group(2) for match in _SIGNATURE.finditer(source)}
+    assert name in found, f"the source of {name!r} defines no extern \"C\" __global__ void {name}(...)"
+    return [" ".join(part.split()[:-1]) for part in found[name].split(",")]
+
+
+def _check_argument(c_type, value, dtype, where):
+    if "*" in c_type:
+        assert isinstance(value, numpy.ndarray), f"{where}: {c_type} takes an array, received {type(value)}"
+        if "scalar_t" in c_type:
+            assert value.dtype == dtype, f"{where}: {c_type} takes {dtype}, received {value.dtype}"
+        elif "long long" in c_type:
+            assert value.dtype == numpy.int64, f"{where}: {c_type} takes int64, received {value.dtype}"
+        elif "int" in c_type:
+            assert value.dtype == numpy.int32, f"{where}: {c_type} takes int32, received {value.dtype}"
+        assert value.flags.c_contiguous, f"{where}: a kernel indexes its arrays flat; received a strided one"
+        return
+    expected = {"unsigned long long": numpy.uint64, "long long": numpy.int64, "int": numpy.int32,
+                "scalar_t": numpy.dtype(dtype).type}[c_type.replace("const ", "")]
+    assert type(value) is expected, f"{where}: {c_type} takes {expected.__name__}, received {type(value).__name__}"
+
+
+class _Recorder:
+    """A launcher that checks each launch's arguments against the kernel's signature."""
+
+    def __init__(self, kernel):
+        self.kernel, self.launches = kernel, 0
+
+    def check(self, *dtypes):
+        for dtype in dtypes:
+            self.kernel.check_dtype(dtype)
+
+    def run(self, dtype, grid, block, arguments):
+        parameters = _parameters(self.kernel.cuda_source, self.kernel.name)
+        assert len(arguments) == len(parameters), (
+            f"{self.kernel.name}: {len(arguments)} arguments for {len(parameters)} parameters")
+        for index, (c_type, value) in enumerate(zip(parameters, arguments)):
+            _check_argument(c_type, value, dtype, f"{self.kernel.name} parameter {index} ({c_type})")
+        assert grid[0] >= 1 and block[0] >= 1
+        self.launches += 1
+
+
+class _DeviceArray(numpy.ndarray):
+    """A NumPy array with CuPy's ``.data.ptr`` (what the multi-tensor glue reads)."""
+
+    @property
+    def data(self):
+        return types.SimpleNamespace(ptr=self.ctypes.data)
+
+
+class _ArrayModule:
+    """NumPy, with CuPy's habit of keeping a contiguous array as it is."""
+
+    def __getattr__(self, name):
+        return getattr(numpy, name)
+
+    @staticmethod
+    def ascontiguousarray(array):
+        return array if array.flags.c_contiguous else numpy.ascontiguousarray(array).view(_DeviceArray)
+
+
+def _arrays(*shapes, dtype="float32"):
+    rng = numpy.random.default_rng(0)
+    return [rng.random(shape).astype(dtype).view(_DeviceArray) for shape in shapes]
+
+
+def _pool_geometry(padding):
+    return WindowGeometry("max_pool2d", (2, 5, 5, 3), (2, 2), (2, 2), (1, 1), padding)
+
+
+def _cases(dtype):
+    out, bias = _arrays((4, 3), (3,), dtype=dtype)
+    grad, relu_out, target = _arrays((4, 3), (4, 3), (4, 3), dtype=dtype)
+    logits, probabilities = _arrays((4, 5), (4, 5), dtype=dtype)
+    labels = numpy.array([0, 4, 2, 1])
+    adam = [(g, m, v, None, w, None, None) for g, m, v, w in (_arrays(*[shape] * 4, dtype=dtype)
+                                                               for shape in ((3, 2), (7,)))]
+    images, = _arrays((2, 5, 5, 3), dtype=dtype)
+    same = _pool_geometry("same")
+    pooled_grad, = _arrays((2, same.out_h, same.out_w, 3), dtype=dtype)
+    conv = WindowGeometry("conv2d", (2, 5, 5, 3), (3, 3), (1, 1), (1, 1), "same")
+    patches, = _arrays((2, conv.out_h, conv.out_w, 3, 3, 3), dtype=dtype)
+    return {
+        "bias_relu": [(out, bias, True), (out, None, True)],
+        "relu_backward": [(grad, relu_out, target)],
+        "adam_update": [(adam, 0.01, 0.9, 0.999, 1e-7)],
+        "sparse_softmax_cross_entropy": [(logits, labels, True), (logits, labels, False)],
+        "sparse_softmax_cross_entropy_backward": [
+            (probabilities, labels, labels.astype(dtype)),
+            (probabilities, labels, numpy.broadcast_to(numpy.ones(1, dtype), (4,)).view(_DeviceArray))],  # a mean's
+        "max_pool": [(images, same, True), (images, _pool_geometry("valid"), False)],
+        "max_pool_backward": [(pooled_grad, numpy.zeros(pooled_grad.shape, numpy.int32), same)],
+        "avg_pool": [(images, same)],
+        "avg_pool_backward": [(pooled_grad, same)],
+        "im2col": [(images, conv, numpy.empty(patches.shape, dtype), False, [None])],
+        "col2im": [(patches, conv, numpy.empty(images.shape, dtype))],
+    }
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_every_launch_passes_what_its_kernel_declares(dtype):
+    device = types.SimpleNamespace(xp=_ArrayModule(), cuda_id=0)
+    cases = _cases(dtype)
+    with_source = {name for name, kernel in kernels.registered().items() if kernel.cuda_source is not None}
+    assert with_source <= set(cases), f"add launch cases for {sorted(with_source - set(cases))}"
+    for name in sorted(with_source):
+        kernel = kernels.registered()[name]
+        for arguments in cases[name]:
+            recorder = _Recorder(kernel)
+            kernel.launch(recorder, device, *arguments)
+            assert recorder.launches == 1, f"{name}: {recorder.launches} launches"
+
+
+def test_a_compiled_kernel_falls_back_to_its_reference_for_other_dtypes():
+    """float16 has no CUDA source yet: the reference runs (several launches), nothing is compiled."""
+    cpu = registry.get_device("cpu:0")
+    device = types.SimpleNamespace(xp=numpy, cuda_id=0, compiles_kernels=True, row_blocks=cpu.row_blocks,
+                                   one_kernel=cpu.one_kernel)
+    out = numpy.array([[-1.0, 2.0]], dtype="float16")
+    kernels.get("bias_relu", device)(out, numpy.array([0.5, 0.5], dtype="float16"), True)
+    numpy.testing.assert_array_equal(out, [[0.0, 2.5]])
+    assert not kernels.registered()["bias_relu"]._compiled

@@ -1,0 +1,60 @@
+"""Fused elementwise kernels and the multi-tensor Adam update, against
+independent NumPy formulas, each one launch on the simulated GPU."""
+import numpy
+import pytest
+
+from minikeras import kernels
+
+
+def test_bias_relu_adds_the_bias_and_clamps_in_place(kernel_device, upload, launches, rng):
+    out_host = rng.normal(size=(5, 7)).astype("float32")
+    bias_host = rng.normal(size=7).astype("float32")
+    for bias, relu, expected in ((bias_host, True, numpy.maximum(out_host + bias_host, 0)),
+                                 (bias_host, False, out_host + bias_host), (None, True, numpy.maximum(out_host, 0))):
+        out = upload(out_host)
+        with launches(kernel_device, 1):
+            result = kernels.get("bias_relu", kernel_device)(out, None if bias is None else upload(bias), relu)
+        assert result is out
+        numpy.testing.assert_allclose(kernel_device.to_host(out), expected, rtol=1e-6)
+
+
+def test_relu_backward_masks_by_the_output_sign(kernel_device, upload, launches, rng):
+    grad, out = rng.normal(size=(4, 6)), numpy.maximum(rng.normal(size=(4, 6)), 0)
+    target = upload(numpy.empty_like(grad))
+    with launches(kernel_device, 1):
+        kernels.get("relu_backward", kernel_device)(upload(grad), upload(out), target)
+    numpy.testing.assert_array_equal(kernel_device.to_host(target), numpy.where(out > 0, grad, 0.0))
+
+
+@pytest.mark.parametrize("amsgrad", [False, True])
+def test_adam_updates_every_variable_in_one_launch(kernel_device, upload, launches, rng, amsgrad):
+    alpha, beta_1, beta_2, epsilon = 0.01, 0.9, 0.999, 1e-7
+    shapes = [(3, 4), (4,), (2, 2, 5)]
+    host = [{name: rng.normal(size=shape) ** (2 if name in ("v", "vh") else 1) for name in ("g", "m", "v", "vh", "w")}
+            for shape in shapes]
+    groups = []
+    for arrays in host:
+        work, update = upload(numpy.empty_like(arrays["w"])), upload(numpy.empty_like(arrays["w"]))
+        groups.append((upload(arrays["g"]), upload(arrays["m"]), upload(arrays["v"]),
+                       upload(arrays["vh"]) if amsgrad else None, upload(arrays["w"]), work, update))
+    with launches(kernel_device, 1):
+        kernels.get("adam_update", kernel_device)(groups, alpha, beta_1, beta_2, epsilon)
+    for arrays, group in zip(host, groups):
+        m = beta_1 * arrays["m"] + (1 - beta_1) * arrays["g"]
+        v = beta_2 * arrays["v"] + (1 - beta_2) * arrays["g"] ** 2
+        if amsgrad:
+            v = numpy.maximum(v, arrays["vh"])
+            numpy.testing.assert_allclose(kernel_device.to_host(group[3]), v, rtol=1e-12)
+        numpy.testing.assert_allclose(kernel_device.to_host(group[1]), m, rtol=1e-12)
+        numpy.testing.assert_allclose(kernel_device.to_host(group[4]), arrays["w"] - alpha * m / (numpy.sqrt(v) + epsilon),
+                                      rtol=1e-12)
+
+
+def test_an_unknown_kernel_name_lists_the_registered_ones(kernel_device):
+    with pytest.raises(KeyError, match="no fused kernel named 'nope'.*adam_update"):
+        kernels.get("nope", kernel_device)
+
+
+def test_a_kernel_refuses_a_dtype_it_has_no_source_for():
+    with pytest.raises(TypeError, match="float32 and float64"):
+        kernels.cuda_source("", "float16")
