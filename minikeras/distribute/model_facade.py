@@ -33,6 +33,12 @@ class WrappedModelFacade:
         return self.model.name
 
     @property
+    def dtype_policy(self):
+        """The wrapped model's dtype policy (compile wraps the optimizer in a
+        LossScaleOptimizer under mixed_float16, as for the model itself)."""
+        return self.model.dtype_policy
+
+    @property
     def inputs(self):
         """The wrapped model's symbolic inputs (functional and Sequential)."""
         return getattr(self.model, "inputs", None)
