@@ -8,6 +8,10 @@ Example:
 """
 from minikeras.optimizers import schedules
 from minikeras.optimizers.adadelta import Adadelta
+from minikeras.optimizers.adafactor import Adafactor
+from minikeras.optimizers.ftrl import Ftrl
+from minikeras.optimizers.lamb import Lamb
+from minikeras.optimizers.lion import Lion
 from minikeras.optimizers.adagrad import Adagrad
 from minikeras.optimizers.adam import Adam
 from minikeras.optimizers.adamax import Adamax
@@ -21,9 +25,11 @@ __all__ = [
     "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Nadam", "Adamax",
     "schedules", "get", "serialize", "deserialize",
 ]
+__all__ += ["Lion", "Lamb", "Ftrl", "Adafactor"]
 
 # Lower-case class name -> class; names are matched case-insensitively, as in Keras.
 _BUILT_IN = {cls.__name__.lower(): cls for cls in (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Nadam, Adamax)}
+_BUILT_IN.update({cls.__name__.lower(): cls for cls in (Lion, Lamb, Ftrl, Adafactor)})
 
 
 def serialize(optimizer):
