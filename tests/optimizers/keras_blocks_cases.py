@@ -11,7 +11,7 @@ import numpy
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "keras_blocks_optimizers.npz")
 STEPS = 20
-SHAPES = [(4, 3), (3,), (2, 3, 2)]
+SHAPES = [(4, 3), (3,), (2, 3, 2), (3, 5)]
 
 CASES = {
     "lion": ("Lion", {"learning_rate": 0.01}),
@@ -25,6 +25,13 @@ CASES = {
     "adafactor": ("Adafactor", {"learning_rate": 0.05}),
     "adafactor_options": ("Adafactor", {"learning_rate": 0.5, "beta_2_decay": -0.6, "epsilon_2": 1e-2,
                                         "clip_threshold": 0.5, "relative_step": False}),
+    "muon": ("Muon", {"learning_rate": 0.02}),
+    "muon_options": ("Muon", {"learning_rate": 0.05, "momentum": 0.8, "nesterov": False, "ns_steps": 3,
+                              "rms_rate": None, "adam_lr_ratio": 0.5, "weight_decay": 0.01,
+                              "adam_weight_decay": 0.02}),
+    "schedule_free_adamw": ("ScheduleFreeAdamW", {"learning_rate": 0.01}),
+    "schedule_free_adamw_warmup": ("ScheduleFreeAdamW", {"learning_rate": 0.02, "beta_1": 0.8, "warmup_steps": 5,
+                                                         "weight_decay": 0.05}),
 }
 
 

@@ -77,13 +77,13 @@ def test_bad_arguments_are_refused():
         optimizers.Lamb(beta_2=1.5)
 
 
-@pytest.mark.parametrize("name", ["lion", "lamb", "ftrl", "adafactor"])
+@pytest.mark.parametrize("name", ["lion", "lamb", "ftrl", "adafactor", "muon", "schedulefreeadamw"])
 def test_optimizer_trains_a_model(name):
     rng = numpy.random.default_rng(0)
     x = rng.normal(size=(64, 4)).astype("float32")
     y = (x @ numpy.array([[1.0], [-2.0], [0.5], [0.0]], "float32")).astype("float32")
     model = mk.Sequential([mk.layers.Input((4,)), mk.layers.Dense(8, activation="relu"), mk.layers.Dense(1)])
-    rates = {"lion": 0.01, "lamb": 0.02, "ftrl": 0.5, "adafactor": 0.05}
+    rates = {"lion": 0.01, "lamb": 0.02, "ftrl": 0.5, "adafactor": 0.05, "muon": 0.02, "schedulefreeadamw": 0.02}
     model.compile(optimizers.get({"class_name": name, "config": {"learning_rate": rates[name]}}), "mse")
     first = model.evaluate(x, y, verbose=0)
     model.fit(x, y, epochs=15, batch_size=16, verbose=0)
