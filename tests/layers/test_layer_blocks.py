@@ -120,3 +120,21 @@ def test_aliases_resolve_in_configs():
                        ("Convolution1DTranspose", layers.Conv1DTranspose),
                        ("SeparableConvolution1D", layers.SeparableConv1D)):
         assert getattr(layers, alias) is cls
+
+
+def test_layers_serialize_and_deserialize():
+    dense = layers.Dense(3, activation="relu", name="head")
+    data = layers.serialize(dense)
+    assert data["module"] == "keras.layers" and data["class_name"] == "Dense" and data["registered_name"] is None
+    clone = layers.deserialize(data)
+    assert type(clone) is layers.Dense and clone.get_config() == dense.get_config()
+    assert isinstance(layers.deserialize({"class_name": "RMSNormalization", "config": {"epsilon": 1e-3}}),
+                      layers.RMSNormalization)
+    with pytest.raises(ValueError, match="Unknown layer class"):
+        layers.deserialize({"class_name": "os.system", "config": {}})
+
+    class Doubler(layers.Layer):
+        def call(self, inputs):
+            return inputs * 2.0
+
+    assert isinstance(layers.deserialize(layers.serialize(Doubler()), custom_objects={"Doubler": Doubler}), Doubler)
