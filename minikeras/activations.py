@@ -15,6 +15,10 @@ __all__ = [
     "softmax", "log_softmax", "softplus", "softsign", "silu", "swish", "hard_silu", "hard_swish",
     "log_sigmoid", "exponential", "mish", "get", "serialize", "deserialize",
 ]
+__all__ += [
+    "celu", "glu", "hard_shrink", "hard_tanh", "soft_shrink", "sparse_plus", "sparse_sigmoid", "sparsemax",
+    "squareplus", "tanh_shrink", "threshold",
+]
 
 
 def _ops():
@@ -158,10 +162,17 @@ def mish(x):
     return x * ops.tanh(ops.softplus(x))
 
 
+from minikeras.activations_piecewise import (  # noqa: E402
+    celu, glu, hard_shrink, hard_tanh, soft_shrink, sparse_plus, sparse_sigmoid, sparsemax, squareplus, tanh_shrink,
+    threshold,
+)
+
 _FUNCTIONS = {
     fn.__name__: fn
     for fn in (linear, relu, relu6, leaky_relu, elu, selu, gelu, sigmoid, hard_sigmoid, tanh, softmax,
                log_softmax, softplus, softsign, silu, hard_silu, log_sigmoid, exponential, mish)
+    + (celu, glu, hard_shrink, hard_tanh, soft_shrink, sparse_plus, sparse_sigmoid, sparsemax, squareplus,
+       tanh_shrink, threshold)
 }
 _ALIASES = {"swish": silu, "hard_swish": hard_silu}
 _KNOWN = {**_FUNCTIONS, **_ALIASES}
@@ -169,6 +180,10 @@ _KNOWN = {**_FUNCTIONS, **_ALIASES}
 # Ops that are the same function as an activation serialise by that name.
 _OP_NAMES = ("relu", "relu6", "leaky_relu", "elu", "selu", "gelu", "sigmoid", "hard_sigmoid", "tanh", "softmax",
              "log_softmax", "softplus", "softsign", "silu", "hard_silu", "log_sigmoid")
+# The same names among the ops the Keras ops namespace adds (looked up lazily:
+# absent ones are skipped).
+_OP_NAMES += ("celu", "glu", "hard_shrink", "hard_tanh", "soft_shrink", "sparse_plus", "sparse_sigmoid", "sparsemax",
+              "squareplus", "tanh_shrink", "threshold")
 
 
 def _op_equivalents():

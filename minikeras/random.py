@@ -114,6 +114,9 @@ def uniform(shape, minval=0.0, maxval=1.0, dtype="float32", device=None):
 from minikeras._keras_random import SeedGenerator, dropout, randint, shuffle, with_seed_argument  # noqa: E402,F401
 
 normal, uniform = with_seed_argument(normal, uniform)  # Keras's seed= argument
+from minikeras._keras_random_distributions import (  # noqa: E402,F401
+    beta, binomial, categorical, gamma, truncated_normal,
+)
 
 
 # ------------------------------------------------------------- saved state

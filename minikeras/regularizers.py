@@ -18,6 +18,7 @@ from minikeras.autograd import Tensor
 from minikeras.ops.nn.weight_penalty import weight_penalty
 
 __all__ = ["Regularizer", "L1", "L2", "L1L2", "l1", "l2", "l1_l2", "get", "serialize", "deserialize"]
+__all__ += ["OrthogonalRegularizer", "orthogonal_regularizer"]
 
 
 def _coefficient(class_name, name, value):
@@ -91,14 +92,58 @@ class L2(L1L2):
         return {"l2": self.l2}
 
 
+class OrthogonalRegularizer(Regularizer):
+    """Pushes the rows (or columns) of a 2-D kernel towards orthogonality:
+    ``factor * 0.5 * mean over pairs i < j of |<u_i, u_j>|`` for the
+    L2-normalized rows ``u`` (``mode="rows"``) or columns (``"columns"``).
+
+    Args:
+        factor: the penalty's scale (default 0.01).
+        mode: ``"rows"`` (default) or ``"columns"``.
+
+    Raises:
+        ValueError: a bad mode, or (when called) a weight not of rank 2.
+    """
+
+    def __init__(self, factor=0.01, mode="rows"):
+        self.factor = _coefficient(type(self).__name__, "factor", factor)
+        if mode not in ("rows", "columns"):
+            raise ValueError(f'Invalid value for argument `mode`. Expected one of {{"rows", "columns"}}. Received: '
+                             f"mode={mode}")
+        self.mode = mode
+
+    def __call__(self, x):
+        from minikeras import ops
+
+        if not isinstance(x, Tensor):
+            x = Tensor(x)
+        if x.ndim != 2:
+            raise ValueError(f"Inputs to OrthogonalRegularizer must have rank 2. Received: inputs.shape={x.shape}")
+        axis = 1 if self.mode == "rows" else 0
+        # Keras's L2 normalisation: x * min(rsqrt(sum(x^2)), 1 / epsilon).
+        inverse_norm = ops.minimum(ops.rsqrt(ops.sum(ops.square(x), axis=axis, keepdims=True)), 1e7)
+        unit = x * inverse_norm
+        product = ops.matmul(unit, ops.transpose(unit)) if axis == 1 else ops.matmul(ops.transpose(unit), unit)
+        size = x.shape[1 - axis]
+        with x.device.activate():
+            off_diagonal = Tensor(1.0 - x.device.xp.eye(size, dtype=x.dtype), device=x.device)
+        pairs = size * (size - 1.0) / 2.0
+        return self.factor * 0.5 * ops.sum(ops.abs(product * off_diagonal)) / pairs
+
+    def get_config(self):
+        return {"factor": self.factor, "mode": self.mode}
+
+
 # Keras' lowercase names are aliases of the classes.
+orthogonal_regularizer = OrthogonalRegularizer
 l1 = L1
 l2 = L2
 l1_l2 = L1L2
 
-_CLASSES = (L1, L2, L1L2)
+_CLASSES = (L1, L2, L1L2, OrthogonalRegularizer)
 _BY_NAME = {cls.__name__: cls for cls in _CLASSES}
 _BY_NAME.update({"l1": L1, "l2": L2, "l1_l2": L1L2, "l1l2": L1L2})
+_BY_NAME.update({"orthogonal_regularizer": OrthogonalRegularizer})
 
 
 _REGISTRY = ObjectRegistry("regularizer", Regularizer, _BY_NAME)

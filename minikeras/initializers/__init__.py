@@ -35,6 +35,7 @@ __all__ = [
     "glorot_uniform", "glorot_normal", "he_uniform", "he_normal", "lecun_uniform", "lecun_normal",
     "orthogonal", "identity",
 ]
+__all__ += ["IdentityInitializer", "OrthogonalInitializer", "STFT", "STFTInitializer", "stft"]
 
 import re
 
@@ -43,6 +44,7 @@ import numpy
 from minikeras._registry import ObjectRegistry
 from minikeras.initializers.base import Initializer, compute_fans
 from minikeras.initializers.constant_initializers import Constant, Identity, Ones, Zeros, _FromArray
+from minikeras.initializers.stft import STFT
 from minikeras.initializers.random_initializers import Orthogonal, RandomNormal, RandomUniform, TruncatedNormal
 from minikeras.initializers.variance_scaling import (
     GlorotNormal, GlorotUniform, HeNormal, HeUniform, LecunNormal, LecunUniform, VarianceScaling,
@@ -69,15 +71,19 @@ lecun_uniform = LecunUniform
 lecun_normal = LecunNormal
 orthogonal = Orthogonal
 identity = Identity
+IdentityInitializer = Identity
+OrthogonalInitializer = Orthogonal
+STFTInitializer = stft = STFT
 
 _CLASSES = (
     Zeros, Ones, Constant, RandomNormal, RandomUniform, TruncatedNormal, VarianceScaling, GlorotUniform,
-    GlorotNormal, HeUniform, HeNormal, LecunUniform, LecunNormal, Orthogonal, Identity,
+    GlorotNormal, HeUniform, HeNormal, LecunUniform, LecunNormal, Orthogonal, Identity, STFT,
 )
 _BY_NAME = {cls.__name__: cls for cls in _CLASSES}
 _BY_NAME.update({_snake_case(cls.__name__): cls for cls in _CLASSES})
 _BY_NAME.update({"zero": Zeros, "one": Ones, "normal": RandomNormal, "uniform": RandomUniform,
                  "IdentityInitializer": Identity, "OrthogonalInitializer": Orthogonal})
+_BY_NAME.update({"STFTInitializer": STFT, "stft": STFT})
 
 
 _REGISTRY = ObjectRegistry(

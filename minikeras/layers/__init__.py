@@ -23,3 +23,8 @@ from minikeras.layers.conv3d import *  # noqa: F401,F403
 from minikeras.layers.reshaping import *  # noqa: F401,F403
 from minikeras.layers.recurrent import *  # noqa: F401,F403
 from minikeras.layers.wrappers import *  # noqa: F401,F403
+from minikeras.layers.rms_unit_normalization import *  # noqa: F401,F403
+from minikeras.layers.identity_alpha_dropout import *  # noqa: F401,F403
+from minikeras.layers.volumetric import *  # noqa: F401,F403
+from minikeras.layers.conv1d_variants import *  # noqa: F401,F403
+from minikeras.layers.serialization import deserialize, serialize  # noqa: F401

@@ -17,8 +17,17 @@ from minikeras.losses.crossentropy import (
     BinaryCrossentropy, CategoricalCrossentropy, SparseCategoricalCrossentropy, binary_crossentropy,
     categorical_crossentropy, sparse_categorical_crossentropy,
 )
+from minikeras.losses.circle import Circle, circle
+from minikeras.losses.ctc import CTC, ctc
+from minikeras.losses.focal import (
+    BinaryFocalCrossentropy, CategoricalFocalCrossentropy, binary_focal_crossentropy, categorical_focal_crossentropy,
+)
+from minikeras.losses.generalized_crossentropy import (
+    CategoricalGeneralizedCrossEntropy, categorical_generalized_cross_entropy,
+)
 from minikeras.losses.hinge import CategoricalHinge, Hinge, SquaredHinge, categorical_hinge, hinge, squared_hinge
 from minikeras.losses.loss import Loss, LossFunctionWrapper, reduce_weighted_values
+from minikeras.losses.overlap import Dice, Tversky, dice, tversky
 from minikeras.losses.probabilistic import KLDivergence, Poisson, kl_divergence, poisson
 from minikeras.losses.regression import (
     CosineSimilarity, Huber, LogCosh, MeanAbsoluteError, MeanAbsolutePercentageError, MeanSquaredError,
@@ -40,10 +49,18 @@ _CLASSES = (
     MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError, MeanSquaredLogarithmicError, Huber,
     LogCosh, CosineSimilarity, KLDivergence, Poisson, Hinge, SquaredHinge, CategoricalHinge,
 )
+_CLASSES += (
+    BinaryFocalCrossentropy, CategoricalFocalCrossentropy, CategoricalGeneralizedCrossEntropy, CTC, Circle, Dice,
+    Tversky,
+)
 _FUNCTIONS = (
     binary_crossentropy, categorical_crossentropy, sparse_categorical_crossentropy, mean_squared_error,
     mean_absolute_error, mean_absolute_percentage_error, mean_squared_logarithmic_error, huber, log_cosh,
     cosine_similarity, kl_divergence, poisson, hinge, squared_hinge, categorical_hinge,
+)
+_FUNCTIONS += (
+    binary_focal_crossentropy, categorical_focal_crossentropy, categorical_generalized_cross_entropy, ctc, circle,
+    dice, tversky,
 )
 ALL_OBJECTS = {obj.__name__: obj for obj in _CLASSES + _FUNCTIONS}
 ALL_OBJECTS.update({

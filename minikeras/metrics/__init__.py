@@ -31,6 +31,15 @@ from minikeras.metrics.regression import (
     CosineSimilarity, MeanAbsoluteError, MeanAbsolutePercentageError, MeanSquaredError, MeanSquaredLogarithmicError,
     RootMeanSquaredError,
 )
+from minikeras.metrics.correlation import (
+    ConcordanceCorrelation, PearsonCorrelation, concordance_correlation, pearson_correlation,
+)
+from minikeras.metrics.f_score import F1Score, FBetaScore
+from minikeras.metrics.iou import BinaryIoU, IoU, MeanIoU, OneHotIoU, OneHotMeanIoU
+from minikeras.metrics.r2_score import R2Score
+from minikeras.metrics.sensitivity_specificity import (
+    PrecisionAtRecall, RecallAtPrecision, SensitivityAtSpecificity, SpecificityAtSensitivity,
+)
 from minikeras.metrics.resolve import ACCURACY_NAMES, AutoAccuracy, _loss_kind, resolve_accuracy
 
 _CLASSES = (
@@ -39,6 +48,10 @@ _CLASSES = (
     MeanSquaredLogarithmicError, RootMeanSquaredError, CosineSimilarity, Precision, Recall, AUC, TruePositives,
     FalsePositives, TrueNegatives, FalseNegatives, BinaryCrossentropy, CategoricalCrossentropy,
     SparseCategoricalCrossentropy, KLDivergence, Poisson, Hinge, SquaredHinge, CategoricalHinge, LogCoshError,
+)
+_CLASSES += (
+    F1Score, FBetaScore, R2Score, IoU, MeanIoU, BinaryIoU, OneHotIoU, OneHotMeanIoU, PearsonCorrelation,
+    ConcordanceCorrelation, PrecisionAtRecall, RecallAtPrecision, SensitivityAtSpecificity, SpecificityAtSensitivity,
 )
 ALL_OBJECTS = {cls.__name__: cls for cls in _CLASSES}
 ALL_OBJECTS.update({snake_case(cls.__name__): cls for cls in _CLASSES})
@@ -53,6 +66,22 @@ ALL_OBJECTS.update({
 for _name in ACCURACY_NAMES:
     ALL_OBJECTS[_name] = AutoAccuracy
 del _name
+
+# Keras exports the loss functions under keras.metrics too (the same
+# functions: per-sample values as Tensors); the names above that are also
+# metric classes' snake case keep resolving to the classes in ``get``.
+from minikeras.losses import (  # noqa: E402
+    binary_crossentropy, binary_focal_crossentropy, categorical_crossentropy, categorical_focal_crossentropy,
+    categorical_hinge, hinge, huber, kl_divergence, log_cosh, mean_absolute_error, mean_absolute_percentage_error,
+    mean_squared_error, mean_squared_logarithmic_error, poisson, sparse_categorical_crossentropy, squared_hinge,
+)
+
+_LOSS_FUNCTIONS = (
+    "binary_crossentropy", "binary_focal_crossentropy", "categorical_crossentropy", "categorical_focal_crossentropy",
+    "categorical_hinge", "hinge", "huber", "kl_divergence", "log_cosh", "mean_absolute_error",
+    "mean_absolute_percentage_error", "mean_squared_error", "mean_squared_logarithmic_error", "poisson",
+    "sparse_categorical_crossentropy", "squared_hinge",
+)
 
 
 def _known_names():
@@ -145,4 +174,5 @@ __all__ = sorted(
     + ["Metric", "MeanMetricWrapper", "AutoAccuracy", "accuracy", "binary_accuracy", "categorical_accuracy",
        "sparse_categorical_accuracy", "top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy",
        "get", "get_for_compile", "resolve", "resolve_accuracy", "serialize", "deserialize", "ALL_OBJECTS"]
+    + ["pearson_correlation", "concordance_correlation", *_LOSS_FUNCTIONS]
 )

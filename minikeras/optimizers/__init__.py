@@ -8,6 +8,12 @@ Example:
 """
 from minikeras.optimizers import schedules
 from minikeras.optimizers.adadelta import Adadelta
+from minikeras.optimizers.adafactor import Adafactor
+from minikeras.optimizers.ftrl import Ftrl
+from minikeras.optimizers.lamb import Lamb
+from minikeras.optimizers.lion import Lion
+from minikeras.optimizers.muon import Muon
+from minikeras.optimizers.schedule_free_adamw import ScheduleFreeAdamW
 from minikeras.optimizers.adagrad import Adagrad
 from minikeras.optimizers.adam import Adam
 from minikeras.optimizers.adamax import Adamax
@@ -23,10 +29,13 @@ __all__ = [
     "schedules", "get", "serialize", "deserialize",
     "LossScaleOptimizer",
 ]
+__all__ += ["Lion", "Lamb", "Ftrl", "Adafactor", "Muon", "ScheduleFreeAdamW"]
 
 # Lower-case class name -> class; names are matched case-insensitively, as in Keras.
 _BUILT_IN = {cls.__name__.lower(): cls for cls in (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Nadam, Adamax)}
 _BUILT_IN["lossscaleoptimizer"] = LossScaleOptimizer
+
+_BUILT_IN.update({cls.__name__.lower(): cls for cls in (Lion, Lamb, Ftrl, Adafactor, Muon, ScheduleFreeAdamW)})
 
 
 def serialize(optimizer):

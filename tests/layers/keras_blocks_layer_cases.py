@@ -1,0 +1,81 @@
+"""Layer cases of issue 25 recorded from Keras 3.15 for forward parity.
+
+Run ``/work/side/bin/python -m tests.layers.keras_blocks_layer_cases`` from
+the repository root (TensorFlow/Keras 3 installed) to rewrite
+``fixtures/keras_blocks_layer_outputs.npz`` (outputs on copied weights) and
+``fixtures/keras_blocks_layer_configs.json`` (Keras's get_config).
+Same case format as ``keras_layer_cases.py``.
+"""
+import json
+import os
+
+import numpy
+
+from tests.layers.keras_layer_cases import _normal, build_layer, call_case, case_weights
+
+FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "keras_blocks_layer_outputs.npz")
+CONFIGS = os.path.join(os.path.dirname(__file__), "fixtures", "keras_blocks_layer_configs.json")
+
+_SEQ, _IMG, _VOL = _normal(250, (2, 7, 3)), _normal(251, (2, 5, 4, 3), 1.5, 0.5), _normal(252, (2, 3, 4, 5, 2))
+# name: (class name, config, input, call kwargs)
+CASES = {
+    "identity": ("Identity", {}, _SEQ, {}),
+    "rms_norm": ("RMSNormalization", {}, _IMG, {}),
+    "rms_norm_axes": ("RMSNormalization", {"axis": [-2, -1], "epsilon": 1e-3}, _IMG, {}),
+    "unit_norm": ("UnitNormalization", {}, _IMG, {}),
+    "unit_norm_axes": ("UnitNormalization", {"axis": [1, 2]}, _IMG, {}),
+    "alpha_dropout_inference": ("AlphaDropout", {"rate": 0.3}, _SEQ, {}),
+    "zero_padding3d": ("ZeroPadding3D", {"padding": ((1, 0), (0, 2), (1, 1))}, _VOL, {}),
+    "zero_padding3d_int": ("ZeroPadding3D", {"padding": 1}, _VOL, {}),
+    "cropping3d": ("Cropping3D", {"cropping": ((1, 0), (0, 2), (1, 1))}, _VOL, {}),
+    "cropping3d_int": ("Cropping3D", {"cropping": 1}, _VOL, {}),
+    "upsampling3d": ("UpSampling3D", {"size": (2, 1, 3)}, _VOL, {}),
+    "global_avg_pool3d": ("GlobalAveragePooling3D", {}, _VOL, {}),
+    "global_max_pool3d_keepdims": ("GlobalMaxPooling3D", {"keepdims": True}, _VOL, {}),
+    "conv1d_transpose": ("Conv1DTranspose", {"filters": 4, "kernel_size": 3, "strides": 2}, _SEQ, {}),
+    "conv1d_transpose_same_output_padding": ("Conv1DTranspose", {"filters": 2, "kernel_size": 4, "strides": 3,
+                                                                 "padding": "same", "output_padding": 1,
+                                                                 "activation": "relu"}, _SEQ, {}),
+    "depthwise_conv1d": ("DepthwiseConv1D", {"kernel_size": 3, "depth_multiplier": 2}, _SEQ, {}),
+    "depthwise_conv1d_same_strided": ("DepthwiseConv1D", {"kernel_size": 2, "strides": 2, "padding": "same"},
+                                      _SEQ, {}),
+    "separable_conv1d": ("SeparableConv1D", {"filters": 5, "kernel_size": 3, "depth_multiplier": 2}, _SEQ, {}),
+    "separable_conv1d_same_dilated": ("SeparableConv1D", {"filters": 2, "kernel_size": 2, "padding": "same",
+                                                          "dilation_rate": 2, "use_bias": False}, _SEQ, {}),
+}
+
+
+def keras_output(name):
+    """Run one case in Keras: (output, weights, config)."""
+    import keras
+
+    class_name, config, inputs, call_kwargs = CASES[name]
+    layer = build_layer(keras.layers, class_name, config)
+    call_case(layer, inputs, call_kwargs)
+    weights = case_weights(name, [tuple(w.shape) for w in layer.weights])
+    layer.set_weights(weights)
+    return numpy.asarray(call_case(layer, inputs, call_kwargs)), weights, layer.get_config()
+
+
+def _plain(value):
+    """Tuples as lists, as a JSON round trip gives them."""
+    return json.loads(json.dumps(value))
+
+
+def main():
+    os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+    arrays, configs = {}, {}
+    for name in CASES:
+        output, weights, config = keras_output(name)
+        arrays[f"{name}/output"] = output
+        for index, weight in enumerate(weights):
+            arrays[f"{name}/weight{index}"] = weight
+        configs[name] = _plain({key: value for key, value in config.items() if key not in ("name", "dtype")})
+    numpy.savez_compressed(FIXTURE, **arrays)
+    with open(CONFIGS, "w") as handle:
+        json.dump(configs, handle, indent=1, sort_keys=True)
+    print(f"wrote {len(CASES)} cases to {FIXTURE}")
+
+
+if __name__ == "__main__":
+    main()

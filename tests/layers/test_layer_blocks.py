@@ -1,0 +1,140 @@
+"""Issue 25's layers: forward parity with Keras 3.15 on copied weights
+(recorded; live where Keras is installed), Keras's config keys, and the
+shared layer check (shapes, devices, config and save round trips, float64
+gradients) on every device."""
+import json
+
+import numpy
+import pytest
+
+import minikeras as mk
+from minikeras import layers
+from tests.layers.keras_blocks_layer_cases import CASES, CONFIGS, FIXTURE, keras_output
+from tests.layers.keras_layer_cases import build_layer, call_case
+from tests.layers.layer_check import run_layer_test
+
+TOLERANCE = {"atol": 2e-5, "rtol": 2e-4}
+
+
+@pytest.fixture(scope="module")
+def recorded():
+    with numpy.load(FIXTURE) as data:
+        return {key: data[key] for key in data.files}
+
+
+def minikeras_output(name, weights):
+    class_name, config, inputs, call_kwargs = CASES[name]
+    layer = build_layer(layers, class_name, config)
+    call_case(layer, inputs, call_kwargs)
+    assert [tuple(w.shape) for w in layer.weights] == [w.shape for w in weights], f"{class_name}: weights differ"
+    layer.set_weights(weights)
+    return call_case(layer, inputs, call_kwargs).numpy(), layer
+
+
+def _weights(recorded, name):
+    weights, index = [], 0
+    while f"{name}/weight{index}" in recorded:
+        weights.append(recorded[f"{name}/weight{index}"])
+        index += 1
+    return weights
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_matches_recorded_keras_output(name, recorded):
+    output, _ = minikeras_output(name, _weights(recorded, name))
+    numpy.testing.assert_allclose(output, recorded[f"{name}/output"], **TOLERANCE)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_config_has_keras_keys_and_values(name, recorded):
+    with open(CONFIGS) as handle:
+        theirs = json.load(handle)[name]
+    _, layer = minikeras_output(name, _weights(recorded, name))
+    ours = json.loads(json.dumps({k: v for k, v in layer.get_config().items() if k not in ("name", "dtype")},
+                                 default=str))
+    assert set(ours) == set(theirs)
+    for key, value in CASES[name][1].items():
+        assert ours[key] == theirs[key], f"{name}: {key} is {ours[key]!r}, Keras has {theirs[key]!r}"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_matches_live_keras_output(name):
+    pytest.importorskip("tensorflow")
+    pytest.importorskip("keras")
+    expected, weights, _ = keras_output(name)
+    numpy.testing.assert_allclose(minikeras_output(name, weights)[0], expected, **TOLERANCE)
+
+
+LAYER_CHECKS = {
+    "identity": (lambda **kw: layers.Identity(**kw), (2, 4, 3)),
+    "rms_norm": (lambda **kw: layers.RMSNormalization(**kw), (2, 4, 3)),
+    "rms_norm_axes": (lambda **kw: layers.RMSNormalization(axis=[1, 2], epsilon=1e-3, **kw), (2, 4, 3)),
+    "unit_norm": (lambda **kw: layers.UnitNormalization(axis=[1, 2], **kw), (2, 4, 3)),
+    "zero_padding3d": (lambda **kw: layers.ZeroPadding3D((1, 2, 0), **kw), (2, 2, 3, 2, 2)),
+    "cropping3d": (lambda **kw: layers.Cropping3D(((1, 0), (0, 1), (1, 0)), **kw), (2, 3, 3, 2, 2)),
+    "upsampling3d": (lambda **kw: layers.UpSampling3D((1, 2, 2), **kw), (2, 2, 2, 2, 2)),
+    "global_avg_pool3d": (lambda **kw: layers.GlobalAveragePooling3D(**kw), (2, 2, 3, 2, 2)),
+    "global_max_pool3d": (lambda **kw: layers.GlobalMaxPool3D(keepdims=True, **kw), (2, 2, 3, 2, 2)),
+    "conv1d_transpose": (lambda **kw: layers.Conv1DTranspose(3, 3, strides=2, output_padding=1, **kw), (2, 5, 2)),
+    "depthwise_conv1d": (lambda **kw: layers.DepthwiseConv1D(3, depth_multiplier=2, padding="same", **kw),
+                         (2, 5, 2)),
+    "separable_conv1d": (lambda **kw: layers.SeparableConvolution1D(3, 2, strides=2, **kw), (2, 6, 2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAYER_CHECKS))
+def test_layer_check(name, tmp_path):
+    make_layer, shape = LAYER_CHECKS[name]
+    run_layer_test(make_layer, input_shape=shape, tmp_path=tmp_path)
+
+
+def test_alpha_dropout_trains_only_and_keeps_selu_statistics():
+    x = mk.tensor(numpy.random.default_rng(0).normal(size=(400, 50)).astype("float32"))
+    layer = layers.AlphaDropout(0.2, seed=3)
+    assert layer(x) is x or numpy.array_equal(layer(x).numpy(), x.numpy())
+    out = layer(x, training=True).numpy()
+    assert abs(out.mean()) < 0.05 and abs(out.std() - 1) < 0.05  # self-normalizing
+    saturated = -1.6732632423543772 * 1.0507009873554805
+    a = ((1 - 0.2) * (1 + 0.2 * saturated**2)) ** -0.5
+    dropped = numpy.isclose(out, a * saturated - a * saturated * 0.2)
+    assert 0.15 < dropped.mean() < 0.25
+    again = layers.AlphaDropout(0.2, seed=3)(x, training=True).numpy()
+    numpy.testing.assert_array_equal(out, again)
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        layers.AlphaDropout(1.5)
+
+
+def test_bad_arguments():
+    with pytest.raises(TypeError, match="axis"):
+        layers.UnitNormalization(axis="last")
+    with pytest.raises(ValueError, match="out of bounds"):
+        layers.RMSNormalization(axis=4)(numpy.ones((2, 3), "float32"))
+    with pytest.raises(ValueError, match="ZeroPadding3D"):
+        layers.ZeroPadding3D((1, 2))
+    with pytest.raises(ValueError, match="output_padding"):
+        layers.Conv1DTranspose(2, 3, strides=2, output_padding=2)
+
+
+def test_aliases_resolve_in_configs():
+    for alias, cls in (("GlobalAvgPool3D", layers.GlobalAveragePooling3D), ("GlobalMaxPool3D", layers.GlobalMaxPooling3D),
+                       ("Convolution1DTranspose", layers.Conv1DTranspose),
+                       ("SeparableConvolution1D", layers.SeparableConv1D)):
+        assert getattr(layers, alias) is cls
+
+
+def test_layers_serialize_and_deserialize():
+    dense = layers.Dense(3, activation="relu", name="head")
+    data = layers.serialize(dense)
+    assert data["module"] == "keras.layers" and data["class_name"] == "Dense" and data["registered_name"] is None
+    clone = layers.deserialize(data)
+    assert type(clone) is layers.Dense and clone.get_config() == dense.get_config()
+    assert isinstance(layers.deserialize({"class_name": "RMSNormalization", "config": {"epsilon": 1e-3}}),
+                      layers.RMSNormalization)
+    with pytest.raises(ValueError, match="Unknown layer class"):
+        layers.deserialize({"class_name": "os.system", "config": {}})
+
+    class Doubler(layers.Layer):
+        def call(self, inputs):
+            return inputs * 2.0
+
+    assert isinstance(layers.deserialize(layers.serialize(Doubler()), custom_objects={"Doubler": Doubler}), Doubler)
