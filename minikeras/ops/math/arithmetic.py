@@ -77,7 +77,8 @@ class Pow(Function):
 
 
 def _binary(function_class, name, allow_bool=True):
-    def op(a, b):
+    def op(x1, x2):  # Keras's parameter names
+        a, b = x1, x2
         validate_tensor_input(name, a, allow_bool)
         validate_tensor_input(name, b, allow_bool)
         check_broadcast(name, a, b)
@@ -104,13 +105,14 @@ def _is_integer(value):
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def power(a, b):
+def power(x1, x2):
     """Elementwise ``a ** b`` with NumPy broadcasting; Tensors, arrays or numbers.
 
     Raises:
         ValueError: integer ``a`` to a negative integer power (NumPy has no
             integer result for it; cast to float first).
     """
+    a, b = x1, x2
     if _is_integer(a) and _is_integer(b):
         exponents = b.numpy() if isinstance(b, Tensor) else b
         if (exponents < 0).any() if hasattr(exponents, "any") else exponents < 0:
