@@ -96,3 +96,32 @@ def result_type(*values):
         elif kind == "c" and dtype.kind != "c":
             dtype = numpy.dtype("complex128") if dtype == numpy.float64 else numpy.dtype("complex64")
     return dtype
+
+
+def promote_operands(a, b, true_division=False):
+    """``a`` and ``b`` with the strong ones cast to Keras's result dtype (see :func:`result_type`).
+
+    Python numbers are left alone (NumPy 2 treats them as weak too). With
+    ``true_division``, integer results become float32, as Keras's ``divide``.
+    The common cases (same dtypes, a float tensor with a number) return at once.
+    """
+    dtype_a, dtype_b = getattr(a, "dtype", None), getattr(b, "dtype", None)
+    if dtype_a is not None and dtype_b is not None:
+        if dtype_a == dtype_b and (not true_division or dtype_a.kind in "fc"):
+            return a, b
+    elif (dtype_a if dtype_a is not None else dtype_b) is not None:
+        known = dtype_a if dtype_a is not None else dtype_b
+        other = b if dtype_a is not None else a
+        if known.kind in "fc" or (isinstance(other, int) and not true_division and known.kind in "iu"):
+            return a, b
+    dtype = result_type(a, b)
+    if true_division and dtype.kind in "biu":
+        dtype = FLOATX
+    return _cast(a, dtype), _cast(b, dtype)
+
+
+def _cast(value, dtype):
+    current = getattr(value, "dtype", None)
+    if current is None or current == dtype or isinstance(value, numpy.generic):
+        return value
+    return value.astype(dtype)

@@ -71,10 +71,12 @@ def saturate_cast(x, dtype):  # noqa: A002
                                          lambda xp, a: xp.clip(a, int(low), int(high)).astype(target), x)
 
         def compute(xp, a):
-            # the float nearest the bound may round past it: clip below the next representable value
-            upper = numpy.nextafter(numpy.asarray(high, a.dtype), numpy.asarray(0, a.dtype)) if a.dtype.kind == "f" \
-                else high
-            clipped = xp.clip(xp.nan_to_num(a, nan=0.0), low, upper)
+            # A bound the float dtype cannot hold (int32's max in float32) rounds up past it;
+            # clip at the largest float below it instead.
+            upper = numpy.asarray(high, a.dtype)
+            if float(upper) > high:
+                upper = numpy.nextafter(upper, numpy.asarray(0, a.dtype))
+            clipped = xp.clip(xp.nan_to_num(a, nan=0.0), low, float(upper))
             return clipped.astype(target)
 
         return call_without_gradient("saturate_cast", compute, x)

@@ -47,11 +47,18 @@ def min(x, axis=None, keepdims=False, initial=None):  # noqa: A001  (keras.ops n
     return _with_initial("min", _reduce.min, minimum, x, axis, keepdims, initial)
 
 
+_PROD_WIDENED = {"bool": "int32", "int8": "int32", "int16": "int32", "uint8": "uint32", "uint16": "uint32"}
+
+
 def prod(x, axis=None, keepdims=False, dtype=None):
-    """Product over ``axis``, computed in ``dtype`` when given."""
-    if dtype is not None:
-        x = _as_tensor("prod", operand("prod", x)).astype(numpy.dtype(dtype))
-    return _reduce.prod(x, axis, keepdims)
+    """Product over ``axis`` in ``dtype`` (default: Keras's, which widens bool and 8/16-bit
+    integers to 32 bits and keeps other dtypes; NumPy would widen int32 to int64)."""
+    x = _as_tensor("prod", operand("prod", x))
+    dtype = numpy.dtype(dtype) if dtype is not None else numpy.dtype(_PROD_WIDENED.get(x.dtype.name, x.dtype))
+    if x.dtype != dtype:
+        x = x.astype(dtype)
+    result = _reduce.prod(x, axis, keepdims)
+    return result if result.dtype == dtype else result.astype(dtype)
 
 
 def eye(N, M=None, k=0, dtype=None):  # noqa: N803  (keras.ops name)

@@ -326,19 +326,14 @@ def _host_ints(values):
 
 def nonzero(x):
     """The indices of the nonzero elements, one int32 tensor per axis."""
-    x = _tensor("nonzero", x)
-    with x.device.activate():
-        indices = x.device.xp.nonzero(x.data)
-    return tuple(Tensor(index.astype("int32"), device=x.device) for index in indices)
+    return call_without_gradient("nonzero", lambda xp, a: tuple(i.astype("int32") for i in xp.nonzero(a)), x)
 
 
 def unravel_index(indices, shape):
     """Flat ``indices`` as a tuple of coordinate tensors in an array of ``shape``."""
     shape = validate_shape("unravel_index", shape)
-    indices = _tensor("unravel_index", indices)
-    with indices.device.activate():
-        coordinates = indices.device.xp.unravel_index(indices.data, shape)
-    return tuple(Tensor(c.astype(indices.dtype), device=indices.device) for c in coordinates)
+    return call_without_gradient(
+        "unravel_index", lambda xp, i: tuple(c.astype(i.dtype) for c in xp.unravel_index(i, shape)), indices)
 
 
 def vander(x, N=None, increasing=False):  # noqa: N803  (keras.ops name)
@@ -369,5 +364,3 @@ def copy(x):
     """A copy of ``x`` (the gradient passes through)."""
     return Copy().apply(_tensor("copy", x))
 
-
-del call_without_gradient

@@ -255,7 +255,8 @@ def _segment(op_name, data, segment_ids, num_segments, kind):
         raise ValueError(f"{op_name}: segment_ids must be 1-D integers with one id per row of data "
                          f"(shape {data.shape}), received shape {ids.shape} of dtype {ids.dtype}.")
     if num_segments is None:
-        num_segments = int(to_host(ids.data.max())) + 1 if ids.shape[0] else 0
+        with ids.device.activate():
+            num_segments = int(to_host(ids.data.max())) + 1 if ids.shape[0] else 0
     num_segments = validate_int(op_name, "num_segments", num_segments, minimum=0)
     return SegmentReduce(num_segments, kind).apply(data, ids)
 

@@ -8,6 +8,7 @@ __all__ = ["add", "subtract", "multiply", "divide", "power", "negative", "sub", 
 
 from minikeras.autograd import Function, Tensor
 from minikeras.ops._checks import check_broadcast
+from minikeras.ops._promotion import promote_operands
 from minikeras.utils.argument_validation import validate_tensor_input
 
 
@@ -84,6 +85,7 @@ def _binary(function_class, name, allow_bool=True):
         check_broadcast(name, a, b)
         if not isinstance(a, Tensor) and not isinstance(b, Tensor):
             a = Tensor(a)  # two Python numbers: NumPy's dtype rules, not Python's (True + True is True)
+        a, b = promote_operands(a, b, true_division=function_class is Div)  # Keras's dtype rules
         return function_class().apply(a, b)
 
     op.__name__ = name

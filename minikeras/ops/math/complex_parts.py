@@ -17,7 +17,7 @@ conjugate = unary("conjugate", lambda xp, x: xp.conj(x), lambda xp, x, out: 1,
 conj = conjugate
 imag = unary("imag", lambda xp, x: xp.imag(x) if x.dtype.kind == "c" else xp.zeros_like(x), None,
              "The imaginary part (zeros for real dtypes); no gradient.", floats=False)
-angle = unary("angle", lambda xp, x: xp.angle(x) if x.dtype.kind == "c" else xp.arctan2(0 * x, x), None,
+angle = unary("angle", lambda xp, x: xp.angle(x), None,
               "The argument of each complex number (0 or pi for reals; float32 for integers); no gradient.")
 
 

@@ -29,7 +29,7 @@ class CumSum(Function):
         self.axis = axis
 
     def forward(self, x):
-        return self.device.xp.cumsum(x, axis=self.axis)
+        return self.device.xp.cumsum(x, axis=self.axis, dtype=x.dtype)  # Keras keeps int32 (NumPy widens)
 
     def backward(self, grad):
         xp = self.device.xp
@@ -41,7 +41,7 @@ class CumProd(Function):
         self.axis = axis
 
     def forward(self, x):
-        out = self.device.xp.cumprod(x, axis=self.axis)
+        out = self.device.xp.cumprod(x, axis=self.axis, dtype=x.dtype)
         if self.needs_input_grad[0]:
             self.save_for_backward(x, out)
         return out

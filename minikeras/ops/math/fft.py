@@ -42,7 +42,7 @@ class _ComplexTransform(Function):
         out = self._apply(xp, real + 1j * imag, self.inverse)
         self.dtype = real.dtype
         self.scale = float(numpy.prod([real.shape[a] for a in self.axes]))
-        return out.real.astype(real.dtype), out.imag.astype(real.dtype)
+        return xp.real(out).astype(real.dtype), xp.imag(out).astype(real.dtype)
 
     def backward(self, grad_real, grad_imag):
         xp = self.device.xp
@@ -51,7 +51,7 @@ class _ComplexTransform(Function):
         g = grad_real + 1j * grad_imag
         back = self._apply(xp, g, not self.inverse)
         back = back * self.scale if not self.inverse else back / self.scale
-        return back.real.astype(self.dtype), back.imag.astype(self.dtype)
+        return xp.real(back).astype(self.dtype), xp.imag(back).astype(self.dtype)
 
 
 def fft(x):
@@ -80,7 +80,7 @@ class Rfft(Function):
         xp = self.device.xp
         self.input_length, self.dtype = x.shape[-1], x.dtype
         out = xp.fft.rfft(x, n=self.length, axis=-1)
-        return out.real.astype(x.dtype), out.imag.astype(x.dtype)
+        return xp.real(out).astype(x.dtype), xp.imag(out).astype(x.dtype)
 
     def backward(self, grad_real, grad_imag):
         xp = self.device.xp
@@ -167,12 +167,11 @@ def stft(x, sequence_length, sequence_stride, fft_length, window="hann", center=
     if center:
         widths = [(0, 0)] * (x.ndim - 1) + [(fft_length // 2, fft_length // 2)]
         x = pad(x, widths, mode="reflect")
-    frames = extract_sequences(x, sequence_length, sequence_stride)
-    weights = _window_array(window, sequence_length).astype(x.dtype)
+    # Frames of fft_length, windowed by the window centred in them (TensorFlow's stft).
+    frames = extract_sequences(x, fft_length, sequence_stride)
     left = (fft_length - sequence_length) // 2
-    if left or fft_length != sequence_length:
-        weights = numpy.pad(weights, (left, fft_length - sequence_length - left))
-        frames = pad(frames, [(0, 0)] * (frames.ndim - 1) + [(left, fft_length - sequence_length - left)])
+    weights = numpy.pad(_window_array(window, sequence_length), (left, fft_length - sequence_length - left))
+    weights = weights.astype(x.dtype)
     return rfft(frames * weights, fft_length)
 
 
@@ -186,17 +185,20 @@ def istft(x, sequence_length, sequence_stride, fft_length, length=None, window="
     weights = _window_array(window, sequence_length)
     left = (fft_length - sequence_length) // 2
     weights = numpy.pad(weights, (left, fft_length - sequence_length - left))
-    frames = frames * weights.astype(frames.dtype)
+    # TensorFlow's inverse_stft_window_fn: the window divided by the sum of the squared
+    # windows that overlap each position in steady state (a periodic pattern).
+    squared = numpy.zeros(-(-fft_length // sequence_stride) * sequence_stride)
+    squared[:fft_length] = weights ** 2
+    overlap = squared.reshape(-1, sequence_stride).sum(axis=0)
+    synthesis = weights / numpy.tile(overlap, len(squared) // sequence_stride)[:fft_length]
+    frames = frames * synthesis.astype(frames.dtype)
     count = frames.shape[-2]
     total = fft_length + sequence_stride * (count - 1)
     positions = (numpy.arange(count)[:, None] * sequence_stride + numpy.arange(fft_length)[None, :])
     batch = frames.shape[:-2]
     values = moveaxis(reshape(frames, (-1, count, fft_length)), 0, -1)  # (count, fft_length, B)
     summed = scatter(positions[..., None], values, (total, values.shape[-1]))
-    norm = numpy.zeros(total)
-    numpy.add.at(norm, positions, weights ** 2)
-    signal = moveaxis(summed, -1, 0) / numpy.where(norm > 1e-10, norm, 1.0).astype(frames.dtype)
-    signal = reshape(signal, batch + (total,))
+    signal = reshape(moveaxis(summed, -1, 0), batch + (total,))
     start = fft_length // 2 if center else 0
     end = total - (fft_length // 2 if center else 0) if length is None else start + length
     return getitem(signal, (Ellipsis, slice(start, end)))

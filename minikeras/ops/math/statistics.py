@@ -265,15 +265,15 @@ def nanmin(x, axis=None, keepdims=False):
 
 
 def nanargmax(x, axis=None, keepdims=False):
-    """Index of the maximum ignoring NaNs."""
+    """Index of the maximum ignoring NaNs (int32, as Keras)."""
     x, _ = _without_nan("nanargmax", x, -math.inf)
-    return argmax(x, axis, keepdims)
+    return argmax(x, axis, keepdims).astype("int32")
 
 
 def nanargmin(x, axis=None, keepdims=False):
-    """Index of the minimum ignoring NaNs."""
+    """Index of the minimum ignoring NaNs (int32, as Keras)."""
     x, _ = _without_nan("nanargmin", x, math.inf)
-    return argmin(x, axis, keepdims)
+    return argmin(x, axis, keepdims).astype("int32")
 
 
 def moments(x, axes, keepdims=False, synchronized=False):
@@ -308,7 +308,7 @@ def histogram(x, bins=10, range=None):  # noqa: A002  (keras.ops name)
     """Counts of ``x`` in ``bins`` equal bins over ``range`` (default: x's min to max).
 
     Returns:
-        ``(counts, bin_edges)``; counts are int32.
+        ``(counts, bin_edges)``; counts are in x's dtype, as Keras's.
     """
     x = detached(_tensor("histogram", x))
     bins = validate_int("histogram", "bins", bins, minimum=1)
@@ -316,9 +316,11 @@ def histogram(x, bins=10, range=None):  # noqa: A002  (keras.ops name)
         raise ValueError(f"histogram expects a 1-D tensor, received shape {x.shape}.")
     if range is not None and (len(range) != 2 or range[0] > range[1]):
         raise ValueError(f"histogram: range must be (min, max) with min <= max, received {range!r}.")
-    with x.device.activate():
-        counts, edges = x.device.xp.histogram(x.data, bins=bins, range=range)
-    return Tensor(counts.astype("int32"), device=x.device), Tensor(edges.astype(x.dtype), device=x.device)
+    def compute(xp, a):
+        counts, edges = xp.histogram(a, bins=bins, range=range)
+        return counts.astype(a.dtype), edges.astype(a.dtype)
+
+    return call_without_gradient("histogram", compute, x)
 
 
 def bincount(x, weights=None, minlength=0, sparse=False):

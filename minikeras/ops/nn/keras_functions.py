@@ -139,13 +139,13 @@ def _pool_call(op_name, functions, inputs, pool_size, strides, padding, data_for
 
 def max_pool(inputs, pool_size, strides=None, padding="valid", data_format=None):
     """Max pooling, 1-D/2-D/3-D by the input's rank."""
-    return _pool_call("max_pool", (_pool.max_pool1d, _pool.max_pool2d, _pool.max_pool3d),
+    return _pool_call("max_pool", (_pool.max_pool1d, _pool.max_pool2d, _conv3d.max_pool3d),
                       inputs, pool_size, strides, padding, data_format)
 
 
 def average_pool(inputs, pool_size, strides=None, padding="valid", data_format=None):
     """Average pooling, 1-D/2-D/3-D by the input's rank."""
-    return _pool_call("average_pool", (_pool.avg_pool1d, _pool.avg_pool2d, _pool.avg_pool3d),
+    return _pool_call("average_pool", (_pool.avg_pool1d, _pool.avg_pool2d, _conv3d.avg_pool3d),
                       inputs, pool_size, strides, padding, data_format)
 
 
