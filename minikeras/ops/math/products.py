@@ -124,11 +124,13 @@ def einsum(subscripts, *operands, **kwargs):
         dtype = result_type("int32")
     tensors = [tensor if tensor.dtype == dtype else tensor.astype(dtype) for tensor in tensors]
     inputs, output = _explicit(subscripts, [tensor.shape for tensor in tensors])
+    sizes = {}
     for term, tensor in zip(inputs, tensors):
-        sizes = {}
         for letter, size in zip(term, tensor.shape):
-            if sizes.setdefault(letter, size) != size:
-                raise ValueError(f"einsum: subscript {letter!r} of {term!r} has sizes {sizes[letter]} and {size}.")
+            known = sizes.setdefault(letter, size)
+            if known != size and 1 not in (known, size):
+                raise ValueError(f"einsum: subscript {letter!r} has sizes {known} and {size} in "
+                                 f"{subscripts!r} (operand shapes {[t.shape for t in tensors]}).")
     return Einsum(inputs, output).apply(*tensors)
 
 
