@@ -84,8 +84,9 @@ def _tensor_list(op_name, tensors):
     return [shape_of(t) for t in tensors]
 
 
-def concatenate(tensors, axis=0):
+def concatenate(xs, axis=0):
     """Join tensors along an existing ``axis``; the other axes must match."""
+    tensors = xs
     shapes = _tensor_list("concatenate", tensors)
     ndim = len(shapes[0])
     if ndim == 0:
@@ -100,8 +101,9 @@ def concatenate(tensors, axis=0):
     return Concatenate(axis).apply(*tensors)
 
 
-def stack(tensors, axis=0):
+def stack(x, axis=0):
     """Join tensors of the same shape along a new ``axis``."""
+    tensors = x
     shapes = _tensor_list("stack", tensors)
     for i, shape in enumerate(shapes[1:], 1):
         if shape != shapes[0]:

@@ -54,8 +54,9 @@ class Transpose(Function):
         return grad.transpose(tuple(int(a) for a in numpy.argsort(self.axes)))
 
 
-def reshape(x, shape):
+def reshape(x, newshape):
     """Give ``x`` a new shape with the same number of elements (one -1 allowed)."""
+    shape = newshape
     x = _as_tensor("reshape", x)
     shape = _int_sequence("reshape", "shape", shape)
     old = shape_of(x)

@@ -8,6 +8,7 @@ __all__ = ["add", "subtract", "multiply", "divide", "power", "negative", "sub", 
 
 from minikeras.autograd import Function, Tensor
 from minikeras.ops._checks import check_broadcast
+from minikeras.ops._promotion import promote_operands
 from minikeras.utils.argument_validation import validate_tensor_input
 
 
@@ -77,12 +78,14 @@ class Pow(Function):
 
 
 def _binary(function_class, name, allow_bool=True):
-    def op(a, b):
+    def op(x1, x2):  # Keras's parameter names
+        a, b = x1, x2
         validate_tensor_input(name, a, allow_bool)
         validate_tensor_input(name, b, allow_bool)
         check_broadcast(name, a, b)
         if not isinstance(a, Tensor) and not isinstance(b, Tensor):
             a = Tensor(a)  # two Python numbers: NumPy's dtype rules, not Python's (True + True is True)
+        a, b = promote_operands(a, b, true_division=function_class is Div)  # Keras's dtype rules
         return function_class().apply(a, b)
 
     op.__name__ = name
@@ -104,13 +107,14 @@ def _is_integer(value):
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def power(a, b):
+def power(x1, x2):
     """Elementwise ``a ** b`` with NumPy broadcasting; Tensors, arrays or numbers.
 
     Raises:
         ValueError: integer ``a`` to a negative integer power (NumPy has no
             integer result for it; cast to float first).
     """
+    a, b = x1, x2
     if _is_integer(a) and _is_integer(b):
         exponents = b.numpy() if isinstance(b, Tensor) else b
         if (exponents < 0).any() if hasattr(exponents, "any") else exponents < 0:

@@ -41,12 +41,13 @@ class MatMul(Function):
         return grad_a, grad_b
 
 
-def matmul(a, b):
+def matmul(x1, x2):
     """Matrix product of ``a`` and ``b`` (batched and broadcast like NumPy).
 
     Raises:
         ValueError: the inner dimensions differ, or an input is a scalar.
     """
+    a, b = x1, x2
     validate_tensor_input("matmul", a, allow_bool=False)
     validate_tensor_input("matmul", b, allow_bool=False)
     shape_a, shape_b = shape_of(a), shape_of(b)

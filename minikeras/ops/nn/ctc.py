@@ -9,14 +9,16 @@ folded in), so no per-step graph is recorded. Time steps at or past a
 sample's logit length get no gradient; a sample whose labels cannot fit in
 its time steps gets an infinite loss and a zero gradient.
 
-Kept private to the CTC loss (``_ctc_loss``): the public ``keras.ops.ctc_loss``
-name belongs to the ops namespace, whose wrapper may call this Function.
+``ctc_loss`` is ``keras.ops.ctc_loss``; the CTC loss class
+(``losses/ctc.py``) calls ``_ctc_loss``. Decoding is in ``ctc_decode.py``.
 """
 import numpy
 
 from minikeras.autograd import Function, Tensor
+from minikeras.ops.math._elementwise import operand
+from minikeras.ops.math._operands import _as_tensor
 
-__all__ = []
+__all__ = ["ctc_loss"]
 
 
 def _log_softmax(xp, logits):
@@ -152,3 +154,17 @@ def _ctc_loss(target, output, target_length, output_length, mask_index=0):
     return CtcLoss(int(mask_index)).apply(output, _integer(target, "target", 2),
                                          _integer(target_length, "target_length", 1),
                                          _integer(output_length, "output_length", 1))
+
+
+def ctc_loss(target, output, target_length, output_length, mask_index=0):
+    """The CTC negative log-likelihood of each sequence, shape ``(batch,)``
+    (``keras.ops.ctc_loss``): ``output`` are logits ``(batch, steps,
+    classes)``, ``target`` integer labels ``(batch, max_label_length)``,
+    the lengths ``(batch,)``, ``mask_index`` the blank class. A sample whose
+    labels cannot fit in its steps has an infinite loss and no gradient."""
+    output = _as_tensor("ctc_loss", operand("ctc_loss", output))
+    if output.dtype.kind != "f":
+        output = output.astype("float32")
+    if output.ndim == 3:
+        mask_index = int(mask_index) % output.shape[-1]
+    return _ctc_loss(target, output, target_length, output_length, mask_index)

@@ -1,0 +1,233 @@
+"""Sorting and selection by value: sort, argsort, argpartition, top_k,
+in_top_k, take_along_axis, searchsorted, digitize, unique.
+
+``sort`` and ``top_k``'s values are gathers of the input, so their gradient
+scatters back to the picked positions (``take_along_axis``'s backward, which
+accumulates where an index repeats). Index results (``argsort``, ``top_k``'s
+indices, ``searchsorted``...) are int32 and carry no gradient, as Keras's.
+"""
+
+__all__ = ["sort", "argsort", "argpartition", "top_k", "in_top_k", "take_along_axis", "searchsorted",
+           "digitize", "unique"]
+
+import numpy
+
+from minikeras.autograd import Function, Tensor
+from minikeras.ops.array._common import _scatter_add_rows, _single_axis, _size
+from minikeras.ops.array.reshaping import flatten
+from minikeras.ops.math._elementwise import call_without_gradient, detached, operand
+from minikeras.ops.math._operands import _as_tensor
+from minikeras.utils.argument_validation import validate_int
+
+
+def scatter_add_flat(device, positions, values, size):
+    """A zero vector of ``size`` with ``values`` summed in at flat ``positions`` (repeats accumulate)."""
+    return _scatter_add_rows(device, positions.reshape(-1), values.reshape(-1), size)
+
+
+def _flat_positions(xp, indices, shape, axis):
+    """Flat positions, in a C-ordered array of ``shape``, of the elements that
+    ``take_along_axis(., indices, axis)`` picks (``indices`` has the output's shape)."""
+    positions = xp.zeros(indices.shape, dtype=numpy.intp)
+    stride = 1
+    for dim in reversed(range(len(shape))):
+        if dim == axis:
+            coordinate = indices.astype(numpy.intp)
+        else:
+            coordinate = xp.arange(indices.shape[dim]).reshape((-1,) + (1,) * (len(shape) - dim - 1))
+        positions = positions + coordinate * stride
+        stride *= shape[dim]
+    return positions
+
+
+class TakeAlongAxis(Function):
+    def __init__(self, axis):
+        self.axis = axis
+
+    def forward(self, x, indices):
+        xp = self.device.xp
+        indices = xp.where(indices < 0, indices + x.shape[self.axis], indices)
+        self.input_shape = x.shape
+        if self.needs_input_grad[0]:
+            self.save_for_backward(indices)
+        return xp.take_along_axis(x, indices, axis=self.axis)
+
+    def backward(self, grad):
+        (indices,) = self.saved
+        xp = self.device.xp
+        indices = xp.broadcast_to(indices, grad.shape)
+        # x may broadcast against indices off the axis: scatter into the broadcast
+        # shape; the engine sums that back to x's shape.
+        full_shape = grad.shape[:self.axis] + (self.input_shape[self.axis],) + grad.shape[self.axis + 1:]
+        positions = _flat_positions(xp, indices, full_shape, self.axis)
+        return scatter_add_flat(self.device, positions, grad, _size(full_shape)).reshape(full_shape), None
+
+
+def take_along_axis(x, indices, axis=None):
+    """Pick ``x``'s elements at ``indices`` along ``axis`` (``numpy.take_along_axis``); differentiable in ``x``.
+
+    ``axis=None`` works on the flattened ``x``. Negative indices count from
+    the end.
+
+    Raises:
+        TypeError: ``indices`` are not integers.
+        ValueError: ``indices`` has another number of dimensions than ``x``.
+    """
+    x = _as_tensor("take_along_axis", operand("take_along_axis", x))
+    indices = detached(_as_tensor("take_along_axis", operand("take_along_axis", indices)))
+    if indices.dtype.kind not in "iu":
+        raise TypeError(f"take_along_axis: indices must be integers, received dtype {indices.dtype}.")
+    if axis is None:
+        x, axis = flatten(x), 0
+        if indices.ndim != 1:
+            indices = flatten(indices)
+    if indices.ndim != x.ndim:
+        raise ValueError(f"take_along_axis: indices must have as many dimensions as x ({x.ndim}), "
+                         f"received shape {indices.shape}.")
+    axis = _single_axis("take_along_axis", axis, x.ndim)
+    return TakeAlongAxis(axis).apply(x, indices)
+
+
+def _checked_axis(op_name, x, axis):
+    return _single_axis(op_name, axis, x.ndim)
+
+
+def argsort(x, axis=-1):
+    """Indices that sort ``x`` along ``axis`` (stable, int32; ``axis=None``: flattened). No gradient."""
+    x = _as_tensor("argsort", operand("argsort", x))
+    if axis is None:
+        x, axis = flatten(x), 0
+    if x.ndim == 0:
+        return call_without_gradient("argsort", lambda xp, a: xp.zeros((), "int32"), x)
+    axis = _checked_axis("argsort", x, axis)
+    return call_without_gradient("argsort", lambda xp, a: xp.argsort(a, axis=axis).astype("int32"), x)
+
+
+def sort(x, axis=-1):
+    """``x`` sorted ascending along ``axis`` (``axis=None``: flattened); the gradient follows each element."""
+    x = _as_tensor("sort", operand("sort", x))
+    if axis is None:
+        x, axis = flatten(x), 0
+    if x.ndim == 0:
+        return x
+    return take_along_axis(x, argsort(x, axis), axis)
+
+
+def argpartition(x, kth, axis=-1):
+    """Indices that partition ``x`` around its ``kth`` element along ``axis`` (int32, no gradient)."""
+    x = _as_tensor("argpartition", operand("argpartition", x))
+    axis = _checked_axis("argpartition", x, axis)
+    kth = validate_int("argpartition", "kth", kth, minimum=-x.shape[axis], maximum=x.shape[axis] - 1)
+    return call_without_gradient("argpartition",
+                                 lambda xp, a: xp.argpartition(a, kth, axis=axis).astype("int32"), x)
+
+
+def top_k(x, k, sorted=True):  # noqa: A002  (keras.ops name)
+    """The ``k`` largest entries along the last axis and their indices (int32).
+
+    Ties keep the lower index first (as TensorFlow's ``top_k``); ``sorted``
+    is accepted for Keras's signature: the values always come largest first.
+    The values' gradient goes to the picked entries.
+
+    Returns:
+        ``(values, indices)``.
+
+    Raises:
+        ValueError: ``k`` is not in ``[0, x.shape[-1]]`` or ``x`` is 0-d.
+    """
+    x = _as_tensor("top_k", operand("top_k", x))
+    if x.ndim == 0:
+        raise ValueError("top_k expects a tensor with at least 1 dimension, received a scalar.")
+    k = validate_int("top_k", "k", k, minimum=0, maximum=x.shape[-1])
+
+    def compute(xp, a):
+        n = a.shape[-1]
+        # Stable descending order: sort -a stably is not enough for ints at their minimum,
+        # so sort the reversed array and map back (ties then keep the lower index first).
+        order = xp.argsort(a[..., ::-1], axis=-1)[..., ::-1]
+        return (n - 1 - order[..., :k]).astype("int32")
+
+    if k < x.shape[-1] and x.shape[-1] > 64 and x.device.host_kernels:
+        def compute(xp, a):  # noqa: F811  partial selection, then sort the k picked (faster when k << n)
+            n = a.shape[-1]
+            reversed_ = a[..., ::-1]
+            part = xp.argpartition(reversed_, n - k, axis=-1)[..., n - k:]
+            picked = xp.take_along_axis(reversed_, part, axis=-1)
+            order = xp.argsort(picked, axis=-1, kind="stable")[..., ::-1]
+            return (n - 1 - xp.take_along_axis(part, order, axis=-1)).astype("int32")
+
+    indices = call_without_gradient("top_k", compute, x)
+    return take_along_axis(x, indices, -1), indices
+
+
+def in_top_k(targets, predictions, k):
+    """Whether each target's prediction is among the ``k`` largest of its row (bool, no gradient).
+
+    A target whose score ties the k-th largest counts as in (as TensorFlow).
+    """
+    predictions = detached(_as_tensor("in_top_k", operand("in_top_k", predictions)))
+    targets = detached(_as_tensor("in_top_k", operand("in_top_k", targets)))
+    if predictions.ndim != 2 or targets.ndim != 1 or targets.shape[0] != predictions.shape[0]:
+        raise ValueError(f"in_top_k expects predictions of shape (batch, classes) and targets of shape (batch,), "
+                         f"received {predictions.shape} and {targets.shape}.")
+    k = validate_int("in_top_k", "k", k, minimum=0)
+
+    def compute(xp, target, scores):
+        rows = xp.arange(scores.shape[0])
+        target_scores = scores[rows, target.astype(numpy.intp)]
+        larger = (scores > target_scores[:, None]).sum(axis=-1)
+        return (larger < k) & xp.isfinite(target_scores)
+
+    return call_without_gradient("in_top_k", compute, targets, predictions)
+
+
+def searchsorted(sorted_sequence, values, side="left"):
+    """Indices where ``values`` would be inserted into the 1-D ``sorted_sequence`` (int32)."""
+    if side not in ("left", "right"):
+        raise ValueError(f"searchsorted: side must be 'left' or 'right', received {side!r}.")
+    sequence = _as_tensor("searchsorted", operand("searchsorted", sorted_sequence))
+    if sequence.ndim != 1:
+        raise ValueError(f"searchsorted expects a 1-D sorted_sequence, received shape {sequence.shape}.")
+    return call_without_gradient("searchsorted",
+                                 lambda xp, s, v: xp.searchsorted(s, v, side=side).astype("int32"),
+                                 sequence, values)
+
+
+def digitize(x, bins):
+    """The bin of each element of ``x`` (``numpy.digitize`` with increasing ``bins``; int32)."""
+    return call_without_gradient("digitize", lambda xp, a, b: xp.digitize(a, b).astype("int32"), x, bins)
+
+
+def unique(x, sorted=True, return_index=False, return_inverse=False, return_counts=False,  # noqa: A002
+           axis=None, size=None, fill_value=None):
+    """The distinct elements of ``x`` (sorted), with optional first indices, inverse and counts.
+
+    ``size`` pads (with ``fill_value``, default the smallest value) or cuts the
+    result to a fixed length, as JAX's. No gradient.
+    """
+    x = detached(_as_tensor("unique", operand("unique", x)))
+    outputs = []
+    with x.device.activate():
+        xp = x.device.xp
+        result = xp.unique(x.data, return_index=True, return_inverse=True, return_counts=True, axis=axis)
+        values, index, inverse, counts = result
+        if size is not None:
+            size = validate_int("unique", "size", size, minimum=1)
+            fill = values.min() if fill_value is None and values.size else (fill_value or 0)
+            if values.shape[0] >= size:
+                values, index, counts = values[:size], index[:size], counts[:size]
+            else:
+                extra = size - values.shape[0]
+                pad = xp.full((extra,) + values.shape[1:], fill, dtype=values.dtype)
+                values = xp.concatenate([values, pad])
+                index = xp.concatenate([index, xp.zeros(extra, index.dtype)])
+                counts = xp.concatenate([counts, xp.zeros(extra, counts.dtype)])
+        outputs.append(values)
+        if return_index:
+            outputs.append(index.astype("int32"))
+        if return_inverse:
+            outputs.append(inverse.reshape(-1).astype("int32") if axis is None else inverse.astype("int32"))
+        if return_counts:
+            outputs.append(counts.astype("int32"))
+    tensors = tuple(Tensor(array, device=x.device) for array in outputs)
+    return tensors[0] if len(tensors) == 1 else tensors

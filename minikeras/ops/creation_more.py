@@ -1,0 +1,165 @@
+"""More tensor constructors of ``keras.ops``: array, empty, empty_like,
+full_like, identity, tri, linspace, logspace, geomspace, and the window
+functions bartlett, blackman, hamming, hanning, kaiser.
+
+``linspace``/``logspace``/``geomspace`` are compositions (``start + step *
+i``), so they take tensor endpoints (vectors give a grid along ``axis``)
+and are differentiable in them, as TensorFlow's ``linspace``. Their dtype
+is Keras's: float32 unless an endpoint is a float64 tensor or ``dtype``
+says otherwise.
+"""
+
+__all__ = ["array", "empty", "empty_like", "full_like", "identity", "tri", "linspace", "logspace",
+           "geomspace", "bartlett", "blackman", "hamming", "hanning", "kaiser"]
+
+import numpy
+
+from minikeras.autograd import Tensor
+from minikeras.ops._promotion import result_type
+from minikeras.ops.array.reshaping import expand_dims, moveaxis
+from minikeras.ops.creation import _make, full, zeros
+from minikeras.ops.math._elementwise import operand
+from minikeras.utils.argument_validation import validate_int, validate_number, validate_shape
+
+
+def array(x, dtype=None):
+    """``x`` as a new tensor (``keras.ops.array``; lists of floats become float32)."""
+    from minikeras.ops.keras_names import convert_to_tensor
+
+    if isinstance(x, Tensor):
+        return Tensor(x.detach().data.copy(), dtype=dtype, device=x.device)
+    return convert_to_tensor(x, dtype)
+
+
+def empty(shape, dtype=None):
+    """An uninitialised tensor of ``shape`` (zeros here: reading it is still defined)."""
+    return zeros(validate_shape("empty", shape), dtype or "float32")
+
+
+def empty_like(x, dtype=None):
+    """An uninitialised tensor like ``x`` (zeros here)."""
+    x = operand("empty_like", x)
+    return zeros(numpy.shape(x) if not hasattr(x, "shape") else x.shape, dtype or getattr(x, "dtype", "float32"))
+
+
+def full_like(x, fill_value, dtype=None):
+    """A tensor like ``x`` filled with ``fill_value``."""
+    x = operand("full_like", x)
+    shape = numpy.shape(x) if not hasattr(x, "shape") else x.shape
+    return full(shape, fill_value, dtype or getattr(x, "dtype", "float32"))
+
+
+def identity(n, dtype=None):
+    """The ``n x n`` identity matrix."""
+    n = validate_int("identity", "n", n, minimum=0)
+    return _make("identity", lambda xp, dt: xp.eye(n, dtype=dt), dtype or "float32", None)
+
+
+def tri(N, M=None, k=0, dtype=None):  # noqa: N803  (keras.ops name)
+    """An ``N x M`` matrix of ones at and below the ``k``-th diagonal."""
+    rows = validate_int("tri", "N", N, minimum=0)
+    columns = rows if M is None else validate_int("tri", "M", M, minimum=0)
+    k = validate_int("tri", "k", k)
+    return _make("tri", lambda xp, dt: xp.tri(rows, columns, k, dtype=dt), dtype or "float32", None)
+
+
+def _endpoint(op_name, value, dtype):
+    value = operand(op_name, value)
+    if not isinstance(value, Tensor):
+        value = Tensor(numpy.asarray(value), dtype=dtype)
+    return value.astype(dtype) if value.dtype != dtype else value
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    """``num`` evenly spaced values from ``start`` to ``stop`` (included unless ``endpoint=False``).
+
+    Returns:
+        The values, and the step too when ``retstep``.
+    """
+    num = validate_int("linspace", "num", num, minimum=0)
+    compute = numpy.dtype(dtype) if dtype is not None else result_type(start, stop, 1.0)
+    if compute.kind != "f":
+        compute = numpy.dtype("float64") if dtype is not None else numpy.dtype("float32")
+    start_t, stop_t = _endpoint("linspace", start, compute), _endpoint("linspace", stop, compute)
+    divisor = (num - 1) if endpoint else num
+    step = (stop_t - start_t) / divisor if divisor > 0 else (stop_t - start_t) * numpy.nan
+    positions = Tensor(numpy.arange(num, dtype=compute), device=start_t.device)
+    ndim = max(start_t.ndim, stop_t.ndim)
+    positions = positions.reshape((num,) + (1,) * ndim)
+    values = start_t + positions * (step if divisor > 0 else (stop_t - start_t) * 0)
+    if endpoint and num > 1:
+        from minikeras.ops.array.joining import concatenate
+
+        values = concatenate([values[:-1], expand_dims(stop_t + values[-1] * 0, 0)], 0)
+    if ndim:
+        values = moveaxis(values, 0, axis)
+    if dtype is not None and numpy.dtype(dtype) != compute:
+        values = values.astype(dtype)
+    return (values, step) if retstep else values
+
+
+def logspace(start, stop, num=50, endpoint=True, base=10, dtype=None, axis=0):
+    """``base ** linspace(start, stop, num)``."""
+    validate_number("logspace", "base", base)
+    exponents = linspace(start, stop, num, endpoint, dtype=None, axis=axis)
+    values = float(base) ** exponents
+    return values.astype(dtype) if dtype is not None else values
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """``num`` values from ``start`` to ``stop`` evenly spaced on a log scale (same-signed endpoints).
+
+    Raises:
+        ValueError: an endpoint is 0.
+    """
+    from minikeras.ops.math.abs_sign import abs as _abs, sign
+    from minikeras.ops.math.exp_log import exp, log
+
+    compute = numpy.dtype(dtype) if dtype is not None and numpy.dtype(dtype).kind == "f" else result_type(
+        start, stop, 1.0)
+    start_t, stop_t = _endpoint("geomspace", start, compute), _endpoint("geomspace", stop, compute)
+    if bool((start_t.numpy() == 0).any()) or bool((stop_t.numpy() == 0).any()):
+        raise ValueError("geomspace: the endpoints must not be 0.")
+    values = sign(start_t) * exp(linspace(log(_abs(start_t)), log(_abs(stop_t)), num, endpoint, axis=axis))
+    if num and endpoint:
+        from minikeras.ops.array.joining import concatenate
+        from minikeras.ops.array.indexing import getitem
+
+        moved = moveaxis(values, axis, 0) if values.ndim > 1 else values
+        first = expand_dims(start_t + getitem(moved, 0) * 0, 0)
+        middle = [getitem(moved, slice(1, -1))] if num > 2 else []
+        last = [expand_dims(stop_t + getitem(moved, -1) * 0, 0)] if num > 1 else []
+        moved = concatenate([first] + middle + last, 0)
+        values = moveaxis(moved, 0, axis) if values.ndim > 1 else moved
+    return values.astype(dtype) if dtype is not None else values
+
+
+def _window(op_name, x, build):
+    length = validate_int(op_name, "x", x.item() if hasattr(x, "item") else x, minimum=0)
+    return _make(op_name, lambda xp, dt: build(xp, length).astype(dt), "float32", None)
+
+
+def bartlett(x):
+    """The Bartlett (triangular) window of length ``x``."""
+    return _window("bartlett", x, lambda xp, n: xp.bartlett(n))
+
+
+def blackman(x):
+    """The Blackman window of length ``x``."""
+    return _window("blackman", x, lambda xp, n: xp.blackman(n))
+
+
+def hamming(x):
+    """The Hamming window of length ``x``."""
+    return _window("hamming", x, lambda xp, n: xp.hamming(n))
+
+
+def hanning(x):
+    """The Hann window of length ``x``."""
+    return _window("hanning", x, lambda xp, n: xp.hanning(n))
+
+
+def kaiser(x, beta):
+    """The Kaiser window of length ``x`` and shape ``beta``."""
+    validate_number("kaiser", "beta", beta)
+    return _window("kaiser", x, lambda xp, n: xp.kaiser(n, float(beta)))

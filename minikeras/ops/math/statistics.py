@@ -1,0 +1,382 @@
+"""Statistics built from the differentiable reductions and ``sort``:
+amax, amin, average, ptp, median, quantile, percentile, the nan-ignoring
+reductions, moments, corrcoef, histogram, bincount, trapezoid, correlate.
+
+Quantiles sort along the reduced axes and interpolate between two order
+statistics (NumPy's methods ``linear``, ``lower``, ``higher``,
+``midpoint``, ``nearest``), so their gradient goes to the one or two
+elements each quantile reads, as TensorFlow's/JAX's. The nan variants
+replace NaNs by a neutral value (0 for sums, +-inf for extremes) before
+reducing; NaNs get no gradient.
+"""
+
+__all__ = ["amax", "amin", "average", "ptp", "median", "quantile", "percentile", "nansum", "nanmean",
+           "nanmax", "nanmin", "nanprod", "nanvar", "nanstd", "nanargmax", "nanargmin", "nanmedian",
+           "nanquantile", "nanpercentile", "moments", "corrcoef", "histogram", "bincount", "trapezoid",
+           "correlate"]
+
+import math
+
+import numpy
+
+from minikeras.autograd import Tensor
+from minikeras.ops._checks import normalize_axis
+from minikeras.ops.array.indexing import getitem, take
+from minikeras.ops.array.reshaping import expand_dims, reshape, squeeze, transpose
+from minikeras.ops.array.sorting import sort
+from minikeras.ops.math._elementwise import call_without_gradient, detached, operand
+from minikeras.ops.math._operands import _as_tensor
+from minikeras.ops.math.compare import where
+from minikeras.ops.math.predicates import isnan
+from minikeras.ops.reduce import argmax, argmin, max, mean, min, prod, sum
+from minikeras.utils.argument_validation import validate_int
+
+amax = max
+amin = min
+
+
+def _tensor(op_name, x):
+    return _as_tensor(op_name, operand(op_name, x))
+
+
+def average(x, axis=None, weights=None):
+    """The weighted mean along ``axis`` (``weights`` of x's shape, or 1-D along ``axis``)."""
+    x = _tensor("average", x)
+    if weights is None:
+        return mean(x, axis)
+    weights = _tensor("average", weights)
+    if weights.shape != x.shape:
+        if axis is None or weights.ndim != 1:
+            raise ValueError(f"average: weights must have x's shape {x.shape}, or be 1-D along a single axis; "
+                             f"received shape {weights.shape} with axis={axis!r}.")
+        axis = normalize_axis("average", axis, x.ndim)[0]
+        weights = reshape(weights, tuple(-1 if i == axis else 1 for i in range(x.ndim)))
+    from minikeras.ops.creation import ones_like
+
+    return sum(x * weights, axis) / sum(weights * ones_like(x), axis)
+
+
+def ptp(x, axis=None, keepdims=False):
+    """Range (``max - min``) along ``axis``."""
+    x = _tensor("ptp", x)
+    return max(x, axis, keepdims) - min(x, axis, keepdims)
+
+
+_METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _moved_to_last(x, axes):
+    """``x`` with ``axes`` merged into one last axis (and the kept axes in order)."""
+    kept = [i for i in range(x.ndim) if i not in axes]
+    moved = transpose(x, kept + list(axes)) if list(axes) != list(range(x.ndim - len(axes), x.ndim)) else x
+    return reshape(moved, tuple(x.shape[i] for i in kept) + (-1,))
+
+
+def _keep_dims(result, x, axes, leading):
+    shape = tuple(1 if i in axes else size for i, size in enumerate(x.shape))
+    return reshape(result, tuple(leading) + shape)
+
+
+def quantile(x, q, axis=None, method="linear", keepdims=False):
+    """The ``q``-th quantiles (``q`` in [0, 1], a number or 1-D) along ``axis``.
+
+    Returns:
+        A tensor with ``q``'s shape first, then the kept axes (NumPy's layout).
+
+    Raises:
+        ValueError: ``q`` outside [0, 1] or an unknown ``method``.
+    """
+    return _quantile("quantile", x, q, axis, method, keepdims, 1.0)
+
+
+def percentile(x, q, axis=None, method="linear", keepdims=False):
+    """The ``q``-th percentiles (``q`` in [0, 100]) along ``axis``; see :func:`quantile`."""
+    return _quantile("percentile", x, q, axis, method, keepdims, 100.0)
+
+
+def _quantile(op_name, x, q, axis, method, keepdims, scale, ignore_nan=False):
+    if method not in _METHODS:
+        raise ValueError(f"{op_name}: method must be one of {_METHODS}, received {method!r}.")
+    x = _tensor(op_name, x)
+    if x.dtype.kind != "f":
+        x = x.astype("float32")
+    q_host = numpy.asarray(q.numpy() if isinstance(q, Tensor) else q, dtype="float64") / scale
+    if q_host.ndim > 1 or numpy.any((q_host < 0) | (q_host > 1)):
+        raise ValueError(f"{op_name}: q must be a number or 1-D, within [0, {scale:g}], received {q!r}.")
+    axes = normalize_axis(op_name, axis, x.ndim)
+    rows = _moved_to_last(x, axes)
+    n = rows.shape[-1]
+    if ignore_nan:
+        return _nan_quantile(op_name, rows, q_host, method, x, axes, keepdims)
+    ordered = sort(rows, axis=-1)
+    results = [_interpolate(ordered, float(level), n, method) for level in q_host.reshape(-1)]
+    return _assemble(results, q_host, x, axes, keepdims)
+
+
+def _interpolate(ordered, level, n, method):
+    position = level * (n - 1)
+    lower, upper = math.floor(position), math.ceil(position)
+    if method == "lower" or (method == "nearest" and _round_half_even(position) == lower):
+        return ordered[..., lower]
+    if method in ("higher", "nearest"):
+        return ordered[..., upper]
+    low, high = ordered[..., lower], ordered[..., upper]
+    if lower == upper:
+        return low
+    fraction = 0.5 if method == "midpoint" else position - lower
+    return low + (high - low) * fraction
+
+
+def _flip(x):
+    return getitem(x, (slice(None, None, -1),))
+
+
+def _round_half_even(value):
+    return round(value)
+
+
+def _assemble(results, q_host, x, axes, keepdims):
+    from minikeras.ops.array.joining import stack
+
+    result = stack(results, 0) if q_host.ndim == 1 else results[0]
+    if keepdims:
+        return _keep_dims(result, x, axes, q_host.shape)
+    return result
+
+
+def _nan_quantile(op_name, rows, q_host, method, x, axes, keepdims):
+    # NaNs sort last; each row's count of real values sets its own positions.
+    ordered = sort(rows, axis=-1)
+    valid = (1 - isnan(ordered).astype(ordered.dtype)).sum(axis=-1)
+    results = []
+    for level in q_host.reshape(-1):
+        position = float(level) * (valid - 1)
+        lower_index = _floor_index(position)
+        upper_index = _ceil_index(position)
+        low = _gather_last(ordered, lower_index)
+        high = _gather_last(ordered, upper_index)
+        fraction = position - lower_index.astype(position.dtype)
+        if method == "lower":
+            value = low
+        elif method == "higher":
+            value = high
+        elif method == "midpoint":
+            value = where(upper_index == lower_index, low, (low + high) * 0.5)
+        elif method == "nearest":
+            value = where(fraction > 0.5, high, low)
+        else:
+            value = low + (high - low) * fraction
+        results.append(where(valid == 0, math.nan, value))
+    return _assemble(results, q_host, x, axes, keepdims)
+
+
+def _floor_index(position):
+    return call_without_gradient("floor", lambda xp, p: xp.maximum(xp.floor(p), 0).astype("int64"), position)
+
+
+def _ceil_index(position):
+    return call_without_gradient("ceil", lambda xp, p: xp.maximum(xp.ceil(p), 0).astype("int64"), position)
+
+
+def _gather_last(ordered, index):
+    from minikeras.ops.array.sorting import take_along_axis
+
+    return squeeze(take_along_axis(ordered, expand_dims(index, -1), -1), -1)
+
+
+def median(x, axis=None, keepdims=False):
+    """The median along ``axis`` (the mean of the two middle values for even counts)."""
+    return quantile(x, 0.5, axis=axis, keepdims=keepdims)
+
+
+def nanquantile(x, q, axis=None, method="linear", keepdims=False):
+    """:func:`quantile` ignoring NaNs (NaN where a row holds only NaNs)."""
+    return _quantile("nanquantile", x, q, axis, method, keepdims, 1.0, ignore_nan=True)
+
+
+def nanpercentile(x, q, axis=None, method="linear", keepdims=False):
+    """:func:`percentile` ignoring NaNs."""
+    return _quantile("nanpercentile", x, q, axis, method, keepdims, 100.0, ignore_nan=True)
+
+
+def nanmedian(x, axis=None, keepdims=False):
+    """The median ignoring NaNs."""
+    return nanquantile(x, 0.5, axis=axis, keepdims=keepdims)
+
+
+def _without_nan(op_name, x, fill):
+    x = _tensor(op_name, x)
+    if x.dtype.kind not in "fc":
+        return x, None
+    missing = isnan(x)
+    return where(missing, fill, x), missing
+
+
+def nansum(x, axis=None, keepdims=False):
+    """Sum ignoring NaNs."""
+    x, _ = _without_nan("nansum", x, 0)
+    return sum(x, axis, keepdims)
+
+
+def nanprod(x, axis=None, keepdims=False):
+    """Product ignoring NaNs."""
+    x, _ = _without_nan("nanprod", x, 1)
+    return prod(x, axis, keepdims)
+
+
+def nanmean(x, axis=None, keepdims=False):
+    """Mean ignoring NaNs (NaN where all are NaN)."""
+    filled, missing = _without_nan("nanmean", x, 0)
+    if missing is None:
+        return mean(filled, axis, keepdims)
+    count = sum(1 - missing.astype(filled.dtype), axis, keepdims)
+    return sum(filled, axis, keepdims) / count
+
+
+def nanvar(x, axis=None, keepdims=False):
+    """Population variance ignoring NaNs."""
+    filled, missing = _without_nan("nanvar", x, 0)
+    if missing is None:
+        from minikeras.ops.reduce import var
+
+        return var(filled, axis, keepdims)
+    present = 1 - missing.astype(filled.dtype)
+    count = sum(present, axis, True)
+    centered = (filled - sum(filled, axis, True) / count) * present
+    result = sum(centered * centered, axis, True) / count
+    return result if keepdims else squeeze(result, normalize_axis("nanvar", axis, filled.ndim))
+
+
+def nanstd(x, axis=None, keepdims=False):
+    """Population standard deviation ignoring NaNs."""
+    return nanvar(x, axis, keepdims) ** 0.5
+
+
+def nanmax(x, axis=None, keepdims=False):
+    """Maximum ignoring NaNs."""
+    x, _ = _without_nan("nanmax", x, -math.inf)
+    return max(x, axis, keepdims)
+
+
+def nanmin(x, axis=None, keepdims=False):
+    """Minimum ignoring NaNs."""
+    x, _ = _without_nan("nanmin", x, math.inf)
+    return min(x, axis, keepdims)
+
+
+def nanargmax(x, axis=None, keepdims=False):
+    """Index of the maximum ignoring NaNs (int32, as Keras)."""
+    x, _ = _without_nan("nanargmax", x, -math.inf)
+    return argmax(x, axis, keepdims).astype("int32")
+
+
+def nanargmin(x, axis=None, keepdims=False):
+    """Index of the minimum ignoring NaNs (int32, as Keras)."""
+    x, _ = _without_nan("nanargmin", x, math.inf)
+    return argmin(x, axis, keepdims).astype("int32")
+
+
+def moments(x, axes, keepdims=False, synchronized=False):
+    """Mean and (population) variance over ``axes``: ``(mean, variance)``.
+
+    ``synchronized`` (a distributed-training flag in Keras) changes nothing on one replica.
+    """
+    x = _tensor("moments", x)
+    mean_keep = mean(x, axes, True)
+    centered = x - mean_keep
+    variance = mean(centered * centered, axes, keepdims)
+    return (mean_keep if keepdims else squeeze(mean_keep, normalize_axis("moments", axes, x.ndim))), variance
+
+
+def corrcoef(x):
+    """Pearson correlation coefficients of the rows of ``x`` (each row a variable)."""
+    x = _tensor("corrcoef", x)
+    if x.dtype.kind != "f":
+        x = x.astype("float32")
+    if x.ndim == 1:
+        x = expand_dims(x, 0)
+    centered = x - mean(x, 1, True)
+    from minikeras.ops.math.matmul import matmul
+
+    covariance = matmul(centered, transpose(centered))
+    diagonal = (centered * centered).sum(axis=1) ** 0.5
+    result = covariance / expand_dims(diagonal, 1) / expand_dims(diagonal, 0)
+    return result if result.shape != (1, 1) else reshape(result, ())
+
+
+def histogram(x, bins=10, range=None):  # noqa: A002  (keras.ops name)
+    """Counts of ``x`` in ``bins`` equal bins over ``range`` (default: x's min to max).
+
+    Returns:
+        ``(counts, bin_edges)``; counts are in x's dtype, as Keras's.
+    """
+    x = detached(_tensor("histogram", x))
+    bins = validate_int("histogram", "bins", bins, minimum=1)
+    if x.ndim != 1:
+        raise ValueError(f"histogram expects a 1-D tensor, received shape {x.shape}.")
+    if range is not None and (len(range) != 2 or range[0] > range[1]):
+        raise ValueError(f"histogram: range must be (min, max) with min <= max, received {range!r}.")
+    def compute(xp, a):
+        counts, edges = xp.histogram(a, bins=bins, range=range)
+        return counts.astype(a.dtype), edges.astype(a.dtype)
+
+    return call_without_gradient("histogram", compute, x)
+
+
+def bincount(x, weights=None, minlength=0, sparse=False):
+    """Counts (or weight sums) of each non-negative integer in 1-D ``x``; no gradient.
+
+    Raises:
+        ValueError: ``sparse=True`` (minikeras has no sparse tensors) or ``x`` is not 1-D.
+    """
+    if sparse:
+        raise ValueError("bincount: sparse=True is not supported (minikeras has no sparse tensors).")
+    minlength = validate_int("bincount", "minlength", minlength, minimum=0)
+    x = _tensor("bincount", x)
+    if x.ndim != 1 or x.dtype.kind not in "iu":
+        raise ValueError(f"bincount expects a 1-D integer tensor, received shape {x.shape} of dtype {x.dtype}.")
+    if weights is None:
+        return call_without_gradient("bincount",
+                                     lambda xp, a: xp.bincount(a, minlength=minlength).astype("int32"), x)
+    return call_without_gradient(
+        "bincount", lambda xp, a, w: xp.bincount(a, weights=w, minlength=minlength).astype(w.dtype), x, weights)
+
+
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """Integral of ``y`` along ``axis`` by the trapezoidal rule (samples at ``x``, or spaced ``dx``)."""
+    y = _tensor("trapezoid", y)
+    if y.dtype.kind != "f":
+        y = y.astype("float32")
+    axis = normalize_axis("trapezoid", axis, y.ndim)[0]
+    head = (slice(None),) * axis
+    average_height = (getitem(y, head + (slice(1, None),)) + getitem(y, head + (slice(None, -1),))) * 0.5
+    if x is None:
+        return sum(average_height, axis) * dx
+    x = _tensor("trapezoid", x)
+    if x.ndim == 1:
+        widths = x[1:] - x[:-1]
+        widths = reshape(widths, tuple(-1 if i == axis else 1 for i in range(y.ndim)))
+    else:
+        widths = getitem(x, head + (slice(1, None),)) - getitem(x, head + (slice(None, -1),))
+    return sum(average_height * widths, axis)
+
+
+def correlate(x1, x2, mode="valid"):
+    """Cross-correlation of two 1-D tensors (``numpy.correlate``; modes valid, same, full)."""
+    if mode not in ("valid", "same", "full"):
+        raise ValueError(f"correlate: mode must be 'valid', 'same' or 'full', received {mode!r}.")
+    a, v = _tensor("correlate", x1), _tensor("correlate", x2)
+    if a.ndim != 1 or v.ndim != 1:
+        raise ValueError(f"correlate expects two 1-D tensors, received shapes {a.shape} and {v.shape}.")
+    from minikeras.ops.array.padding import pad
+
+    n, m = a.shape[0], v.shape[0]
+    total = {"valid": 0, "same": m - 1, "full": 2 * (m - 1)}[mode]
+    left = {"valid": 0, "same": m // 2, "full": m - 1}[mode]
+    if n < m:
+        # The shorter input slides over the longer one, as numpy.correlate.
+        return _flip(correlate(v, a, mode))
+    padded = pad(a, [(left, total - left)]) if total else a
+    length = padded.shape[0] - m + 1
+    windows = take(padded, numpy.arange(length)[:, None] + numpy.arange(m)[None, :], axis=0)
+    return (windows * v).sum(axis=-1)

@@ -1,0 +1,146 @@
+"""Scaled dot-product attention as one fused op: ``dot_product_attention``.
+
+Layout is Keras's: query ``(B, T, N, H)``, key and value ``(B, S, K, H)``
+with ``N`` a multiple of ``K`` (grouped-query attention: each key/value head
+serves ``N / K`` query heads). One Function computes scores, bias, the soft
+cap, the mask and the softmax inside its forward, and backward computes the
+four gradients from the saved probabilities, so no intermediate op of the
+chain is recorded or kept.
+
+Masked positions get ``-0.7 * finfo.max`` before the softmax (as Keras's JAX
+backend), so a fully masked row attends uniformly rather than giving NaN.
+"""
+
+__all__ = ["dot_product_attention"]
+
+import math
+
+import numpy
+
+from minikeras.autograd import Function
+from minikeras.ops.math._elementwise import detached, operand
+from minikeras.ops.math._operands import _as_tensor
+
+
+class DotProductAttention(Function):
+    def __init__(self, scale, is_causal, soft_cap, has_bias, has_mask, groups):
+        self.scale, self.is_causal, self.soft_cap = scale, is_causal, soft_cap
+        self.has_bias, self.has_mask, self.groups = has_bias, has_mask, groups
+
+    def forward(self, query, key, value, *extras):
+        xp = self.device.xp
+        extras = list(extras)
+        bias = extras.pop(0) if self.has_bias else None
+        mask = extras.pop(0) if self.has_mask else None
+        b, t, n, h = query.shape
+        s, k = key.shape[1], key.shape[2]
+        # (B, K, G, T, H) queries against (B, K, S, H) keys
+        q = query.reshape(b, t, k, self.groups, h).transpose(0, 2, 3, 1, 4)
+        keys = key.transpose(0, 2, 1, 3)
+        values = value.transpose(0, 2, 1, 3)
+        logits = xp.matmul(q, keys[:, :, None].swapaxes(-1, -2)) * self.scale  # (B, K, G, T, S)
+        if bias is not None:
+            logits = logits + xp.broadcast_to(bias, (b, n, t, s)).reshape(b, k, self.groups, t, s)
+        capped = None
+        if self.soft_cap is not None:
+            capped = xp.tanh(logits / self.soft_cap)
+            logits = capped * self.soft_cap
+        keep = None
+        if mask is not None:
+            keep = xp.broadcast_to(mask.astype(bool), (b, n, t, s)).reshape(b, k, self.groups, t, s)
+        if self.is_causal:
+            causal = xp.tril(xp.ones((t, s), dtype=bool))
+            keep = causal if keep is None else keep & causal
+        if keep is not None:
+            logits = xp.where(keep, logits, logits.dtype.type(-0.7 * float(numpy.finfo(logits.dtype).max)))
+        logits = logits - logits.max(axis=-1, keepdims=True)
+        probabilities = xp.exp(logits)
+        probabilities /= probabilities.sum(axis=-1, keepdims=True)
+        out = xp.matmul(probabilities, values[:, :, None])  # (B, K, G, T, H)
+        if any(self.needs_input_grad):
+            self.save_for_backward(q, keys, values, probabilities, capped, keep)
+        self.shapes = (b, t, n, h, s, k)
+        return out.transpose(0, 3, 1, 2, 4).reshape(b, t, n, h)
+
+    def backward(self, grad):
+        q, keys, values, probabilities, capped, keep = self.saved
+        b, t, n, h, s, k = self.shapes
+        grad_out = grad.reshape(b, t, k, self.groups, h).transpose(0, 2, 3, 1, 4)  # (B, K, G, T, H)
+        xp = self.device.xp
+        grad_values = xp.matmul(probabilities.swapaxes(-1, -2), grad_out).sum(axis=2)  # (B, K, S, H)
+        grad_probabilities = xp.matmul(grad_out, values[:, :, None].swapaxes(-1, -2))
+        grad_logits = probabilities * (grad_probabilities - (grad_probabilities * probabilities).sum(
+            axis=-1, keepdims=True))
+        if keep is not None:
+            grad_logits = grad_logits * keep
+        if capped is not None:
+            grad_logits = grad_logits * (1 - capped * capped)
+        grad_bias = grad_logits.reshape(b, n, t, s) if self.has_bias else None
+        grad_query = xp.matmul(grad_logits, keys[:, :, None]) * self.scale  # (B, K, G, T, H)
+        grad_keys = (xp.matmul(grad_logits.swapaxes(-1, -2), q) * self.scale).sum(axis=2)  # (B, K, S, H)
+        grads = [
+            grad_query.transpose(0, 3, 1, 2, 4).reshape(b, t, n, h),
+            grad_keys.transpose(0, 2, 1, 3),
+            grad_values.transpose(0, 2, 1, 3),
+        ]
+        if self.has_bias:
+            grads.append(grad_bias)
+        if self.has_mask:
+            grads.append(None)
+        return tuple(grads)
+
+
+def dot_product_attention(query, key, value, bias=None, mask=None, scale=None, is_causal=False,
+                          flash_attention=None, attn_logits_soft_cap=None):
+    """``softmax(query . key / sqrt(H) + bias, masked) . value`` per head, fused.
+
+    Args:
+        query: ``(B, T, N, H)`` (or ``(T, N, H)`` without batch).
+        key, value: ``(B, S, K, H)``; ``N`` must be a multiple of ``K``.
+        bias: added to the scores, broadcastable to ``(B, N, T, S)``.
+        mask: bool, broadcastable to ``(B, N, T, S)``; False positions are excluded.
+        scale: the score scale (default ``1 / sqrt(H)``).
+        is_causal: also exclude keys after each query position.
+        flash_attention: None or False; True is refused (no flash kernel here).
+        attn_logits_soft_cap: if set, scores become ``cap * tanh(scores / cap)``.
+
+    Returns:
+        ``(B, T, N, H)``, in the query's dtype.
+    """
+    if flash_attention:
+        raise ValueError("dot_product_attention: flash_attention=True is not available in minikeras "
+                         "(the fused op is its own kernel); pass None or False.")
+    tensors = [_as_tensor("dot_product_attention", operand("dot_product_attention", v), allow_bool=False)
+               for v in (query, key, value)]
+    unbatched = tensors[0].ndim == 3
+    if unbatched:
+        tensors = [t.reshape((1,) + t.shape) for t in tensors]
+    q, k, v = tensors
+    if q.ndim != 4 or k.ndim != 4 or v.ndim != 4 or k.shape != v.shape or q.shape[0] != k.shape[0] \
+            or q.shape[3] != k.shape[3]:
+        raise ValueError(f"dot_product_attention expects query (B, T, N, H) and key/value (B, S, K, H) with the "
+                         f"same B and H, received {q.shape}, {k.shape}, {v.shape}.")
+    if q.shape[2] % k.shape[2]:
+        raise ValueError(f"dot_product_attention: query heads ({q.shape[2]}) must be a multiple of key heads "
+                         f"({k.shape[2]}).")
+    dtype = q.dtype if q.dtype.kind == "f" else numpy.dtype("float32")
+    q, k, v = (t if t.dtype == dtype else t.astype(dtype) for t in (q, k, v))
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    extras = []
+    target = (q.shape[0], q.shape[2], q.shape[1], k.shape[1])
+    for name, extra in (("bias", bias), ("mask", mask)):
+        if extra is None:
+            continue
+        extra = _as_tensor("dot_product_attention", operand("dot_product_attention", extra))
+        if unbatched and extra.ndim == 3:
+            extra = extra.reshape((1,) + extra.shape)
+        try:
+            numpy.broadcast_shapes(extra.shape, target)
+        except ValueError:
+            raise ValueError(f"dot_product_attention: {name} of shape {extra.shape} does not broadcast to "
+                             f"(B, N, T, S) = {target}.") from None
+        extras.append(detached(extra) if name == "mask" else (extra if extra.dtype == dtype else extra.astype(dtype)))
+    soft_cap = None if attn_logits_soft_cap is None else float(attn_logits_soft_cap)
+    out = DotProductAttention(scale, bool(is_causal), soft_cap, bias is not None, mask is not None,
+                              q.shape[2] // k.shape[2]).apply(q, k, v, *extras)
+    return out.reshape(out.shape[1:]) if unbatched else out

@@ -1,0 +1,421 @@
+"""``keras.ops.nn``'s rank-generic and functional spellings over minikeras's ops:
+conv, conv_transpose, depthwise_conv, separable_conv, max_pool,
+average_pool, adaptive_max_pool, adaptive_average_pool, batch_normalization,
+layer_normalization, rms_normalization, normalize, the three crossentropies,
+multi_hot, depth_to_space, space_to_depth, psnr, unfold, fold,
+extract_sequences.
+
+``data_format`` follows Keras: None means ``keras.config.image_data_format()``
+("channels_last" unless set); channels-first inputs are transposed to
+channels-last around the channels-last kernels, which the gradient follows.
+"""
+
+__all__ = ["conv", "conv_transpose", "depthwise_conv", "separable_conv", "max_pool", "average_pool",
+           "adaptive_max_pool", "adaptive_average_pool", "batch_normalization", "layer_normalization",
+           "rms_normalization", "normalize", "binary_crossentropy", "categorical_crossentropy",
+           "sparse_categorical_crossentropy", "multi_hot", "depth_to_space", "space_to_depth", "psnr",
+           "unfold", "fold", "extract_sequences"]
+
+import math
+
+import numpy
+
+from minikeras.backend import keras_helpers
+from minikeras.ops.array.indexing import getitem, take
+from minikeras.ops.array.joining import stack
+from minikeras.ops.array.reshaping import expand_dims, reshape, squeeze, transpose
+from minikeras.ops.math._elementwise import operand
+from minikeras.ops.math._operands import _as_tensor
+from minikeras.ops.math.compare import clip, maximum, minimum
+from minikeras.ops.math.exp_log import log
+from minikeras.ops.math.powers import rsqrt
+from minikeras.ops.nn import conv as _conv, conv3d as _conv3d, pool as _pool, softmax as _softmax
+from minikeras.ops.reduce import max as _max, mean, sum as _sum
+from minikeras.utils.argument_validation import validate_int
+
+
+def _tensor(op_name, x):
+    return _as_tensor(op_name, operand(op_name, x))
+
+
+def _data_format(op_name, data_format):
+    data_format = data_format or keras_helpers.image_data_format()
+    if data_format not in ("channels_last", "channels_first"):
+        raise ValueError(f"{op_name}: data_format must be 'channels_last' or 'channels_first', "
+                         f"received {data_format!r}.")
+    return data_format
+
+
+def _to_last(x, data_format):
+    if data_format == "channels_first":
+        return transpose(x, (0,) + tuple(range(2, x.ndim)) + (1,))
+    return x
+
+
+def _from_last(x, data_format):
+    if data_format == "channels_first":
+        return transpose(x, (0, x.ndim - 1) + tuple(range(1, x.ndim - 1)))
+    return x
+
+
+def _spatial_rank(op_name, x, allowed=(1, 2, 3)):
+    rank = x.ndim - 2
+    if rank not in allowed:
+        raise ValueError(f"{op_name}: expected inputs of rank {', '.join(str(r + 2) for r in allowed)} "
+                         f"(batch, spatial..., channels), received shape {x.shape}.")
+    return rank
+
+
+def _as_2d(x, kernel=None):
+    """A 1-D channels-last input (and kernel) seen as 2-D with height 1."""
+    return expand_dims(x, 1), (expand_dims(kernel, 0) if kernel is not None else None)
+
+
+def _pair(value):
+    return (1, value) if isinstance(value, int) else (1,) + tuple(value)
+
+
+def conv(inputs, kernel, strides=1, padding="valid", data_format=None, dilation_rate=1):
+    """N-D convolution (1-D, 2-D or 3-D by the input's rank); kernel ``(spatial..., in, out)``."""
+    data_format = _data_format("conv", data_format)
+    x, kernel = _to_last(_tensor("conv", inputs), data_format), _tensor("conv", kernel)
+    rank = _spatial_rank("conv", x)
+    if rank == 1:
+        out = _conv.conv1d(x, kernel, strides, padding, dilation_rate)
+    elif rank == 2:
+        out = _conv.conv2d(x, kernel, strides, padding, dilation_rate)
+    else:
+        out = _conv3d.conv3d(x, kernel, strides, padding, dilation_rate)
+    return _from_last(out, data_format)
+
+
+def conv_transpose(inputs, kernel, strides=1, padding="valid", output_padding=None, data_format=None,
+                   dilation_rate=1):
+    """Transposed convolution, 1-D or 2-D; kernel ``(spatial..., out, in)`` as Keras's.
+
+    Raises:
+        ValueError: 3-D inputs (minikeras has no 3-D transposed convolution yet).
+    """
+    data_format = _data_format("conv_transpose", data_format)
+    x, kernel = _to_last(_tensor("conv_transpose", inputs), data_format), _tensor("conv_transpose", kernel)
+    rank = _spatial_rank("conv_transpose", x, (1, 2))
+    if rank == 1:
+        x2, kernel2 = _as_2d(x, kernel)
+        out_padding = None if output_padding is None else _pair(output_padding)
+        out = squeeze(_conv.conv2d_transpose(x2, kernel2, _pair(strides), padding, out_padding,
+                                             _pair(dilation_rate)), 1)
+    else:
+        out = _conv.conv2d_transpose(x, kernel, strides, padding, output_padding, dilation_rate)
+    return _from_last(out, data_format)
+
+
+def depthwise_conv(inputs, kernel, strides=1, padding="valid", data_format=None, dilation_rate=1):
+    """Depthwise convolution, 1-D or 2-D; kernel ``(spatial..., in, multiplier)``."""
+    data_format = _data_format("depthwise_conv", data_format)
+    x, kernel = _to_last(_tensor("depthwise_conv", inputs), data_format), _tensor("depthwise_conv", kernel)
+    rank = _spatial_rank("depthwise_conv", x, (1, 2))
+    if rank == 1:
+        x2, kernel2 = _as_2d(x, kernel)
+        out = squeeze(_conv.depthwise_conv2d(x2, kernel2, _pair(strides), padding, _pair(dilation_rate)), 1)
+    else:
+        out = _conv.depthwise_conv2d(x, kernel, strides, padding, dilation_rate)
+    return _from_last(out, data_format)
+
+
+def separable_conv(inputs, depthwise_kernel, pointwise_kernel, strides=1, padding="valid", data_format=None,
+                   dilation_rate=1):
+    """A depthwise convolution followed by a 1x1 (pointwise) convolution."""
+    data_format = _data_format("separable_conv", data_format)
+    depthwise = depthwise_conv(inputs, depthwise_kernel, strides, padding, data_format, dilation_rate)
+    return conv(depthwise, pointwise_kernel, 1, "valid", data_format, 1)
+
+
+def _pool_call(op_name, functions, inputs, pool_size, strides, padding, data_format):
+    data_format = _data_format(op_name, data_format)
+    x = _to_last(_tensor(op_name, inputs), data_format)
+    rank = _spatial_rank(op_name, x)
+    return _from_last(functions[rank - 1](x, pool_size, strides, padding), data_format)
+
+
+def max_pool(inputs, pool_size, strides=None, padding="valid", data_format=None):
+    """Max pooling, 1-D/2-D/3-D by the input's rank."""
+    return _pool_call("max_pool", (_pool.max_pool1d, _pool.max_pool2d, _conv3d.max_pool3d),
+                      inputs, pool_size, strides, padding, data_format)
+
+
+def average_pool(inputs, pool_size, strides=None, padding="valid", data_format=None):
+    """Average pooling, 1-D/2-D/3-D by the input's rank."""
+    return _pool_call("average_pool", (_pool.avg_pool1d, _pool.avg_pool2d, _conv3d.avg_pool3d),
+                      inputs, pool_size, strides, padding, data_format)
+
+
+def _adaptive(op_name, reducer, inputs, output_size, data_format):
+    data_format = _data_format(op_name, data_format)
+    x = _to_last(_tensor(op_name, inputs), data_format)
+    rank = _spatial_rank(op_name, x)
+    sizes = (output_size,) * rank if isinstance(output_size, int) else tuple(output_size)
+    if len(sizes) != rank:
+        raise ValueError(f"{op_name}: output_size needs {rank} entries, received {output_size!r}.")
+    for axis, out_size in enumerate(sizes, start=1):
+        length = x.shape[axis]
+        pieces = []
+        for i in range(out_size):
+            start, stop = (i * length) // out_size, -((-(i + 1) * length) // out_size)
+            index = (slice(None),) * axis + (slice(start, stop),)
+            pieces.append(reducer(getitem(x, index), axis))
+        x = stack(pieces, axis)
+    return _from_last(x, data_format)
+
+
+def adaptive_max_pool(inputs, output_size, data_format=None):
+    """Max pooling to a fixed output size (PyTorch's bins: ``floor(i*L/n)`` to ``ceil((i+1)*L/n)``)."""
+    return _adaptive("adaptive_max_pool", lambda t, axis: _max(t, axis), inputs, output_size, data_format)
+
+
+def adaptive_average_pool(inputs, output_size, data_format=None):
+    """Average pooling to a fixed output size (PyTorch's bins)."""
+    return _adaptive("adaptive_average_pool", lambda t, axis: mean(t, axis), inputs, output_size, data_format)
+
+
+def _along(vector, axis, ndim):
+    axis = axis % ndim
+    return reshape(vector, tuple(-1 if i == axis else 1 for i in range(ndim)))
+
+
+def batch_normalization(x, mean, variance, axis, offset=None, scale=None, epsilon=1e-3):  # noqa: A002
+    """``(x - mean) / sqrt(variance + epsilon) * scale + offset`` with 1-D statistics along ``axis``."""
+    x = _tensor("batch_normalization", x)
+    mean_t, variance_t = _tensor("batch_normalization", mean), _tensor("batch_normalization", variance)
+    inverse = rsqrt(_along(variance_t, axis, x.ndim) + epsilon)
+    if scale is not None:
+        inverse = inverse * _along(_tensor("batch_normalization", scale), axis, x.ndim)
+    out = (x - _along(mean_t, axis, x.ndim)) * inverse
+    if offset is not None:
+        out = out + _along(_tensor("batch_normalization", offset), axis, x.ndim)
+    return out
+
+
+def _epsilon(epsilon):
+    return keras_helpers.epsilon() if epsilon is None else epsilon
+
+
+def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None, **kwargs):
+    """Normalise over ``axis`` to mean 0 and variance 1, then ``* gamma + beta``.
+
+    ``rms_scaling=True`` (a deprecated Keras keyword) gives RMS normalisation.
+    """
+    if kwargs.pop("rms_scaling", False):
+        return rms_normalization(x, gamma, axis, epsilon)
+    if kwargs:
+        raise TypeError(f"layer_normalization: unexpected keyword arguments {sorted(kwargs)}.")
+    x = _tensor("layer_normalization", x)
+    if x.dtype.kind != "f":
+        x = x.astype("float32")
+    center = mean(x, axis, True)
+    centered = x - center
+    out = centered * rsqrt(mean(centered * centered, axis, True) + _epsilon(epsilon))
+    if gamma is not None:
+        out = out * _tensor("layer_normalization", gamma)
+    if beta is not None:
+        out = out + _tensor("layer_normalization", beta)
+    return out
+
+
+def rms_normalization(x, scale=None, axis=-1, epsilon=None):
+    """``x / sqrt(mean(x**2 over axis) + epsilon) * scale``."""
+    x = _tensor("rms_normalization", x)
+    if x.dtype.kind != "f":
+        x = x.astype("float32")
+    out = x * rsqrt(mean(x * x, axis, True) + _epsilon(epsilon))
+    return out * _tensor("rms_normalization", scale) if scale is not None else out
+
+
+def normalize(x, axis=-1, order=2, epsilon=None):
+    """``x`` divided by its ``order``-norm over ``axis`` (the norm floored at ``epsilon``)."""
+    x = _tensor("normalize", x)
+    epsilon = _epsilon(epsilon)
+    if order == 2:
+        inverse = minimum(rsqrt(_sum(x * x, axis, True)), 1.0 / epsilon)
+        return x * inverse
+    from minikeras.ops.math.linalg import norm
+
+    return x / maximum(norm(x, ord=order, axis=axis, keepdims=True), epsilon)
+
+
+def binary_crossentropy(target, output, from_logits=False):
+    """Elementwise binary crossentropy (probabilities clipped to ``[eps, 1 - eps]``, as Keras)."""
+    target, output = _tensor("binary_crossentropy", target), _tensor("binary_crossentropy", output)
+    if target.shape != output.shape:
+        raise ValueError(f"binary_crossentropy: target and output must have the same shape, received "
+                         f"{target.shape} and {output.shape}.")
+    if from_logits:
+        return _softmax.sigmoid_cross_entropy(output, target)
+    eps = keras_helpers.epsilon()
+    output = clip(output, eps, 1.0 - eps)
+    return -(target * log(output) + (1 - target) * log(1 - output))
+
+
+def categorical_crossentropy(target, output, from_logits=False, axis=-1):
+    """Crossentropy over ``axis`` (probabilities renormalised and clipped, as Keras)."""
+    target, output = _tensor("categorical_crossentropy", target), _tensor("categorical_crossentropy", output)
+    if target.shape != output.shape:
+        raise ValueError(f"categorical_crossentropy: target and output must have the same shape, received "
+                         f"{target.shape} and {output.shape}.")
+    if from_logits:
+        return _softmax.softmax_cross_entropy(output, target, axis=axis)
+    eps = keras_helpers.epsilon()
+    output = clip(output / _sum(output, axis, True), eps, 1.0 - eps)
+    return -_sum(target * log(output), axis)
+
+
+def sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1):
+    """Crossentropy with integer class ids in ``target`` (class axis ``axis`` of ``output``)."""
+    from minikeras.ops.keras_names import one_hot
+
+    target, output = _tensor("sparse_categorical_crossentropy", target), _tensor(
+        "sparse_categorical_crossentropy", output)
+    if target.ndim == output.ndim and target.shape[-1] == 1:
+        target = squeeze(target, -1)
+    if axis not in (-1, output.ndim - 1):
+        from minikeras.ops.array.reshaping import moveaxis
+
+        output = moveaxis(output, axis, -1)
+    if from_logits:
+        return _softmax.sparse_softmax_cross_entropy(output, target.astype("int64"))
+    labels = one_hot(target.astype("int64"), output.shape[-1], dtype=str(output.dtype))
+    return categorical_crossentropy(labels, output, False, -1)
+
+
+def multi_hot(inputs, num_classes=None, axis=-1, dtype=None, sparse=False, **kwargs):
+    """Multi-hot encode integer ids: a 1 for each class present in each row (1-D input: one row)."""
+    from minikeras.ops.keras_names import one_hot
+
+    num_classes = kwargs.pop("num_tokens", num_classes)
+    if kwargs:
+        raise TypeError(f"multi_hot: unexpected keyword arguments {sorted(kwargs)}.")
+    if sparse:
+        raise ValueError("multi_hot: sparse=True is not supported (minikeras has no sparse tensors).")
+    if num_classes is None:
+        raise ValueError("multi_hot expects num_classes.")
+    inputs = _tensor("multi_hot", inputs)
+    encoded = one_hot(inputs, num_classes, axis=-1, dtype=dtype or "float32")
+    reduced = _max(encoded, -2) if inputs.ndim > 1 else _max(encoded, 0)
+    if axis != -1 and reduced.ndim > 1:
+        from minikeras.ops.array.reshaping import moveaxis
+
+        reduced = moveaxis(reduced, -1, axis)
+    return reduced
+
+
+def _check_block(op_name, x, block_size):
+    block_size = validate_int(op_name, "block_size", block_size, minimum=1)
+    if x.ndim != 4:
+        raise ValueError(f"{op_name} expects a 4-D image batch, received shape {x.shape}.")
+    return block_size
+
+
+def depth_to_space(x, block_size, data_format="channels_last"):
+    """Move channel blocks into ``block_size x block_size`` spatial tiles (TensorFlow's layout: DCR)."""
+    data_format = _data_format("depth_to_space", data_format)
+    x = _to_last(_tensor("depth_to_space", x), data_format)
+    b = _check_block("depth_to_space", x, block_size)
+    n, h, w, c = x.shape
+    if c % (b * b):
+        raise ValueError(f"depth_to_space: channels ({c}) must be divisible by block_size**2 ({b * b}).")
+    out = reshape(transpose(reshape(x, (n, h, w, b, b, c // (b * b))), (0, 1, 3, 2, 4, 5)),
+                  (n, h * b, w * b, c // (b * b)))
+    return _from_last(out, data_format)
+
+
+def space_to_depth(x, block_size, data_format="channels_last"):
+    """Move ``block_size x block_size`` spatial tiles into channels (the inverse of depth_to_space)."""
+    data_format = _data_format("space_to_depth", data_format)
+    x = _to_last(_tensor("space_to_depth", x), data_format)
+    b = _check_block("space_to_depth", x, block_size)
+    n, h, w, c = x.shape
+    if h % b or w % b:
+        raise ValueError(f"space_to_depth: height and width ({h}, {w}) must be divisible by block_size {b}.")
+    out = reshape(transpose(reshape(x, (n, h // b, b, w // b, b, c)), (0, 1, 3, 2, 4, 5)),
+                  (n, h // b, w // b, b * b * c))
+    return _from_last(out, data_format)
+
+
+def psnr(x1, x2, max_val):
+    """Peak signal-to-noise ratio ``20 log10(max_val) - 10 log10(mse)`` over all elements."""
+    x1, x2 = _tensor("psnr", x1), _tensor("psnr", x2)
+    if x1.shape != x2.shape:
+        raise ValueError(f"psnr: the inputs must have the same shape, received {x1.shape} and {x2.shape}.")
+    difference = x1 - x2
+    mse = mean(difference * difference)
+    return 20 * math.log10(max_val) - 10 * log(mse) * (1 / math.log(10))
+
+
+def _pairs(op_name, value, name):
+    pair = (value, value) if isinstance(value, int) else tuple(value)
+    if len(pair) != 2:
+        raise ValueError(f"{op_name}: {name} must be an int or a pair, received {value!r}.")
+    return pair
+
+
+def _unfold_positions(channels, height, width, kernel, dilation, padding, stride):
+    """Flat positions in the padded (C, Hp, Wp) image of every (C*kh*kw, L) unfold entry."""
+    kh, kw = kernel
+    hp, wp = height + 2 * padding[0], width + 2 * padding[1]
+    out_h = (hp - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+    out_w = (wp - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+    c, i, j = numpy.meshgrid(numpy.arange(channels), numpy.arange(kh), numpy.arange(kw), indexing="ij")
+    rows = i.reshape(-1, 1) * dilation[0] + (numpy.arange(out_h) * stride[0]).repeat(out_w)[None, :]
+    cols = j.reshape(-1, 1) * dilation[1] + numpy.tile(numpy.arange(out_w) * stride[1], out_h)[None, :]
+    return (c.reshape(-1, 1) * hp + rows) * wp + cols, (hp, wp), out_h * out_w
+
+
+def unfold(x, kernel_size, dilation=1, padding=0, stride=1):
+    """Sliding blocks of a ``(N, C, H, W)`` batch as ``(N, C*kh*kw, L)`` (PyTorch's ``unfold``)."""
+    from minikeras.ops.array.padding import pad
+
+    x = _tensor("unfold", x)
+    if x.ndim != 4:
+        raise ValueError(f"unfold expects (N, C, H, W), received shape {x.shape}.")
+    kernel, dilation, padding, stride = (_pairs("unfold", v, name) for v, name in (
+        (kernel_size, "kernel_size"), (dilation, "dilation"), (padding, "padding"), (stride, "stride")))
+    n, c, h, w = x.shape
+    positions, (hp, wp), _ = _unfold_positions(c, h, w, kernel, dilation, padding, stride)
+    padded = pad(x, [(0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2])
+    return take(reshape(padded, (n, c * hp * wp)), positions, axis=1)
+
+
+def fold(x, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """The adjoint of :func:`unfold`: sum ``(N, C*kh*kw, L)`` blocks into ``(N, C, H, W)``."""
+    from minikeras.ops.array.scatter import scatter
+
+    x = _tensor("fold", x)
+    output_size, kernel, dilation, padding, stride = (_pairs("fold", v, name) for v, name in (
+        (output_size, "output_size"), (kernel_size, "kernel_size"), (dilation, "dilation"),
+        (padding, "padding"), (stride, "stride")))
+    if x.ndim != 3 or x.shape[1] % (kernel[0] * kernel[1]):
+        raise ValueError(f"fold expects (N, C*kh*kw, L), received shape {x.shape}.")
+    n = x.shape[0]
+    c = x.shape[1] // (kernel[0] * kernel[1])
+    positions, (hp, wp), blocks = _unfold_positions(c, output_size[0], output_size[1], kernel, dilation,
+                                                    padding, stride)
+    if x.shape[2] != blocks:
+        raise ValueError(f"fold: expected {blocks} blocks for output_size {output_size}, received {x.shape[2]}.")
+    values = transpose(x, (1, 2, 0))  # (C*kh*kw, L, N)
+    summed = scatter(positions[..., None], values, (c * hp * wp, n))
+    image = reshape(transpose(summed, (1, 0)), (n, c, hp, wp))
+    return getitem(image, (slice(None), slice(None), slice(padding[0], hp - padding[0]),
+                           slice(padding[1], wp - padding[1])))
+
+
+def extract_sequences(x, sequence_length, sequence_stride):
+    """Frames of ``sequence_length`` every ``sequence_stride`` along the last axis: ``(..., frames, length)``."""
+    x = _tensor("extract_sequences", x)
+    length = validate_int("extract_sequences", "sequence_length", sequence_length, minimum=1)
+    stride = validate_int("extract_sequences", "sequence_stride", sequence_stride, minimum=1)
+    total = x.shape[-1]
+    if total < length:
+        raise ValueError(f"extract_sequences: the last axis ({total}) is shorter than sequence_length {length}.")
+    frames = 1 + (total - length) // stride
+    index = numpy.arange(frames)[:, None] * stride + numpy.arange(length)[None, :]
+    return take(x, index, axis=-1)
+
