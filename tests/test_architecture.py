@@ -37,6 +37,8 @@ LAZY_ALLOWED = {
     ("backend/__init__.py", "minikeras.device.simulated_array"),
     # keras.backend.clear_session also restarts the default layer names.
     ("backend/keras_helpers.py", "minikeras.layers.naming"),
+    # keras.backend.is_keras_tensor asks whether a value is the functional API's symbolic tensor.
+    ("backend/keras_helpers.py", "minikeras.layers.input"),
     # Layer lookup by name consults register_keras_serializable's table, and
     # add_weight bounds its memory while a file is loading (saving/_safety.py).
     ("layers/base.py", "minikeras.saving"),
