@@ -20,3 +20,9 @@ from minikeras.saving.object_registration import (  # noqa: F401,E402
     CustomObjectScope, custom_object_scope, get_custom_objects, get_registered_name, get_registered_object,
 )
 from minikeras.saving.serialization_lib import deserialize_keras_object, serialize_keras_object  # noqa: F401,E402
+from minikeras.utils.image_utils import array_to_img, img_to_array, load_img, save_img  # noqa: F401,E402
+from minikeras.utils.image_dataset import image_dataset_from_directory  # noqa: F401,E402
+from minikeras.utils.text_dataset import text_dataset_from_directory  # noqa: F401,E402
+from minikeras.utils.audio_dataset import audio_dataset_from_directory  # noqa: F401,E402
+from minikeras.utils.timeseries_dataset import timeseries_dataset_from_array  # noqa: F401,E402
+from minikeras.utils.split_dataset import normalize, split_dataset  # noqa: F401,E402

@@ -31,9 +31,7 @@ LEFT_OUT = {
 ELSEWHERE = {
     "config": {"enable_traceback_filtering", "disable_traceback_filtering", "is_traceback_filtering_enabled",
                "dtype_policy", "set_dtype_policy"},
-    "utils": {"FeatureSpace", "audio_dataset_from_directory", "image_dataset_from_directory",
-              "text_dataset_from_directory", "timeseries_dataset_from_array", "split_dataset", "load_img",
-              "img_to_array", "array_to_img", "save_img", "normalize", "plot_model", "model_to_dot"},
+    "utils": {"FeatureSpace", "plot_model", "model_to_dot"},
 }
 
 
