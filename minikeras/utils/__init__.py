@@ -26,3 +26,4 @@ from minikeras.utils.text_dataset import text_dataset_from_directory  # noqa: F4
 from minikeras.utils.audio_dataset import audio_dataset_from_directory  # noqa: F401,E402
 from minikeras.utils.timeseries_dataset import timeseries_dataset_from_array  # noqa: F401,E402
 from minikeras.utils.split_dataset import normalize, split_dataset  # noqa: F401,E402
+from minikeras.utils.model_visualization import model_to_dot, plot_model  # noqa: F401,E402
