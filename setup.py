@@ -22,6 +22,13 @@ setup(
         "mpi": ["mpi4py>=4.0", "mpich>=4.2"],
         # cupy-cuda12x imports without a driver: tests check the array-module
         # calls the library makes against the real CuPy API.
-        "test": ["pytest>=7", "hypothesis>=6", "cupy-cuda12x>=14,<15", "mpi4py>=4.0", "mpich>=4.2"],
+        "test": ["pytest>=7", "hypothesis>=6", "cupy-cuda12x>=14,<15", "mpi4py>=4.0", "mpich>=4.2",
+                 "tensorboard>=2.12"],  # ~20 MB of wheels (Pillow among them), installs in seconds
+        # What a Keras user brings: TensorBoard's writer and reader (the TensorBoard
+        # callback writes event files through it), Pillow for the image loaders,
+        # pydot (+ Graphviz's `dot`) for plot_model's .png/.svg.
+        "tensorboard": ["tensorboard>=2.12"],
+        "image": ["pillow>=9"],
+        "pydot": ["pydot>=1.4"],
     },
 )

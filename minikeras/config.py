@@ -39,3 +39,15 @@ from minikeras.utils.traceback_utils import (  # noqa: E402,F401  (Keras 3's swi
 )
 
 from minikeras.dtype_policies.dtype_policy import dtype_policy, set_dtype_policy  # noqa: E402,F401  (Keras 3's global policy)
+
+
+# Keras 3's keras.config names (none of them is a tf.config name: tests/test_config_names.py).
+from minikeras.backend.keras_helpers import (  # noqa: E402,F401
+    backend, epsilon, floatx, image_data_format, set_epsilon, set_floatx, set_image_data_format,
+)
+from minikeras.backend.run_limits import (  # noqa: E402,F401
+    max_epochs, max_steps_per_epoch, set_max_epochs, set_max_steps_per_epoch,
+)
+from minikeras.utils.io_utils import (  # noqa: E402,F401
+    disable_interactive_logging, enable_interactive_logging, is_interactive_logging_enabled,
+)

@@ -39,6 +39,9 @@ LAZY_ALLOWED = {
     ("backend/keras_helpers.py", "minikeras.layers.naming"),
     # ... and returns the devices' cached memory (GPU pools) to the driver.
     ("backend/keras_helpers.py", "minikeras.device"),
+
+    # keras.backend.is_keras_tensor asks whether a value is the functional API's symbolic tensor.
+    ("backend/keras_helpers.py", "minikeras.layers.input"),
     # Layer lookup by name consults register_keras_serializable's table, and
     # add_weight bounds its memory while a file is loading (saving/_safety.py).
     ("layers/base.py", "minikeras.saving"),

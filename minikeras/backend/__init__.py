@@ -122,4 +122,7 @@ HOST_ALLOCATOR_TUNED = _tune_host_allocator()
 from minikeras.backend.keras_helpers import (  # noqa: E402,F401  (keras.backend's helpers)
     backend, clear_session, epsilon, floatx, image_data_format, set_epsilon, set_floatx, set_image_data_format,
 )
-from minikeras.backend.dtypes import is_float_dtype, standardize_dtype  # noqa: E402,F401  (keras.backend names)
+from minikeras.backend.keras_helpers import get_uid, is_keras_tensor  # noqa: E402,F401  (keras.backend names)
+from minikeras.backend.dtypes import (  # noqa: E402,F401  (keras.backend's dtype names)
+    is_float_dtype, is_int_dtype, result_type, standardize_dtype,
+)

@@ -72,3 +72,20 @@ def _release_device_memory():
     from minikeras.device import registry
 
     registry.release_memory()
+
+
+def get_uid(prefix=""):
+    """1 the first time for ``prefix``, then 2, 3...: the counter behind the
+    default layer names (``get_uid("dense")`` after one Dense layer is 2);
+    ``clear_session`` resets it."""
+    from minikeras.layers.naming import next_uid
+
+    return next_uid(prefix)
+
+
+def is_keras_tensor(x):
+    """True for a symbolic tensor of the functional API (from ``Input`` or a
+    layer called on one), False for concrete arrays and Tensors."""
+    from minikeras.layers.input import KerasTensor
+
+    return isinstance(x, KerasTensor)

@@ -10,4 +10,5 @@ from minikeras.callbacks.model_checkpoint import ModelCheckpoint  # noqa: F401
 from minikeras.callbacks.reduce_lr_on_plateau import ReduceLROnPlateau  # noqa: F401
 from minikeras.callbacks.terminate_on_nan import TerminateOnNaN  # noqa: F401
 from minikeras.callbacks.backup_and_restore import BackupAndRestore  # noqa: F401
-from minikeras.callbacks.scalar_logger import ScalarLogger, TensorBoard  # noqa: F401
+from minikeras.callbacks.scalar_logger import ScalarLogger  # noqa: F401
+from minikeras.callbacks.tensorboard import TensorBoard  # noqa: F401

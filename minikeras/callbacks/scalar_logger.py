@@ -1,17 +1,14 @@
-"""ScalarLogger and TensorBoard: TensorBoard-style scalar logs as JSON lines.
+"""ScalarLogger: TensorBoard-style scalar logs as JSON lines.
 
-TensorBoard itself (event files, histograms, graphs, images, profiling) is
-out of scope for minikeras: it would need TensorFlow's protobuf formats.
-What scripts use it for most, the loss and metric curves, is written as
-JSON lines under ``log_dir/train/`` and ``log_dir/validation/``, the layout
-TensorBoard uses, so the curves can be plotted with any tool (or
-converted). ``TensorBoard(log_dir=...)`` accepts Keras's arguments so that
-scripts run unchanged, and says once what it does not write.
+The loss and metric curves are written as JSON lines under
+``log_dir/train/`` and ``log_dir/validation/``, the layout TensorBoard uses,
+so they can be plotted with any tool and need no package. The
+``TensorBoard`` callback (``tensorboard.py``) writes real event files when
+the tensorboard package is installed, and these JSON lines when it is not.
 """
 import json
 import os
 import time
-import warnings
 
 from minikeras.callbacks.callback import Callback
 
@@ -61,19 +58,3 @@ class ScalarLogger(Callback):
         if validation:
             self._write("validation", epoch, validation)
 
-
-class TensorBoard(ScalarLogger):
-    """Keras's ``TensorBoard`` callback, scalars only (see the module docstring).
-
-    Accepts Keras's arguments; ``histogram_freq``, ``write_graph``,
-    ``write_images``, ``profile_batch`` and the embeddings options have no
-    effect, and a warning says so once when one of them asks for output.
-    """
-
-    def __init__(self, log_dir="logs", histogram_freq=0, write_graph=True, write_images=False,
-                 write_steps_per_second=False, update_freq="epoch", profile_batch=0, embeddings_freq=0,
-                 embeddings_metadata=None):
-        super().__init__(log_dir=log_dir, update_freq=update_freq)
-        if histogram_freq or write_images or profile_batch or embeddings_freq:
-            warnings.warn("minikeras's TensorBoard callback writes scalar logs as JSON lines only; histograms, "
-                          "images, profiles and embeddings are not written.", UserWarning, stacklevel=2)

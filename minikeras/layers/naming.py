@@ -25,3 +25,12 @@ def reset_names():
     """Start default names from scratch (``keras.backend.clear_session``)."""
     with _lock:
         _counts.clear()
+
+
+def next_uid(prefix):
+    """Count one more object named ``prefix`` and return the count (1 the
+    first time): Keras's ``backend.get_uid``, sharing the counter the default
+    layer names use."""
+    with _lock:
+        _counts[prefix] = _counts.get(prefix, 0) + 1
+        return _counts[prefix]

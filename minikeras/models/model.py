@@ -110,6 +110,13 @@ class Model(Trainer, Layer):
 
         save_weights(self, filepath, overwrite=overwrite)
 
+    def to_json(self, **kwargs):
+        """The architecture (no weights) as Keras 3's JSON; ``kwargs`` go to
+        ``json.dumps``. ``models.model_from_json`` (or Keras's) reads it back."""
+        from minikeras.saving import serialization_lib
+
+        return serialization_lib.model_to_json(self, **kwargs)
+
     def load_weights(self, filepath, skip_mismatch=False, by_name=False):
         """Load weights from an HDF5 file written by ``save_weights`` or
         ``save`` (see ``minikeras.saving.load_weights``)."""

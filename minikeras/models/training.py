@@ -7,6 +7,7 @@ history, checkpoints, early stopping are all callbacks) and reads
 import contextlib
 import copy
 import functools
+import warnings
 
 import numpy
 
@@ -125,6 +126,7 @@ class Trainer(TrainingSteps):
         verbose = 1 if verbose == "auto" else int(verbose)
         if not is_int(epochs) or epochs < 0:
             raise ValueError(f"epochs must be a non-negative int, received {epochs!r}.")
+        epochs = _capped_epochs(epochs)
         if steps_per_epoch is not None:
             validate_int("fit", "steps_per_epoch", steps_per_epoch, minimum=1)
         if validation_split and data_adapter.is_batch_source(x):
@@ -331,6 +333,17 @@ def _map_host(result):
     if isinstance(result, (list, tuple)):
         return [_host(value) for value in result]
     return _host(result)
+
+
+def _capped_epochs(epochs):
+    """``epochs`` under ``config.set_max_epochs``'s cap (with Keras's warning)."""
+    from minikeras.backend import run_limits
+
+    cap = run_limits.max_epochs()
+    if cap and cap < epochs:
+        warnings.warn(f"Limiting epochs to {cap}", stacklevel=3)
+        return cap
+    return epochs
 
 
 def _callback_list(callbacks, model, verbose, epochs, steps, history=None):

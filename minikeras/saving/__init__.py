@@ -22,11 +22,22 @@ from minikeras.saving._safety import (
 
 _MODEL_IO = ("save_model", "load_model", "save_weights", "load_weights")
 
+from minikeras.saving.object_registration import (  # noqa: E402,F401  (Keras's custom-object names)
+    CustomObjectScope, custom_object_scope, get_custom_objects, get_registered_name, get_registered_object,
+)
+from minikeras.saving.serialization_lib import deserialize_keras_object, serialize_keras_object  # noqa: E402,F401
+
 __all__ = list(_MODEL_IO) + ["register_keras_serializable", "enable_unsafe_deserialization", "FileLoadError",
                              "UnsafeDeserializationError"]
+__all__ += ["CustomObjectScope", "custom_object_scope", "get_custom_objects", "get_registered_name",
+            "get_registered_object", "serialize_keras_object", "deserialize_keras_object", "KerasFileEditor"]
 
 
 def __getattr__(name):
+    if name == "KerasFileEditor":
+        from minikeras.saving.file_editor import KerasFileEditor
+
+        return KerasFileEditor
     if name in _MODEL_IO:
         from minikeras.saving import model_io
 

@@ -40,6 +40,7 @@ _MAX_COMPRESSION_RATIO = 1100
 _unsafe_enabled = False
 _local = threading.local()
 _REGISTERED = {}
+_REGISTERED_NAMES = {}  # object -> "package>name" (Keras's GLOBAL_CUSTOM_NAMES)
 
 
 class UnsafeDeserializationError(ValueError):
@@ -121,6 +122,7 @@ def register_keras_serializable(package="Custom", name=None):
         key = name or obj.__name__
         _REGISTERED[key] = obj
         _REGISTERED[f"{package}>{key}"] = obj
+        _REGISTERED_NAMES[obj] = f"{package}>{key}"
         if isinstance(obj, type):
             # The name files carry as ``registered_name`` (Keras 3 resolves it
             # against its own register_keras_serializable).
@@ -131,8 +133,13 @@ def register_keras_serializable(package="Custom", name=None):
 
 
 def registered_objects():
-    """A copy of ``{name: object}`` registered with register_keras_serializable."""
-    return dict(_REGISTERED)
+    """A copy of ``{name: object}`` registered with register_keras_serializable
+    (or added to ``get_custom_objects()``), with the objects of the active
+    ``custom_object_scope`` blocks on top (saving/object_registration.py)."""
+    found = dict(_REGISTERED)
+    for scope in getattr(_local, "custom_object_scopes", ()):
+        found.update(scope)
+    return found
 
 
 def resolve_name(name, allowed, custom_objects=None, kind="object", source="the file"):
@@ -151,7 +158,7 @@ def resolve_name(name, allowed, custom_objects=None, kind="object", source="the 
     """
     if not isinstance(name, str):
         raise ValueError(f"Expected the name of a {kind} in {source}, found {name!r}.")
-    for table in (custom_objects or {}, allowed, _REGISTERED):
+    for table in (custom_objects or {}, allowed, registered_objects()):
         if name in table:
             return table[name]
     raise ValueError(

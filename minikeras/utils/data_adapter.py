@@ -266,10 +266,22 @@ def unpack(batch):
             None if sample_weight is None else as_arrays(sample_weight))
 
 
+def _capped_steps(steps):
+    """``steps`` under ``config.set_max_steps_per_epoch``'s cap (with Keras's warning)."""
+    from minikeras.backend import run_limits
+
+    cap = run_limits.max_steps_per_epoch()
+    if cap and (not steps or cap < steps):
+        warnings.warn(f"Limiting steps_per_epoch to {cap}", stacklevel=3)
+        return cap
+    return steps
+
+
 def make_data(x, y=None, sample_weight=None, batch_size=None, shuffle=False, steps=None):
     """An ArrayData or SourceData for the inputs of fit/evaluate/predict."""
     if x is None:
         raise ValueError("No input data: x is None.")
+    steps = _capped_steps(steps)
     if is_batch_source(x):
         if y is not None:
             raise ValueError("When x is a generator or Sequence, y must be None (the batches carry the targets).")

@@ -11,6 +11,8 @@ Keras's ``4/4 - 1s - 50ms/step - loss: ...`` form.
 import sys
 import time
 
+from minikeras.utils import io_utils
+
 _BAR_WIDTH = 20
 _REDRAW_INTERVAL = 0.05
 
@@ -84,6 +86,10 @@ class Progbar:
             finalize = self.target is not None and current >= self.target
         logs = self._running(current, values)
         now = time.perf_counter()
+        if not io_utils.is_interactive_logging_enabled():  # Keras: logs go to logging, one line per target
+            if self.verbose and finalize:
+                io_utils.logger.info(self._line(current, logs, now - self._start, finalize))
+            return
         if not self.verbose or (not finalize and (self.verbose != 1 or not self.interactive
                                                   or now - self._last_draw < self.interval)):
             return

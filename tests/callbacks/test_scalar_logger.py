@@ -1,9 +1,9 @@
-"""ScalarLogger and TensorBoard (minikeras/callbacks/scalar_logger.py)."""
+"""ScalarLogger (minikeras/callbacks/scalar_logger.py); TensorBoard is in test_tensorboard.py."""
 import json
 
 import pytest
 
-from minikeras.callbacks import ScalarLogger, TensorBoard
+from minikeras.callbacks import ScalarLogger
 
 
 def _rows(path):
@@ -23,9 +23,6 @@ def test_epoch_and_batch_rows(data, make_model, tmp_path):
     assert [set(row) for row in validation] == [{"step", "wall_time", "epoch_loss", "epoch_mae"}] * 2
 
 
-def test_tensorboard_accepts_keras_arguments_and_warns_what_it_skips(tmp_path):
-    TensorBoard(log_dir=tmp_path, write_graph=True)
-    with pytest.warns(UserWarning, match="JSON lines only"):
-        TensorBoard(log_dir=tmp_path, histogram_freq=1)
+def test_update_freq_is_checked(tmp_path):
     with pytest.raises(ValueError, match="update_freq"):
         ScalarLogger(tmp_path, update_freq="sometimes")

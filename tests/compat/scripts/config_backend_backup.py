@@ -84,10 +84,22 @@ with tempfile.TemporaryDirectory() as folder:
     log_dir = os.path.join(folder, "logs")
     make_model().fit(x, y, epochs=3, validation_split=0.25, verbose=0,
                      callbacks=[keras.callbacks.TensorBoard(log_dir=log_dir)])
-    with open(os.path.join(log_dir, "train", "scalars.jsonl")) as handle:
-        rows = [json.loads(line) for line in handle]
-    with open(os.path.join(log_dir, "validation", "scalars.jsonl")) as handle:
-        validation = [json.loads(line) for line in handle]
+    if os.path.exists(os.path.join(log_dir, "train", "scalars.jsonl")):  # no tensorboard package: JSON lines
+        with open(os.path.join(log_dir, "train", "scalars.jsonl")) as handle:
+            rows = [json.loads(line) for line in handle]
+        with open(os.path.join(log_dir, "validation", "scalars.jsonl")) as handle:
+            validation = [json.loads(line) for line in handle]
+        rows = [row for row in rows if "epoch_loss" in row]
+        validation = [row for row in validation if "epoch_loss" in row]
+    else:  # event files, read back by TensorBoard's own reader
+        from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+        def read(run):
+            accumulator = EventAccumulator(os.path.join(log_dir, run))
+            accumulator.Reload()
+            return [{"step": event.step, "epoch_loss": event.value} for event in accumulator.Scalars("epoch_loss")]
+
+        rows, validation = read("train"), read("validation")
     assert [row["step"] for row in rows] == [0, 1, 2] and rows[-1]["epoch_loss"] < rows[0]["epoch_loss"]
     assert len(validation) == 3 and "epoch_loss" in validation[0]
 print("OK", file=sys.stdout)

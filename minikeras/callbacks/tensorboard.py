@@ -1,0 +1,304 @@
+"""TensorBoard: Keras's callback, writing event files that TensorBoard reads.
+
+The files are written through the ``tensorboard`` package's own event-file
+writer and protocol buffers (``pip install tensorboard``, or minikeras's
+``tensorboard`` extra); TensorFlow is not needed. What is written follows
+Keras 3's callback (``keras/src/callbacks/tensorboard.py``):
+
+- ``log_dir/train``: ``epoch_<name>`` for every training log at step
+  ``epoch``, ``epoch_learning_rate``, ``epoch_steps_per_second`` with
+  ``write_steps_per_second``; with ``update_freq`` a number of batches (or
+  ``"batch"``), ``batch_<name>`` at the global batch count every that many
+  batches; weight histograms ``<weight path>/histogram`` every
+  ``histogram_freq`` epochs; the model's JSON (the graph dashboard's
+  "conceptual graph") with ``write_graph``.
+- ``log_dir/validation``: ``epoch_<name>`` for the ``val_`` logs (prefix
+  dropped) and ``evaluation_<name>_vs_iterations`` at the optimizer's step.
+
+Scalars are written as ``simple_value`` and histograms as ``HistogramProto``,
+the two summary kinds every TensorBoard (and its ``EventAccumulator``) reads
+directly. Without the ``tensorboard`` package, the callback says so once and
+writes the same scalars as JSON lines (``scalars.jsonl``, see
+``ScalarLogger``) so a script still runs and keeps its curves.
+"""
+import json
+import os
+import time
+import warnings
+
+import numpy
+
+from minikeras.callbacks.callback import Callback
+
+_HISTOGRAM_BUCKETS = 30  # tf.summary.histogram's default bucket count
+_warned_fallback = []
+
+
+def _tensorboard_writer_module():
+    """``(event_file_writer, summary_pb2, event_pb2, tensor_pb2)`` from the
+    tensorboard package, or None when it is not installed."""
+    try:
+        from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2
+        from tensorboard.summary.writer import event_file_writer
+    except ImportError:
+        return None
+    return event_file_writer, summary_pb2, event_pb2, tensor_pb2
+
+
+def _histogram_proto(summary_pb2, values):
+    """A ``HistogramProto`` of ``values`` with equal-width buckets (empty
+    buckets dropped, as TensorBoard's own writers do)."""
+    values = numpy.asarray(values, dtype=numpy.float64).ravel()
+    values = values[numpy.isfinite(values)]
+    if values.size == 0:
+        return summary_pb2.HistogramProto(num=0)
+    low, high = float(values.min()), float(values.max())
+    if low == high:
+        low, high = low - 0.5, high + 0.5
+    counts, edges = numpy.histogram(values, bins=_HISTOGRAM_BUCKETS, range=(low, high))
+    kept = numpy.flatnonzero(counts)
+    return summary_pb2.HistogramProto(
+        min=float(values.min()), max=float(values.max()), num=float(values.size), sum=float(values.sum()),
+        sum_squares=float(numpy.dot(values, values)), bucket_limit=[float(edges[i + 1]) for i in kept],
+        bucket=[float(counts[i]) for i in kept])
+
+
+class _EventWriter:
+    """One event file (one run folder): scalars, histograms and a text tensor."""
+
+    def __init__(self, folder, modules):
+        event_file_writer, self._summary_pb2, self._event_pb2, self._tensor_pb2 = modules
+        self._writer = event_file_writer.EventFileWriter(folder, filename_suffix=".v2")
+
+    def _add(self, step, value):
+        summary = self._summary_pb2.Summary(value=[value])
+        self._writer.add_event(self._event_pb2.Event(wall_time=time.time(), step=int(step), summary=summary))
+
+    def scalar(self, tag, value, step):
+        self._add(step, self._summary_pb2.Summary.Value(tag=tag, simple_value=float(value)))
+
+    def histogram(self, tag, values, step):
+        self._add(step, self._summary_pb2.Summary.Value(tag=tag, histo=_histogram_proto(self._summary_pb2, values)))
+
+    def keras_model(self, tag, model_json, step):
+        """The model's JSON under the ``graph_keras_model`` plugin, which the
+        graph dashboard draws (as Keras's ``keras_model_summary`` does)."""
+        metadata = self._summary_pb2.SummaryMetadata(
+            plugin_data=self._summary_pb2.SummaryMetadata.PluginData(plugin_name="graph_keras_model", content=b"1"))
+        tensor = self._tensor_pb2.TensorProto(dtype=7, string_val=[model_json.encode("utf-8")])  # 7: DT_STRING
+        self._add(step, self._summary_pb2.Summary.Value(tag=tag, metadata=metadata, tensor=tensor))
+
+    def flush(self):
+        self._writer.flush()
+
+    def close(self):
+        self._writer.close()
+
+
+class _JsonLinesWriter:
+    """The fallback without the tensorboard package: one JSON object per
+    scalar in ``<folder>/scalars.jsonl`` (``{"step", "wall_time", tag: value}``)."""
+
+    def __init__(self, folder):
+        os.makedirs(folder, exist_ok=True)
+        self._path = os.path.join(folder, "scalars.jsonl")
+
+    def scalar(self, tag, value, step):
+        with open(self._path, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps({"step": int(step), "wall_time": time.time(), tag: float(value)}) + "\n")
+
+    def histogram(self, tag, values, step):
+        pass  # the JSON-lines fallback keeps scalars only (said in the warning)
+
+    def keras_model(self, tag, model_json, step):
+        pass
+
+    def flush(self):
+        pass
+
+    def close(self):
+        pass
+
+
+def _as_float(value):
+    """A log value as a Python float, or None when it is not a scalar."""
+    try:
+        array = numpy.asarray(value.numpy() if hasattr(value, "numpy") else value)
+    except (TypeError, ValueError):
+        return None
+    if array.size != 1 or array.dtype.kind not in "biuf":
+        return None
+    return float(array.reshape(()))
+
+
+class TensorBoard(Callback):
+    """Write training curves, weight histograms and the model graph for
+    TensorBoard (``tensorboard --logdir <log_dir>``); see the module docstring.
+
+    Args:
+        log_dir: the folder of the logs (``train/`` and ``validation/`` runs
+            are made under it).
+        histogram_freq: every how many epochs to write weight histograms
+            (0: never).
+        write_graph: write the model's JSON for the graph dashboard.
+        write_images: accepted for Keras compatibility; weight images are
+            not written (a warning says so).
+        write_steps_per_second: also write ``epoch_steps_per_second`` and
+            ``batch_steps_per_second``.
+        update_freq: ``"epoch"``, ``"batch"`` (every batch) or an int: write
+            ``batch_<name>`` every that many training batches.
+        profile_batch: must be 0 (profiling belongs to TensorFlow/JAX's
+            profilers; Keras refuses it on its torch and numpy backends too).
+        embeddings_freq: every how many epochs to save the weights as
+            ``train/keras_embedding.ckpt-<epoch>.weights.h5``, as Keras does.
+        embeddings_metadata: accepted for Keras compatibility (the projector
+            config is not written).
+
+    Example:
+        >>> model.fit(x, y, epochs=5, callbacks=[TensorBoard("logs", histogram_freq=1)])  # doctest: +SKIP
+    """
+
+    def __init__(self, log_dir="logs", histogram_freq=0, write_graph=True, write_images=False,
+                 write_steps_per_second=False, update_freq="epoch", profile_batch=0, embeddings_freq=0,
+                 embeddings_metadata=None):
+        super().__init__()
+        update_freq = 1 if update_freq == "batch" else update_freq
+        if update_freq != "epoch" and not (isinstance(update_freq, int) and update_freq > 0):
+            raise ValueError(f"TensorBoard update_freq must be 'epoch', 'batch' or a positive int, received "
+                             f"{update_freq!r}.")
+        if profile_batch:
+            raise ValueError("Profiling is not available with the minikeras backend (as with Keras's torch and "
+                             f"numpy backends). Received: profile_batch={profile_batch!r} (must be 0)")
+        if not isinstance(histogram_freq, int) or histogram_freq < 0:
+            raise ValueError(f"TensorBoard histogram_freq must be a non-negative int, received {histogram_freq!r}.")
+        self.log_dir = os.fspath(log_dir)
+        self.histogram_freq = histogram_freq
+        self.write_graph = write_graph
+        self.write_images = write_images
+        self.write_steps_per_second = write_steps_per_second
+        self.update_freq = update_freq
+        self.embeddings_freq = embeddings_freq
+        self.embeddings_metadata = embeddings_metadata
+        if write_images:
+            warnings.warn("minikeras's TensorBoard callback does not write weight images (write_images=True); "
+                          "scalars, histograms and the graph are written.", UserWarning, stacklevel=2)
+        self._modules = _tensorboard_writer_module()
+        if self._modules is None and not _warned_fallback:
+            _warned_fallback.append(True)
+            warnings.warn("The tensorboard package is not installed (pip install tensorboard): the TensorBoard "
+                          "callback falls back to writing scalars as JSON lines (scalars.jsonl under "
+                          "log_dir/train and log_dir/validation); histograms and the graph are not written.",
+                          UserWarning, stacklevel=2)
+        self._writers = {}
+        self._global_train_batch = 0
+        self._batch_start_time = 0.0
+        self._epoch_start_time = 0.0
+        self._epoch_start_iterations = 0
+
+    # -- writers ---------------------------------------------------------------------------------------------
+
+    def _writer(self, run):
+        if run not in self._writers:
+            folder = os.path.join(self.log_dir, run)
+            self._writers[run] = (_EventWriter(folder, self._modules) if self._modules is not None
+                                  else _JsonLinesWriter(folder))
+        return self._writers[run]
+
+    def _close_writers(self):
+        for writer in self._writers.values():
+            writer.close()
+        self._writers = {}
+
+    def _scalars(self, run, prefix, logs, step):
+        writer = self._writer(run)
+        for name, value in logs.items():
+            number = _as_float(value)
+            if number is not None:
+                writer.scalar(f"{prefix}{name}", number, step)
+
+    # -- hooks ---------------------------------------------------------------------------------------------
+
+    def on_train_begin(self, logs=None):
+        self._global_train_batch = 0
+        if self.write_graph and hasattr(self.model, "to_json"):
+            try:
+                model_json = self.model.to_json()
+            except Exception as error:  # as Keras: a model that cannot be serialised is not fatal
+                warnings.warn(f"Model failed to serialize as JSON. Ignoring... {error}", UserWarning, stacklevel=2)
+            else:
+                self._writer("train").keras_model("keras", model_json, 0)
+
+    def on_train_end(self, logs=None):
+        self._close_writers()
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self._global_train_batch += 1
+        if self.write_steps_per_second:
+            self._batch_start_time = time.time()
+
+    def on_train_batch_end(self, batch, logs=None):
+        if self.update_freq == "epoch" or self._global_train_batch % self.update_freq:
+            return
+        step = self._global_train_batch
+        if self.write_steps_per_second:
+            elapsed = max(time.time() - self._batch_start_time, 1e-9)
+            self._writer("train").scalar("batch_steps_per_second", 1.0 / elapsed, step)
+        if isinstance(logs, dict):
+            self._scalars("train", "batch_", logs, step)
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if self.write_steps_per_second:
+            self._epoch_start_time = time.time()
+            self._epoch_start_iterations = self._optimizer_iterations()
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs or {}
+        train = {name: value for name, value in logs.items() if not name.startswith("val_")}
+        validation = {name[4:]: value for name, value in logs.items() if name.startswith("val_")}
+        if logs:
+            train.update(self._learning_rates())
+            if self.write_steps_per_second:
+                elapsed = max(time.time() - self._epoch_start_time, 1e-9)
+                train["steps_per_second"] = (self._optimizer_iterations() - self._epoch_start_iterations) / elapsed
+            self._scalars("train", "epoch_", train, epoch)
+            if validation:
+                self._scalars("validation", "epoch_", validation, epoch)
+        if self.histogram_freq and epoch % self.histogram_freq == 0:
+            self._log_weights(epoch)
+        if self.embeddings_freq and epoch % self.embeddings_freq == 0:
+            path = os.path.join(self.log_dir, "train", f"keras_embedding.ckpt-{epoch}.weights.h5")
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            self.model.save_weights(path)
+        for writer in self._writers.values():
+            writer.flush()
+
+    def on_test_end(self, logs=None):
+        optimizer = getattr(self.model, "optimizer", None)
+        if logs and optimizer is not None and hasattr(optimizer, "iterations"):
+            self._scalars("validation", "evaluation_", {f"{name}_vs_iterations": value for name, value in logs.items()},
+                          int(optimizer.iterations))
+            self._writer("validation").flush()
+
+    # -- what is written -----------------------------------------------------------------------------------
+
+    def _optimizer_iterations(self):
+        optimizer = getattr(self.model, "optimizer", None)
+        return int(getattr(optimizer, "iterations", 0) or 0)
+
+    def _learning_rates(self):
+        """``{"learning_rate": lr}`` (through a LossScaleOptimizer to its inner
+        optimizer), as Keras's ``_collect_learning_rate``."""
+        optimizer = getattr(self.model, "optimizer", None)
+        optimizer = getattr(optimizer, "inner_optimizer", optimizer)
+        if optimizer is None or not hasattr(optimizer, "learning_rate"):
+            return {}
+        rate = _as_float(optimizer.learning_rate)
+        return {} if rate is None else {"learning_rate": rate}
+
+    def _log_weights(self, epoch):
+        writer = self._writer("train")
+        for layer in self.model.layers:
+            for weight in layer.weights:
+                name = getattr(weight, "path", None) or weight.name
+                writer.histogram(f"{name.replace(':', '_')}/histogram", weight.numpy(), epoch)
+        writer.flush()
