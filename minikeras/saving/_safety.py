@@ -24,6 +24,8 @@ import threading
 
 import numpy
 
+from minikeras.saving import _inflation
+
 # Declared sizes above this are refused unless load_model gets a larger
 # ``max_bytes``: far beyond any model this library trains on one host, far
 # below what would take a machine down.
@@ -32,10 +34,6 @@ DEFAULT_MAX_BYTES = 4 * 2**30
 # A rebuild may create probe tensors (one small batch per input) and weights
 # this much larger than the file's own weights before we call it absurd.
 _PROBE_FLOOR_BYTES = 64 * 2**20
-
-# Deflate cannot shrink data more than 1032:1; a compressed dataset that
-# claims more is crafted.
-_MAX_COMPRESSION_RATIO = 1100
 
 _unsafe_enabled = False
 _local = threading.local()
@@ -191,8 +189,8 @@ def check_dataset(dataset, source, expected_shape=None, max_bytes=DEFAULT_MAX_BY
         FileLoadError: not a numeric dataset, a shape other than
             ``expected_shape``, a size over ``max_bytes``, a declared size
             the file does not store (a sparse or truncated dataset), or a
-            compressed one inflating past any real ratio (not checked when
-            ``max_bytes`` is None).
+            compressed one inflating past what real weights compress to
+            (_inflation.py; not checked when ``max_bytes`` is None).
     """
     what = what or getattr(dataset, "name", "a dataset")
     try:
@@ -215,10 +213,8 @@ def check_dataset(dataset, source, expected_shape=None, max_bytes=DEFAULT_MAX_BY
         raise FileLoadError(
             f"{source}: dataset {what!r} declares {nbytes} bytes but the file stores only {stored}: the file "
             "is truncated or crafted.")
-    if filtered and max_bytes is not None and nbytes > _MAX_COMPRESSION_RATIO * stored + 2**20:
-        raise FileLoadError(
-            f"{source}: dataset {what!r} declares {nbytes} bytes from {stored} compressed bytes, a ratio no "
-            "real weights reach (a decompression bomb?). Pass max_bytes=None if the file is trusted.")
+    if filtered:
+        _inflation.check_inflation(nbytes, stored, f"dataset {what!r}", source, max_bytes)
     return nbytes
 
 

@@ -14,7 +14,7 @@ import warnings
 import h5py
 import numpy
 
-from minikeras.saving import _checksum, _safety
+from minikeras.saving import _checksum, _inflation, _safety
 
 # HDF5 object headers hold at most 64 KiB; longer name lists are split into
 # numbered attributes (``layer_names0``, ``layer_names1``, ...), as Keras does.
@@ -167,8 +167,9 @@ def _saved_layers(group, source, max_bytes):
 def declared_weight_bytes(group, source, max_bytes=_safety.DEFAULT_MAX_BYTES):
     """The total size the weights under ``group`` declare, from metadata only
     (each dataset checked by :func:`read_datasets`)."""
-    total = sum(dataset.dtype.itemsize * int(numpy.prod(dataset.shape, dtype=object))
-                for _, datasets in _saved_layers(group, source, max_bytes) for _, dataset in datasets)
+    datasets = [dataset for _, named in _saved_layers(group, source, max_bytes) for _, dataset in named]
+    total = sum(dataset.dtype.itemsize * int(numpy.prod(dataset.shape, dtype=object)) for dataset in datasets)
+    _inflation.check_datasets_inflation(datasets, source, max_bytes)
     if max_bytes is not None and total > max_bytes:
         raise _safety.FileLoadError(f"{source}: its weights declare {total} bytes in all, over the limit "
                                     f"max_bytes={max_bytes}. Pass a larger max_bytes if the file is trusted.")

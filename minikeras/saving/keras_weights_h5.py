@@ -31,7 +31,7 @@ have none and load without.
 import numpy
 
 from minikeras import backend
-from minikeras.saving import _checksum, _safety
+from minikeras.saving import _checksum, _inflation, _safety
 from minikeras.layers.naming import to_snake_case
 from minikeras.saving.keras_order import keras_layer_order, keras_trainable_order, state_in_order
 
@@ -241,6 +241,7 @@ def declared_bytes(group, source, max_bytes=_safety.DEFAULT_MAX_BYTES):
     datasets = []
     group.visititems(lambda _, item: datasets.append(item) if isinstance(item, h5py.Dataset) else None)
     total = sum(_safety.check_dataset(dataset, source, max_bytes=max_bytes) for dataset in datasets)
+    _inflation.check_datasets_inflation(datasets, source, max_bytes)
     if max_bytes is not None and total > max_bytes:
         raise _safety.FileLoadError(f"{source}: its weights declare {total} bytes in all, over the limit "
                                     f"max_bytes={max_bytes}. Pass a larger max_bytes if the file is trusted.")

@@ -5,7 +5,9 @@ and ``model.weights.h5``.
 its ``compile_config``; ``model.weights.h5`` uses Keras's weights layout
 (keras_weights_h5.py), the optimizer state included when the model is
 compiled. The zip's members are read into memory after their sizes are
-checked; nothing in the archive is extracted to disk or executed.
+checked, and inflated with a running count: the weights member no further
+than the rebuilt model needs (_inflation.py); nothing in the archive is
+extracted to disk or executed.
 
 minikeras also stores the random generators' state (random_state.py) as an
 attribute of ``model.weights.h5``'s root when the optimizer is saved, and
@@ -23,7 +25,7 @@ import zipfile
 
 import h5py
 
-from minikeras.saving import (_checksum, _safety, hdf5_format, keras_compile, keras_config, keras_config_writer,
+from minikeras.saving import (_checksum, _inflation, _safety, hdf5_format, keras_compile, keras_config, keras_config_writer,
                               keras_weights_h5)
 from minikeras.saving.atomic import atomic_write
 from minikeras.saving.random_state import read_random_state, write_random_state
@@ -32,8 +34,8 @@ CONFIG, METADATA, WEIGHTS = "config.json", "metadata.json", "model.weights.h5"
 KERAS_VERSION = "3.15.1"  # the Keras release whose layout this file follows
 # A config larger than this is not a model config; weights may be large.
 _MAX_CONFIG_BYTES = 64 * 1024 * 1024
-# The weights file holds the datasets plus HDF5's own metadata.
-_WEIGHTS_OVERHEAD_BYTES = 64 * 1024 * 1024
+# Members are inflated this much at a time, counted as they come.
+_READ_BYTES = 2**20
 
 
 def is_keras_zip(filepath):
@@ -93,10 +95,10 @@ def _json_default(value):
     raise TypeError(f"{type(value).__name__} {value!r} is not JSON-serializable")
 
 
-def read_member(archive, name, source, limit=None, what="it"):
-    """A member's bytes, once its declared size is checked against ``limit``
-    (``what`` names what may not be larger) and against what deflate can
-    inflate from its compressed size."""
+def member_size(archive, name, source, limit=None, what="it"):
+    """The size a member declares, checked from the zip's directory (nothing
+    inflated) against ``limit`` (``what`` names what may not be larger) and
+    against the ratio real data compresses to (_inflation.py)."""
     try:
         info = archive.getinfo(name)
     except KeyError:
@@ -104,22 +106,42 @@ def read_member(archive, name, source, limit=None, what="it"):
     if limit is not None and info.file_size > limit:
         raise _safety.FileLoadError(f"'{name}' in {source} is {info.file_size} bytes, more than {what} can be "
                                     f"({limit} bytes).")
-    if limit is not None and info.file_size > _safety._MAX_COMPRESSION_RATIO * info.compress_size + 2**20:
-        raise _safety.FileLoadError(f"'{name}' in {source} declares {info.file_size} bytes from {info.compress_size} "
-                                    "compressed bytes, a ratio deflate cannot reach (a zip bomb?).")
-    return archive.read(name)
+    _inflation.check_inflation(info.file_size, info.compress_size, f"its member '{name}'", source, limit)
+    return info.file_size
 
 
-def weights_limit(max_bytes):
-    """The largest weights member accepted: ``max_bytes`` plus HDF5 metadata (None: no limit)."""
-    return None if max_bytes is None else max_bytes + _WEIGHTS_OVERHEAD_BYTES
+def read_member(archive, name, source, limit=None, what="it"):
+    """A member's bytes as a BytesIO, once :func:`member_size` passes, inflated
+    a megabyte at a time with a running count: reading stops at ``limit``
+    whatever the directory claims."""
+    member_size(archive, name, source, limit, what)
+    data, total = io.BytesIO(), 0
+    with archive.open(name) as member:
+        while True:
+            chunk = member.read(_READ_BYTES)
+            if not chunk:
+                return data
+            total += len(chunk)
+            if limit is not None and total > limit:
+                raise _safety.FileLoadError(f"'{name}' in {source} inflates past {limit} bytes, more than {what} "
+                                            "can be (its zip directory understates it: the file is crafted).")
+            data.write(chunk)
+
+
+def weights_limit(max_bytes, model=None):
+    """The largest weights member accepted: ``max_bytes`` plus HDF5 metadata,
+    and no more than ``model`` needs (None: no limit)."""
+    if max_bytes is None:
+        return None
+    limit = max_bytes + _inflation.HDF5_OVERHEAD_BYTES
+    return limit if model is None else min(limit, _inflation.model_needed_bytes(model))
 
 
 def _verify_config(archive, config_bytes, source):
     """Check config.json against the CRC-32 minikeras put in metadata.json (absent in Keras's files)."""
     if METADATA not in archive.namelist():
         return
-    metadata = json.loads(read_member(archive, METADATA, source, _MAX_CONFIG_BYTES, "metadata"))
+    metadata = json.loads(read_member(archive, METADATA, source, _MAX_CONFIG_BYTES, "metadata").getvalue())
     expected = metadata.get(_checksum.CONFIG_ATTRIBUTE) if isinstance(metadata, dict) else None
     if expected is not None and expected != _checksum.config_crc32(config_bytes.decode("utf8")):
         raise _safety.FileLoadError(f"{source}: its config.json fails its integrity check (CRC-32 mismatch): the "
@@ -161,21 +183,26 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, sour
 
     source = source or repr(str(filepath))
     with zipfile.ZipFile(filepath) as archive:
-        config_bytes = read_member(archive, CONFIG, source, _MAX_CONFIG_BYTES, "a model config")
+        config_bytes = read_member(archive, CONFIG, source, _MAX_CONFIG_BYTES, "a model config").getvalue()
         _verify_config(archive, config_bytes, source)
-        weights = io.BytesIO(read_member(archive, WEIGHTS, source, weights_limit(max_bytes),
-                                          "weights under max_bytes"))
-    spec = json.loads(config_bytes)
-    if not isinstance(spec, dict) or not isinstance(spec.get("class_name"), str):
-        raise _safety.FileLoadError(f"The model config in {source} is malformed: expected {{'class_name', 'config'}}.")
-    with h5py.File(weights, "r") as handle:
-        weight_bytes = keras_weights_h5.declared_bytes(handle, source, max_bytes)
+        # The rebuild's budget comes from what the weights member declares (a
+        # credible ratio of its compressed size); the member is then inflated
+        # only up to what the rebuilt model needs.
+        weight_bytes = member_size(archive, WEIGHTS, source, weights_limit(max_bytes), "weights under max_bytes")
+        spec = json.loads(config_bytes)
+        if not isinstance(spec, dict) or not isinstance(spec.get("class_name"), str):
+            raise _safety.FileLoadError(f"The model config in {source} is malformed: expected "
+                                        "{'class_name', 'config'}.")
         with _safety.safe_mode_scope(safe_mode), _safety.loading_budget(weight_bytes, source, max_bytes):
             converted = keras_config.to_minikeras(spec, custom_objects, safe_mode, source)
             cls = keras_config.resolve_layer_class(spec["class_name"], spec.get("registered_name"), custom_objects,
                                                    source)
             model = layer_from_config(cls, converted["config"], custom_objects)
             build_from_spec(model, spec)
+        weights = read_member(archive, WEIGHTS, source, weights_limit(max_bytes, model),
+                              f"the weights and optimizer state of model '{model.name}'")
+    with h5py.File(weights, "r") as handle:
+        keras_weights_h5.declared_bytes(handle, source, max_bytes)
         plan = keras_weights_h5.plan_model(handle, model, source, max_bytes=max_bytes)
         keras_weights_h5.assign(plan, source)
         if compile and spec.get("compile_config"):

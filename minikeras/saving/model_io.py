@@ -222,12 +222,11 @@ def load_weights(model, filepath, skip_mismatch=False, by_name=False, max_bytes=
 
 def _load_weights(model, filepath, skip_mismatch, by_name, source, max_bytes):
     if not isinstance(filepath, (h5py.Group, h5py.File)) and keras_zip.is_keras_zip(os.fspath(filepath)):
-        import io
         import zipfile
 
         with zipfile.ZipFile(os.fspath(filepath)) as archive:
-            data = io.BytesIO(keras_zip.read_member(archive, keras_zip.WEIGHTS, source,
-                                                        keras_zip.weights_limit(max_bytes), "weights under max_bytes"))
+            data = keras_zip.read_member(archive, keras_zip.WEIGHTS, source, keras_zip.weights_limit(max_bytes, model),
+                                         f"the weights and optimizer state of model '{model.name}'")
         with h5py.File(data, "r") as handle:
             _load_keras_layout(model, handle, skip_mismatch, source, max_bytes)
         return

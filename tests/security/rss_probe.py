@@ -1,10 +1,12 @@
 """Load crafted files in this process and report each one's outcome and
 peak-RSS growth as JSON lines: ``python rss_probe.py KIND PATH...``.
 
-KIND is ``model`` (minikeras.models.load_model) or ``idx`` / ``cifar`` (the
-dataset readers). Run in a fresh process by test_security_memory.py and by
+KIND is ``model`` (minikeras.models.load_model), ``weights`` (load_weights
+into craft_bombs's small model) or ``idx`` / ``cifar`` (the dataset readers). Run in a fresh process by test_security_memory.py and by
 benchmarks/security_issue12.py, since ru_maxrss only grows.
 """
+import ctypes
+import gc
 import json
 import os
 import resource
@@ -16,22 +18,54 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 import minikeras as mk  # noqa: E402
 from minikeras.datasets import _idx, cifar10  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import craft_bombs  # noqa: E402
+
 
 def peak_rss_bytes():
     """The process's peak resident set so far (Linux reports KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+def _status_bytes(field):
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    raise KeyError(field)
+
+
+def reset_peak():
+    """Restart the peak-RSS count at the current RSS (Linux: ``5 > clear_refs``), so that
+    several files can be measured in one process; False where that is not possible.
+
+    Memory the previous attempt freed is first handed back to the system
+    (``malloc_trim``), so that reusing it cannot hide a new attempt's growth."""
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+    try:
+        with open("/proc/self/clear_refs", "w") as clear:
+            clear.write("5")
+        return True
+    except OSError:
+        return False
+
+
 def attempt(kind, path):
-    readers = {"model": mk.models.load_model, "idx": _idx.read_idx, "cifar": cifar10.read_archive}
-    before = peak_rss_bytes()
+    readers = {"model": mk.models.load_model, "idx": _idx.read_idx, "cifar": cifar10.read_archive,
+               "weights": lambda path: craft_bombs._small_model().load_weights(path)}
+    fresh = reset_peak()
+    before = _status_bytes("VmRSS") if fresh else peak_rss_bytes()
     try:
         readers[kind](path)
         outcome, message = "loaded", ""
     except Exception as error:  # noqa: BLE001  (the probe reports whatever happens)
         outcome, message = type(error).__name__, str(error)
     return {"path": path, "outcome": outcome, "message": message[:300],
-            "peak_rss_growth_bytes": peak_rss_bytes() - before}
+            "peak_rss_growth_bytes": (_status_bytes("VmHWM") if fresh else peak_rss_bytes()) - before}
 
 
 if __name__ == "__main__":

@@ -126,7 +126,7 @@ def test_a_compressed_dataset_inflating_past_any_real_ratio_is_refused(tmp_path)
         dataset = group.create_dataset("hidden/kernel", shape=(2**14, 2**14), dtype="float32", chunks=(64, 64),
                                        compression="gzip")
         dataset[:64, :64] = 0.0  # one chunk stored; the rest is "fill value": 1 GiB from a few bytes
-    with pytest.raises(FileLoadError, match="from .* compressed bytes, a ratio no real weights reach"):
+    with pytest.raises(FileLoadError, match="from .* compressed bytes .*, more than real weights compress"):
         mk.models.load_model(path)
 
 
@@ -142,10 +142,8 @@ def test_optimizer_state_larger_than_any_optimizer_keeps_is_refused_before_readi
         group = handle["optimizer_weights"]
         name = [n.decode() for n in group.attrs["weight_names"]][-1]
         del group[name]
-        dataset = group.create_dataset(name, shape=(2**12, 2**10), dtype="float32", chunks=(256, 1024),
-                                       compression="gzip")  # 16 MiB of zeros, really stored (compressed)
-        for start in range(0, 2**12, 256):
-            dataset[start:start + 256] = 0.0
-    with pytest.raises(FileLoadError, match=r"optimizer state declares 1677\d{4} bytes.*more than any optimizer"):
+        # 2 MiB, really stored (a compressed one would be refused as a bomb first)
+        group.create_dataset(name, data=numpy.zeros((2**9, 2**10), "float32"))
+    with pytest.raises(FileLoadError, match=r"optimizer state declares 209\d{4} bytes.*more than any optimizer"):
         mk.models.load_model(path)
     assert mk.models.load_model(path, compile=False) is not None
