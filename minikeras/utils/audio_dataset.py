@@ -8,8 +8,6 @@ clip (Keras's ``padded_batch``); with it every clip is cut or padded to
 that length. ``sampling_rate`` resamples clips recorded at another rate by
 linear interpolation (Keras needs tensorflow-io for this).
 """
-import wave
-
 import numpy
 
 from minikeras.utils import dataset_utils
@@ -19,6 +17,8 @@ ALLOWED_FORMATS = (".wav",)
 
 def read_wav(path):
     """``(audio float32 (samples, channels), sample_rate)`` of a PCM WAV file."""
+    import wave  # on first use: importing minikeras loads no audio module
+
     try:
         with wave.open(str(path), "rb") as handle:
             channels, width, rate = handle.getnchannels(), handle.getsampwidth(), handle.getframerate()

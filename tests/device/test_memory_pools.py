@@ -218,11 +218,17 @@ def _where(error):
 
 def _fit_or_failure(model, x, y, batch_size):
     """Where the step failed ("forward", "backward", "optimizer"), or None.
-    The exception is gone when this returns, as after a handled error."""
+    The exception is gone when this returns, as after a handled error.
+    (Traceback filtering is off meanwhile: the library's frames say where.)"""
+    filtering = config.is_traceback_filtering_enabled()
+    config.disable_traceback_filtering()
     try:
         model.fit(x, y, batch_size=batch_size, epochs=1, verbose=0)
     except ResourceExhaustedError as error:
         return _where(error)
+    finally:
+        if filtering:
+            config.enable_traceback_filtering()
     return None
 
 
