@@ -19,6 +19,9 @@ KERAS_BUGS = {
     "sparsemax": "Keras's TensorFlow sparsemax sums the cumulative sums over the support "
                  "(tau = (sum_j cumsum_j - 1) / k) instead of taking the k-th one, so rows with a "
                  "support of 2 or more come out wrong (all zeros here); see test_keras_ops_functions.",
+    "map_coordinates_reflect": "Keras's TensorFlow map_coordinates takes |index| before folding, so in "
+                               "'reflect' mode index -1 reads pixel 1 instead of 0 (SciPy's and Keras's JAX "
+                               "backend read 0); see test_map_coordinates_fill_modes_are_scipys.",
 }
 RECORDED_CASES = sorted({key.split("/")[0] for key in RECORDED} - set(KERAS_BUGS))
 

@@ -8,6 +8,9 @@ map_coordinates, elastic_transform.
 it. ``map_coordinates`` samples any-rank inputs at given coordinates
 (order 0 or 1, SciPy's/JAX's fill modes), as a gather plus weighted sum, so
 it is differentiable in the inputs (and, for order 1, in the coordinates).
+Its "reflect" and "mirror" are SciPy's (as Keras's JAX backend): Keras's
+TensorFlow backend folds negative indices wrongly in "reflect" (-1 reads
+pixel 1, not 0) and indexes out of bounds in "mirror".
 ``elastic_transform`` displaces pixels by Gaussian-smoothed random fields
 (seeded by ``seed``) and samples with ``map_coordinates``.
 """
@@ -74,20 +77,24 @@ def perspective_transform(images, start_points, end_points, interpolation="bilin
                                             float(fill_value)))
 
 
+def _mirror(xp, index, size):
+    """SciPy's "mirror" (about the edge pixels: ... 2 1 | 0 1 2 3 | 2 1 ...), JAX's formula."""
+    period = max(size - 1, 1)
+    return xp.abs(xp.mod(index + period, 2 * period) - period) if size > 1 else index * 0
+
+
 def _fix_indices(xp, index, size, fill_mode):
-    """Indices moved inside ``[0, size)`` by ``fill_mode`` and whether they were inside (TensorFlow's rules)."""
+    """Indices moved inside ``[0, size)`` by ``fill_mode`` (SciPy's/JAX's modes) and whether they were inside."""
     if fill_mode == "constant":
         return xp.clip(index, 0, size - 1), (index >= 0) & (index < size)
     if fill_mode == "nearest":
         return xp.clip(index, 0, size - 1), None
     if fill_mode == "wrap":
         return xp.mod(index, size), None
-    folded = xp.mod(xp.abs(index), 2 * size)
-    over = folded >= size
-    fixed = xp.where(over, 2 * size - folded, folded)
-    if fill_mode == "reflect":
-        fixed = xp.where(over, fixed - 1, fixed)
-    return xp.clip(fixed, 0, size - 1), None
+    if fill_mode == "mirror":
+        return _mirror(xp, index, size), None
+    # "reflect" (... b a | a b c d | d c ...): mirror of the half-pixel grid
+    return xp.floor_divide(_mirror(xp, 2 * index + 1, 2 * size + 1) - 1, 2), None
 
 
 def map_coordinates(inputs, coordinates, order, fill_mode="constant", fill_value=0):
