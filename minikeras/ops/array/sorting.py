@@ -103,6 +103,30 @@ def argsort(x, axis=-1):
     return call_without_gradient("argsort", lambda xp, a: xp.argsort(a, axis=axis).astype("int32"), x)
 
 
+class Sort(Function):
+    """Sorted values; the permutation is only computed (argsort, several times
+    slower than sort) when a gradient is needed, to send it back."""
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def forward(self, x):
+        xp = self.device.xp
+        if not self.needs_input_grad[0]:
+            return xp.sort(x, axis=self.axis)
+        order = xp.argsort(x, axis=self.axis)
+        self.save_for_backward(order)
+        return xp.take_along_axis(x, order, axis=self.axis)
+
+    def backward(self, grad):
+        (order,) = self.saved
+        xp = self.device.xp
+        out = xp.empty(grad.shape, dtype=grad.dtype)
+        # a permutation: plain assignment, no two writes to one place
+        out.reshape(-1)[_flat_positions(xp, order, grad.shape, self.axis).reshape(-1)] = grad.reshape(-1)
+        return out
+
+
 def sort(x, axis=-1):
     """``x`` sorted ascending along ``axis`` (``axis=None``: flattened); the gradient follows each element."""
     x = _as_tensor("sort", operand("sort", x))
@@ -110,7 +134,7 @@ def sort(x, axis=-1):
         x, axis = flatten(x), 0
     if x.ndim == 0:
         return x
-    return take_along_axis(x, argsort(x, axis), axis)
+    return Sort(_checked_axis("sort", x, axis)).apply(x)
 
 
 def argpartition(x, kth, axis=-1):
