@@ -221,3 +221,21 @@ def test_map_coordinates_fill_modes_are_scipys(mode, expected):
     line = numpy.arange(4.0)
     out = ops.image.map_coordinates(line, numpy.arange(-2.0, 7.0)[None], 0, fill_mode=mode, fill_value=-1)
     assert out.numpy().tolist() == expected
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: ops.image.pad_images(numpy.ones((4, 4, 1)), 1, 1), "exactly two of top_padding, bottom_padding"),
+    (lambda: ops.image.pad_images(numpy.ones((4, 4, 1)), 1, 1, target_height=3, target_width=6),
+     "bottom_padding must be >= 0"),
+    (lambda: ops.image.crop_images(numpy.ones((4, 4, 1)), -1, 0, target_height=2, target_width=2),
+     "top_cropping must be >= 0"),
+    (lambda: ops.image.resize(numpy.ones((4, 4, 1)), (2, 2), interpolation="cubic"), "interpolation"),
+    (lambda: ops.image.resize(numpy.ones((4, 4, 1)), (2, 2), crop_to_aspect_ratio=True, pad_to_aspect_ratio=True),
+     "only one of"),
+    (lambda: ops.image.rgb_to_hsv(numpy.ones((4, 4, 3), "int32")), "float dtype"),
+    (lambda: ops.image.map_coordinates(numpy.ones((3, 3)), numpy.ones((3, 2)), 1), "rank of `inputs`"),
+    (lambda: ops.image.map_coordinates(numpy.ones((3, 3)), numpy.ones((2, 2)), 3), "order<=1"),
+])
+def test_image_ops_refuse_bad_arguments(call, message):
+    with pytest.raises((ValueError, NotImplementedError), match=message):
+        call()

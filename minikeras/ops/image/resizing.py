@@ -175,57 +175,56 @@ def resize(images, size, interpolation="bilinear", antialias=False, crop_to_aspe
     return restore(out)
 
 
-def _check_box_arguments(op_name, names, values):
+def _box_arguments(op_name, kind, top, left, bottom, right, target_height, target_width):
+    """Check Keras's box arguments (two of each triple, none negative); return ``names`` to report them by."""
+    names = {"top": f"top_{kind}", "bottom": f"bottom_{kind}", "left": f"left_{kind}", "right": f"right_{kind}",
+             "target_height": "target_height", "target_width": "target_width"}
+    values = {"top": top, "bottom": bottom, "left": left, "right": right, "target_height": target_height,
+              "target_width": target_width}
     for group in (("top", "bottom", "target_height"), ("left", "right", "target_width")):
-        chosen = [values[name] for name in group]
-        if chosen.count(None) != 1:
-            raise ValueError(f"{op_name}: must specify exactly two of " + ", ".join(
-                names[name] for name in group) + f". Received: " + ", ".join(
-                f"{names[name]}={values[name]}" for name in group))
+        if [values[name] for name in group].count(None) != 1:
+            raise ValueError(f"{op_name}: must specify exactly two of " + ", ".join(names[n] for n in group)
+                             + ". Received: " + ", ".join(f"{names[n]}={values[n]}" for n in group))
     for name, value in values.items():
         if value is not None and value < 0:
             raise ValueError(f"{op_name}: {names[name]} must be >= 0. Received: {names[name]}={value}")
 
 
+def _check_inferred(op_name, pairs):
+    for name, value in pairs:
+        if value < 0:
+            raise ValueError(f"{op_name}: {name} must be >= 0. Received: {name}={value}")
+
+
 def pad_images(images, top_padding=None, left_padding=None, bottom_padding=None, right_padding=None,
                target_height=None, target_width=None, data_format=None):
     """Zero-pad images to a box: give two of (top, bottom, target height) and two of (left, right, target width)."""
-    names = {"top": "top_padding", "bottom": "bottom_padding", "left": "left_padding", "right": "right_padding",
-             "target_height": "target_height", "target_width": "target_width"}
-    values = {"top": top_padding, "bottom": bottom_padding, "left": left_padding, "right": right_padding,
-              "target_height": target_height, "target_width": target_width}
-    _check_box_arguments("pad_images", names, values)
+    _box_arguments("pad_images", "padding", top_padding, left_padding, bottom_padding, right_padding,
+                   target_height, target_width)
     x, restore = images_last("pad_images", images, data_format)
     height, width = x.shape[1], x.shape[2]
     top = top_padding if top_padding is not None else target_height - bottom_padding - height
     bottom = bottom_padding if bottom_padding is not None else target_height - top - height
     left = left_padding if left_padding is not None else target_width - right_padding - width
     right = right_padding if right_padding is not None else target_width - left - width
-    for name, value in (("top_padding", top), ("bottom_padding", bottom), ("left_padding", left),
-                        ("right_padding", right)):
-        if value < 0:
-            raise ValueError(f"pad_images: {name} must be >= 0. Received: {name}={value}")
+    _check_inferred("pad_images", (("top_padding", top), ("bottom_padding", bottom), ("left_padding", left),
+                                   ("right_padding", right)))
     return restore(pad(x, [(0, 0), (top, bottom), (left, right), (0, 0)]))
 
 
 def crop_images(images, top_cropping=None, left_cropping=None, bottom_cropping=None, right_cropping=None,
                 target_height=None, target_width=None, data_format=None):
     """Crop images to a box: give two of (top, bottom, target height) and two of (left, right, target width)."""
-    names = {"top": "top_cropping", "bottom": "bottom_cropping", "left": "left_cropping", "right": "right_cropping",
-             "target_height": "target_height", "target_width": "target_width"}
-    values = {"top": top_cropping, "bottom": bottom_cropping, "left": left_cropping, "right": right_cropping,
-              "target_height": target_height, "target_width": target_width}
-    _check_box_arguments("crop_images", names, values)
+    _box_arguments("crop_images", "cropping", top_cropping, left_cropping, bottom_cropping, right_cropping,
+                   target_height, target_width)
     x, restore = images_last("crop_images", images, data_format)
     height, width = x.shape[1], x.shape[2]
     top = top_cropping if top_cropping is not None else height - target_height - bottom_cropping
     box_height = target_height if target_height is not None else height - bottom_cropping - top
     left = left_cropping if left_cropping is not None else width - target_width - right_cropping
     box_width = target_width if target_width is not None else width - right_cropping - left
-    for name, value in (("top_cropping", top), ("target_height", box_height), ("left_cropping", left),
-                        ("target_width", box_width)):
-        if value < 0:
-            raise ValueError(f"crop_images: {name} must be >= 0. Received: {name}={value}")
+    _check_inferred("crop_images", (("top_cropping", top), ("target_height", box_height), ("left_cropping", left),
+                                    ("target_width", box_width)))
     return restore(_slice(x, (0, top, left, 0), (x.shape[0], box_height, box_width, x.shape[3])))
 
 
