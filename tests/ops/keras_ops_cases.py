@@ -198,6 +198,8 @@ CASES = {
                                      numpy.array([3, 2], "int32"), numpy.array([7, 5], "int32")),
     "ctc_decode": lambda K: K.ctc_decode(_rng_logits(K), numpy.array([7, 5], "int32")),
     "unfold": lambda K: K.unfold(IMG.transpose(0, 3, 1, 2), 2, stride=2),
+    "unfold_padded": lambda K: K.unfold(IMG.transpose(0, 3, 1, 2), (3, 2), dilation=(1, 2), padding=1, stride=(2, 1)),
+    "fold": lambda K: K.fold(K.unfold(IMG.transpose(0, 3, 1, 2), 3, padding=1), (6, 7), 3, padding=1),
     "extract_sequences": lambda K: K.extract_sequences(C, 2, 1),
     # linalg and fft
     "inv": lambda K: K.inv(SQ), "det": lambda K: K.det(SQ), "slogdet": lambda K: K.slogdet(SQ),
