@@ -55,6 +55,7 @@ from minikeras.ops.core import *  # noqa: F401,F403
 from minikeras.ops.control_flow import *  # noqa: F401,F403
 from minikeras.ops.nn.activations_more import *  # noqa: F401,F403
 from minikeras.ops.nn.keras_functions import *  # noqa: F401,F403
+from minikeras.ops.nn.keras_normalization_losses import *  # noqa: F401,F403
 from minikeras.ops.nn.attention import *  # noqa: F401,F403
 from minikeras.ops.nn.ctc import *  # noqa: F401,F403
 from minikeras.ops.nn.ctc_decode import *  # noqa: F401,F403

@@ -125,3 +125,22 @@ def _cast(value, dtype):
     if current is None or current == dtype or isinstance(value, numpy.generic):
         return value
     return value.astype(dtype)
+
+
+def promote_all(values):
+    """``values`` (Tensors, arrays, numbers) with the strong ones cast to Keras's common dtype."""
+    dtypes = {getattr(value, "dtype", None) for value in values}
+    if len(dtypes) == 1:
+        return list(values)
+    dtype = result_type(*values)
+    return [_cast(value, dtype) for value in values]
+
+
+# Keras's sum widens small integers to 32 bits and keeps the rest (NumPy widens every
+# integer to 64 bits).
+_SUM_DTYPES = {"bool": "int32", "int8": "int32", "int16": "int32", "uint8": "uint32", "uint16": "uint32"}
+
+
+def sum_dtype(dtype):
+    """The dtype of ``keras.ops.sum`` of a tensor of ``dtype``."""
+    return numpy.dtype(_SUM_DTYPES.get(numpy.dtype(dtype).name, dtype))

@@ -14,7 +14,9 @@ Gradients:
   the gradient of ``std`` where the variance is 0 is 0 (not nan).
 - ``logsumexp``: stable for any magnitude (the maximum is subtracted first);
   its gradient is the softmax.
-``argmax``/``argmin`` return int64 and have no gradient.
+``argmax``/``argmin`` return int32 (as Keras) and have no gradient; ``sum``
+of bool and 8/16-bit integers is 32-bit and other integers keep their dtype
+(Keras's rule; NumPy widens to int64).
 """
 
 __all__ = ["sum", "mean", "max", "min", "prod", "var", "std", "logsumexp", "argmax", "argmin"]
@@ -23,6 +25,7 @@ import numpy
 
 from minikeras.autograd import Function
 from minikeras.ops._checks import normalize_axis, shape_of
+from minikeras.ops._promotion import sum_dtype
 from minikeras.ops.math.unary import _as_tensor, _float_array
 
 
@@ -39,7 +42,8 @@ class Sum(Function):
 
     def forward(self, x):
         self.input_shape = x.shape
-        return x.sum(axis=self.axes, keepdims=self.keepdims)
+        dtype = sum_dtype(x.dtype) if x.dtype.kind in "biu" else None  # Keras keeps int32 (NumPy widens)
+        return x.sum(axis=self.axes, keepdims=self.keepdims, dtype=dtype)
 
     def backward(self, grad):
         xp = self.device.xp
@@ -330,7 +334,7 @@ class ArgExtreme(Function):
     def forward(self, x):
         xp = self.device.xp
         find = xp.argmax if self.largest else xp.argmin
-        return find(x, axis=self.axis, keepdims=self.keepdims).astype("int64", copy=False)
+        return find(x, axis=self.axis, keepdims=self.keepdims).astype("int32", copy=False)  # Keras's int32
 
 
 def _arg_extreme(op_name, x, axis, keepdims, largest):
@@ -348,7 +352,7 @@ def _arg_extreme(op_name, x, axis, keepdims, largest):
 
 
 def argmax(x, axis=None, keepdims=False):
-    """Index (int64) of the maximum along ``axis``; None searches the flattened tensor.
+    """Index (int32, as Keras) of the maximum along ``axis``; None searches the flattened tensor.
 
     The first occurrence wins among ties. Not differentiable.
 
@@ -359,7 +363,7 @@ def argmax(x, axis=None, keepdims=False):
 
 
 def argmin(x, axis=None, keepdims=False):
-    """Index (int64) of the minimum along ``axis``; None searches the flattened tensor.
+    """Index (int32, as Keras) of the minimum along ``axis``; None searches the flattened tensor.
 
     The first occurrence wins among ties. Not differentiable.
 

@@ -124,6 +124,22 @@ CASES = {
     "top_k": lambda K: K.top_k(A, 2), "in_top_k": lambda K: K.in_top_k(LABELS, LOGITS, 2),
     "searchsorted": lambda K: K.searchsorted(SORTED, V, side="right"), "digitize": lambda K: K.digitize(V, SORTED),
     "unique": lambda K: K.unique(numpy.array([3, 1, 3, 2, 1], "int32")),
+    "unique_all": lambda K: K.unique(numpy.array([3.0, 1.0, 3.0, 2.0, 1.0], "float32"), return_index=True,
+                                     return_inverse=True, return_counts=True),
+    "unique_size": lambda K: K.unique(numpy.array([3, 1, 3, 2, 1], "int32"), size=5, fill_value=-1),
+    "argmax": lambda K: K.argmax(A, axis=1), "argmin_flat": lambda K: K.argmin(C),
+    "searchsorted_left": lambda K: K.searchsorted(SORTED, numpy.array([-1.0, 0.5, 9.0], "float32")),
+    "clip_int": lambda K: K.clip(I, 0, 5), "where_mixed": lambda K: K.where(A > 0, I, A),
+    "sqrt_int": lambda K: K.sqrt(J), "exp_int": lambda K: K.exp(J), "sum_bool": lambda K: K.sum(A > 0),
+    "mean_int": lambda K: K.mean(I, axis=0), "var_int": lambda K: K.var(J), "abs_int8": lambda K: K.abs(
+        I.astype("int8")), "square_u8": lambda K: K.square(U8), "maximum_int_float": lambda K: K.maximum(I, A),
+    "matmul_int_float": lambda K: K.matmul(I, B), "concatenate_mixed": lambda K: K.concatenate([I, A], axis=0),
+    "stack_mixed": lambda K: K.stack([I, A]), "one_hot": lambda K: K.one_hot(LABELS, 5),
+    "softmax": lambda K: K.softmax(LOGITS), "log_softmax": lambda K: K.log_softmax(LOGITS, axis=0),
+    "logsumexp": lambda K: K.logsumexp(C, axis=(0, 2)), "repeat": lambda K: K.repeat(A, 2, axis=1),
+    "tile": lambda K: K.tile(V, (2, 2)), "pad_reflect": lambda K: K.pad(A, ((1, 1), (2, 2)), mode="reflect"),
+    "take": lambda K: K.take(C, numpy.array([[0, 2], [1, 1]]), axis=2), "expm1": lambda K: K.expm1(A),
+    "erf": lambda K: K.erf(A), "sign_int": lambda K: K.sign(I), "reciprocal": lambda K: K.reciprocal(POS),
     "scatter": lambda K: K.scatter(numpy.array([[0, 1], [2, 3], [0, 1]]), numpy.array([1.0, 2.0, 3.0], "float32"),
                                    (3, 4)),
     "scatter_update": lambda K: K.scatter_update(A, numpy.array([[0, 1], [2, 2]]), numpy.array([9.0, 8.0], "float32")),
@@ -182,6 +198,8 @@ CASES = {
                                      numpy.array([3, 2], "int32"), numpy.array([7, 5], "int32")),
     "ctc_decode": lambda K: K.ctc_decode(_rng_logits(K), numpy.array([7, 5], "int32")),
     "unfold": lambda K: K.unfold(IMG.transpose(0, 3, 1, 2), 2, stride=2),
+    "unfold_padded": lambda K: K.unfold(IMG.transpose(0, 3, 1, 2), (3, 2), dilation=(1, 2), padding=1, stride=(2, 1)),
+    "fold": lambda K: K.fold(K.unfold(IMG.transpose(0, 3, 1, 2), 3, padding=1), (6, 7), 3, padding=1),
     "extract_sequences": lambda K: K.extract_sequences(C, 2, 1),
     # linalg and fft
     "inv": lambda K: K.inv(SQ), "det": lambda K: K.det(SQ), "slogdet": lambda K: K.slogdet(SQ),
@@ -197,6 +215,46 @@ CASES = {
     "stft": lambda K: K.stft(numpy.tile(V, 4), 8, 4, 8), "stft_pad": lambda K: K.stft(numpy.tile(V, 4), 6, 2, 8),
     "istft_pad": lambda K: K.istft(K.stft(numpy.tile(V, 4), 6, 2, 8), 6, 2, 8, window="hamming", center=False), "istft": lambda K: K.istft(K.stft(numpy.tile(V, 4), 8, 4, 8),
                                                                                   8, 4, 8),
+    # image (Keras's ops.image namespace: K.image)
+    **{f"resize_{method}{'_aa' if aa else ''}_{size[0]}x{size[1]}":
+       (lambda K, method=method, aa=aa, size=size: K.image.resize(IMG, size, interpolation=method, antialias=aa))
+       for method in ("bilinear", "nearest", "bicubic", "area", "lanczos3", "lanczos5")
+       for aa in (False, True) for size in ((4, 5), (9, 11))},
+    "resize_first": lambda K: K.image.resize(IMG.transpose(0, 3, 1, 2), (4, 9), data_format="channels_first"),
+    "resize_crop": lambda K: K.image.resize(IMG, (3, 6), crop_to_aspect_ratio=True),
+    "resize_pad": lambda K: K.image.resize(IMG, (3, 6), pad_to_aspect_ratio=True, fill_value=0.5),
+    "resize_uint8_nearest": lambda K: K.image.resize((IMG * 255).astype("uint8"), (4, 4), interpolation="nearest"),
+    "resize_single": lambda K: K.image.resize(IMG[0], (3, 3)),
+    "pad_images": lambda K: K.image.pad_images(IMG, 1, 2, target_height=9, target_width=10),
+    "crop_images": lambda K: K.image.crop_images(IMG, 1, 2, bottom_cropping=2, right_cropping=1),
+    "rgb_to_grayscale": lambda K: K.image.rgb_to_grayscale(IMG),
+    "rgb_to_hsv": lambda K: K.image.rgb_to_hsv(IMG),
+    "hsv_to_rgb": lambda K: K.image.hsv_to_rgb(IMG),
+    "hsv_round_trip_first": lambda K: K.image.hsv_to_rgb(K.image.rgb_to_hsv(IMG.transpose(0, 3, 1, 2),
+                                                                            data_format="channels_first"),
+                                                         data_format="channels_first"),
+    "extract_patches": lambda K: K.image.extract_patches(IMG, 2),
+    "extract_patches_strided": lambda K: K.image.extract_patches(IMG, (3, 2), strides=(2, 1), padding="same"),
+    "extract_patches_3d": lambda K: K.image.extract_patches_3d(numpy.stack([IMG, IMG * 2], 1), (2, 2, 2)),
+    "map_coordinates": lambda K: K.image.map_coordinates(A, numpy.stack([UNIT * 3 + 1, POS * 2]), 1),
+    **{f"map_coordinates_{mode}": (lambda K, mode=mode: K.image.map_coordinates(
+        A, numpy.stack([UNIT * 5, POS * 3 - 2]), 1, fill_mode=mode, fill_value=-1.0))
+       for mode in ("constant", "nearest", "wrap", "mirror", "reflect")},
+    "map_coordinates_order0": lambda K: K.image.map_coordinates(A, numpy.stack([UNIT * 3 + 1.2, POS * 2]), 0),
+    "affine_transform": lambda K: K.image.affine_transform(IMG, numpy.array([1.1, 0.2, -0.5, -0.1, 0.9, 0.7, 0.0, 0.0],
+                                                                            "float32")),
+    "perspective_transform": lambda K: K.image.perspective_transform(
+        IMG, numpy.array([[0, 0], [6, 0], [0, 5], [6, 5]], "float32"),
+        numpy.array([[0.5, 0.3], [5.6, 0.1], [0.2, 4.5], [6.1, 5.2]], "float32")),
+    "gaussian_blur": lambda K: K.image.gaussian_blur(IMG, (3, 3), (1.0, 1.0)),
+    "gaussian_blur_wide": lambda K: K.image.gaussian_blur(IMG, (5, 5), (1.5, 1.5)),
+    "sobel_edges": lambda K: K.image.sobel_edges(IMG),
+    "ssim": lambda K: K.image.ssim(IMG, IMG[::-1] * 0.5 + IMG * 0.5, filter_size=3),
+    "scale_and_translate": lambda K: K.image.scale_and_translate(IMG, (2, 9, 5, 3), numpy.array([1.4, 0.7]),
+                                                                 numpy.array([0.5, -0.2]), (1, 2), "bilinear"),
+    "scale_and_translate_lanczos": lambda K: K.image.scale_and_translate(IMG, (2, 4, 11, 3), numpy.array([0.6, 1.5]),
+                                                                         numpy.array([0.0, 0.3]), (1, 2), "lanczos3",
+                                                                         antialias=False),
 }
 
 

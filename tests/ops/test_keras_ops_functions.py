@@ -146,9 +146,9 @@ def test_top_k_ties_keep_the_lower_index_and_large_rows():
 def test_ctc_loss_gradient_and_beam_search():
     from minikeras.autograd import gradcheck
 
-    logits = mk.Tensor(rng.normal(size=(2, 5, 4)), requires_grad=True)
-    target = numpy.array([[1, 2], [3, 0]])
-    assert gradcheck(lambda o: ops.ctc_loss(target, o, numpy.array([2, 1]), numpy.array([5, 4])), [logits])
+    logits = mk.Tensor(rng.normal(size=(2, 4, 3)), requires_grad=True)
+    target = numpy.array([[1, 2], [2, 0]])
+    assert gradcheck(lambda o: ops.ctc_loss(target, o, numpy.array([2, 1]), numpy.array([4, 3])), [logits])
     confident = numpy.full((1, 4, 3), -10.0)
     for t, label in enumerate([1, 0, 2, 2]):
         confident[0, t, label] = 10.0
@@ -194,4 +194,48 @@ def test_linalg_factorisations_reconstruct():
 ])
 def test_bad_arguments_raise_clear_errors(call, error, message):
     with pytest.raises(error, match=message):
+        call()
+
+
+def test_elastic_transform_is_seeded_and_identity_without_displacement():
+    images = rng.uniform(size=(2, 8, 9, 3)).astype("float32")
+    same = ops.image.elastic_transform(images, alpha=0.0, sigma=1.0)
+    numpy.testing.assert_allclose(same.numpy(), images, atol=1e-6)
+    first = ops.image.elastic_transform(images, alpha=3.0, sigma=1.0, seed=5).numpy()
+    again = ops.image.elastic_transform(images, alpha=3.0, sigma=1.0, seed=5).numpy()
+    other = ops.image.elastic_transform(images, alpha=3.0, sigma=1.0, seed=6).numpy()
+    numpy.testing.assert_array_equal(first, again)
+    assert not numpy.allclose(first, other) and first.shape == images.shape and first.dtype == numpy.float32
+    channels_first = ops.image.elastic_transform(images.transpose(0, 3, 1, 2), alpha=3.0, sigma=1.0, seed=5,
+                                                 data_format="channels_first").numpy()
+    numpy.testing.assert_allclose(channels_first.transpose(0, 2, 3, 1), first, atol=1e-6)
+
+
+@pytest.mark.parametrize("mode,expected", [
+    ("mirror", [2, 1, 0, 1, 2, 3, 2, 1, 0]),   # ... 2 1 | 0 1 2 3 | 2 1 0 ...
+    ("reflect", [1, 0, 0, 1, 2, 3, 3, 2, 1]),  # ... 1 0 | 0 1 2 3 | 3 2 1 ...
+    ("wrap", [2, 3, 0, 1, 2, 3, 0, 1, 2]), ("nearest", [0, 0, 0, 1, 2, 3, 3, 3, 3]),
+    ("constant", [-1, -1, 0, 1, 2, 3, -1, -1, -1]),
+])
+def test_map_coordinates_fill_modes_are_scipys(mode, expected):
+    line = numpy.arange(4.0)
+    out = ops.image.map_coordinates(line, numpy.arange(-2.0, 7.0)[None], 0, fill_mode=mode, fill_value=-1)
+    assert out.numpy().tolist() == expected
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: ops.image.pad_images(numpy.ones((4, 4, 1)), 1, 1), "exactly two of top_padding, bottom_padding"),
+    (lambda: ops.image.pad_images(numpy.ones((4, 4, 1)), 1, 1, target_height=3, target_width=6),
+     "bottom_padding must be >= 0"),
+    (lambda: ops.image.crop_images(numpy.ones((4, 4, 1)), -1, 0, target_height=2, target_width=2),
+     "top_cropping must be >= 0"),
+    (lambda: ops.image.resize(numpy.ones((4, 4, 1)), (2, 2), interpolation="cubic"), "interpolation"),
+    (lambda: ops.image.resize(numpy.ones((4, 4, 1)), (2, 2), crop_to_aspect_ratio=True, pad_to_aspect_ratio=True),
+     "only one of"),
+    (lambda: ops.image.rgb_to_hsv(numpy.ones((4, 4, 3), "int32")), "float dtype"),
+    (lambda: ops.image.map_coordinates(numpy.ones((3, 3)), numpy.ones((3, 2)), 1), "rank of `inputs`"),
+    (lambda: ops.image.map_coordinates(numpy.ones((3, 3)), numpy.ones((2, 2)), 3), "order<=1"),
+])
+def test_image_ops_refuse_bad_arguments(call, message):
+    with pytest.raises((ValueError, NotImplementedError), match=message):
         call()

@@ -236,6 +236,26 @@ CASES = {
     "rfft_real": (lambda x: ops.rfft(x)[0], lambda x: numpy.fft.rfft(x).real, [C]),
     "irfft": (lambda r, i: ops.irfft((r, i), 6), lambda r, i: numpy.fft.irfft(r + 1j * i, 6), [A, UNIT]),
     "irfft_odd": (lambda r, i: ops.irfft((r, i), 7), lambda r, i: numpy.fft.irfft(r + 1j * i, 7), [A, UNIT]),
+    # image (forward values are checked against Keras in test_keras_ops_parity.py)
+    **{f"resize_{method}": ((lambda x, method=method: ops.image.resize(x, (3, 5), interpolation=method)), None,
+                            [rng.uniform(size=(1, 4, 3, 2))])
+       for method in ("bilinear", "nearest", "bicubic", "area", "lanczos3")},
+    "resize_antialias": (lambda x: ops.image.resize(x, (2, 2), antialias=True), None, [rng.uniform(size=(1, 4, 3, 2))]),
+    "scale_and_translate": (lambda x: ops.image.scale_and_translate(x, (1, 5, 4, 2), numpy.array([1.2, 0.8]),
+                                                                    numpy.array([0.3, 0.0]), (1, 2), "cubic"),
+                            None, [rng.uniform(size=(1, 4, 3, 2))]),
+    "map_coordinates": (lambda x, c: ops.image.map_coordinates(x, c, 1, fill_mode="reflect"), None,
+                        [rng.normal(size=(3, 4)), rng.uniform(0.1, 2.4, size=(2, 5)) + numpy.array([[0.0], [0.5]])]),
+    "gaussian_blur": (lambda x: ops.image.gaussian_blur(x, (3, 3), (0.8, 0.8)), None, [rng.uniform(size=(1, 4, 4, 2))]),
+    "sobel_edges": (ops.image.sobel_edges, None, [rng.uniform(size=(1, 4, 4, 1))]),
+    "ssim": (lambda a, b: ops.image.ssim(a, b, filter_size=3), None,
+             [rng.uniform(size=(1, 4, 4, 1)), rng.uniform(size=(1, 4, 4, 1))]),
+    "rgb_to_hsv": (ops.image.rgb_to_hsv, None, [rng.uniform(0.1, 0.9, size=(1, 2, 2, 3))]),
+    "hsv_to_rgb": (ops.image.hsv_to_rgb, None, [numpy.array([[[[0.1, 0.5, 0.7], [0.45, 0.2, 0.9]]]])]),
+    "extract_patches": (lambda x: ops.image.extract_patches(x, 2), None, [rng.uniform(size=(1, 4, 4, 2))]),
+    "crop_pad_images": (lambda x: ops.image.pad_images(ops.image.crop_images(x, 1, 1, target_height=2,
+                                                                             target_width=2), 1, 0, 1, 2), None,
+                        [rng.uniform(size=(1, 4, 4, 2))]),
 }
 
 # Ops whose forward another test checks against Keras (a reference here would repeat their code).

@@ -9,6 +9,7 @@ __all__ = ["concatenate", "stack", "split"]
 from minikeras import backend
 from minikeras.autograd import Function, Tensor
 from minikeras.ops._checks import shape_of
+from minikeras.ops._promotion import promote_all
 from minikeras.ops.array._common import _single_axis
 from minikeras.ops.math._operands import _as_tensor
 from minikeras.utils.argument_validation import is_int as _is_int
@@ -98,7 +99,7 @@ def concatenate(xs, axis=0):
                 f"concatenate: tensor {i} has shape {shape}, tensor 0 has shape {shapes[0]}; "
                 f"they must match on every axis except axis {axis}."
             )
-    return Concatenate(axis).apply(*tensors)
+    return Concatenate(axis).apply(*promote_all(tensors))  # Keras's dtype rules
 
 
 def stack(x, axis=0):
@@ -109,7 +110,7 @@ def stack(x, axis=0):
         if shape != shapes[0]:
             raise ValueError(f"stack: tensor {i} has shape {shape}, tensor 0 has {shapes[0]}; all must match.")
     axis = _single_axis("stack", axis, len(shapes[0]) + 1)
-    return Stack(axis).apply(*tensors)
+    return Stack(axis).apply(*promote_all(tensors))  # Keras's dtype rules
 
 
 def split(x, indices_or_sections, axis=0):

@@ -10,6 +10,8 @@ indices, ``searchsorted``...) are int32 and carry no gradient, as Keras's.
 __all__ = ["sort", "argsort", "argpartition", "top_k", "in_top_k", "take_along_axis", "searchsorted",
            "digitize", "unique"]
 
+import functools
+
 import numpy
 
 from minikeras.autograd import Function, Tensor
@@ -103,6 +105,30 @@ def argsort(x, axis=-1):
     return call_without_gradient("argsort", lambda xp, a: xp.argsort(a, axis=axis).astype("int32"), x)
 
 
+class Sort(Function):
+    """Sorted values; the permutation is only computed (argsort, several times
+    slower than sort) when a gradient is needed, to send it back."""
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def forward(self, x):
+        xp = self.device.xp
+        if not self.needs_input_grad[0]:
+            return xp.sort(x, self.axis)  # positional: the CuPy scan reads .sort(axis=) as the array method
+        order = xp.argsort(x, axis=self.axis)
+        self.save_for_backward(order)
+        return xp.take_along_axis(x, order, axis=self.axis)
+
+    def backward(self, grad):
+        (order,) = self.saved
+        xp = self.device.xp
+        out = xp.empty(grad.shape, dtype=grad.dtype)
+        # a permutation: plain assignment, no two writes to one place
+        out.reshape(-1)[_flat_positions(xp, order, grad.shape, self.axis).reshape(-1)] = grad.reshape(-1)
+        return out
+
+
 def sort(x, axis=-1):
     """``x`` sorted ascending along ``axis`` (``axis=None``: flattened); the gradient follows each element."""
     x = _as_tensor("sort", operand("sort", x))
@@ -110,7 +136,7 @@ def sort(x, axis=-1):
         x, axis = flatten(x), 0
     if x.ndim == 0:
         return x
-    return take_along_axis(x, argsort(x, axis), axis)
+    return Sort(_checked_axis("sort", x, axis)).apply(x)
 
 
 def argpartition(x, kth, axis=-1):
@@ -120,6 +146,28 @@ def argpartition(x, kth, axis=-1):
     kth = validate_int("argpartition", "kth", kth, minimum=-x.shape[axis], maximum=x.shape[axis] - 1)
     return call_without_gradient("argpartition",
                                  lambda xp, a: xp.argpartition(a, kth, axis=axis).astype("int32"), x)
+
+
+def _top_k_sorted(xp, a, k):
+    """Indices of the k largest, largest first, ties by lower index: a stable ascending
+    sort of the reversed rows, read backwards (negating would overflow integer minima)."""
+    n = a.shape[-1]
+    order = xp.argsort(a[..., ::-1], axis=-1, kind="stable")[..., ::-1]
+    return (n - 1 - order[..., :k]).astype("int32")
+
+
+def _top_k_partial(xp, a, k):
+    """The same by partial selection, then a sort of the k picked (several times faster when
+    k << n); rows where the k-th value is tied outside the selection take the full sort."""
+    n = a.shape[-1]
+    reversed_ = a[..., ::-1]
+    part = xp.argpartition(reversed_, n - k, axis=-1)[..., n - k:]
+    picked = xp.take_along_axis(reversed_, part, axis=-1)
+    threshold = picked.min(axis=-1, keepdims=True)
+    if bool((xp.sum(a >= threshold, axis=-1) > k).any()):  # a tie at the boundary: order by index
+        return _top_k_sorted(xp, a, k)
+    order = xp.argsort(picked, axis=-1, kind="stable")[..., ::-1]
+    return (n - 1 - xp.take_along_axis(part, order, axis=-1)).astype("int32")
 
 
 def top_k(x, k, sorted=True):  # noqa: A002  (keras.ops name)
@@ -140,22 +188,10 @@ def top_k(x, k, sorted=True):  # noqa: A002  (keras.ops name)
         raise ValueError("top_k expects a tensor with at least 1 dimension, received a scalar.")
     k = validate_int("top_k", "k", k, minimum=0, maximum=x.shape[-1])
 
-    def compute(xp, a):
-        n = a.shape[-1]
-        # Stable descending order: sort -a stably is not enough for ints at their minimum,
-        # so sort the reversed array and map back (ties then keep the lower index first).
-        order = xp.argsort(a[..., ::-1], axis=-1)[..., ::-1]
-        return (n - 1 - order[..., :k]).astype("int32")
-
     if k < x.shape[-1] and x.shape[-1] > 64 and x.device.host_kernels:
-        def compute(xp, a):  # noqa: F811  partial selection, then sort the k picked (faster when k << n)
-            n = a.shape[-1]
-            reversed_ = a[..., ::-1]
-            part = xp.argpartition(reversed_, n - k, axis=-1)[..., n - k:]
-            picked = xp.take_along_axis(reversed_, part, axis=-1)
-            order = xp.argsort(picked, axis=-1, kind="stable")[..., ::-1]
-            return (n - 1 - xp.take_along_axis(part, order, axis=-1)).astype("int32")
-
+        compute = functools.partial(_top_k_partial, k=k)
+    else:
+        compute = functools.partial(_top_k_sorted, k=k)
     indices = call_without_gradient("top_k", compute, x)
     return take_along_axis(x, indices, -1), indices
 

@@ -26,6 +26,7 @@ import numpy
 from minikeras import backend
 from minikeras.autograd import Function, Tensor
 from minikeras.ops._checks import check_broadcast, shape_of
+from minikeras.ops._promotion import promote_operands
 from minikeras.ops.math.unary import _as_tensor, _check_operand
 
 
@@ -89,7 +90,7 @@ def maximum(x1, x2):
     Raises:
         ValueError: the shapes do not broadcast.
     """
-    x1, x2 = _binary_operands("maximum", x1, x2)
+    x1, x2 = promote_operands(*_binary_operands("maximum", x1, x2))  # Keras's dtype rules
     return _Extremum(True).apply(x1, x2)
 
 
@@ -99,7 +100,7 @@ def minimum(x1, x2):
     Raises:
         ValueError: the shapes do not broadcast.
     """
-    x1, x2 = _binary_operands("minimum", x1, x2)
+    x1, x2 = promote_operands(*_binary_operands("minimum", x1, x2))  # Keras's dtype rules
     return _Extremum(False).apply(x1, x2)
 
 
@@ -211,6 +212,7 @@ def where(condition, x1=None, x2=None):
         result = _broadcast_shape("where", result, shape, shapes)
     if not isinstance(x1, Tensor) and not isinstance(x2, Tensor) and not backend.is_array(x1) and not backend.is_array(x2):
         x1 = _as_tensor("where", x1)  # two numbers: take the default float32, not float64
+    x1, x2 = promote_operands(x1, x2)  # Keras's dtype rules
     return Where().apply(condition, x1, x2)
 
 

@@ -4,6 +4,7 @@ __all__ = ["matmul"]
 
 from minikeras.autograd import Function
 from minikeras.ops._checks import shape_of
+from minikeras.ops._promotion import promote_operands
 from minikeras.utils.argument_validation import validate_tensor_input
 
 
@@ -60,6 +61,7 @@ def matmul(x1, x2):
             f"matmul: shapes {shape_a} and {shape_b} are not aligned: {inner_a} (last axis of a) != "
             f"{inner_b} ({'only' if len(shape_b) == 1 else 'second-to-last'} axis of b)."
         )
+    a, b = promote_operands(a, b)  # Keras's dtype rules: int32 @ float32 is float32
     batch_a, batch_b = shape_a[:-2], shape_b[:-2]
     for size_a, size_b in zip(reversed(batch_a), reversed(batch_b)):
         if size_a != size_b and 1 not in (size_a, size_b):

@@ -75,7 +75,8 @@ class Einsum(Function):
         if any(self.needs_input_grad):
             self.save_for_backward(*arrays)
         spec = ",".join(self.inputs) + "->" + self.output
-        return xp.einsum(spec, *arrays, optimize=len(arrays) > 2)
+        # optimize=True lets NumPy/CuPy contract through BLAS (tensordot/matmul) rather than loop.
+        return xp.einsum(spec, *arrays, optimize=True)
 
     def backward(self, grad):
         arrays = self.saved
@@ -93,7 +94,7 @@ class Einsum(Function):
             available = set(self.output).union(*[set(t) for t, _ in others])
             target = "".join(letter for letter in term if letter in available)
             spec = ",".join([self.output] + [t for t, _ in others]) + "->" + target
-            partial = xp.einsum(spec, grad, *[a for _, a in others], optimize=len(others) > 1)
+            partial = xp.einsum(spec, grad, *[a for _, a in others], optimize=True)
             if target != term:  # axes summed away in forward alone: broadcast back
                 shape = self.shapes[index]
                 partial = partial.reshape(tuple(shape[i] if letter in available else 1

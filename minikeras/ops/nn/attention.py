@@ -22,7 +22,18 @@ from minikeras.ops.math._elementwise import detached, operand
 from minikeras.ops.math._operands import _as_tensor
 
 
+def _batched_matmul(device, a, b):
+    """``a @ b`` for stacks of matrices: on the CPU one product per op thread
+    (NumPy's batched matmul runs them one after another on one core)."""
+    if device.host_kernels and a.shape[0] > 1:
+        return device.xp.stack(device.matmul_all(list(zip(a, b))))
+    return device.xp.matmul(a, b)
+
+
 class DotProductAttention(Function):
+    """Heads are laid out as ``(B*K, G*T, H)`` stacks (``G`` query heads per key
+    head share its keys), so scores and outputs are batched 2-D products."""
+
     def __init__(self, scale, is_causal, soft_cap, has_bias, has_mask, groups):
         self.scale, self.is_causal, self.soft_cap = scale, is_causal, soft_cap
         self.has_bias, self.has_mask, self.groups = has_bias, has_mask, groups
@@ -34,54 +45,60 @@ class DotProductAttention(Function):
         mask = extras.pop(0) if self.has_mask else None
         b, t, n, h = query.shape
         s, k = key.shape[1], key.shape[2]
-        # (B, K, G, T, H) queries against (B, K, S, H) keys
-        q = query.reshape(b, t, k, self.groups, h).transpose(0, 2, 3, 1, 4)
-        keys = key.transpose(0, 2, 1, 3)
-        values = value.transpose(0, 2, 1, 3)
-        logits = xp.matmul(q, keys[:, :, None].swapaxes(-1, -2)) * self.scale  # (B, K, G, T, S)
+        g = self.groups
+        q = xp.ascontiguousarray(query.reshape(b, t, k, g, h).transpose(0, 2, 3, 1, 4)).reshape(b * k, g * t, h)
+        keys = xp.ascontiguousarray(key.transpose(0, 2, 1, 3)).reshape(b * k, s, h)
+        values = xp.ascontiguousarray(value.transpose(0, 2, 1, 3)).reshape(b * k, s, h)
+        logits = _batched_matmul(self.device, q, keys.transpose(0, 2, 1))
+        logits *= self.scale
+        grid = logits.reshape(b, k, g, t, s)  # a view: head n = k * G + g
         if bias is not None:
-            logits = logits + xp.broadcast_to(bias, (b, n, t, s)).reshape(b, k, self.groups, t, s)
+            grid += xp.broadcast_to(bias, (b, n, t, s)).reshape(b, k, g, t, s)
         capped = None
         if self.soft_cap is not None:
-            capped = xp.tanh(logits / self.soft_cap)
-            logits = capped * self.soft_cap
+            capped = xp.tanh(grid / self.soft_cap)
+            grid[...] = capped * self.soft_cap
         keep = None
         if mask is not None:
-            keep = xp.broadcast_to(mask.astype(bool), (b, n, t, s)).reshape(b, k, self.groups, t, s)
+            keep = xp.broadcast_to(mask.astype(bool), (b, n, t, s)).reshape(b, k, g, t, s)
         if self.is_causal:
             causal = xp.tril(xp.ones((t, s), dtype=bool))
             keep = causal if keep is None else keep & causal
         if keep is not None:
-            logits = xp.where(keep, logits, logits.dtype.type(-0.7 * float(numpy.finfo(logits.dtype).max)))
-        logits = logits - logits.max(axis=-1, keepdims=True)
-        probabilities = xp.exp(logits)
+            grid[...] = xp.where(keep, grid, grid.dtype.type(-0.7 * float(numpy.finfo(grid.dtype).max)))
+        logits -= logits.max(axis=-1, keepdims=True)
+        probabilities = xp.exp(logits, out=logits)
         probabilities /= probabilities.sum(axis=-1, keepdims=True)
-        out = xp.matmul(probabilities, values[:, :, None])  # (B, K, G, T, H)
+        out = _batched_matmul(self.device, probabilities, values)  # (B*K, G*T, H)
         if any(self.needs_input_grad):
             self.save_for_backward(q, keys, values, probabilities, capped, keep)
         self.shapes = (b, t, n, h, s, k)
-        return out.transpose(0, 3, 1, 2, 4).reshape(b, t, n, h)
+        return out.reshape(b, k, g, t, h).transpose(0, 3, 1, 2, 4).reshape(b, t, n, h)
 
     def backward(self, grad):
         q, keys, values, probabilities, capped, keep = self.saved
         b, t, n, h, s, k = self.shapes
-        grad_out = grad.reshape(b, t, k, self.groups, h).transpose(0, 2, 3, 1, 4)  # (B, K, G, T, H)
+        g = self.groups
         xp = self.device.xp
-        grad_values = xp.matmul(probabilities.swapaxes(-1, -2), grad_out).sum(axis=2)  # (B, K, S, H)
-        grad_probabilities = xp.matmul(grad_out, values[:, :, None].swapaxes(-1, -2))
-        grad_logits = probabilities * (grad_probabilities - (grad_probabilities * probabilities).sum(
-            axis=-1, keepdims=True))
+        grad_out = xp.ascontiguousarray(grad.reshape(b, t, k, g, h).transpose(0, 2, 3, 1, 4)).reshape(b * k, g * t, h)
+        grad_values = _batched_matmul(self.device, probabilities.transpose(0, 2, 1), grad_out)  # (B*K, S, H)
+        grad_logits = _batched_matmul(self.device, grad_out, values.transpose(0, 2, 1))  # dP
+        grad_logits -= (grad_logits * probabilities).sum(axis=-1, keepdims=True)
+        grad_logits *= probabilities
+        grid = grad_logits.reshape(b, k, g, t, s)
         if keep is not None:
-            grad_logits = grad_logits * keep
+            grid *= keep
         if capped is not None:
-            grad_logits = grad_logits * (1 - capped * capped)
-        grad_bias = grad_logits.reshape(b, n, t, s) if self.has_bias else None
-        grad_query = xp.matmul(grad_logits, keys[:, :, None]) * self.scale  # (B, K, G, T, H)
-        grad_keys = (xp.matmul(grad_logits.swapaxes(-1, -2), q) * self.scale).sum(axis=2)  # (B, K, S, H)
+            grid *= 1 - capped * capped
+        grad_bias = grid.reshape(b, n, t, s).copy() if self.has_bias else None
+        grad_query = _batched_matmul(self.device, grad_logits, keys)
+        grad_query *= self.scale
+        grad_keys = _batched_matmul(self.device, grad_logits.transpose(0, 2, 1), q)
+        grad_keys *= self.scale
         grads = [
-            grad_query.transpose(0, 3, 1, 2, 4).reshape(b, t, n, h),
-            grad_keys.transpose(0, 2, 1, 3),
-            grad_values.transpose(0, 2, 1, 3),
+            grad_query.reshape(b, k, g, t, h).transpose(0, 3, 1, 2, 4).reshape(b, t, n, h),
+            grad_keys.reshape(b, k, s, h).transpose(0, 2, 1, 3),
+            grad_values.reshape(b, k, s, h).transpose(0, 2, 1, 3),
         ]
         if self.has_bias:
             grads.append(grad_bias)

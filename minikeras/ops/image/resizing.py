@@ -1,0 +1,261 @@
+"""Image resizing, padding and cropping: resize, pad_images, crop_images,
+scale_and_translate.
+
+Every resize is separable: one ``(out, in)`` weight matrix per spatial
+axis, built on the host in float64 from TensorFlow's definition of the
+method, applied with one ``einsum`` (so the gradient to the images is the
+transposed product):
+
+- "bilinear", "nearest": half-pixel centres (``tf.image.resize``);
+- "bicubic": Keys' cubic (a = -0.5) on the four nearest pixels, taps outside
+  the image dropped and the weights renormalised (``ResizeBicubic`` with
+  half-pixel centres);
+- "area": each output pixel averages the input area it covers
+  (``ResizeArea``);
+- "lanczos3", "lanczos5", and "bilinear"/"bicubic" with ``antialias=True``:
+  ``scale_and_translate``'s kernels (triangle, Keys cubic, Lanczos), widened
+  by the downscaling factor when antialiasing.
+"""
+
+__all__ = ["resize", "pad_images", "crop_images", "scale_and_translate"]
+
+import math
+
+import numpy
+
+from minikeras.ops.array.arranging import slice as _slice
+from minikeras.ops.array.joining import concatenate
+from minikeras.ops.array.padding import pad
+from minikeras.ops.creation import full
+from minikeras.ops.image._layout import images_last
+from minikeras.ops.math._elementwise import operand
+from minikeras.ops.math._operands import _as_tensor
+from minikeras.ops.math.products import einsum, tensordot
+from minikeras.ops.nn.resize import interpolation_matrix
+
+INTERPOLATIONS = ("bilinear", "nearest", "lanczos3", "lanczos5", "bicubic", "area")
+
+
+def _triangle(x):
+    return numpy.maximum(0.0, 1.0 - numpy.abs(x))
+
+
+def _keys_cubic(x):
+    x = numpy.abs(x)
+    out = ((1.5 * x - 2.5) * x) * x + 1.0
+    out = numpy.where(x >= 1.0, ((-0.5 * x + 2.5) * x - 4.0) * x + 2.0, out)
+    return numpy.where(x >= 2.0, 0.0, out)
+
+
+def _lanczos(radius):
+    def kernel(x):
+        x = numpy.abs(x)
+        y = radius * numpy.sin(numpy.pi * x) * numpy.sin(numpy.pi * x / radius)
+        out = numpy.where(x > 1e-3, y / numpy.where(x != 0, numpy.pi ** 2 * x ** 2, 1), 1.0)
+        return numpy.where(x > radius, 0.0, out)
+    return kernel
+
+
+KERNELS = {"linear": _triangle, "cubic": _keys_cubic, "lanczos3": _lanczos(3.0), "lanczos5": _lanczos(5.0)}
+
+
+def kernel_matrix(in_size, out_size, scale, translation, kernel, antialias):
+    """The ``(out, in)`` weights of ``scale_and_translate`` along one axis (JAX's/TensorFlow's)."""
+    inverse = 1.0 / scale
+    kernel_scale = max(inverse, 1.0) if antialias else 1.0
+    sample = (numpy.arange(out_size) + 0.5) * inverse - translation * inverse - 0.5
+    weights = kernel(numpy.abs(sample[None, :] - numpy.arange(in_size)[:, None]) / kernel_scale)
+    total = weights.sum(axis=0, keepdims=True)
+    weights = numpy.where(numpy.abs(total) > 1000.0 * float(numpy.finfo(numpy.float32).eps),
+                          weights / numpy.where(total != 0, total, 1), 0)
+    inside = (sample >= -0.5) & (sample <= in_size - 0.5)
+    return numpy.where(inside[None, :], weights, 0).T
+
+
+_TABLE_SIZE = 1024  # ResizeBicubic reads its weights from a table of 1024 steps per pixel
+
+
+def _bicubic_matrix(out_size, in_size):
+    scale = numpy.float32(in_size) / numpy.float32(out_size)
+    matrix = numpy.zeros((out_size, in_size))
+    for i in range(out_size):
+        position = numpy.float32((i + 0.5) * scale - 0.5)
+        base = math.floor(position)
+        step = int(numpy.rint((position - base) * _TABLE_SIZE)) / _TABLE_SIZE  # lrintf: nearest table entry
+        taps = [base - 1, base, base + 1, base + 2]
+        weights = [numpy.float32(_keys_cubic(step + 1)), numpy.float32(_keys_cubic(step)),
+                   numpy.float32(_keys_cubic(1 - step)), numpy.float32(_keys_cubic(2 - step))]
+        kept = [(tap, w) for tap, w in zip(taps, weights) if 0 <= tap < in_size]
+        total = sum(w for _, w in kept)
+        for tap, w in kept:
+            matrix[i, tap] += w / total
+    return matrix
+
+
+def _area_matrix(out_size, in_size):
+    scale = in_size / out_size
+    matrix = numpy.zeros((out_size, in_size))
+    for i in range(out_size):
+        start, stop = i * scale, (i + 1) * scale
+        for j in range(int(math.floor(start)), min(int(math.ceil(stop)), in_size)):
+            matrix[i, j] = (min(stop, j + 1) - max(start, j)) / scale
+    return matrix
+
+
+def resize_matrix(out_size, in_size, interpolation, antialias):
+    """The ``(out, in)`` float64 weights resizing one axis as ``tf.image.resize`` does."""
+    if interpolation == "nearest":
+        return interpolation_matrix(out_size, in_size, "nearest")
+    if interpolation == "area":
+        return _area_matrix(out_size, in_size)
+    if interpolation in ("lanczos3", "lanczos5") or antialias:
+        kernel = {"bilinear": "linear", "bicubic": "cubic"}.get(interpolation, interpolation)
+        return kernel_matrix(in_size, out_size, out_size / in_size, 0.0, KERNELS[kernel], antialias)
+    if interpolation == "bicubic":
+        return _bicubic_matrix(out_size, in_size)
+    return interpolation_matrix(out_size, in_size, "bilinear")
+
+
+def _aspect_box(height, width, target_height, target_width, grow):
+    """The (height, width) of the box with the target's aspect ratio that fits inside
+    (``grow=False``, crop) or around (``grow=True``, pad) the image (TensorFlow's rounding)."""
+    box_height = int(numpy.float32(width * target_height) / numpy.float32(target_width))
+    box_width = int(numpy.float32(height * target_width) / numpy.float32(target_height))
+    if grow:
+        return max(height, box_height), max(width, box_width)
+    return max(min(height, box_height), 1), max(min(width, box_width), 1)
+
+
+def resize(images, size, interpolation="bilinear", antialias=False, crop_to_aspect_ratio=False,
+           pad_to_aspect_ratio=False, fill_mode="constant", fill_value=0.0, data_format=None):
+    """Resize images to ``size = (height, width)`` (``keras.ops.image.resize``), differentiable.
+
+    Integer images give float32, except with "nearest", which keeps the dtype
+    (as ``tf.image.resize``).
+
+    Raises:
+        ValueError: an unknown interpolation, a fill_mode other than "constant",
+            both aspect-ratio options, or a bad size.
+    """
+    if interpolation not in INTERPOLATIONS:
+        raise ValueError(f"resize: invalid value for argument `interpolation`. Expected one of {INTERPOLATIONS}. "
+                         f"Received: interpolation={interpolation}")
+    if fill_mode != "constant":
+        raise ValueError(f"resize: only fill_mode='constant' is supported, received fill_mode={fill_mode!r}.")
+    if pad_to_aspect_ratio and crop_to_aspect_ratio:
+        raise ValueError("resize: only one of `pad_to_aspect_ratio` & `crop_to_aspect_ratio` can be True.")
+    if not isinstance(size, (list, tuple)) or len(size) != 2 or any(
+            isinstance(s, bool) or not isinstance(s, (int, numpy.integer)) or s <= 0 for s in size):
+        raise ValueError(f"resize: argument `size` must be two positive ints (height, width), received size={size!r}.")
+    x, restore = images_last("resize", images, data_format)
+    height, width = x.shape[1], x.shape[2]
+    target_height, target_width = int(size[0]), int(size[1])
+    if crop_to_aspect_ratio:
+        crop_height, crop_width = _aspect_box(height, width, target_height, target_width, grow=False)
+        top, left = (height - crop_height) // 2, (width - crop_width) // 2
+        x = x[:, top:top + crop_height, left:left + crop_width, :]
+    elif pad_to_aspect_ratio:
+        pad_height, pad_width = _aspect_box(height, width, target_height, target_width, grow=True)
+        top, left = (pad_height - height) // 2, (pad_width - width) // 2
+        # TensorFlow pads the same amount on both sides (the box can end up an odd pixel smaller).
+        if top > 0:
+            band = full((x.shape[0], top, x.shape[2], x.shape[3]), fill_value, dtype=x.dtype)
+            x = concatenate([band, x, band], axis=1)
+        if left > 0:
+            band = full((x.shape[0], x.shape[1], left, x.shape[3]), fill_value, dtype=x.dtype)
+            x = concatenate([band, x, band], axis=2)
+    if x.dtype.kind != "f" and interpolation != "nearest":
+        x = x.astype("float32")
+    rows = resize_matrix(target_height, x.shape[1], interpolation, antialias)
+    columns = resize_matrix(target_width, x.shape[2], interpolation, antialias)
+    if x.dtype.kind != "f":  # nearest on integers: an exact gather
+        out = x[:, rows.argmax(axis=1)][:, :, columns.argmax(axis=1)]
+    else:
+        out = einsum("ph,nhwc,qw->npqc", rows.astype(x.dtype), x, columns.astype(x.dtype))
+    return restore(out)
+
+
+def _box_arguments(op_name, kind, top, left, bottom, right, target_height, target_width):
+    """Check Keras's box arguments (two of each triple, none negative); return ``names`` to report them by."""
+    names = {"top": f"top_{kind}", "bottom": f"bottom_{kind}", "left": f"left_{kind}", "right": f"right_{kind}",
+             "target_height": "target_height", "target_width": "target_width"}
+    values = {"top": top, "bottom": bottom, "left": left, "right": right, "target_height": target_height,
+              "target_width": target_width}
+    for group in (("top", "bottom", "target_height"), ("left", "right", "target_width")):
+        if [values[name] for name in group].count(None) != 1:
+            raise ValueError(f"{op_name}: must specify exactly two of " + ", ".join(names[n] for n in group)
+                             + ". Received: " + ", ".join(f"{names[n]}={values[n]}" for n in group))
+    for name, value in values.items():
+        if value is not None and value < 0:
+            raise ValueError(f"{op_name}: {names[name]} must be >= 0. Received: {names[name]}={value}")
+
+
+def _check_inferred(op_name, pairs):
+    for name, value in pairs:
+        if value < 0:
+            raise ValueError(f"{op_name}: {name} must be >= 0. Received: {name}={value}")
+
+
+def pad_images(images, top_padding=None, left_padding=None, bottom_padding=None, right_padding=None,
+               target_height=None, target_width=None, data_format=None):
+    """Zero-pad images to a box: give two of (top, bottom, target height) and two of (left, right, target width)."""
+    _box_arguments("pad_images", "padding", top_padding, left_padding, bottom_padding, right_padding,
+                   target_height, target_width)
+    x, restore = images_last("pad_images", images, data_format)
+    height, width = x.shape[1], x.shape[2]
+    top = top_padding if top_padding is not None else target_height - bottom_padding - height
+    bottom = bottom_padding if bottom_padding is not None else target_height - top - height
+    left = left_padding if left_padding is not None else target_width - right_padding - width
+    right = right_padding if right_padding is not None else target_width - left - width
+    _check_inferred("pad_images", (("top_padding", top), ("bottom_padding", bottom), ("left_padding", left),
+                                   ("right_padding", right)))
+    return restore(pad(x, [(0, 0), (top, bottom), (left, right), (0, 0)]))
+
+
+def crop_images(images, top_cropping=None, left_cropping=None, bottom_cropping=None, right_cropping=None,
+                target_height=None, target_width=None, data_format=None):
+    """Crop images to a box: give two of (top, bottom, target height) and two of (left, right, target width)."""
+    _box_arguments("crop_images", "cropping", top_cropping, left_cropping, bottom_cropping, right_cropping,
+                   target_height, target_width)
+    x, restore = images_last("crop_images", images, data_format)
+    height, width = x.shape[1], x.shape[2]
+    top = top_cropping if top_cropping is not None else height - target_height - bottom_cropping
+    box_height = target_height if target_height is not None else height - bottom_cropping - top
+    left = left_cropping if left_cropping is not None else width - target_width - right_cropping
+    box_width = target_width if target_width is not None else width - right_cropping - left
+    _check_inferred("crop_images", (("top_cropping", top), ("target_height", box_height), ("left_cropping", left),
+                                    ("target_width", box_width)))
+    return restore(_slice(x, (0, top, left, 0), (x.shape[0], box_height, box_width, x.shape[3])))
+
+
+SCALE_AND_TRANSLATE_METHODS = {"linear": "linear", "bilinear": "linear", "trilinear": "linear",
+                               "cubic": "cubic", "bicubic": "cubic", "tricubic": "cubic",
+                               "lanczos3": "lanczos3", "lanczos5": "lanczos5"}
+
+
+def scale_and_translate(images, output_shape, scale, translation, spatial_dims, method, antialias=True):
+    """JAX's ``scale_and_translate``: resample ``spatial_dims`` to ``output_shape`` with the given scale
+    and translation per axis (differentiable in ``images``; integers are rounded and clipped back)."""
+    if method not in SCALE_AND_TRANSLATE_METHODS:
+        raise ValueError(f"scale_and_translate: invalid value for argument `method`. Expected one of "
+                         f"{sorted(SCALE_AND_TRANSLATE_METHODS)}. Received: method={method}")
+    from minikeras.ops.array.reshaping import moveaxis
+    from minikeras.ops.core import convert_to_numpy
+
+    x = _as_tensor("scale_and_translate", operand("scale_and_translate", images))
+    scales = numpy.asarray(convert_to_numpy(scale), dtype="float64").reshape(-1)
+    translations = numpy.asarray(convert_to_numpy(translation), dtype="float64").reshape(-1)
+    kernel = KERNELS[SCALE_AND_TRANSLATE_METHODS[method]]
+    integer = x.dtype.kind in "iub"
+    out = x.astype("float32") if integer else x
+    for index, dim in enumerate(spatial_dims):
+        dim = dim % x.ndim
+        weights = kernel_matrix(x.shape[dim], int(output_shape[dim]), scales[index], translations[index], kernel,
+                                antialias).T.astype(out.dtype)
+        out = moveaxis(tensordot(out, weights, axes=([dim], [0])), -1, dim)
+    if integer:
+        from minikeras.ops.math.compare import clip
+        from minikeras.ops.math.rounding import round as _round
+
+        out = clip(_round(out), float(convert_to_numpy(x).min()), float(convert_to_numpy(x).max())).astype(x.dtype)
+    return out

@@ -1,0 +1,168 @@
+"""``keras.ops.nn``'s normalisations and losses as functions: batch_normalization,
+layer_normalization, rms_normalization, normalize, binary/categorical/sparse
+categorical crossentropy, multi_hot, psnr.
+
+Compositions of differentiable ops with Keras's numerics: probabilities are
+clipped to ``[epsilon, 1 - epsilon]`` (``keras.config.epsilon()``), the
+normalisations' default epsilon is that epsilon too, and the ``from_logits``
+paths use the fused softmax/sigmoid crossentropy Functions.
+"""
+
+__all__ = ["batch_normalization", "layer_normalization", "rms_normalization", "normalize", "binary_crossentropy",
+           "categorical_crossentropy", "sparse_categorical_crossentropy", "multi_hot", "psnr"]
+
+import math
+
+from minikeras.backend import keras_helpers
+from minikeras.ops.array.reshaping import reshape, squeeze
+from minikeras.ops.math._elementwise import operand
+from minikeras.ops.math._operands import _as_tensor
+from minikeras.ops.math.compare import clip, maximum, minimum
+from minikeras.ops.math.exp_log import log
+from minikeras.ops.math.powers import rsqrt
+from minikeras.ops.nn import softmax as _softmax
+from minikeras.ops.reduce import max as _max, mean, sum as _sum
+
+
+def _tensor(op_name, x):
+    return _as_tensor(op_name, operand(op_name, x))
+
+
+def _along(vector, axis, ndim):
+    axis = axis % ndim
+    return reshape(vector, tuple(-1 if i == axis else 1 for i in range(ndim)))
+
+
+def batch_normalization(x, mean, variance, axis, offset=None, scale=None, epsilon=1e-3):  # noqa: A002
+    """``(x - mean) / sqrt(variance + epsilon) * scale + offset`` with 1-D statistics along ``axis``."""
+    x = _tensor("batch_normalization", x)
+    mean_t, variance_t = _tensor("batch_normalization", mean), _tensor("batch_normalization", variance)
+    inverse = rsqrt(_along(variance_t, axis, x.ndim) + epsilon)
+    if scale is not None:
+        inverse = inverse * _along(_tensor("batch_normalization", scale), axis, x.ndim)
+    out = (x - _along(mean_t, axis, x.ndim)) * inverse
+    if offset is not None:
+        out = out + _along(_tensor("batch_normalization", offset), axis, x.ndim)
+    return out
+
+
+def _epsilon(epsilon):
+    return keras_helpers.epsilon() if epsilon is None else epsilon
+
+
+def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None, **kwargs):
+    """Normalise over ``axis`` to mean 0 and variance 1, then ``* gamma + beta``.
+
+    ``rms_scaling=True`` (a deprecated Keras keyword) gives RMS normalisation.
+    """
+    if kwargs.pop("rms_scaling", False):
+        return rms_normalization(x, gamma, axis, epsilon)
+    if kwargs:
+        raise TypeError(f"layer_normalization: unexpected keyword arguments {sorted(kwargs)}.")
+    x = _tensor("layer_normalization", x)
+    if x.dtype.kind != "f":
+        x = x.astype("float32")
+    center = mean(x, axis, True)
+    centered = x - center
+    out = centered * rsqrt(mean(centered * centered, axis, True) + _epsilon(epsilon))
+    if gamma is not None:
+        out = out * _tensor("layer_normalization", gamma)
+    if beta is not None:
+        out = out + _tensor("layer_normalization", beta)
+    return out
+
+
+def rms_normalization(x, scale=None, axis=-1, epsilon=None):
+    """``x / sqrt(mean(x**2 over axis) + epsilon) * scale``."""
+    x = _tensor("rms_normalization", x)
+    if x.dtype.kind != "f":
+        x = x.astype("float32")
+    out = x * rsqrt(mean(x * x, axis, True) + _epsilon(epsilon))
+    return out * _tensor("rms_normalization", scale) if scale is not None else out
+
+
+def normalize(x, axis=-1, order=2, epsilon=None):
+    """``x`` divided by its ``order``-norm over ``axis`` (the norm floored at ``epsilon``)."""
+    x = _tensor("normalize", x)
+    epsilon = _epsilon(epsilon)
+    if order == 2:
+        inverse = minimum(rsqrt(_sum(x * x, axis, True)), 1.0 / epsilon)
+        return x * inverse
+    from minikeras.ops.math.linalg import norm
+
+    return x / maximum(norm(x, ord=order, axis=axis, keepdims=True), epsilon)
+
+
+def binary_crossentropy(target, output, from_logits=False):
+    """Elementwise binary crossentropy (probabilities clipped to ``[eps, 1 - eps]``, as Keras)."""
+    target, output = _tensor("binary_crossentropy", target), _tensor("binary_crossentropy", output)
+    if target.shape != output.shape:
+        raise ValueError(f"binary_crossentropy: target and output must have the same shape, received "
+                         f"{target.shape} and {output.shape}.")
+    if from_logits:
+        return _softmax.sigmoid_cross_entropy(output, target)
+    eps = keras_helpers.epsilon()
+    output = clip(output, eps, 1.0 - eps)
+    return -(target * log(output) + (1 - target) * log(1 - output))
+
+
+def categorical_crossentropy(target, output, from_logits=False, axis=-1):
+    """Crossentropy over ``axis`` (probabilities renormalised and clipped, as Keras)."""
+    target, output = _tensor("categorical_crossentropy", target), _tensor("categorical_crossentropy", output)
+    if target.shape != output.shape:
+        raise ValueError(f"categorical_crossentropy: target and output must have the same shape, received "
+                         f"{target.shape} and {output.shape}.")
+    if from_logits:
+        return _softmax.softmax_cross_entropy(output, target, axis=axis)
+    eps = keras_helpers.epsilon()
+    output = clip(output / _sum(output, axis, True), eps, 1.0 - eps)
+    return -_sum(target * log(output), axis)
+
+
+def sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1):
+    """Crossentropy with integer class ids in ``target`` (class axis ``axis`` of ``output``)."""
+    from minikeras.ops.keras_names import one_hot
+
+    target, output = _tensor("sparse_categorical_crossentropy", target), _tensor(
+        "sparse_categorical_crossentropy", output)
+    if target.ndim == output.ndim and target.shape[-1] == 1:
+        target = squeeze(target, -1)
+    if axis not in (-1, output.ndim - 1):
+        from minikeras.ops.array.reshaping import moveaxis
+
+        output = moveaxis(output, axis, -1)
+    if from_logits:
+        return _softmax.sparse_softmax_cross_entropy(output, target.astype("int64"))
+    labels = one_hot(target.astype("int64"), output.shape[-1], dtype=str(output.dtype))
+    return categorical_crossentropy(labels, output, False, -1)
+
+
+def multi_hot(inputs, num_classes=None, axis=-1, dtype=None, sparse=False, **kwargs):
+    """Multi-hot encode integer ids: a 1 for each class present in each row (1-D input: one row)."""
+    from minikeras.ops.keras_names import one_hot
+
+    num_classes = kwargs.pop("num_tokens", num_classes)
+    if kwargs:
+        raise TypeError(f"multi_hot: unexpected keyword arguments {sorted(kwargs)}.")
+    if sparse:
+        raise ValueError("multi_hot: sparse=True is not supported (minikeras has no sparse tensors).")
+    if num_classes is None:
+        raise ValueError("multi_hot expects num_classes.")
+    inputs = _tensor("multi_hot", inputs)
+    encoded = one_hot(inputs, num_classes, axis=-1, dtype=dtype or "float32")
+    reduced = _max(encoded, -2) if inputs.ndim > 1 else _max(encoded, 0)
+    if axis != -1 and reduced.ndim > 1:
+        from minikeras.ops.array.reshaping import moveaxis
+
+        reduced = moveaxis(reduced, -1, axis)
+    return reduced
+
+
+def psnr(x1, x2, max_val):
+    """Peak signal-to-noise ratio ``20 log10(max_val) - 10 log10(mse)`` over all elements."""
+    x1, x2 = _tensor("psnr", x1), _tensor("psnr", x2)
+    if x1.shape != x2.shape:
+        raise ValueError(f"psnr: the inputs must have the same shape, received {x1.shape} and {x2.shape}.")
+    difference = x1 - x2
+    mse = mean(difference * difference)
+    return 20 * math.log10(max_val) - 10 * log(mse) * (1 / math.log(10))
