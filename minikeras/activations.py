@@ -221,10 +221,11 @@ def get(identifier):
         if isinstance(identifier, dict):
             identifier = identifier.get("name")
     if isinstance(identifier, str):
-        try:
-            return _KNOWN[identifier]
-        except KeyError:
-            raise ValueError(f"Unknown activation '{identifier}'. Known activations: {sorted(_KNOWN)}.") from None
+        found = _KNOWN.get(identifier) or _registered(identifier)
+        if found is None:
+            raise ValueError(f"Unknown activation '{identifier}'. Known activations: {sorted(_KNOWN)}; a function "
+                             "of yours needs register_keras_serializable() or custom_objects.") from None
+        return found
     if callable(identifier):
         return _op_equivalents().get(identifier, identifier)
     raise ValueError(
@@ -232,11 +233,24 @@ def get(identifier):
     )
 
 
+def _registered(name):
+    """A user function known by ``name``: registered with
+    ``register_keras_serializable`` (as ``name`` or ``"package>name"``), in
+    ``get_custom_objects()``, or in an active ``custom_object_scope`` (which
+    ``load_model`` opens with its ``custom_objects``); None otherwise."""
+    from minikeras.saving import _safety
+
+    found = _safety.registered_objects().get(name)
+    return found if callable(found) and not isinstance(found, type) else None
+
+
 def serialize(activation):
     """The name of an activation function (``swish`` gives ``"silu"``).
 
-    A user function serialises to its ``__name__``; load it back with
-    ``deserialize(name, custom_objects={name: fn})``.
+    A user function serialises to its registered name (``"package>name"``)
+    when it was registered with ``register_keras_serializable``, as Keras
+    writes it, else to its ``__name__``; load that back with
+    ``custom_objects={name: fn}``.
     """
     activation = get(activation)
     for name, fn in _FUNCTIONS.items():
@@ -245,7 +259,9 @@ def serialize(activation):
     name = getattr(activation, "__name__", None)
     if name is None:
         raise ValueError(f"Cannot serialize activation {activation!r}: it has no name.")
-    return name
+    from minikeras.saving import _safety
+
+    return _safety.registered_name(activation) or name
 
 
 def deserialize(name, custom_objects=None):

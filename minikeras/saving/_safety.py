@@ -130,6 +130,15 @@ def register_keras_serializable(package="Custom", name=None):
     return decorate
 
 
+def registered_name(obj):
+    """``"package>name"`` for an object registered with
+    register_keras_serializable, else None."""
+    try:
+        return _REGISTERED_NAMES.get(obj)
+    except TypeError:  # unhashable
+        return None
+
+
 def registered_objects():
     """A copy of ``{name: object}`` registered with register_keras_serializable
     (or added to ``get_custom_objects()``), with the objects of the active

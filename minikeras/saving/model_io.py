@@ -40,7 +40,7 @@ import warnings
 
 import h5py
 
-from minikeras.saving import _safety, hdf5_format, keras_compile, keras_weights_h5, keras_zip, legacy_h5
+from minikeras.saving import _safety, hdf5_format, keras_compile, keras_weights_h5, keras_zip, legacy_h5, object_registration
 from minikeras.saving.atomic import atomic_write
 
 _FORMAT_VERSION = "1"
@@ -150,7 +150,9 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True,  # n
             and points to ``custom_objects``), or weights that do not fit.
     """
     source = hdf5_format.describe(filepath)
-    with _safety.load_errors(source):
+    # custom_objects also resolve names met deep in configs (an activation=)
+    # while the model is rebuilt, as inside Keras's custom_object_scope.
+    with _safety.load_errors(source), object_registration.custom_object_scope(custom_objects):
         if not isinstance(filepath, (h5py.Group, h5py.File)) and keras_zip.is_keras_zip(os.fspath(filepath)):
             return keras_zip.load_model(os.fspath(filepath), custom_objects, compile, safe_mode, source, max_bytes)
         with hdf5_format.open_for_reading(filepath) as handle:

@@ -58,11 +58,7 @@ custom_object_scope = CustomObjectScope
 def get_registered_name(obj):
     """``"package>name"`` for an object registered with
     ``register_keras_serializable``, otherwise its ``__name__``."""
-    try:
-        registered = _safety._REGISTERED_NAMES.get(obj)
-    except TypeError:  # unhashable
-        registered = None
-    return registered or obj.__name__
+    return _safety.registered_name(obj) or obj.__name__
 
 
 def get_registered_object(name, custom_objects=None, module_objects=None):
