@@ -88,10 +88,9 @@ class KerasFileEditor:
             from minikeras.saving.keras_zip import CONFIG, METADATA, WEIGHTS, read_member, weights_limit
 
             with zipfile.ZipFile(self.filepath) as archive:
-                self.config = json.loads(read_member(archive, CONFIG, source, 64 * 2**20, "a model config"))
-                self.metadata = json.loads(read_member(archive, METADATA, source, 2**20, "metadata"))
-                handle = io.BytesIO(read_member(archive, WEIGHTS, source, weights_limit(_safety.DEFAULT_MAX_BYTES),
-                                                "weights"))
+                self.config = json.loads(read_member(archive, CONFIG, source, 64 * 2**20, "a model config").getvalue())
+                self.metadata = json.loads(read_member(archive, METADATA, source, 2**20, "metadata").getvalue())
+                handle = read_member(archive, WEIGHTS, source, weights_limit(_safety.DEFAULT_MAX_BYTES), "weights")
         elif self.filepath.endswith(".weights.h5"):
             handle = self.filepath
         else:
