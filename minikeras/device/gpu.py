@@ -44,6 +44,7 @@ import contextlib
 import numpy
 
 from minikeras.device.device import Device
+from minikeras.device import cuda_errors
 from minikeras.errors import ResourceExhaustedError
 
 
@@ -79,6 +80,8 @@ class GpuDevice(Device):
             raise ResourceExhaustedError(
                 self.canonical, getattr(error, "size", 0) or 0, self.memory.current, self.memory.limit
             ) from None
+        except Exception:  # noqa: BLE001  (CUDA errors of work outside an op: cuda_errors.py)
+            cuda_errors.reraise(self)
 
     def synchronize(self):
         self.stats.host_syncs += 1

@@ -34,6 +34,10 @@ class LossContainer:
         self.has_losses = any(item is not None for item in self.losses)
         self.metrics = [Mean(name=f"{name}_loss") for name, item in zip(output_names, self.losses)
                         if item is not None] if len(output_names) > 1 else []
+        if isinstance(loss_weights, (list, tuple)) and len(output_names) == 1:  # one weight per output
+            if len(loss_weights) != 1:
+                raise ValueError(f"compile: loss_weights has {len(loss_weights)} entries but the model has 1 output.")
+            loss_weights = loss_weights[0]
         weights = _per_output(loss_weights, output_names, "loss_weights") if loss_weights is not None else None
         self.weights = [1.0 if w is None else float(w) for w in weights] if weights else [1.0] * len(output_names)
         self.loss_specs = [loss] if not isinstance(loss, (list, dict)) else loss

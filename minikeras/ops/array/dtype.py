@@ -2,11 +2,10 @@
 
 __all__ = ["cast"]
 
-import numpy
 
 from minikeras.autograd import Function, Tensor, no_grad
 from minikeras.ops.math._operands import _as_tensor
-from minikeras.utils.argument_validation import check_dtype
+from minikeras.utils.argument_validation import validate_dtype
 
 
 class Cast(Function):
@@ -27,11 +26,7 @@ def cast(x, dtype):
     """``x`` converted to ``dtype``. The gradient is cast back to the input's
     dtype; casting to an integer or bool dtype cuts the gradient."""
     x = _as_tensor("cast", x)
-    try:
-        dtype = numpy.dtype(dtype)
-    except TypeError:
-        raise TypeError(f"cast: {dtype!r} is not a dtype.") from None
-    check_dtype("cast", dtype)
+    dtype = validate_dtype("cast", dtype)
     if dtype.kind not in "fc" and isinstance(x, Tensor) and x.requires_grad:
         with no_grad():
             return Cast(dtype).apply(x)
