@@ -1,8 +1,8 @@
 """Errors an op's array work raises, as the library's own, naming the op and the device.
 
-Called at the one place every op's work runs, ``Function.apply`` (and
-``backward`` in the engine, and the creation ops), through
-:func:`translated`. What it turns:
+Called where every op's work runs: ``Function.apply`` and the engine's
+``backward`` (through :func:`reraise`, free on the path without errors) and
+the creation ops (the :func:`translated` context). What it turns:
 
 - an allocation the host cannot make (NumPy's ``MemoryError``, or its
   ``ValueError`` "array is too big" for a size no machine has), e.g.
@@ -37,7 +37,7 @@ def translate(error, device, op_name=None):
     if isinstance(error, (ResourceExhaustedError, DeviceError)):
         return None
     too_big = isinstance(error, ValueError) and any(text in str(error).lower() for text in _TOO_BIG)
-    if isinstance(error, MemoryError) and cuda_errors.component(error) is None or too_big:
+    if (isinstance(error, MemoryError) and cuda_errors.component(error) is None) or too_big:
         where = f"{op_name}" if op_name else "an allocation"
         memory = getattr(device, "memory", None)
         return ResourceExhaustedError(
