@@ -27,3 +27,29 @@ class ResourceExhaustedError(RuntimeError):
         if detail:
             message += " " + detail
         super().__init__(message)
+
+
+class DeviceError(RuntimeError):
+    """A device failed while running an op: a CUDA library (cuBLAS, the CUDA
+    runtime or driver, NVRTC compiling a kernel) reported an error.
+
+    Like TensorFlow's ``InternalError`` for a failed GPU kernel, but the
+    message names the device, the op and what to try. The CuPy error is the
+    ``__cause__``.
+
+    Attributes:
+        device: canonical name of the logical device, e.g. ``/device:GPU:0``.
+        op: the op that was running (None outside an op).
+        component: the CUDA component that failed (``"cuBLAS"``, ``"CUDA runtime"``...).
+        status: its status code, if it has one.
+    """
+
+    def __init__(self, device, op, component, status, message):
+        self.device, self.op, self.component, self.status = device, op, component, status
+        super().__init__(message)
+
+
+class WorkerDiedError(RuntimeError):
+    """A worker process loading a PyDataset's batches died (killed by the
+    system, or crashed in native code). The message names the dataset class
+    and the batch being loaded; the pool's BrokenProcessPool is the cause."""

@@ -1,6 +1,7 @@
 """Reverse-mode differentiation: walk the graph once, in reverse topological
 order, and accumulate gradients into the leaves' ``.grad``."""
 from minikeras.autograd.tensor import from_array
+from minikeras.device import op_errors
 
 
 def _topological_order(root):
@@ -92,7 +93,10 @@ def backward(tensor, gradient=None, retain_graph=False):
         with device.activate():
             if len(grad_outputs) > 1 and any(grad is None for grad in grad_outputs):
                 grad_outputs = _fill_missing(function, grad_outputs)
-            grad_inputs = function.backward(*grad_outputs)
+            try:
+                grad_inputs = function.backward(*grad_outputs)
+            except Exception:  # noqa: BLE001  (a host/GPU failure becomes the library's error)
+                op_errors.reraise(device, f"the gradient of {function.name}")
         if type(grad_inputs) is not tuple:
             grad_inputs = tuple(grad_inputs) if type(grad_inputs) is list else (grad_inputs,)
         for parent, grad_input, shape in zip(function._parents, grad_inputs, function._input_shapes):

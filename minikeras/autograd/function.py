@@ -16,7 +16,7 @@ from minikeras import backend
 from minikeras.autograd import autocast as _autocast
 from minikeras.autograd.grad_mode import is_grad_enabled
 from minikeras.autograd.tensor import Tensor, from_array
-from minikeras.device import registry
+from minikeras.device import op_errors, registry
 from minikeras.device.scope import current_scope_device
 
 _ndarray = numpy.ndarray
@@ -96,7 +96,10 @@ class Function:
         if registry.get_log_device_placement():
             registry.log_placement(self.name, device)
         with device.activate():
-            outputs = self.forward(*arrays)
+            try:
+                outputs = self.forward(*arrays)
+            except Exception:  # noqa: BLE001  (a host/GPU failure becomes the library's error)
+                op_errors.reraise(device, self.name)
             if type(outputs) is not _ndarray and type(outputs) is not tuple:
                 outputs = _as_array(outputs, device)
             elif type(outputs) is tuple:

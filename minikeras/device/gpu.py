@@ -65,6 +65,7 @@ import numpy
 
 from minikeras.device import scatter
 from minikeras.device.device import Device
+from minikeras.device import cuda_errors
 from minikeras.errors import ResourceExhaustedError
 
 
@@ -102,6 +103,8 @@ class GpuDevice(Device):
             raise ResourceExhaustedError(
                 self.canonical, getattr(error, "size", 0) or 0, self.memory.current, self.memory.limit
             ) from None
+        except Exception:  # noqa: BLE001  (CUDA errors of work outside an op: cuda_errors.py)
+            cuda_errors.reraise(self)
 
     def synchronize(self):
         self.stats.host_syncs += 1

@@ -52,6 +52,38 @@ from minikeras.utils import data_adapter
 _LOCAL_RANK_VARIABLES = ("MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID")
 
 
+def _end_job(group):
+    """``MPI_Abort``: the launcher kills every process at once."""
+    # Give its I/O forwarding a moment to pass the message on first (under
+    # load, hydra sometimes dropped it: the job then ended with no word of why).
+    sys.stderr.flush()
+    time.sleep(_ABORT_GRACE_SECONDS)
+    group.abort(1)
+
+
+_hooked_groups = []
+
+
+def _abort_on_uncaught_exceptions(group):
+    """From now on, an exception that ends this worker's script (raised outside
+    fit/evaluate/predict: loading data, between two fits) prints its traceback
+    and ends the whole job, instead of leaving the other workers waiting for
+    the collective timeout. Installed once per process, chained to the
+    previous ``sys.excepthook``."""
+    if _hooked_groups:
+        return
+    _hooked_groups.append(group)
+    previous = sys.excepthook
+
+    def hook(kind, error, trace):
+        previous(kind, error, trace)  # the traceback, as Python prints it
+        sys.stderr.write(f"minikeras: worker {group.rank} of {group.size} failed outside fit; ending the job "
+                         f"(abort_on_error=True): {kind.__name__}: {error}\n")
+        _end_job(group)
+
+    sys.excepthook = hook
+
+
 def _local_rank(group):
     for variable in _LOCAL_RANK_VARIABLES:
         if os.environ.get(variable, "").isdigit():
@@ -117,6 +149,8 @@ class MultiWorkerMirroredModel(MirroredModel):
         self.chief_only_output = bool(chief_only_output)
         self.abort_on_error = bool(abort_on_error)
         self._synced_optimizer = None
+        if self.abort_on_error and self._group.size > 1:
+            _abort_on_uncaught_exceptions(self._group)
         with self._guard():
             devices = _default_devices(self._group) if devices is None else devices
             if isinstance(devices, (str,)) or not isinstance(devices, (list, tuple)):
@@ -157,12 +191,7 @@ class MultiWorkerMirroredModel(MirroredModel):
                              f"(abort_on_error=True): {type(error).__name__}: {error}\n")
             traceback.print_exc(file=sys.stderr)
             sys.stderr.flush()
-            # MPI_Abort makes the launcher kill every process at once; give
-            # its I/O forwarding a moment to pass this message on first
-            # (under load, hydra sometimes dropped it: the job then ended
-            # with no word of why).
-            time.sleep(_ABORT_GRACE_SECONDS)
-            self._group.abort(1)
+            _end_job(self._group)
             raise
 
     # ------------------------------------------------------------ replicas

@@ -12,6 +12,7 @@ from minikeras.autograd import Tensor, no_grad
 from minikeras.layers.base import Layer, _context
 from minikeras.layers.keras_mask import get_keras_mask, set_keras_mask
 from minikeras.layers.rnn_state import PROBING
+from minikeras.utils.argument_validation import is_int
 from minikeras.utils.nest import flatten as _flatten
 from minikeras.utils.nest import map_structure as _map
 
@@ -84,6 +85,7 @@ class InputLayer(Layer):
             if input_shape is None:
                 raise ValueError("InputLayer needs input_shape (without the batch axis) or batch_input_shape.")
             batch_input_shape = (batch_size,) + tuple(input_shape)
+        _check_batch_shape(name, batch_input_shape)
         text = is_string_dtype(dtype)
         super().__init__(name=name, dtype="float32" if text else dtype or "float32",
                          batch_input_shape=batch_input_shape, **kwargs)
@@ -100,6 +102,16 @@ class InputLayer(Layer):
 
     def get_config(self):
         return {"batch_input_shape": list(self._batch_input_shape), "dtype": self._input_dtype, "name": self.name}
+
+
+def _check_batch_shape(name, batch_input_shape):
+    """Sizes are ints >= 0 or None (a file may say otherwise)."""
+    valid = isinstance(batch_input_shape, (list, tuple)) and all(
+        size is None or (is_int(size) and size >= 0) for size in batch_input_shape)
+    if not valid:
+        label = f"InputLayer {name!r}" if name else "InputLayer"
+        raise ValueError(f"{label}: the batch shape must be a list of sizes (ints >= 0, or None), "
+                         f"received {batch_input_shape!r}.")
 
 
 def Input(shape=None, batch_size=None, name=None, dtype="float32", batch_shape=None):  # noqa: N802  (Keras name)

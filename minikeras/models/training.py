@@ -16,9 +16,9 @@ from minikeras.autograd import Tensor, no_grad
 from minikeras.callbacks import CallbackList, History, ProgbarLogger
 from minikeras.device import to_host
 from minikeras.models.running_logs import LazyLogs
+from minikeras.models import training_arguments
 from minikeras.models.steps import TrainingSteps, flatten_logs
 from minikeras.utils import data_adapter
-from minikeras.utils.argument_validation import is_int, validate_int
 from minikeras.utils.packing import pack_x_y_sample_weight
 from minikeras.utils.traceback_utils import filter_traceback
 
@@ -81,6 +81,8 @@ class Trainer(TrainingSteps):
         from minikeras import metrics as metrics_module
         from minikeras import optimizers
 
+        training_arguments.check_compile(loss_weights, metrics, weighted_metrics, run_eagerly, steps_per_execution,
+                                         jit_compile)
         self.optimizer = optimizers.get(optimizer)
         if (auto_scale_loss and self.dtype_policy.name == "mixed_float16" and self.optimizer is not None
                 and not isinstance(self.optimizer, optimizers.LossScaleOptimizer)):
@@ -123,12 +125,13 @@ class Trainer(TrainingSteps):
             steps_per_epoch=None, validation_steps=None, validation_batch_size=None, validation_freq=1):
         """Train for ``epochs`` epochs, like ``keras.Model.fit``; returns History."""
         self._check_compiled("fit")
-        verbose = 1 if verbose == "auto" else int(verbose)
-        if not is_int(epochs) or epochs < 0:
-            raise ValueError(f"epochs must be a non-negative int, received {epochs!r}.")
+        if self.optimizer is None:
+            raise ValueError("fit: the model was compiled without an optimizer (optimizer=None); compile it with "
+                             "one, e.g. model.compile(optimizer='adam', loss=...).")
+        verbose = training_arguments.check_fit(batch_size, epochs, verbose, shuffle, class_weight, validation_split,
+                                               initial_epoch, steps_per_epoch, validation_steps,
+                                               validation_batch_size, validation_freq)
         epochs = _capped_epochs(epochs)
-        if steps_per_epoch is not None:
-            validate_int("fit", "steps_per_epoch", steps_per_epoch, minimum=1)
         if validation_split and data_adapter.is_batch_source(x):
             raise ValueError("validation_split is only supported for array inputs, not generators or Sequences.")
         if class_weight is not None and y is not None:
@@ -220,9 +223,7 @@ class Trainer(TrainingSteps):
         """Loss and metrics on the data; a scalar, a list (in ``metrics``
         order: loss first), or a dict."""
         self._check_compiled("evaluate")
-        if steps is not None:
-            validate_int("evaluate", "steps", steps, minimum=1)
-        verbose = 1 if verbose == "auto" else int(verbose)
+        verbose = training_arguments.check_evaluate(batch_size, verbose, steps, return_dict)
         data = data_adapter.make_data(x, y, sample_weight, batch_size, False, steps)
         callback_list = _callback_list(callbacks, self, verbose, epochs=1, steps=data.steps)
         logs = self._run_evaluation(lambda: data, callback_list)
@@ -233,7 +234,7 @@ class Trainer(TrainingSteps):
     @_in_run_context
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         """Model outputs for ``x`` as NumPy arrays (a list for several outputs)."""
-        verbose = 1 if verbose == "auto" else int(verbose)
+        verbose = training_arguments.check_predict(batch_size, verbose, steps)
         data = data_adapter.make_data(x, None, None, batch_size, False, steps)
         callback_list = _callback_list(callbacks, self, verbose, epochs=1, steps=data.steps)
         callback_list.on_predict_begin()

@@ -1,5 +1,5 @@
 """Argument checks shared by the ops, raising the library's own errors."""
-import numpy
+from minikeras.utils.argument_validation import is_int
 
 
 def shape_of(value):
@@ -26,10 +26,16 @@ def normalize_axis(op_name, axis, ndim):
     """Return ``axis`` as a sorted tuple of non-negative ints (None -> all)."""
     if axis is None:
         return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, (int, numpy.integer)) else tuple(axis)
+    if is_int(axis):
+        axes = (axis,)
+    elif isinstance(axis, (tuple, list)):
+        axes = tuple(axis)
+    else:  # a bool is no axis (True is not "axis 1"), nor a float or a string
+        raise TypeError(f"{op_name}: axis must be an int or a tuple of ints, received "
+                        f"{type(axis).__name__} {axis!r}.")
     result = []
     for a in axes:
-        if not isinstance(a, (int, numpy.integer)):
+        if not is_int(a):
             raise TypeError(f"{op_name}: axis must be an int or a tuple of ints, received {axis!r}.")
         if not -ndim <= a < ndim:
             raise ValueError(f"{op_name}: axis {a} is out of range for a tensor with {ndim} dimensions.")

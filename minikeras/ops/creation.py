@@ -7,7 +7,9 @@ import numpy
 from minikeras.autograd import Tensor
 from minikeras.autograd.tensor import from_array
 from minikeras.device import get_device, placement_device
-from minikeras.utils.argument_validation import check_dtype, is_int, validate_number, validate_shape, validate_tensor_input
+from minikeras.device import op_errors
+from minikeras.utils.argument_validation import (is_int, validate_dtype, validate_flag, validate_number, validate_shape,
+                                                 validate_tensor_input)
 
 
 def _target(device):
@@ -16,12 +18,9 @@ def _target(device):
 
 def _make(op_name, builder, dtype, device, requires_grad=False):
     target = _target(device)
-    try:
-        dtype = numpy.dtype(dtype or "float32")
-    except TypeError:
-        raise TypeError(f"{op_name}: {dtype!r} is not a dtype.") from None
-    dtype = check_dtype(op_name, dtype)
-    with target.activate():
+    dtype = validate_dtype(op_name, "float32" if dtype is None else dtype)
+    requires_grad = validate_flag(op_name, "requires_grad", requires_grad)
+    with target.activate(), op_errors.translated(target, op_name):
         data = builder(target.xp, dtype)
     if requires_grad:
         return Tensor(data, requires_grad=True, device=target)
@@ -73,13 +72,15 @@ def eye(n, m=None, dtype="float32", device=None):
 def zeros_like(x, dtype=None, device=None):
     """Zeros with ``x``'s shape, dtype and device (unless given)."""
     x = _like("zeros_like", x)
-    return zeros(x.shape, dtype or x.dtype, device or getattr(x, "device", None))
+    dtype = x.dtype if dtype is None else validate_dtype("zeros_like", dtype)
+    return zeros(x.shape, dtype, device or getattr(x, "device", None))
 
 
 def ones_like(x, dtype=None, device=None):
     """Ones with ``x``'s shape, dtype and device (unless given)."""
     x = _like("ones_like", x)
-    return ones(x.shape, dtype or x.dtype, device or getattr(x, "device", None))
+    dtype = x.dtype if dtype is None else validate_dtype("ones_like", dtype)
+    return ones(x.shape, dtype, device or getattr(x, "device", None))
 
 
 def _like(op_name, x):

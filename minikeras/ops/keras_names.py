@@ -16,6 +16,7 @@ import numpy
 
 from minikeras.autograd import Tensor
 from minikeras.ops.nn import embedding as _embedding
+from minikeras.utils.argument_validation import validate_dtype, validate_flag
 
 
 def shape(x):
@@ -51,20 +52,24 @@ def one_hot(x, num_classes=None, axis=-1, dtype=None, sparse=False, depth=None):
     Raises:
         ValueError: no ``num_classes``, both spellings given, or ``sparse=True``.
     """
-    if sparse:
+    if validate_flag("one_hot", "sparse", sparse):
         raise ValueError("one_hot: sparse=True is not supported (minikeras has no sparse tensors).")
     if num_classes is None and depth is None:
         raise ValueError("one_hot expects num_classes, received none.")
     if num_classes is not None and depth is not None and num_classes != depth:
         raise ValueError(f"one_hot: received num_classes={num_classes!r} and depth={depth!r}; give one.")
     if not isinstance(x, Tensor) and not hasattr(x, "dtype"):
-        kind = numpy.asarray(x).dtype.kind
-        if kind not in "iuf":
+        try:
+            host = numpy.asarray(x)
+        except ValueError:  # a ragged list
+            raise ValueError(f"one_hot: indices must be a Tensor, an array or a (rectangular) list of ints, "
+                             f"received a ragged {type(x).__name__}.") from None
+        if host.dtype.kind not in "iuf":
             raise TypeError(f"one_hot: indices must be a Tensor, an array or a list of ints, "
-                            f"received {type(x).__name__} of dtype {numpy.asarray(x).dtype}.")
+                            f"received {type(x).__name__} of dtype {host.dtype}.")
         x = convert_to_tensor(x)
     return _embedding.one_hot(x, num_classes if num_classes is not None else depth,
-                              dtype=dtype or "float32", axis=axis)
+                              dtype="float32" if dtype is None else dtype, axis=axis)
 
 
 def convert_to_tensor(x, dtype=None, sparse=None):
@@ -82,12 +87,18 @@ def convert_to_tensor(x, dtype=None, sparse=None):
     Raises:
         ValueError: ``sparse=True``, or ``x`` is not numeric.
     """
-    if sparse:
+    if sparse is not None and validate_flag("convert_to_tensor", "sparse", sparse):
         raise ValueError("convert_to_tensor: sparse=True is not supported (minikeras has no sparse tensors).")
+    if dtype is not None:
+        dtype = validate_dtype("convert_to_tensor", dtype)
     if isinstance(x, Tensor):
         return x if dtype is None or x.dtype == numpy.dtype(dtype) else x.astype(dtype)
     if dtype is None and not hasattr(x, "dtype"):
-        kind = numpy.asarray(x).dtype.kind
+        try:
+            kind = numpy.asarray(x).dtype.kind
+        except ValueError:  # a ragged list
+            raise ValueError(f"convert_to_tensor expects numbers in a rectangular nesting, received a ragged "
+                             f"{type(x).__name__}.") from None
         if kind == "f":
             dtype = "float32"
         elif kind in "iu":

@@ -26,6 +26,8 @@ import numpy
 from minikeras.autograd import Function
 from minikeras.ops._checks import normalize_axis, shape_of
 from minikeras.ops._promotion import sum_dtype
+
+from minikeras.utils.argument_validation import is_int, validate_flag
 from minikeras.ops.math.unary import _as_tensor, _float_array
 
 
@@ -71,7 +73,7 @@ class Mean(Function):
 def sum(x, axis=None, keepdims=False):  # noqa: A001  (keras.ops name)
     """Sum over ``axis`` (int, tuple, or None for all)."""
     x = _as_tensor("sum", x)
-    axes = _reduced_axes("sum", x, axis)
+    axes = _reduced_axes("sum", x, axis, keepdims=keepdims)
     return Sum(axes, keepdims).apply(x)
 
 
@@ -79,16 +81,18 @@ def mean(x, axis=None, keepdims=False):
     """Mean over ``axis`` (int, tuple, or None for all); integers give float32."""
     x = _as_tensor("mean", x)
     shape = shape_of(x)
-    axes = _reduced_axes("mean", x, axis)
+    axes = _reduced_axes("mean", x, axis, keepdims=keepdims)
     for a in axes:
         if shape[a] == 0:
             raise ValueError(f"mean: cannot average over axis {a} of size 0 (shape {shape}).")
     return Mean(axes, keepdims).apply(x)
 
 
-def _reduced_axes(op_name, x, axis, allow_empty=True):
+def _reduced_axes(op_name, x, axis, allow_empty=True, keepdims=False):
     """Normalize ``axis`` for ``x``; with ``allow_empty=False`` refuse to
-    reduce over an axis of size 0 (a max of nothing is undefined)."""
+    reduce over an axis of size 0 (a max of nothing is undefined). Every
+    reduction passes its ``keepdims`` through here to have it checked."""
+    validate_flag(op_name, "keepdims", keepdims)
     shape = shape_of(x)
     if not shape and axis is not None and axis != ():
         # normalize_axis lets axis 0 through for a 0-d tensor; NumPy does not.
@@ -152,7 +156,7 @@ def max(x, axis=None, keepdims=False):  # noqa: A001  (keras.ops name)
         ValueError: an axis is out of range, or a reduced axis has size 0.
     """
     x = _as_tensor("max", x)
-    return Extreme(_reduced_axes("max", x, axis, allow_empty=False), keepdims, True).apply(x)
+    return Extreme(_reduced_axes("max", x, axis, allow_empty=False, keepdims=keepdims), keepdims, True).apply(x)
 
 
 def min(x, axis=None, keepdims=False):  # noqa: A001  (keras.ops name)
@@ -162,7 +166,7 @@ def min(x, axis=None, keepdims=False):  # noqa: A001  (keras.ops name)
         ValueError: an axis is out of range, or a reduced axis has size 0.
     """
     x = _as_tensor("min", x)
-    return Extreme(_reduced_axes("min", x, axis, allow_empty=False), keepdims, False).apply(x)
+    return Extreme(_reduced_axes("min", x, axis, allow_empty=False, keepdims=keepdims), keepdims, False).apply(x)
 
 
 # ----------------------------------------------------------------------- prod
@@ -209,7 +213,7 @@ def prod(x, axis=None, keepdims=False):
     or more all get 0.
     """
     x = _as_tensor("prod", x)
-    return Prod(_reduced_axes("prod", x, axis), keepdims).apply(x)
+    return Prod(_reduced_axes("prod", x, axis, keepdims=keepdims), keepdims).apply(x)
 
 
 # ------------------------------------------------------------------ var, std
@@ -251,7 +255,7 @@ class Moment(Function):
 def _moment(op_name, x, axis, keepdims, root):
     # The real formula mean((x - mean)^2) gives complex garbage for complex x.
     x = _as_tensor(op_name, x, allow_complex=False)
-    axes = _reduced_axes(op_name, x, axis)
+    axes = _reduced_axes(op_name, x, axis, keepdims=keepdims)
     shape = shape_of(x)
     if _count(shape, axes) == 0:
         raise ValueError(f"{op_name}: cannot compute over an empty set of elements (shape {shape}, axis {axis}).")
@@ -317,7 +321,7 @@ def logsumexp(x, axis=None, keepdims=False):
         ValueError: an axis is out of range, or a reduced axis has size 0.
     """
     x = _as_tensor("logsumexp", x)
-    return LogSumExp(_reduced_axes("logsumexp", x, axis, allow_empty=False), keepdims).apply(x)
+    return LogSumExp(_reduced_axes("logsumexp", x, axis, allow_empty=False, keepdims=keepdims), keepdims).apply(x)
 
 
 # -------------------------------------------------------------- argmax/argmin
@@ -340,10 +344,11 @@ class ArgExtreme(Function):
 def _arg_extreme(op_name, x, axis, keepdims, largest):
     x = _as_tensor(op_name, x)
     shape = shape_of(x)
+    validate_flag(op_name, "keepdims", keepdims)
     if axis is not None:
-        if not isinstance(axis, (int, numpy.integer)):
+        if not is_int(axis):
             raise TypeError(f"{op_name}: axis must be an int or None, received {axis!r}.")
-        (axis,) = _reduced_axes(op_name, x, axis)
+        (axis,) = _reduced_axes(op_name, x, axis, keepdims=keepdims)
         if shape[axis] == 0:
             raise ValueError(f"{op_name}: cannot search an axis of size 0 (axis {axis} of shape {shape}).")
     elif x.size == 0:

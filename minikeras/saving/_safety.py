@@ -342,13 +342,9 @@ def load_errors(source):
 
 
 def _raised_by_minikeras(error):
-    """Whether the innermost frame raising ``error`` is minikeras code."""
-    traceback = error.__traceback__
-    last = None
-    while traceback is not None:
-        last = traceback
-        traceback = traceback.tb_next
-    if last is None:
-        return False
-    filename = last.tb_frame.f_code.co_filename.replace("\\", "/")
-    return "/minikeras/" in filename
+    """Whether ``error`` comes from a ``raise`` statement of minikeras (one of its
+    checks), not from NumPy called by minikeras code (``numpy.zeros`` of a
+    negative shape read from the file)."""
+    from minikeras.utils.argument_validation import _raised_by_library_check
+
+    return _raised_by_library_check(error)

@@ -29,8 +29,9 @@ import os
 
 import numpy
 
+
 from minikeras import backend
-from minikeras.backend.dtypes import bfloat16
+from minikeras.backend.dtypes import as_numpy_dtype, bfloat16
 
 _NUMERIC_KINDS = "biufc"
 _KIND_NAMES = {"O": "object", "U": "string", "S": "bytes", "V": "structured", "M": "datetime", "m": "timedelta"}
@@ -168,6 +169,54 @@ def validate_shape(op_name, shape, name="shape"):
             raise ValueError(f"{op_name}: {name} dimensions must be non-negative, received {_describe(shape)}.")
         result.append(int(dim))
     return tuple(result)
+
+
+def validate_flag(op_name, name, value):
+    """``value`` as a bool: a bool, or the ints 0 and 1 (NumPy takes them too).
+
+    A string, a float, None or a list is refused rather than read as true or
+    false by its truth value (``keepdims="no"`` would keep the axes).
+
+    Raises:
+        TypeError: naming the entry and the flag.
+    """
+    if isinstance(value, (bool, numpy.bool_)) or (is_int(value) and value in (0, 1)):
+        return bool(value)
+    raise TypeError(f"{op_name}: {name} must be a bool, received {type(value).__name__} {_describe(value)}.")
+
+
+def validate_axis(op_name, axis, ndim, name="axis"):
+    """One axis of a tensor with ``ndim`` axes as a non-negative int.
+
+    Raises:
+        TypeError: not an int (a bool, a float, a string, None).
+        ValueError: outside ``[-ndim, ndim)``.
+    """
+    if not is_int(axis):
+        raise TypeError(f"{op_name}: {name} must be an int, received {type(axis).__name__} {_describe(axis)}.")
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{op_name}: {name} {axis} is out of range for a tensor with {ndim} dimensions "
+                         f"(expected {-ndim} <= {name} < {ndim}).")
+    return int(axis) % ndim
+
+
+def validate_dtype(op_name, dtype, name="dtype"):
+    """``dtype`` (a name, a NumPy dtype or scalar type) as a numeric NumPy dtype.
+
+    Refused: what NumPy would read as a dtype by accident (``0``, ``False``,
+    ``""``, ``[]`` give float64 or a structured dtype), and non-numeric ones.
+
+    Raises:
+        TypeError: naming the entry and what was received.
+    """
+    if not (isinstance(dtype, str) and dtype) and not isinstance(dtype, (numpy.dtype, type)):
+        raise TypeError(f"{op_name}: {name} must be a dtype name such as 'float32', received "
+                        f"{type(dtype).__name__} {_describe(dtype)}.")
+    try:
+        result = as_numpy_dtype(dtype) if isinstance(dtype, str) and dtype == "bfloat16" else numpy.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"{op_name}: {_describe(dtype)} is not a dtype.") from None
+    return check_dtype(op_name, result)
 
 
 def standardize_tuple(op_name, name, value, n, allow_zero=False):

@@ -19,9 +19,12 @@ How ``workers``, ``use_multiprocessing`` and ``max_queue_size`` are honoured:
 """
 import collections
 import concurrent.futures
+import concurrent.futures.process
 import multiprocessing
 import numbers
 import warnings
+
+from minikeras.errors import WorkerDiedError
 
 
 class PyDataset:
@@ -107,22 +110,38 @@ def iterate_batches(dataset, steps):
         return
     executor, fetch = _executor(dataset, workers, use_processes)
     ahead = max(1, int(getattr(dataset, "max_queue_size", 10) or 1))
-    pending = collections.deque()
+    pending = collections.deque()  # (batch index, future)
     next_index = 0
     try:
         while next_index < steps and len(pending) < ahead:
-            pending.append(executor.submit(fetch, next_index))
+            pending.append((next_index, executor.submit(fetch, next_index)))
             next_index += 1
         while pending:
-            batch = pending.popleft().result()
+            index, future = pending.popleft()
+            batch = _result(dataset, index, future, pending)
             if next_index < steps:
-                pending.append(executor.submit(fetch, next_index))
+                pending.append((next_index, executor.submit(fetch, next_index)))
                 next_index += 1
             yield batch
     finally:  # also when training stops early and the generator is closed
-        for future in pending:
+        for _, future in pending:
             future.cancel()
         executor.shutdown(wait=True)
+
+
+def _result(dataset, index, future, pending):
+    """The batch ``future`` loads; a worker process that died (killed for
+    memory, a crash in native code) becomes an error naming the dataset and
+    the batches it was loading, instead of a bare BrokenProcessPool."""
+    try:
+        return future.result()
+    except concurrent.futures.process.BrokenProcessPool as error:
+        in_flight = [index] + [other for other, _ in pending]
+        raise WorkerDiedError(
+            f"{type(dataset).__name__}: a worker process died while batch {index} was being loaded (batches in "
+            f"flight: {in_flight}). The system kills a worker that runs out of memory (see dmesg), and a crash in "
+            "native code ends it; run with use_multiprocessing=False to see the failure in this process."
+        ) from error
 
 
 def _executor(dataset, workers, use_processes):

@@ -138,3 +138,16 @@ def test_only_real_gpus_have_a_cuda_id_and_nccl_asks_for_it(fake_gpus, monkeypat
     assert nccl_all_reduce.usable(gpus[:2])  # two physical GPUs
     assert not nccl_all_reduce.usable(gpus[1:])  # two logical GPUs on one physical GPU
     assert not nccl_all_reduce.usable([registry.get_device("cpu:0"), gpus[0]])
+
+
+def test_a_cuda_error_outside_any_op_is_a_device_error_naming_the_gpu(fake_gpus):
+    from minikeras.errors import DeviceError
+    from tests.device.fake_cuda_errors import CUBLASError
+
+    device = registry.list_logical_devices("GPU")[1]
+    with pytest.raises(DeviceError, match="work on /device:GPU:1 failed: cuBLAS error CUBLAS_STATUS_EXECUTION_FAILED"):
+        with device.activate():
+            raise CUBLASError(13)
+    with pytest.raises(KeyError):  # not CuPy's: unchanged
+        with device.activate():
+            raise KeyError("x")

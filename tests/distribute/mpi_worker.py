@@ -54,6 +54,8 @@ def main():
                                        timeout=config.get("timeout", 60), abort_on_error=abort,
                                        sync_batch_norm=config.get("sync_batch_norm", False))
     x, y = cases.data(config["model"], config["count"])
+    if config.get("fault") == "raise_outside_fit" and rank == 1:
+        raise RuntimeError("worker 1 fails outside fit on purpose")  # worker 0 goes on into fit
     if config["data"] == "sharded":
         x, y = shard((x, y), size, rank)
     elif config["data"] == "scatter":

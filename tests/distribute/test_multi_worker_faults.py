@@ -25,6 +25,17 @@ def test_a_raising_worker_makes_the_others_time_out_with_a_clear_error(tmp_path)
     assert not (tmp_path / "result_0.npz").exists()
 
 
+def test_a_worker_raising_outside_fit_ends_the_job_at_once_with_its_traceback(tmp_path):
+    # Worker 1 raises before fit; worker 0 enters fit's first collective. With
+    # abort_on_error the job ends in seconds, not after the 300 s timeout.
+    code, output, seconds = cases.launch(2, dict(BASE, fault="raise_outside_fit", timeout=300), tmp_path, timeout=90)
+    assert code != 0, output
+    assert "Traceback" in output and "RuntimeError: worker 1 fails outside fit on purpose" in output, output
+    assert "worker 1 of 2 failed outside fit; ending the job (abort_on_error=True)" in output, output
+    assert "WorkerTimeoutError" not in output, output
+    assert seconds < 60  # start-up included, on a loaded machine; a timeout would take 300 s
+
+
 def test_a_killed_worker_ends_the_job(tmp_path):
     code, output, seconds = cases.launch(3, dict(BASE, fault="kill", timeout=5), tmp_path, timeout=60)
     assert code != 0, output

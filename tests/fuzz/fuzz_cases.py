@@ -305,8 +305,16 @@ def _close(got, expected, kind):
         return numpy.allclose(got, expected, rtol=tolerance, atol=tolerance, equal_nan=True)
 
 
-def classify(target, kind, value):
-    """Run ``target`` on ``value`` (of ``kind``); return (outcome, detail)."""
+def classify(target, kind, value, with_site=False):
+    """Run ``target`` on ``value`` (of ``kind``); return (outcome, detail), and
+    with ``with_site`` the place a raw error came from (None otherwise)."""
+    outcome, detail, error = _classify(target, kind, value)
+    if with_site:
+        return outcome, detail, raw_site(error) if outcome == "leak" else None
+    return outcome, detail
+
+
+def _classify(target, kind, value):
     call, ref, entry = TARGETS[target]
     try:
         with warnings.catch_warnings():
@@ -315,30 +323,45 @@ def classify(target, kind, value):
     except (ValueError, TypeError, IndexError) as error:
         # IndexError: an index out of range, the NumPy/Keras convention.
         if _names_entry(str(error), entry, target):
-            return "clean", f"{type(error).__name__}: {error}"
-        return "leak", f"{type(error).__name__} not naming {entry}: {str(error)[:160]}"
+            return "clean", f"{type(error).__name__}: {error}", error
+        return "leak", f"{type(error).__name__} not naming {entry}: {str(error)[:160]}", error
     except Exception as error:  # noqa: BLE001 - classifying is the point
-        return "leak", f"{type(error).__name__}: {str(error)[:160]}"
+        return "leak", f"{type(error).__name__}: {str(error)[:160]}", error
     if kind in _INVALID_KINDS:
-        return "wrong", f"accepted {kind} input"
+        return "wrong", f"accepted {kind} input", None
     got = _host(result)
     if got.dtype.kind not in "biufc":
-        return "wrong", f"returned a {got.dtype} array"
+        return "wrong", f"returned a {got.dtype} array", None
     expected, ref_error = _reference(ref, value)
     if ref_error is not None:
-        return "wrong", f"NumPy refuses ({type(ref_error).__name__}) but the library returned a value"
+        return "wrong", f"NumPy refuses ({type(ref_error).__name__}) but the library returned a value", None
     # NumPy's mean of nothing is NaN (so are Keras's metrics on an empty
     # batch), and Keras's categorical cross-entropy of a row summing to 0.
     input_has_nan = kind in ("nan", "empty") or numpy.size(value) == 0 or target in NAN_AS_KERAS
     if expected is not None:
         if not _close(got, expected, kind):
-            return "wrong", f"differs from NumPy: {got.ravel()[:4]} vs {numpy.ravel(expected)[:4]}"
-        return "ok", ""
+            return "wrong", f"differs from NumPy: {got.ravel()[:4]} vs {numpy.ravel(expected)[:4]}", None
+        return "ok", "", None
     if not input_has_nan and got.dtype.kind in "fc" and numpy.isnan(got).any():
         host = numpy.asarray(value) if value is not None else None
         if host is None or host.dtype.kind not in "fc" or not numpy.isnan(host).any():
-            return "wrong", "NaN from a non-NaN input"
-    return "ok", ""
+            return "wrong", "NaN from a non-NaN input", None
+    return "ok", "", None
+
+
+def raw_site(error):
+    """Where an escaping error was raised, as ``path:line``: the innermost frame in
+    minikeras (where a check was missing), else the innermost frame."""
+    import os
+    import traceback
+
+    frames = traceback.extract_tb(error.__traceback__)
+    package = os.path.dirname(os.path.abspath(mk.__file__))
+    inside = [frame for frame in frames if os.path.abspath(frame.filename).startswith(package + os.sep)]
+    frame = (inside or frames or [None])[-1]
+    if frame is None:
+        return f"{type(error).__name__} (no traceback)"
+    return f"{os.path.relpath(frame.filename, os.path.dirname(package))}:{frame.lineno}"
 
 
 def finite_number(value):

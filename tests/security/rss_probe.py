@@ -1,5 +1,6 @@
 """Load crafted files in this process and report each one's outcome and
-peak-RSS growth as JSON lines: ``python rss_probe.py KIND PATH...``.
+peak-RSS growth as JSON lines: ``python rss_probe.py KIND PATH...`` (or
+``KIND=PATH...``).
 
 KIND is ``model`` (minikeras.models.load_model), ``weights`` (load_weights
 into craft_bombs's small model) or ``idx`` / ``cifar`` (the dataset readers). Run in a fresh process by test_security_memory.py and by
@@ -69,6 +70,10 @@ def attempt(kind, path):
 
 
 if __name__ == "__main__":
-    kind, paths = sys.argv[1], sys.argv[2:]
-    for path in paths:
-        print(json.dumps(attempt(kind, path)), flush=True)
+    # ``KIND PATH...``, or ``KIND=PATH...`` to mix kinds in one process.
+    if "=" in sys.argv[1]:
+        jobs = [argument.split("=", 1) for argument in sys.argv[1:]]
+    else:
+        jobs = [(sys.argv[1], path) for path in sys.argv[2:]]
+    for kind, path in jobs:
+        print(json.dumps(dict(attempt(kind, path), kind=kind)), flush=True)

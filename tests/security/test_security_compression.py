@@ -47,14 +47,21 @@ def _crafted(folder):
 
 @pytest.fixture(scope="module")
 def crafted(tmp_path_factory):
-    return _crafted(str(tmp_path_factory.mktemp("bombs")))
+    """The bombs, and one rss_probe.py run over all of them (model and weights loads)."""
+    folder = tmp_path_factory.mktemp("bombs")
+    files = _crafted(str(folder))
+    chunked = str(folder / "chunked.weights.h5")
+    craft_bombs.chunked_huge_weights(chunked)
+    jobs = [f"model={path}" for path, _ in files.values()] + [f"weights={files['zip.keras'][0]}", f"weights={chunked}"]
+    reports = [report for path, report in probe(jobs[0], jobs[1:], keyed=True)]
+    return files, chunked, {(report["kind"], report["path"]): report for report in reports}
 
 
 def test_compression_bombs_are_refused_within_bounded_memory(crafted):
-    files = crafted
+    files, _, reports = crafted
     for path, _ in files.values():
         assert os.path.getsize(path) < 2 * 2**20, path
-    reports = probe("model", [path for path, _ in files.values()])
+    reports = {path: report for (kind, path), report in reports.items() if kind == "model"}
     for name, (path, pattern) in files.items():
         report = reports[path]
         assert report["outcome"] == "FileLoadError", (name, report)
@@ -62,13 +69,13 @@ def test_compression_bombs_are_refused_within_bounded_memory(crafted):
         assert report["peak_rss_growth_bytes"] < _RSS_BOUND, (name, report)
 
 
-def test_load_weights_reads_no_more_than_the_model_needs(crafted, tmp_path):
+def test_load_weights_reads_no_more_than_the_model_needs(crafted):
     # The zip bomb into a 4 -> 3 Dense model: the member is refused from the
     # directory (the model needs a few KB plus HDF5's metadata); a chunked
     # dataset declaring 2**40 bytes is refused by its shape, never read.
-    bomb, chunked = crafted["zip.keras"][0], str(tmp_path / "chunked.weights.h5")
-    craft_bombs.chunked_huge_weights(chunked)
-    reports = probe("weights", [bomb, chunked])
+    files, chunked, all_reports = crafted
+    bomb = files["zip.keras"][0]
+    reports = {path: report for (kind, path), report in all_reports.items() if kind == "weights"}
     assert reports[bomb]["outcome"] == "FileLoadError", reports[bomb]
     assert re.search(r"402659678 bytes, more than the weights and optimizer state of model '\w+' can be",
                      reports[bomb]["message"]), reports[bomb]

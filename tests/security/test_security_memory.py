@@ -19,13 +19,16 @@ _PROBE = os.path.join(os.path.dirname(__file__), "rss_probe.py")
 _RSS_BOUND = 200 * 2**20
 
 
-def probe(kind, paths):
-    """Run rss_probe.py on ``paths``; a dict path -> report."""
+def probe(kind, paths, keyed=False):
+    """Run rss_probe.py on ``paths``; a dict path -> report (``keyed``: a list of
+    (path, report), for ``kind`` and ``paths`` given as ``KIND=PATH``)."""
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     result = subprocess.run([sys.executable, _PROBE, kind, *map(str, paths)], capture_output=True, text=True,
                             cwd=root, timeout=300, env={**os.environ, "PYTHONPATH": root})
     assert result.returncode == 0, result.stderr
     reports = [json.loads(line) for line in result.stdout.splitlines()]
+    if keyed:
+        return [(report["path"], report) for report in reports]
     return {report["path"]: report for report in reports}
 
 

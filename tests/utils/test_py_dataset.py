@@ -137,3 +137,19 @@ def test_generator_that_lasts_does_not_warn():
         warnings.simplefilter("error")
         history = _model().fit(_finite_generator(6), epochs=3, steps_per_epoch=2, verbose=0)
     assert len(history.history["loss"]) == 3
+
+
+class DiesAtTwo(Linear):
+    """A dataset whose worker process dies (as if killed for memory) loading batch 2."""
+
+    def __getitem__(self, index):
+        if index == 2:
+            os._exit(1)
+        return super().__getitem__(index)
+
+
+def test_a_worker_process_that_dies_is_an_error_naming_the_dataset_and_the_batch():
+    dataset = DiesAtTwo(batches=4, workers=2, use_multiprocessing=True, max_queue_size=1)
+    with pytest.raises(mk.errors.WorkerDiedError, match=r"DiesAtTwo: a worker process died while batch 2 was "
+                                                        r"being loaded \(batches in flight: \[2\]\)"):
+        _model().predict(dataset, verbose=0)

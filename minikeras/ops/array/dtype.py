@@ -2,12 +2,11 @@
 
 __all__ = ["cast"]
 
-import numpy
 
 from minikeras.autograd import Function, Tensor, no_grad
-from minikeras.backend.dtypes import as_numpy_dtype, is_float_dtype
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras.ops.math._operands import _as_tensor
-from minikeras.utils.argument_validation import check_dtype
+from minikeras.utils.argument_validation import validate_dtype
 
 
 class Cast(Function):
@@ -30,11 +29,7 @@ def cast(x, dtype):
     """``x`` converted to ``dtype``. The gradient is cast back to the input's
     dtype; casting to an integer or bool dtype cuts the gradient."""
     x = _as_tensor("cast", x)
-    try:
-        dtype = as_numpy_dtype(dtype) if isinstance(dtype, str) and dtype == "bfloat16" else numpy.dtype(dtype)
-    except TypeError:
-        raise TypeError(f"cast: {dtype!r} is not a dtype.") from None
-    check_dtype("cast", dtype)
+    dtype = validate_dtype("cast", dtype)
     if not is_float_dtype(dtype) and dtype.kind != "c" and isinstance(x, Tensor) and x.requires_grad:
         with no_grad():
             return Cast(dtype).apply(x)

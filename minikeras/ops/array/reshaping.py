@@ -80,7 +80,7 @@ def transpose(x, axes=None):
     ndim = len(shape_of(x))
     if axes is None:
         axes = tuple(reversed(range(ndim)))
-    axes = tuple(int(a) % max(ndim, 1) for a in axes)
+    axes = tuple(a % max(ndim, 1) for a in _int_sequence("transpose", "axes", axes))
     if sorted(axes) != list(range(ndim)):
         raise ValueError(f"transpose: axes {axes} are not a permutation of the {ndim} axes of shape {shape_of(x)}.")
     return Transpose(axes).apply(x)

@@ -18,6 +18,7 @@ from minikeras import backend
 from minikeras.autograd import Tensor
 from minikeras.device import to_host
 from minikeras.ops.math.unary import _as_tensor
+from minikeras.utils.argument_validation import validate_number
 
 __all__ = ["affine_transform"]
 
@@ -84,6 +85,7 @@ def affine_transform(images, transform, interpolation="bilinear", fill_mode="con
                          f"received {interpolation!r}.")
     if fill_mode not in FILL_MODES:
         raise ValueError(f"affine_transform: fill_mode must be one of {FILL_MODES}, received {fill_mode!r}.")
+    fill_value = validate_number("affine_transform", "fill_value", fill_value, finite=False)
     device = images.device
     xp = device.xp
     with device.activate():

@@ -2,7 +2,7 @@
 convolution that nothing else reads: no temporary the size of the output,
 one graph node for bias and relu."""
 from minikeras.autograd import Function
-from minikeras.utils.argument_validation import as_tensor
+from minikeras.utils.argument_validation import as_tensor, validate_flag
 from minikeras.ops.nn import bias_relu
 
 __all__ = ["bias_activation"]
@@ -53,9 +53,9 @@ def bias_activation(x, bias=None, relu=False):
     """
     x = as_tensor("bias_activation", x, allow_bool=False, allow_complex=False)
     if bias is None:
-        return BiasActivation(bool(relu)).apply(x)
+        return BiasActivation(validate_flag("bias_activation", "relu", relu)).apply(x)
     bias = as_tensor("bias_activation", bias, allow_bool=False, allow_complex=False)
     if x.ndim < 1 or bias.shape != (x.shape[-1],):
         raise ValueError(f"bias_activation: bias must have shape (channels,) matching the last axis of x "
                          f"{tuple(x.shape)}, received {tuple(bias.shape)}.")
-    return BiasActivation(bool(relu)).apply(x, bias)
+    return BiasActivation(validate_flag("bias_activation", "relu", relu)).apply(x, bias)

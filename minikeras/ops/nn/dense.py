@@ -7,7 +7,7 @@ composing matmul, add and relu.
 """
 from minikeras import kernels
 from minikeras.autograd import Function
-from minikeras.utils.argument_validation import as_tensor
+from minikeras.utils.argument_validation import as_tensor, validate_flag
 from minikeras.ops.nn._blocks import matmul_pair
 
 __all__ = ["dense"]
@@ -80,7 +80,7 @@ def dense(x, kernel, bias=None, relu=False):
     if kernel.ndim != 2 or x.ndim < 1 or x.shape[-1] != kernel.shape[0]:
         raise ValueError(f"dense: expected x (..., features) and kernel (features, units), received x "
                          f"{tuple(x.shape)} and kernel {tuple(kernel.shape)}.")
-    function = DenseFunction(bool(relu))
+    function = DenseFunction(validate_flag("dense", "relu", relu))
     if bias is None:
         return function.apply(x, kernel)
     bias = as_tensor("dense", bias, allow_bool=False, allow_complex=False)

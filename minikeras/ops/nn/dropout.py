@@ -12,6 +12,7 @@ from minikeras.backend.dtypes import is_float_dtype
 from minikeras import random
 from minikeras.autograd import Function
 from minikeras.ops._checks import shape_of
+from minikeras.utils.argument_validation import validate_shape
 
 
 class Dropout(Function):
@@ -70,6 +71,11 @@ def dropout(x, rate, noise_shape=None, generator=None):
     if noise_shape is None:
         noise_shape = shape
     else:
+        # None entries stand for the input's size (Keras); the others are sizes.
+        if not isinstance(noise_shape, (tuple, list)):
+            raise TypeError(f"dropout: noise_shape must be a tuple of ints or None, received {noise_shape!r}.")
+        given = [entry for entry in noise_shape if entry is not None]
+        validate_shape("dropout", given, name="noise_shape")
         noise_shape = tuple(noise_shape)
         if len(noise_shape) != len(shape):
             raise ValueError(

@@ -6,7 +6,7 @@ import numpy
 
 from minikeras.autograd import Function
 from minikeras.ops._checks import shape_of
-from minikeras.utils.argument_validation import as_tensor, validate_tensor_input
+from minikeras.utils.argument_validation import as_tensor, validate_axis, validate_dtype, validate_tensor_input
 from minikeras.ops.shape import _scatter_add_rows
 
 
@@ -125,7 +125,5 @@ def one_hot(indices, depth, dtype="float32", axis=-1):
         raise TypeError(f"one_hot: indices must be a Tensor or an array, received {type(indices).__name__}.")
     if numpy.dtype(index_dtype).kind not in "iuf":
         raise TypeError(f"one_hot: indices must be integer ids, received dtype {index_dtype}.")
-    out_ndim = len(shape_of(indices)) + 1
-    if not isinstance(axis, (int, numpy.integer)) or not -out_ndim <= axis < out_ndim:
-        raise ValueError(f"one_hot: axis {axis!r} is out of range for a result with {out_ndim} dimensions.")
-    return OneHot(int(depth), numpy.dtype(dtype), int(axis) % out_ndim).apply(indices)
+    axis = validate_axis("one_hot", axis, len(shape_of(indices)) + 1)
+    return OneHot(int(depth), validate_dtype("one_hot", dtype), axis).apply(indices)

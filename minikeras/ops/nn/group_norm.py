@@ -12,6 +12,7 @@ from minikeras.backend.dtypes import is_float_dtype
 from minikeras.autograd import Function
 from minikeras.ops.math.unary import _as_tensor
 from minikeras.ops.shape import moveaxis
+from minikeras.utils.argument_validation import validate_axis, validate_number
 
 __all__ = ["group_normalize"]
 
@@ -64,12 +65,13 @@ def group_normalize(x, groups, axis=-1, epsilon=1e-3):
         raise ValueError(f"group_normalize expects (batch, ..., channels), received shape {x.shape}.")
     if not is_float_dtype(x.dtype):
         raise TypeError(f"group_normalize expects a floating-point tensor, received dtype {x.dtype}.")
-    axis = axis % x.ndim
+    axis = validate_axis("group_normalize", axis, x.ndim)
+    epsilon = validate_number("group_normalize", "epsilon", epsilon)
     channels = x.shape[axis]
     if isinstance(groups, bool) or not isinstance(groups, (int, numpy.integer)) or groups <= 0 or channels % groups:
         raise ValueError(f"group_normalize: groups must be a positive divisor of the {channels} channels, "
                          f"received groups={groups!r}.")
     if axis == x.ndim - 1:
-        return GroupNormalize(int(groups), float(epsilon)).apply(x)
-    moved = GroupNormalize(int(groups), float(epsilon)).apply(moveaxis(x, axis, -1))
+        return GroupNormalize(int(groups), epsilon).apply(x)
+    moved = GroupNormalize(int(groups), epsilon).apply(moveaxis(x, axis, -1))
     return moveaxis(moved, -1, axis)

@@ -12,7 +12,7 @@ import numpy
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras.autograd import Function
 from minikeras.ops.nn._blocks import row_blocks, sum_in_order
-from minikeras.utils.argument_validation import as_tensor
+from minikeras.utils.argument_validation import as_tensor, is_int, validate_axis, validate_number
 
 __all__ = ["batch_norm_training", "batch_norm_inference", "layer_norm"]
 
@@ -273,6 +273,8 @@ def _float_x(op_name, x):
 
 
 def _feature_axis(op_name, x, axis):
+    if not is_int(axis):
+        validate_axis(op_name, axis, x.ndim)  # the TypeError naming what was received
     if not -x.ndim <= axis < x.ndim or axis % x.ndim == 0:
         raise ValueError(f"{op_name}: axis {axis} must be a non-batch axis of x with shape {tuple(x.shape)}.")
     return axis % x.ndim
@@ -300,7 +302,7 @@ def batch_norm_training(x, gamma, beta, axis, epsilon, cross_replica=None):
     axis = _feature_axis("batch_norm_training", x, axis)
     gamma = _parameter("batch_norm_training", gamma, x.shape[axis], "gamma")
     beta = _parameter("batch_norm_training", beta, x.shape[axis], "beta")
-    function = BatchNormTraining(axis, float(epsilon), cross_replica)
+    function = BatchNormTraining(axis, validate_number("batch_norm_training", "epsilon", epsilon), cross_replica)
     output = function.apply(x, gamma, beta)
     mean, variance = function.batch_mean, function.batch_variance
     del function.batch_mean, function.batch_variance
@@ -320,7 +322,7 @@ def batch_norm_inference(x, gamma, beta, mean, variance, axis, epsilon):
     x = _float_x("batch_norm_inference", x)
     axis = _feature_axis("batch_norm_inference", x, axis)
     size = x.shape[axis]
-    return BatchNormInference(axis, float(epsilon)).apply(
+    return BatchNormInference(axis, validate_number("batch_norm_inference", "epsilon", epsilon)).apply(
         x, _parameter("batch_norm_inference", gamma, size, "gamma"),
         _parameter("batch_norm_inference", beta, size, "beta"),
         _parameter("batch_norm_inference", mean, size, "mean"),
@@ -338,8 +340,13 @@ def layer_norm(x, gamma, beta, axes, epsilon):
         epsilon: added to the variance.
     """
     x = _float_x("layer_norm", x)
-    axes = (axes,) if isinstance(axes, int) else tuple(axes)
+    if is_int(axes):
+        axes = (axes,)
+    elif not isinstance(axes, (tuple, list)):
+        raise TypeError(f"layer_norm: axes must be an int or a tuple of ints, received {type(axes).__name__} "
+                        f"{axes!r}.")
     axes = tuple(sorted({_feature_axis("layer_norm", x, a) for a in axes}))
     size = math.prod(x.shape[a] for a in axes)
-    return LayerNorm(axes, float(epsilon)).apply(x, _parameter("layer_norm", gamma, size, "gamma"),
-                                                 _parameter("layer_norm", beta, size, "beta"))
+    epsilon = validate_number("layer_norm", "epsilon", epsilon)
+    return LayerNorm(axes, epsilon).apply(x, _parameter("layer_norm", gamma, size, "gamma"),
+                                          _parameter("layer_norm", beta, size, "beta"))

@@ -3,8 +3,8 @@ time (Keras's formulation: gates z, r, h packed along the last axis).
 """
 from minikeras.autograd import Function
 from minikeras.ops.nn.half_precision import in_float32
-from minikeras.ops.nn.rnn_kernels import (activate, input_gradients, operands, sequence_outputs, time_major,
-                                         times_derivative)
+from minikeras.ops.nn.rnn_kernels import (activate, check_settings, input_gradients, operands, sequence_outputs,
+                                          time_major, times_derivative)
 
 __all__ = ["gru_sequence"]
 
@@ -146,5 +146,16 @@ def gru_sequence(x, kernel, recurrent_kernel, bias, initial_state, activation="t
     Returns:
         The last h, or ``(sequence, last h)``.
     """
+    reset_after, go_backwards, return_sequences = check_settings(
+        "gru_sequence", {"activation": activation, "recurrent_activation": recurrent_activation},
+        {"reset_after": reset_after, "go_backwards": go_backwards, "return_sequences": return_sequences})
+    tensors = operands("gru_sequence", x, kernel, recurrent_kernel, bias, initial_state)
+    bias = tensors[3]
+    if bias is not None and tensors[2] is not None:
+        columns = tuple(tensors[2].shape)[-1]
+        expected = (2, columns) if reset_after else (columns,)
+        if tuple(bias.shape) != expected:
+            raise ValueError(f"gru_sequence: bias must have shape {expected} with reset_after={reset_after}, "
+                             f"received {tuple(bias.shape)}.")
     function = GRUSequence(activation, recurrent_activation, reset_after, go_backwards, return_sequences)
-    return in_float32(function, *operands("gru_sequence", x, kernel, recurrent_kernel, bias, initial_state))
+    return in_float32(function, *tensors)

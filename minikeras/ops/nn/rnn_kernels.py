@@ -2,9 +2,27 @@
 derivatives on raw arrays (in place), and the time-major layout."""
 
 from minikeras.backend.dtypes import is_float_dtype
-from minikeras.utils.argument_validation import as_tensor
+from minikeras.utils.argument_validation import as_tensor, validate_flag
 
 __all__ = []
+
+# The activations the fused sequences compute (None is linear, as in Keras).
+KINDS = ("tanh", "sigmoid", "relu", "hard_sigmoid", "linear", None)
+
+
+def check_settings(op_name, activations, flags):
+    """``activations`` (``{argument: name}``) among :data:`KINDS` and ``flags``
+    (``{argument: value}``) bools; returns the flags as bools.
+
+    Raises:
+        ValueError: an activation the fused kernels do not compute (an
+            unknown name would otherwise run as the identity).
+        TypeError: a flag that is not a bool.
+    """
+    for argument, kind in activations.items():
+        if not (kind is None or isinstance(kind, str)) or kind not in KINDS:
+            raise ValueError(f"{op_name}: {argument} must be one of {KINDS}, received {kind!r}.")
+    return [validate_flag(op_name, argument, value) for argument, value in flags.items()]
 
 
 def operands(op_name, x, *weights):

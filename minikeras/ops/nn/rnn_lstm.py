@@ -2,8 +2,9 @@
 time (Keras's formulation: gates i, f, c, o packed along the last axis).
 """
 from minikeras.autograd import Function
-from minikeras.ops.nn.rnn_kernels import activate, input_gradients, operands, time_major, times_derivative
 from minikeras.ops.nn.half_precision import in_float32
+from minikeras.ops.nn.rnn_kernels import (activate, check_settings, input_gradients, operands, time_major,
+                                          times_derivative)
 
 __all__ = ["lstm_sequence"]
 
@@ -148,5 +149,8 @@ def lstm_sequence(x, kernel, recurrent_kernel, bias, initial_h, initial_c, activ
     Returns:
         ``(last h, last c)``, or ``(sequence, last h, last c)``.
     """
+    go_backwards, return_sequences = check_settings(
+        "lstm_sequence", {"activation": activation, "recurrent_activation": recurrent_activation},
+        {"go_backwards": go_backwards, "return_sequences": return_sequences})
     function = LSTMSequence(activation, recurrent_activation, go_backwards, return_sequences)
     return in_float32(function, *operands("lstm_sequence", x, kernel, recurrent_kernel, bias, initial_h, initial_c))

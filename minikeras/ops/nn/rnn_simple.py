@@ -3,8 +3,8 @@ through time: ``h = kind(x_t @ kernel + h @ recurrent_kernel + bias)``.
 """
 from minikeras.autograd import Function
 from minikeras.ops.nn.half_precision import in_float32
-from minikeras.ops.nn.rnn_kernels import (activate, input_gradients, operands, sequence_outputs, time_major,
-                                         times_derivative)
+from minikeras.ops.nn.rnn_kernels import (activate, check_settings, input_gradients, operands, sequence_outputs,
+                                          time_major, times_derivative)
 
 __all__ = ["simple_rnn_sequence"]
 
@@ -81,5 +81,8 @@ def simple_rnn_sequence(x, kernel, recurrent_kernel, bias, initial_state, activa
     Returns:
         The last h, or ``(sequence (batch, time, u), last h)``.
     """
+    go_backwards, return_sequences = check_settings(
+        "simple_rnn_sequence", {"activation": activation},
+        {"go_backwards": go_backwards, "return_sequences": return_sequences})
     function = SimpleRNNSequence(activation, go_backwards, return_sequences)
     return in_float32(function, *operands("simple_rnn_sequence", x, kernel, recurrent_kernel, bias, initial_state))

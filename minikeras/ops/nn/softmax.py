@@ -14,7 +14,7 @@ from minikeras import kernels
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras.autograd import Function
 from minikeras.ops._checks import check_broadcast, normalize_axis, shape_of
-from minikeras.utils.argument_validation import validate_tensor_input
+from minikeras.utils.argument_validation import is_int, validate_tensor_input
 
 
 def _shifted(x, axes):
@@ -262,6 +262,8 @@ def softmax_cross_entropy(logits, labels, axis=-1):
             f"softmax_cross_entropy: labels of shape {shape_of(labels)} must have the shape of the logits "
             f"{shape_of(logits)}."
         )
+    if not is_int(axis):  # one class axis (a tuple would be several)
+        raise TypeError(f"softmax_cross_entropy: axis must be an int, received {type(axis).__name__} {axis!r}.")
     (axis,) = _normalized_axes("softmax_cross_entropy", logits, axis)
     return SoftmaxCrossEntropy(axis).apply(logits, labels)
 

@@ -91,6 +91,8 @@ def upsample(x, size, interpolation="nearest"):
         ValueError: a bad factor, rank or interpolation.
     """
     x = as_tensor("upsample", x, allow_bool=False, allow_complex=False)
+    if not isinstance(size, (tuple, list)):
+        raise ValueError(f"upsample: size must be a tuple of positive ints, received {size!r}.")
     size = tuple(size)
     if not size or any(isinstance(f, bool) or not isinstance(f, (int, numpy.integer)) or f <= 0 for f in size):
         raise ValueError(f"upsample: size must be a tuple of positive ints, received {size!r}.")

@@ -1,7 +1,7 @@
 """The L1/L2 weight penalty the regularizers add to the loss, as one node."""
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras.autograd import Function
-from minikeras.utils.argument_validation import as_tensor
+from minikeras.utils.argument_validation import as_tensor, validate_number
 
 __all__ = ["weight_penalty"]
 
@@ -50,4 +50,5 @@ def weight_penalty(x, l1=0.0, l2=0.0):
     x = as_tensor("weight_penalty", x, allow_bool=False, allow_complex=False)
     if not is_float_dtype(x.dtype):
         raise TypeError(f"weight_penalty needs a floating-point x, received dtype {x.dtype}.")
-    return WeightPenalty(float(l1), float(l2)).apply(x)
+    return WeightPenalty(validate_number("weight_penalty", "l1", l1),
+                         validate_number("weight_penalty", "l2", l2)).apply(x)
