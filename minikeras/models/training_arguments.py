@@ -122,7 +122,10 @@ def _check_metric_list(name, value):
 
 
 def _check_loss_weight(weight):
-    if not _is_real(weight) or not math.isfinite(weight) or weight < 0:
+    if not _is_real(weight):
+        raise TypeError(f"compile: loss_weights must be a number (or one per output), received "
+                        f"{type(weight).__name__} {_describe(weight)}.")
+    if not math.isfinite(weight) or weight < 0:
         raise ValueError(f"compile: loss_weights must hold finite numbers >= 0, received {_describe(weight)}.")
 
 
