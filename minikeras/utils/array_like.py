@@ -52,6 +52,16 @@ def is_array_like(value):
     return isinstance(value, _tensor_type()) or backend.is_array(value) or speaks_array_protocol(value)
 
 
+def foreign_to_array(value):
+    """``value`` as an array when another library's object (an array
+    protocol speaker: torch, TF, JAX, pandas), else ``value`` unchanged: the
+    boundary of losses and metrics, which a custom training loop calls with
+    its data pipeline's batches."""
+    if speaks_array_protocol(value) and not isinstance(value, _tensor_type()) and not backend.is_array(value):
+        return _from_protocol(value, "Loss or metric input")
+    return value
+
+
 def is_nested_numbers(value):
     """True for a non-empty list/tuple whose first elements, followed down,
     end at a number or a string: one array written as Python lists (the rule

@@ -163,6 +163,18 @@ def test_objects_with_array_or_host_dlpack_convert_at_the_boundary():
         assert model.predict_on_batch(wrap(x)).shape == (24, 1)
 
 
+def test_losses_and_metrics_take_other_libraries_arrays_as_a_custom_loop_gives_them():
+    x, y = _data()
+    predicted = mk.tensor(y * 0.5)
+    loss = mk.losses.MeanSquaredError()
+    want = float(loss(y, predicted).item())
+    assert float(loss(FakeArray(y), predicted).item()) == pytest.approx(want)
+    assert float(loss(FakeDLPack(y), predicted).item()) == pytest.approx(want)
+    metric = mk.metrics.MeanAbsoluteError()
+    metric.update_state(FakeArray(y), FakeDLPack(y * 0.5), sample_weight=FakeArray(numpy.ones(len(y), "float32")))
+    assert float(metric.result()) == pytest.approx(float(numpy.abs(y * 0.5).mean()), rel=1e-6)
+
+
 def test_a_cuda_dlpack_array_lands_on_the_gpu_without_an_upload_or_is_refused_without_one():
     x, y = _data()
     model, _ = _trained_on(x, y)
