@@ -175,6 +175,16 @@ def test_losses_and_metrics_take_other_libraries_arrays_as_a_custom_loop_gives_t
     assert float(metric.result()) == pytest.approx(float(numpy.abs(y * 0.5).mean()), rel=1e-6)
 
 
+def test_minikeras_tensor_takes_other_libraries_arrays_keeping_their_dtype():
+    values = numpy.arange(6, dtype="float64").reshape(2, 3)
+    for wrap in (FakeArray, FakeDLPack):
+        made = mk.tensor(wrap(values))
+        assert made.dtype == numpy.float64 and made.device is placement_device()
+        numpy.testing.assert_array_equal(made.numpy(), values)
+    with pytest.raises(TypeError, match=r"received FakeDLPack .*minikeras.tensor"):
+        mk.ops.add(FakeDLPack(values), 1.0)  # ops take Tensors and arrays; the hint says how
+
+
 def test_a_cuda_dlpack_array_lands_on_the_gpu_without_an_upload_or_is_refused_without_one():
     x, y = _data()
     model, _ = _trained_on(x, y)
