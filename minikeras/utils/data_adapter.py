@@ -70,6 +70,15 @@ def is_batch_source(x):
     return hasattr(x, "__next__") or hasattr(x, "__iter__")
 
 
+def _rows(array, rows):
+    """``array[rows]``, on the device that holds the array (Tensors' data)."""
+    device = None if isinstance(array, numpy.ndarray) else registry.owner_of(array)
+    if device is None:
+        return array[rows]
+    with device.activate():
+        return array[rows]
+
+
 class ArrayData:
     """In-memory arrays, split into (optionally shuffled) batches."""
 
@@ -109,10 +118,10 @@ class ArrayData:
             raise ValueError(f"validation_split={fraction} leaves no samples on one side ({self.size} samples).")
 
         def head(a):
-            return a[:cut]
+            return _rows(a, slice(None, cut))
 
         def tail(a):
-            return a[cut:]
+            return _rows(a, slice(cut, None))
 
         train = (_map(head, self.x), None if self.y is None else _map(head, self.y),
                  None if self.sample_weight is None else _map(head, self.sample_weight))

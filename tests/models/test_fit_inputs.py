@@ -141,6 +141,27 @@ def test_nested_python_lists_are_one_array_each():
     assert numpy.isfinite(model.evaluate(x.tolist(), y[:, 0].tolist(), verbose=0)).all()
 
 
+def test_tensors_and_lists_with_validation_split_class_and_sample_weights_train_as_arrays():
+    rng = numpy.random.default_rng(4)
+    x = rng.normal(size=(40, 3)).astype("float32")
+    y = rng.integers(0, 2, 40)
+    weights = rng.uniform(0.5, 1.5, 40).astype("float32")
+
+    def history(x, y, sample_weight):
+        mk.random.seed(7)
+        model = mk.Sequential([layers.Input(shape=(3,)), layers.Dense(2, activation="softmax")])
+        model.compile(mk.optimizers.SGD(0.1), "sparse_categorical_crossentropy", metrics=["accuracy"])
+        return model.fit(x, y, sample_weight=sample_weight, class_weight={0: 1.0, 1: 2.0}, validation_split=0.25,
+                         batch_size=8, epochs=2, shuffle=False, verbose=0).history
+
+    want = history(x, y, weights)
+    for got in (history(mk.tensor(x), mk.tensor(y), mk.tensor(weights)),
+                history(x.tolist(), y.tolist(), weights.tolist())):
+        assert set(got) == set(want)
+        for key in want:
+            numpy.testing.assert_allclose(got[key], want[key], rtol=1e-5)
+
+
 def test_a_list_of_arrays_is_still_one_array_per_input():
     x, y = _data()
     first, second = layers.Input(shape=(3,)), layers.Input(shape=(3,))
