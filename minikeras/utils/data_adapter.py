@@ -194,10 +194,13 @@ class SourceData:
             self.reiterable = False
         else:
             self.steps = steps
-            iterator = iter(source)
-            self.reiterable = iterator is not source
+            # An iterator (a generator) is read once; an iterable without
+            # __next__ (tf.data, DataLoader) gives a new pass per iter(),
+            # started only when an epoch needs it (a DataLoader's iter()
+            # starts its workers).
+            self.reiterable = not hasattr(source, "__next__")
             if not self.reiterable:
-                self._iterator = iterator
+                self._iterator = iter(source)
             elif steps is None:
                 self.steps = _known_length(source)  # for the progress bar; None when unknown
 
@@ -281,6 +284,7 @@ def make_data(x, y=None, sample_weight=None, batch_size=None, shuffle=False, ste
         raise ValueError("No input data: x is None.")
     if is_batch_source(x):
         if y is not None:
-            raise ValueError("When x is a generator or Sequence, y must be None (the batches carry the targets).")
+            raise ValueError("When x is a dataset, a generator or a PyDataset, y must be None (its batches carry the "
+                             "targets: (x, y) or (x, y, sample_weight)).")
         return SourceData(x, steps)
     return ArrayData(x, y, sample_weight, 32 if batch_size is None else batch_size, shuffle, steps)
