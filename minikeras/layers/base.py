@@ -309,7 +309,6 @@ class Layer:
         layer on a small zero batch."""
         return None
 
-    @filter_traceback
     def __call__(self, inputs, *args, **kwargs):
         with entry_point(type(self).__name__, self.name):
             return self._checked_call(inputs, *args, **kwargs)
@@ -413,6 +412,11 @@ class Layer:
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+# Errors leaving a layer call show the user's frames, not the library's
+# (Keras's traceback filtering: utils/traceback_utils.py).
+Layer.__call__ = filter_traceback(Layer.__call__)
 
 
 def _mask_of(inputs):
