@@ -14,6 +14,7 @@ import numpy
 
 from minikeras import backend
 from minikeras.device import registry, scope
+from minikeras.utils import array_like
 from minikeras.utils.argument_validation import check_dtype
 
 _FLOAT_KINDS = "fc"
@@ -220,6 +221,8 @@ def _to_device_array(data, device, dtype):
         dtype = check_dtype("tensor", dtype)
     if data is None:
         raise TypeError("Cannot make a tensor from None: expected an array, a nested list or a number.")
+    if not backend.is_array(data) and array_like.speaks_array_protocol(data):
+        data = array_like.to_array(data, "tensor")  # torch/TF/JAX/pandas: DLPack (zero copy) or __array__
     if backend.is_array(data):
         check_dtype("tensor", data.dtype)  # object/string arrays would compute as garbage
         return device.asarray(data, dtype)

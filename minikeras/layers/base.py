@@ -374,7 +374,6 @@ class Layer:
     #: layer used in ``Dataset.map`` runs its own host code (layers/tf_data.py).
     autograph_info__ = None
 
-    @filter_traceback
     def __call__(self, inputs, *args, **kwargs):
         with entry_point(type(self).__name__, self.name):
             if has_tf_tensors(inputs):  # inside a tf.data pipeline (layers/tf_data.py)
@@ -487,6 +486,11 @@ class Layer:
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+# Errors leaving a layer call show the user's frames, not the library's
+# (Keras's traceback filtering: utils/traceback_utils.py).
+Layer.__call__ = filter_traceback(Layer.__call__)
 
 
 def _mask_of(inputs):

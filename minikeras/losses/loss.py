@@ -11,6 +11,7 @@ import numpy
 
 from minikeras import ops
 from minikeras.autograd import Tensor
+from minikeras.utils.array_like import foreign_to_array
 from minikeras.utils.argument_validation import entry_point, validate_tensor_input
 
 EPSILON = 1e-7  # keras.backend.epsilon(): the clipping margin of probabilities
@@ -249,6 +250,8 @@ class Loss:
     def __call__(self, y_true, y_pred, sample_weight=None):
         """The reduced, weighted loss of a batch (a scalar Tensor)."""
         owner = type(self).__name__
+        y_true, y_pred = foreign_to_array(y_true), foreign_to_array(y_pred)  # a tf.data batch, a torch tensor
+        sample_weight = foreign_to_array(sample_weight)
         with entry_point(owner, self.name):
             _validate_inputs(owner, y_true, y_pred, sample_weight)
             values, mask = self.call_with_mask(y_true, y_pred)

@@ -13,6 +13,7 @@ import numpy
 from minikeras import backend
 from minikeras.autograd import no_grad
 from minikeras.device import to_host as device_to_host
+from minikeras.utils.array_like import foreign_to_array
 from minikeras.utils.argument_validation import entry_point, validate_tensor_input
 
 
@@ -61,6 +62,8 @@ def _checked_update(update_state):
     @functools.wraps(update_state)
     def checked(self, *args, **kwargs):
         owner = type(self).__name__
+        args = tuple(foreign_to_array(value) for value in args)  # torch/TF/pandas batches: arrays
+        kwargs = {key: foreign_to_array(value) for key, value in kwargs.items()}
         with entry_point(owner, self.name):
             for value in args:
                 validate_tensor_input(owner, value, allow_complex=False, allow_sequence=True)

@@ -6,7 +6,11 @@ Three ways to make one, as in Keras:
 - subclassing ``Model`` with layers as attributes and a ``call()``.
 """
 from minikeras.layers.base import Layer
+from minikeras.layers.input import KerasTensor
 from minikeras.models.training import Trainer
+from minikeras.utils import array_like
+from minikeras.utils.nest import map_structure as _map_structure
+from minikeras.utils.traceback_utils import filter_traceback
 
 
 class Model(Trainer, Layer):
@@ -17,6 +21,15 @@ class Model(Trainer, Layer):
     """
 
     _passes_text = True  # to its first layers (TextVectorization); see Layer
+
+    @filter_traceback
+    def __call__(self, inputs, *args, **kwargs):
+        # A model called eagerly on another library's arrays (a custom loop's
+        # tf.data batch, a torch tensor) computes on minikeras Tensors, so
+        # that its outputs have gradients: Keras switches to TensorFlow only
+        # for preprocessing layers inside a tf graph (Dataset.map), whose
+        # symbolic tensors have no value and stay as they are.
+        return super().__call__(_map_structure(_eager_array, inputs), *args, **kwargs)
 
     def __new__(cls, *args, **kwargs):
         if cls is Model and (args or "inputs" in kwargs or "outputs" in kwargs):
@@ -153,3 +166,13 @@ def _functional_subclass(cls):
         _FUNCTIONAL_SUBCLASSES[cls] = type(cls.__name__, (cls, Functional), {"__module__": cls.__module__,
                                                                            "__qualname__": cls.__qualname__})
     return _FUNCTIONAL_SUBCLASSES[cls]
+
+
+def _eager_array(value):
+    """Another library's eager array as an array; anything else unchanged."""
+    if isinstance(value, KerasTensor):
+        return value
+    try:
+        return array_like.foreign_to_array(value)
+    except NotImplementedError:  # a symbolic tf.Tensor (tf.function, Dataset.map): no value to convert
+        return value

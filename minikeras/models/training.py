@@ -374,6 +374,7 @@ def _unbuilt_state(optimizer):
 
 
 def _class_weights_to_sample_weights(class_weight, y, sample_weight):
+    y = data_adapter.as_arrays(y)  # labels as nested lists or another library's array: one array
     if isinstance(y, (list, tuple, dict)):
         raise ValueError("class_weight is only supported for models with a single output.")
     labels = numpy.asarray(to_host(_host(y)) if backend.is_array(y) else _host(y))
@@ -384,7 +385,7 @@ def _class_weights_to_sample_weights(class_weight, y, sample_weight):
     for cls, weight in class_weight.items():
         weights[labels == int(cls)] = weight
     if sample_weight is not None:
-        weights = weights * numpy.asarray(sample_weight, dtype=numpy.float32)
+        weights = weights * numpy.asarray(to_host(data_adapter.as_arrays(sample_weight)), dtype=numpy.float32)
     return weights
 
 

@@ -118,8 +118,12 @@ def validate_tensor_input(op_name, value, allow_bool=True, allow_complex=True, a
     if isinstance(value, (list, tuple)):
         raise TypeError(f"{op_name}: expected a Tensor, an array or a number, received a {type(value).__name__} "
                         f"{_describe(value)}. Wrap it with minikeras.tensor(...) first.")
+    hint = ""
+    if any(hasattr(value, name) for name in ("__array__", "__dlpack__", "__cuda_array_interface__")):
+        # Models, fit/evaluate/predict, losses and metrics convert these at their boundary; ops do not.
+        hint = " Convert another library's array with minikeras.tensor(...) (or numpy.asarray) before an op."
     raise TypeError(f"{op_name}: expected a Tensor, an array or a number, received {type(value).__name__} "
-                    f"{_describe(value)}.")
+                    f"{_describe(value)}.{hint}")
 
 
 def as_tensor(op_name, value, allow_bool=True, allow_complex=True):

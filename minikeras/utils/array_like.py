@@ -31,10 +31,18 @@ _KDL_CPU, _KDL_CUDA, _KDL_CUDA_HOST, _KDL_CUDA_MANAGED = 1, 2, 3, 13
 _HOST_DLPACK = (_KDL_CPU, _KDL_CUDA_HOST)
 
 
-def _tensor_type():
-    from minikeras.autograd.tensor import Tensor  # utils sits below autograd's users, not above it
+_TENSOR = []  # minikeras's Tensor class, looked up on first use (autograd imports this module)
+# What is never another library's array (checked first: these calls run every step).
+_NOT_FOREIGN = (numpy.ndarray, numpy.generic, numbers.Number, str, bytes, list, tuple, dict, set, frozenset,
+                type(None))
 
-    return Tensor
+
+def _tensor_type():
+    if not _TENSOR:
+        from minikeras.autograd.tensor import Tensor
+
+        _TENSOR.append(Tensor)
+    return _TENSOR[0]
 
 
 def speaks_array_protocol(value):
@@ -42,14 +50,26 @@ def speaks_array_protocol(value):
     a string, a number or a Python container)."""
     if isinstance(value, (str, bytes, numbers.Number, list, tuple, dict, set, frozenset)) or value is None:
         return False
-    return any(hasattr(value, name) for name in
-               ("__array__", "__array_interface__", "__dlpack__", "__cuda_array_interface__"))
+    return (hasattr(value, "__array__") or hasattr(value, "__dlpack__") or hasattr(value, "__array_interface__")
+            or hasattr(value, "__cuda_array_interface__"))
 
 
 def is_array_like(value):
     """True for a minikeras Tensor, a NumPy/CuPy array, or an object an
     array protocol converts (torch/TF/JAX tensors, pandas objects)."""
     return isinstance(value, _tensor_type()) or backend.is_array(value) or speaks_array_protocol(value)
+
+
+def foreign_to_array(value):
+    """``value`` as an array when another library's object (an array
+    protocol speaker: torch, TF, JAX, pandas), else ``value`` unchanged: the
+    boundary of losses and metrics, which a custom training loop calls with
+    its data pipeline's batches."""
+    if isinstance(value, _NOT_FOREIGN) or isinstance(value, _tensor_type()) or backend.is_array(value):
+        return value
+    if speaks_array_protocol(value):
+        return _from_protocol(value, "Loss or metric input")
+    return value
 
 
 def is_nested_numbers(value):

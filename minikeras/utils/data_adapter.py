@@ -70,6 +70,15 @@ def is_batch_source(x):
     return hasattr(x, "__next__") or hasattr(x, "__iter__")
 
 
+def _rows(array, rows):
+    """``array[rows]``, on the device that holds the array (Tensors' data)."""
+    device = None if isinstance(array, numpy.ndarray) else registry.owner_of(array)
+    if device is None:
+        return array[rows]
+    with device.activate():
+        return array[rows]
+
+
 class ArrayData:
     """In-memory arrays, split into (optionally shuffled) batches."""
 
@@ -109,10 +118,10 @@ class ArrayData:
             raise ValueError(f"validation_split={fraction} leaves no samples on one side ({self.size} samples).")
 
         def head(a):
-            return a[:cut]
+            return _rows(a, slice(None, cut))
 
         def tail(a):
-            return a[cut:]
+            return _rows(a, slice(cut, None))
 
         train = (_map(head, self.x), None if self.y is None else _map(head, self.y),
                  None if self.sample_weight is None else _map(head, self.sample_weight))
@@ -185,10 +194,13 @@ class SourceData:
             self.reiterable = False
         else:
             self.steps = steps
-            iterator = iter(source)
-            self.reiterable = iterator is not source
+            # An iterator (a generator) is read once; an iterable without
+            # __next__ (tf.data, DataLoader) gives a new pass per iter(),
+            # started only when an epoch needs it (a DataLoader's iter()
+            # starts its workers).
+            self.reiterable = not hasattr(source, "__next__")
             if not self.reiterable:
-                self._iterator = iterator
+                self._iterator = iter(source)
             elif steps is None:
                 self.steps = _known_length(source)  # for the progress bar; None when unknown
 
@@ -284,6 +296,7 @@ def make_data(x, y=None, sample_weight=None, batch_size=None, shuffle=False, ste
     steps = _capped_steps(steps)
     if is_batch_source(x):
         if y is not None:
-            raise ValueError("When x is a generator or Sequence, y must be None (the batches carry the targets).")
+            raise ValueError("When x is a dataset, a generator or a PyDataset, y must be None (its batches carry the "
+                             "targets: (x, y) or (x, y, sample_weight)).")
         return SourceData(x, steps)
     return ArrayData(x, y, sample_weight, 32 if batch_size is None else batch_size, shuffle, steps)

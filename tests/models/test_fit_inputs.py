@@ -141,6 +141,27 @@ def test_nested_python_lists_are_one_array_each():
     assert numpy.isfinite(model.evaluate(x.tolist(), y[:, 0].tolist(), verbose=0)).all()
 
 
+def test_tensors_and_lists_with_validation_split_class_and_sample_weights_train_as_arrays():
+    rng = numpy.random.default_rng(4)
+    x = rng.normal(size=(40, 3)).astype("float32")
+    y = rng.integers(0, 2, 40)
+    weights = rng.uniform(0.5, 1.5, 40).astype("float32")
+
+    def history(x, y, sample_weight):
+        mk.random.seed(7)
+        model = mk.Sequential([layers.Input(shape=(3,)), layers.Dense(2, activation="softmax")])
+        model.compile(mk.optimizers.SGD(0.1), "sparse_categorical_crossentropy", metrics=["accuracy"])
+        return model.fit(x, y, sample_weight=sample_weight, class_weight={0: 1.0, 1: 2.0}, validation_split=0.25,
+                         batch_size=8, epochs=2, shuffle=False, verbose=0).history
+
+    want = history(x, y, weights)
+    for got in (history(mk.tensor(x), mk.tensor(y), mk.tensor(weights)),
+                history(x.tolist(), y.tolist(), weights.tolist())):
+        assert set(got) == set(want)
+        for key in want:
+            numpy.testing.assert_allclose(got[key], want[key], rtol=1e-5)
+
+
 def test_a_list_of_arrays_is_still_one_array_per_input():
     x, y = _data()
     first, second = layers.Input(shape=(3,)), layers.Input(shape=(3,))
@@ -161,6 +182,28 @@ def test_objects_with_array_or_host_dlpack_convert_at_the_boundary():
         assert numpy.isfinite(model.evaluate(wrap(x), wrap(y), verbose=0)).all()
         assert numpy.isfinite(model.train_on_batch(wrap(x), wrap(y))).all()
         assert model.predict_on_batch(wrap(x)).shape == (24, 1)
+
+
+def test_losses_and_metrics_take_other_libraries_arrays_as_a_custom_loop_gives_them():
+    x, y = _data()
+    predicted = mk.tensor(y * 0.5)
+    loss = mk.losses.MeanSquaredError()
+    want = float(loss(y, predicted).item())
+    assert float(loss(FakeArray(y), predicted).item()) == pytest.approx(want)
+    assert float(loss(FakeDLPack(y), predicted).item()) == pytest.approx(want)
+    metric = mk.metrics.MeanAbsoluteError()
+    metric.update_state(FakeArray(y), FakeDLPack(y * 0.5), sample_weight=FakeArray(numpy.ones(len(y), "float32")))
+    assert float(metric.result()) == pytest.approx(float(numpy.abs(y * 0.5).mean()), rel=1e-6)
+
+
+def test_minikeras_tensor_takes_other_libraries_arrays_keeping_their_dtype():
+    values = numpy.arange(6, dtype="float64").reshape(2, 3)
+    for wrap in (FakeArray, FakeDLPack):
+        made = mk.tensor(wrap(values))
+        assert made.dtype == numpy.float64 and made.device is placement_device()
+        numpy.testing.assert_array_equal(made.numpy(), values)
+    with pytest.raises(TypeError, match=r"received FakeDLPack .*minikeras.tensor"):
+        mk.ops.add(FakeDLPack(values), 1.0)  # ops take Tensors and arrays; the hint says how
 
 
 def test_a_cuda_dlpack_array_lands_on_the_gpu_without_an_upload_or_is_refused_without_one():

@@ -88,10 +88,14 @@ def test_tensorflow_eager_tensors_and_tf_data():
     assert model.predict(dataset, verbose=0).shape == (40, 1)
     assert model.predict(tf.data.Dataset.from_tensor_slices(x).batch(16), verbose=0).shape == (40, 1)
     assert numpy.isfinite(model.evaluate(dataset, verbose=0))
-    with mk.GradientTape() as tape:  # a tf.keras-era custom loop fed by tf.data batches
-        batch_x, batch_y = next(iter(dataset))
-        loss = model.compute_loss(batch_x, mk.tensor(batch_y.numpy()), model(batch_x, training=True))
-    assert all(g is not None for g in tape.gradient(loss, model.trainable_weights))
+    loss_function, metric = mk.losses.MeanSquaredError(), mk.metrics.MeanAbsoluteError()
+    for batch_x, batch_y in dataset:  # a tf.keras-era custom loop fed by tf.data batches
+        with mk.GradientTape() as tape:
+            prediction = model(batch_x, training=True)
+            loss = loss_function(batch_y, prediction)
+        model.optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_weights), model.trainable_weights))
+        metric.update_state(batch_y, prediction)
+    assert numpy.isfinite(float(metric.result()))
 
 
 def test_pandas_data_frames_and_series():

@@ -95,3 +95,12 @@ def test_the_cause_of_an_error_is_kept(filtering):
 
     error, _ = _raised(lambda: Wrapping()(numpy.ones((1, 2), "float32")))
     assert isinstance(error.__cause__, KeyError)
+
+
+def test_a_model_called_directly_shows_one_library_frame(filtering):
+    inputs = layers.Input(shape=(2,))
+    model = mk.Model(inputs, layers.Dense(1)(inputs))
+    error, frames = _raised(lambda: model(numpy.ones((3, 5), "float32")))
+    assert isinstance(error, ValueError)
+    library = _library_files(frames)
+    assert library[0] == os.path.join("utils", "traceback_utils.py") and len(library) == 2
