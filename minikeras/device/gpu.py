@@ -257,8 +257,10 @@ def _pool_allocator(device):
         used = pool.used_bytes()
         if used > memory.peak:
             memory.peak = used
-        if size:
+        try:
             pointer.mem.minikeras_owner = owner
+        except AttributeError:  # a zero-size allocation's plain Memory(0): no __dict__, nothing to own
+            pass
         return pointer
 
     return malloc
