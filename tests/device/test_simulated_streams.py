@@ -10,15 +10,8 @@ from minikeras.device.simulated_streams import SimulatedRaceError
 
 
 @pytest.fixture
-def two_logical_gpus(monkeypatch, fresh_devices):
-    physical = registry._registry.physical
-    monkeypatch.setenv(simulated.ENVIRONMENT_VARIABLE, "1x2")
-    registry._registry.physical = None
-    registry._reset_for_tests()
-    yield registry.list_logical_devices("GPU")
-    monkeypatch.undo()
-    registry._reset_for_tests()
-    registry._registry.physical = physical
+def two_logical_gpus(simulated_gpus):
+    return simulated_gpus("1x2")
 
 
 def test_1x2_is_two_logical_gpus_with_their_own_streams(two_logical_gpus):
