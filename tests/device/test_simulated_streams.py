@@ -67,3 +67,27 @@ def test_asarray_of_another_logical_gpus_array_is_an_ordered_copy(two_logical_gp
         assert float(first.xp.sum(copied)) == 6.0
     with second.activate():
         array *= 2.0  # the copy was waited for
+
+
+def test_freeing_a_block_another_stream_still_reads_is_a_race_at_its_reuse(two_logical_gpus):
+    first, second = two_logical_gpus
+    with second.activate():
+        array = second.xp.ones(4) * 2.0
+    first.stream.wait_event(second.stream.record())
+    with first.activate():
+        first.xp.sum(array)  # gpu:0 reads gpu:1's block ...
+    del array  # ... and gpu:1 frees it with nothing ordering it after that read
+    with pytest.raises(SimulatedRaceError, match="may reuse a freed block"):
+        with second.activate():
+            second.xp.zeros(4)
+
+
+def test_the_copy_s_second_event_makes_the_free_safe(two_logical_gpus):
+    first, second = two_logical_gpus
+    with second.activate():
+        array = second.xp.ones(4) * 2.0
+    copied = first.asarray(array)
+    del array
+    with second.activate():
+        second.xp.zeros(4)  # no race: copy_from made gpu:1 wait for the copy
+    assert copied.shape == (4,)
