@@ -127,17 +127,29 @@ def fresh_devices():
 
 
 @pytest.fixture
-def simulated_gpu(monkeypatch, fresh_devices):
-    """The strict simulated GPU as the default device (``gpu:0``), in any run."""
+def simulated_gpus(monkeypatch, fresh_devices):
+    """``simulated_gpus("1x2")``: the logical simulated GPUs of that
+    ``MINIKERAS_SIMULATED_GPU`` value ("2": two GPUs, "1x2": one split in
+    two), in any run; ``gpu:0`` becomes the default device."""
     physical = registry._registry.physical
-    registry._prefer_default_for_tests(None)  # whatever device this test runs for
-    monkeypatch.setenv(simulated.ENVIRONMENT_VARIABLE, "1")
-    registry._registry.physical = None
-    registry._reset_for_tests()
-    yield registry.get_device("gpu:0")
+
+    def use(value):
+        registry._prefer_default_for_tests(None)  # whatever device this test runs for
+        monkeypatch.setenv(simulated.ENVIRONMENT_VARIABLE, value)
+        registry._registry.physical = None
+        registry._reset_for_tests()
+        return registry.list_logical_devices("GPU")
+
+    yield use
     monkeypatch.undo()
     registry._reset_for_tests()
     registry._registry.physical = physical
+
+
+@pytest.fixture
+def simulated_gpu(simulated_gpus):
+    """The strict simulated GPU as the default device (``gpu:0``), in any run."""
+    return simulated_gpus("1")[0]
 
 
 @pytest.fixture

@@ -14,16 +14,20 @@ that pool current. The library keeps these rules:
    work on a logical GPU is issued to its one stream, in program order, and
    a stream runs its work in issue order: reads after writes, writes after
    reads and frees before reuse are all ordered on that stream.
-2. Memory: CuPy's pool hands a freed block out again only to work on the
-   stream that freed it, which is this device's stream (rule 1), so a
-   reused block is never written while an earlier kernel still reads it.
+2. Memory: CuPy's pool returns a freed block to the arena of the stream
+   that allocated it (memory.pyx: a chunk keeps its arena) and hands it out
+   again only to work on that stream, which is this device's stream (rule
+   1), so a reused block is never written while an earlier kernel of this
+   stream still reads it; reads by another device's stream are ordered
+   before the free by rule 4's second event.
 3. Host reads go through ``to_host``: the copy is issued on the device's
    stream after the work that produced the array, and ``get()`` waits for
    it before returning, so the host never sees stale data. Host uploads
    (``asarray``) are issued on the same stream, before the work that reads
    them.
-4. Copies between devices (``asarray`` of another device's array, used by
-   ``Tensor.to``, ``autograd/transfer.py`` and the optimizer's state moves)
+4. Copies between devices (``asarray`` of an array another device
+   allocated, another logical GPU of the same physical GPU included, as
+   ``Tensor.to``, ``autograd/transfer.py`` and the optimizer's state moves do)
    record an event on the source stream and make the target stream wait
    for it before the copy, so the copy reads finished data; then they
    record an event on the target stream and make the source stream wait
@@ -262,8 +266,10 @@ def _pool_allocator(device):
         used = pool.used_bytes()
         if used > memory.peak:
             memory.peak = used
-        if size:
+        try:
             pointer.mem.minikeras_owner = owner
+        except AttributeError:  # a zero-size allocation's plain Memory(0): no __dict__, nothing to own
+            pass
         return pointer
 
     return malloc

@@ -23,11 +23,18 @@ rules, checked on every simulated run: a read of gpu:1's array on gpu:0's
 stream without an event (rule 4) is caught here, and so is a copy back into
 a block another stream still reads.
 
-Not modelled: reuse of a freed block by another stream (CuPy hands a freed
-block only to its own stream's arena, memory.pyx ``_arena(stream_ident)``),
-and the legacy null stream (the simulated GPU refuses work outside
-``activate()`` instead).
+Frees: CuPy hands a freed block back to the arena of the stream that
+allocated it (memory.pyx, ``_arena(stream_ident)``), and the next
+allocation on that stream may reuse it at once. So when a buffer dies while
+another stream's read of it is not yet ordered before its home stream, the
+home stream's next operation (the reuse) is a race, unless an event made it
+wait for that read first (rule 4's second event). This is conservative: the
+next operation might not reuse that very block.
+
+Not modelled: the legacy null stream (the simulated GPU refuses work
+outside ``activate()`` instead).
 """
+import functools
 import itertools
 import threading
 import weakref
@@ -35,7 +42,7 @@ import weakref
 import numpy
 
 _ids = itertools.count(1)
-_lock = threading.Lock()
+_lock = threading.RLock()  # re-entrant: a buffer may die (and report) inside access()
 
 
 class SimulatedRaceError(RuntimeError):
@@ -106,15 +113,44 @@ class _Access:
 
 
 class _Record:
-    __slots__ = ("owner", "write", "reads")
+    __slots__ = ("owner", "write", "reads", "home")
 
     def __init__(self, owner):
         self.owner = owner  # weak reference to the NumPy buffer
         self.write = None
         self.reads = {}  # stream id -> _Access
+        self.home = None  # the stream whose pool arena the block returns to
 
 
 _records = {}  # id(NumPy buffer owner) -> _Record
+_freed = []  # (home stream, read of another stream) left by buffers that died
+
+
+def _buffer_died(key, ref):
+    """A buffer was freed: its block goes back to its home stream's arena."""
+    with _lock:
+        record = _records.get(key)
+        if record is None or record.owner is not ref:
+            return
+        del _records[key]
+        if record.home is not None:
+            _freed.extend((record.home, read) for read in record.reads.values() if read.stream is not record.home)
+            del _freed[:-10000]  # streams of dropped devices never run again: forget their oldest entries
+
+
+def _check_reuse(stream, op):
+    pending = [entry for entry in _freed if entry[0] is stream]
+    if not pending:
+        return
+    _freed[:] = [entry for entry in _freed if entry[0] is not stream]
+    for _, read in pending:
+        if not stream.seen(read.stream, read.tick):
+            raise SimulatedRaceError(
+                f"Simulated GPU race: {op} on {stream.device_name}'s stream may reuse a freed block that "
+                f"{read.op} on {read.stream.device_name}'s stream may still be reading: CuPy returns a freed "
+                "block to its stream's arena at once. Make the freeing stream wait for an event recorded on "
+                "the reading stream after the read (as GpuDevice.copy_from does) before the block is freed."
+            )
 
 
 def _root(array):
@@ -132,7 +168,7 @@ def _record_of(root, create):
         if len(_records) > 4096:
             for dead in [k for k, r in _records.items() if r.owner() is None]:
                 del _records[dead]
-        record = _records[key] = _Record(weakref.ref(root))
+        record = _records[key] = _Record(weakref.ref(root, functools.partial(_buffer_died, key)))
     return record
 
 
@@ -157,6 +193,8 @@ def access(stream, op, reads, writes, fresh=()):
         fresh: NumPy arrays it created (written by this stream).
     """
     with _lock:
+        if _freed:
+            _check_reuse(stream, op)
         tick = stream.tick()
         for array in reads:
             record = _record_of(_root(array), create=True)
@@ -178,3 +216,4 @@ def access(stream, op, reads, writes, fresh=()):
             if record is None:  # a new buffer, not a view of an input
                 record = _record_of(root, create=True)
                 record.write = _Access(stream, tick, op)
+                record.home = stream

@@ -219,3 +219,37 @@ def test_every_nccl_use_exists_in_cupy():
         if not known:
             missing.append(f"{where}: {kind} {name}")
     assert not missing, "NCCL names CuPy 14 does not have:\n" + "\n".join(missing)
+
+
+# ------------------------------------------- the fakes of pools and streams
+# tests/device/fake_cupy.py's pool and stream and the simulated GPU's stream
+# and event (minikeras/device/simulated_streams.py) stand in for these CuPy
+# classes: each method they offer exists in CuPy with the same parameters.
+def _fake_apis():
+    from minikeras.device.simulated_streams import SimulatedEvent, SimulatedStream
+    from tests.device.fake_cupy import FakePool, FakeStream
+
+    return [
+        (cupy.cuda.MemoryPool, FakePool, ("malloc", "free_all_blocks", "used_bytes", "total_bytes", "free_bytes",
+                                          "n_free_blocks", "set_limit", "get_limit")),
+        (cupy.cuda.Stream, FakeStream, ("record", "wait_event", "synchronize")),
+        (cupy.cuda.Stream, SimulatedStream, ("record", "wait_event", "synchronize")),
+        (cupy.cuda.Event, SimulatedEvent, ("synchronize",)),
+    ]
+
+
+def test_the_fakes_of_pools_streams_and_events_have_cupys_signatures():
+    import inspect
+
+    for real, fake, methods in _fake_apis():
+        for name in methods:
+            accepted = scan.accepted_keywords(getattr(real, name))
+            expected = {keyword.split()[-1] for keyword in accepted}  # "size_t size" -> "size"
+            offered = set(list(inspect.signature(getattr(fake, name)).parameters)[1:])
+            assert offered == expected, f"{fake.__name__}.{name}{sorted(offered)} vs {real.__name__}: {sorted(expected)}"
+
+
+def test_pooled_memory_takes_the_owner_tag():
+    # GpuDevice tags each allocation's memory with its owner (gpu.py); CuPy
+    # declares ``dict __dict__`` on PooledMemory (cupy/cuda/memory.pyx) for that.
+    assert "__dict__" in dir(cupy.cuda.memory.PooledMemory)

@@ -221,8 +221,8 @@ class FakeStream:
         self.fake.current_stream = self._previous
         return False
 
-    def record(self):
-        event = object()
+    def record(self, event=None):
+        event = object() if event is None else event
         self.fake.log.append(("record", self, event))
         return event
 

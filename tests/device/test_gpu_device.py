@@ -6,28 +6,10 @@ ResourceExhaustedError."""
 import numpy
 import pytest
 
-from minikeras import backend
 from minikeras.device import registry
-from minikeras.device.device import PhysicalDevice
 from minikeras.errors import ResourceExhaustedError
 
-from tests.device.fake_cupy import FakeCupy, OutOfMemoryError
-
-
-@pytest.fixture
-def fake_gpus(monkeypatch, fresh_devices):
-    """Two physical GPUs behind a fake CuPy; logical GPUs built by the registry."""
-    fake = FakeCupy(device_count=2)
-    monkeypatch.setattr(backend, "cupy_module", lambda: fake)
-    monkeypatch.setattr(registry.simulated, "requested_count", lambda: 0)
-    physical = registry._registry.physical
-    registry._registry.physical = {
-        "cpu": registry._discover()["cpu"],
-        "gpu": [PhysicalDevice(f"/physical_device:GPU:{i}", "GPU", i, 2 << 30) for i in range(2)],
-    }
-    yield fake
-    registry._reset_for_tests()
-    registry._registry.physical = physical
+from tests.device.fake_cupy import OutOfMemoryError
 
 
 def _split(count, limit_mb=64, index=0):

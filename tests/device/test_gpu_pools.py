@@ -16,7 +16,7 @@ from minikeras import config
 from minikeras.device import registry
 from minikeras.errors import ResourceExhaustedError
 
-from tests.device.test_gpu_device import _split, fake_gpus  # noqa: F401  (the fixture)
+from tests.device.test_gpu_device import _split
 
 FREE = 1 << 30  # what the fake driver has on each GPU at the start
 

@@ -10,15 +10,8 @@ from minikeras.device.simulated_streams import SimulatedRaceError
 
 
 @pytest.fixture
-def two_logical_gpus(monkeypatch, fresh_devices):
-    physical = registry._registry.physical
-    monkeypatch.setenv(simulated.ENVIRONMENT_VARIABLE, "1x2")
-    registry._registry.physical = None
-    registry._reset_for_tests()
-    yield registry.list_logical_devices("GPU")
-    monkeypatch.undo()
-    registry._reset_for_tests()
-    registry._registry.physical = physical
+def two_logical_gpus(simulated_gpus):
+    return simulated_gpus("1x2")
 
 
 def test_1x2_is_two_logical_gpus_with_their_own_streams(two_logical_gpus):
@@ -74,3 +67,27 @@ def test_asarray_of_another_logical_gpus_array_is_an_ordered_copy(two_logical_gp
         assert float(first.xp.sum(copied)) == 6.0
     with second.activate():
         array *= 2.0  # the copy was waited for
+
+
+def test_freeing_a_block_another_stream_still_reads_is_a_race_at_its_reuse(two_logical_gpus):
+    first, second = two_logical_gpus
+    with second.activate():
+        array = second.xp.ones(4) * 2.0
+    first.stream.wait_event(second.stream.record())
+    with first.activate():
+        first.xp.sum(array)  # gpu:0 reads gpu:1's block ...
+    del array  # ... and gpu:1 frees it with nothing ordering it after that read
+    with pytest.raises(SimulatedRaceError, match="may reuse a freed block"):
+        with second.activate():
+            second.xp.zeros(4)
+
+
+def test_the_copy_s_second_event_makes_the_free_safe(two_logical_gpus):
+    first, second = two_logical_gpus
+    with second.activate():
+        array = second.xp.ones(4) * 2.0
+    copied = first.asarray(array)
+    del array
+    with second.activate():
+        second.xp.zeros(4)  # no race: copy_from made gpu:1 wait for the copy
+    assert copied.shape == (4,)

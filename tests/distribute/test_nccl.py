@@ -8,7 +8,7 @@ import types
 import numpy
 import pytest
 
-from minikeras.device import registry, simulated, simulated_array
+from minikeras.device import simulated_array
 from minikeras.distribute import nccl_all_reduce, nccl_process_all_reduce
 from minikeras.testing.sim_nccl import SimNccl
 
@@ -68,15 +68,8 @@ def _run_ranks(work, size):
 
 
 @pytest.fixture
-def two_simulated_gpus(monkeypatch, fresh_devices):
-    physical = registry._registry.physical
-    monkeypatch.setenv(simulated.ENVIRONMENT_VARIABLE, "2")
-    registry._registry.physical = None
-    registry._reset_for_tests()
-    yield registry.list_logical_devices("GPU")
-    monkeypatch.undo()
-    registry._reset_for_tests()
-    registry._registry.physical = physical
+def two_simulated_gpus(simulated_gpus):
+    return simulated_gpus("2")
 
 
 def test_fake_nccl_refuses_what_cupy_14_refuses():
