@@ -8,8 +8,9 @@ copy; the CUDA kernel reads each patch element straight from the unpadded
 input, writing 0 where the window hangs over the border.
 
 The reference is the CPU's blocked copy: ``padding`` is a per-thread
-holder (a one-element list) for the reused padded buffer, made on first
-use, so that blocks of samples do not zero a fresh one each time.
+holder ``[buffer or None, samples]`` for the reused padded buffer, made on
+first use for ``samples`` (the largest block), so that blocks of samples
+do not zero a fresh one each time.
 """
 import numpy
 
@@ -48,7 +49,8 @@ def im2col_reference(device, source, geometry, block, patch_major, padding):
     (n, Ho, Wo, kh, kw, C), or (kh, kw, C, n, Ho, Wo) when ``patch_major``."""
     xp = device.xp
     if geometry.has_padding and padding[0] is None:
-        padding[0] = geometry.pad_buffer(xp, source.shape[0], source.dtype)
+        # Sized for the largest block this holder will see (its second entry), not for this one.
+        padding[0] = geometry.pad_buffer(xp, padding[1] if len(padding) > 1 else source.shape[0], source.dtype)
     windows = geometry.windows(xp, geometry.padded_block(source, 0, source.shape[0], padding[0]))
     xp.copyto(block, windows.transpose(3, 4, 5, 0, 1, 2) if patch_major else windows)
     return block
