@@ -60,13 +60,17 @@ def _im2col_launch(launcher, device, source, geometry, block, patch_major, paddi
     if patch_major:  # a CPU layout; never chosen on a GPU
         return im2col_reference(device, source, geometry, block, patch_major, padding)
     source = device.xp.ascontiguousarray(source)
-    (pad_top, _), (pad_left, _) = geometry.pads
     grid, threads = blocks_for(block.size)
-    launcher.run(source.dtype, grid, threads, (source, block) + tuple(
-        numpy.int64(value) for value in (source.shape[0], geometry.height, geometry.width, geometry.channels,
-                                         geometry.out_h, geometry.out_w)) + tuple(
-        numpy.int32(value) for value in (*geometry.window, *geometry.strides, *geometry.dilation, pad_top, pad_left)))
+    launcher.run(source.dtype, grid, threads, (source, block) + _window_arguments(geometry, source.shape[0]))
     return block
+
+
+def _window_arguments(geometry, samples):
+    """The geometry arguments im2col and col2im share, in their signatures' order."""
+    (pad_top, _), (pad_left, _) = geometry.pads
+    return tuple(numpy.int64(value) for value in (samples, geometry.height, geometry.width, geometry.channels,
+                                                  geometry.out_h, geometry.out_w)) + tuple(
+        numpy.int32(value) for value in (*geometry.window, *geometry.strides, *geometry.dilation, pad_top, pad_left))
 
 
 register(Kernel("im2col", im2col_reference, IM2COL_SOURCE, _im2col_launch))
@@ -115,12 +119,8 @@ def col2im_reference(device, patches, geometry, target):
 
 def _col2im_launch(launcher, device, patches, geometry, target):
     patches = device.xp.ascontiguousarray(patches)
-    (pad_top, _), (pad_left, _) = geometry.pads
     grid, threads = blocks_for(target.size)
-    launcher.run(patches.dtype, grid, threads, (patches, target) + tuple(
-        numpy.int64(value) for value in (target.shape[0], geometry.height, geometry.width, geometry.channels,
-                                         geometry.out_h, geometry.out_w)) + tuple(
-        numpy.int32(value) for value in (*geometry.window, *geometry.strides, *geometry.dilation, pad_top, pad_left)))
+    launcher.run(patches.dtype, grid, threads, (patches, target) + _window_arguments(geometry, target.shape[0]))
     return target
 
 

@@ -285,13 +285,17 @@ def avg_pool_reference(device, images, geometry):
     return out
 
 
-def _avg_pool_launch(launcher, device, images, geometry):
-    xp = device.xp
-    images = xp.ascontiguousarray(images)
-    out = xp.empty(_output_shape(geometry), images.dtype)
+def _one_thread_per_output(launcher, device, source, out_shape, geometry):
+    """Launch ``kernel(source, out, geometry...)`` with one thread per element of a new ``out``."""
+    source = device.xp.ascontiguousarray(source)
+    out = device.xp.empty(out_shape, source.dtype)
     grid, block = blocks_for(out.size)
-    launcher.run(images.dtype, grid, block, (images, out) + _geometry_arguments(geometry))
+    launcher.run(source.dtype, grid, block, (source, out) + _geometry_arguments(geometry))
     return out
+
+
+def _avg_pool_launch(launcher, device, images, geometry):
+    return _one_thread_per_output(launcher, device, images, _output_shape(geometry), geometry)
 
 
 register(Kernel("avg_pool", avg_pool_reference, AVG_POOL_SOURCE, _avg_pool_launch))
@@ -328,12 +332,7 @@ def avg_pool_backward_reference(device, grad, geometry):
 
 
 def _avg_pool_backward_launch(launcher, device, grad, geometry):
-    xp = device.xp
-    grad = xp.ascontiguousarray(grad)
-    grad_x = xp.empty(_input_shape(geometry), grad.dtype)
-    grid, block = blocks_for(grad_x.size)
-    launcher.run(grad.dtype, grid, block, (grad, grad_x) + _geometry_arguments(geometry))
-    return grad_x
+    return _one_thread_per_output(launcher, device, grad, _input_shape(geometry), geometry)
 
 
 register(Kernel("avg_pool_backward", avg_pool_backward_reference, AVG_POOL_BACKWARD_SOURCE,
