@@ -152,6 +152,10 @@ def _cases(dtype):
         "bias_relu": [(out, bias, True), (out, None, True)],
         "relu_backward": [(grad, relu_out, target)],
         "adam_update": [(adam, 0.01, 0.9, 0.999, 1e-7)],
+        "sgd_update": [([(g, v, w, None, None) for g, v, w in (_arrays((3,), (3,), (3,), dtype=dtype),)], 0.1, 0.9,
+                        True),
+                       ([(g, None, w, None, None) for g, w in (_arrays((5, 2), (5, 2), dtype=dtype),)], 0.1, 0.0,
+                        False)],
         "sparse_softmax_cross_entropy": [(logits, labels, True), (logits, labels, False)],
         "sparse_softmax_cross_entropy_backward": [
             (probabilities, labels, labels.astype(dtype)),

@@ -58,3 +58,21 @@ def test_an_unknown_kernel_name_lists_the_registered_ones(kernel_device):
 def test_a_kernel_refuses_a_dtype_it_has_no_source_for():
     with pytest.raises(TypeError, match="float32 and float64"):
         kernels.cuda_source("", "float16")
+
+
+@pytest.mark.parametrize("momentum,nesterov", [(0.0, False), (0.9, False), (0.9, True)])
+def test_sgd_updates_every_variable_in_one_launch(kernel_device, upload, launches, rng, momentum, nesterov):
+    learning_rate = 0.1
+    host = [(rng.normal(size=shape), rng.normal(size=shape), rng.normal(size=shape)) for shape in ((2, 3), (5,))]
+    groups = [(upload(g), upload(v) if momentum else None, upload(w), upload(numpy.empty_like(w)),
+               upload(numpy.empty_like(w))) for g, v, w in host]
+    with launches(kernel_device, 1):
+        kernels.get("sgd_update", kernel_device)(groups, learning_rate, momentum, nesterov)
+    for (g, v, w), group in zip(host, groups):
+        if not momentum:
+            expected = w - learning_rate * g
+        else:
+            v = momentum * v - learning_rate * g
+            numpy.testing.assert_allclose(kernel_device.to_host(group[1]), v, rtol=1e-12)
+            expected = w + (momentum * v - learning_rate * g if nesterov else v)
+        numpy.testing.assert_allclose(kernel_device.to_host(group[2]), expected, rtol=1e-12)
