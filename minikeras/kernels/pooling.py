@@ -23,7 +23,7 @@ reads its own forward's index, so the two numberings never meet.
 """
 import numpy
 
-from minikeras.kernels.kernel import Kernel, blocks_for, register
+from minikeras.kernels.kernel import Kernel, UnsupportedDtype, blocks_for, register
 
 _GEOMETRY_ARGUMENTS = ("long long batch, long long height, long long width, long long channels, long long out_h, "
                        "long long out_w, int window_h, int window_w, int stride_h, int stride_w, int pad_top, "
@@ -211,6 +211,10 @@ def max_pool_backward_reference(device, grad, index, geometry):
 
 
 def _max_pool_backward_launch(launcher, device, grad, index, geometry):
+    if index.dtype != numpy.int32:
+        # The forward ran its reference (a dtype without CUDA source): its index numbers
+        # offsets its own way, so the reference routes the gradient too.
+        raise UnsupportedDtype(f"max_pool_backward: an index of dtype {index.dtype} comes from the reference.")
     xp = device.xp
     grad = xp.ascontiguousarray(grad)
     grad_x = xp.empty(_input_shape(geometry), grad.dtype)
