@@ -201,3 +201,32 @@ def _sgd_launch(launcher, device, groups, learning_rate, momentum, nesterov):
 
 
 register(Kernel("sgd_update", sgd_reference, SGD_SOURCE, _sgd_launch))
+
+
+# -------------------------------------------------------------- weight decay
+WEIGHT_DECAY_SOURCE = multi_tensor_source(
+    "weight_decay_update", "scalar_t weight_decay, scalar_t learning_rate", ("weights",), r"""
+        scalar_t* weights = (scalar_t*)weights_table[t];
+        /* The reference's operations, in its order: decay = w * wd; decay *= lr; w -= decay. */
+        scalar_t decay = weights[j] * weight_decay;
+        decay *= learning_rate;
+        weights[j] -= decay;
+""")
+
+
+def weight_decay_reference(device, groups, weight_decay, learning_rate):
+    """Decoupled weight decay ``w -= w * weight_decay * learning_rate`` of
+    every ``(weights, scratch)`` group, in place."""
+    xp = device.xp
+    for weights, decay in groups:
+        xp.multiply(weights, weight_decay, out=decay)
+        decay *= learning_rate
+        weights -= decay
+
+
+def _weight_decay_launch(launcher, device, groups, weight_decay, learning_rate):
+    _multi_tensor_launch(launcher, device, groups, lambda group: (group[0],), lambda scalar: (
+        scalar(weight_decay), scalar(learning_rate)))
+
+
+register(Kernel("weight_decay_update", weight_decay_reference, WEIGHT_DECAY_SOURCE, _weight_decay_launch))

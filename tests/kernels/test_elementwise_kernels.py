@@ -76,3 +76,12 @@ def test_sgd_updates_every_variable_in_one_launch(kernel_device, upload, launche
             numpy.testing.assert_allclose(kernel_device.to_host(group[1]), v, rtol=1e-12)
             expected = w + (momentum * v - learning_rate * g if nesterov else v)
         numpy.testing.assert_allclose(kernel_device.to_host(group[2]), expected, rtol=1e-12)
+
+
+def test_weight_decay_of_every_variable_in_one_launch(kernel_device, upload, launches, rng):
+    host = [rng.normal(size=shape) for shape in ((3, 3), (4,), (2, 5))]
+    groups = [(upload(w), upload(numpy.empty_like(w))) for w in host]
+    with launches(kernel_device, 1):
+        kernels.get("weight_decay_update", kernel_device)(groups, 0.004, 0.01)
+    for w, (weights, _) in zip(host, groups):
+        numpy.testing.assert_allclose(kernel_device.to_host(weights), w - w * 0.004 * 0.01, rtol=1e-14)
