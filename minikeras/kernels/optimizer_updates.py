@@ -230,3 +230,77 @@ def _weight_decay_launch(launcher, device, groups, weight_decay, learning_rate):
 
 
 register(Kernel("weight_decay_update", weight_decay_reference, WEIGHT_DECAY_SOURCE, _weight_decay_launch))
+
+
+# ------------------------------------------------------------------- RMSprop
+RMSPROP_SOURCE = multi_tensor_source(
+    "rmsprop_update", "scalar_t learning_rate, scalar_t rho, scalar_t keep, scalar_t epsilon, scalar_t momentum, "
+    "int use_momentum, int centered", ("weights", "gradient", "velocity", "average", "momentum_slot"), r"""
+        scalar_t* weights = (scalar_t*)weights_table[t];
+        const scalar_t g = ((const scalar_t*)gradient_table[t])[j];
+        scalar_t* velocity = (scalar_t*)velocity_table[t];
+        /* The reference's operations, in its order. */
+        scalar_t v = velocity[j] * rho;
+        v += (g * g) * keep;
+        velocity[j] = v;
+        scalar_t denominator;
+        if (centered) {
+            scalar_t* average = (scalar_t*)average_table[t];
+            scalar_t a = average[j] * rho;
+            a += g * keep;
+            average[j] = a;
+            denominator = (v - a * a) + epsilon;
+        } else {
+            denominator = v + epsilon;
+        }
+        const scalar_t increment = (g * learning_rate) / sqrt(denominator);
+        if (use_momentum) {
+            scalar_t* momentum_slot = (scalar_t*)momentum_slot_table[t];
+            scalar_t m = momentum_slot[j] * momentum;
+            m += increment;
+            momentum_slot[j] = m;
+            weights[j] -= m;
+        } else {
+            weights[j] -= increment;
+        }
+""")
+
+
+def rmsprop_reference(device, groups, learning_rate, rho, epsilon, momentum):
+    """RMSprop's update of every ``(gradient, velocity, average or None,
+    momentum slot or None, weights, work, increment)`` group, in place
+    (``average`` when centered, the momentum slot when momentum > 0)."""
+    xp = device.xp
+    for gradient, velocity, average, momentum_slot, weights, work, increment in groups:
+        velocity *= rho
+        xp.multiply(gradient, gradient, out=work)
+        work *= 1.0 - rho
+        velocity += work
+        if average is not None:
+            average *= rho
+            xp.multiply(gradient, 1.0 - rho, out=work)
+            average += work
+            xp.multiply(average, average, out=work)
+            xp.subtract(velocity, work, out=work)
+            work += epsilon
+        else:
+            xp.add(velocity, epsilon, out=work)
+        xp.sqrt(work, out=work)
+        xp.multiply(gradient, learning_rate, out=increment)
+        increment /= work
+        if momentum_slot is not None:
+            momentum_slot *= momentum
+            momentum_slot += increment
+            weights -= momentum_slot
+        else:
+            weights -= increment
+
+
+def _rmsprop_launch(launcher, device, groups, learning_rate, rho, epsilon, momentum):
+    centered, use_momentum = groups[0][2] is not None, groups[0][3] is not None
+    _multi_tensor_launch(launcher, device, groups, lambda group: (group[4], group[0], group[1], group[2], group[3]),
+                         lambda scalar: (scalar(learning_rate), scalar(rho), scalar(1.0 - rho), scalar(epsilon),
+                                         scalar(momentum), numpy.int32(use_momentum), numpy.int32(centered)))
+
+
+register(Kernel("rmsprop_update", rmsprop_reference, RMSPROP_SOURCE, _rmsprop_launch))

@@ -152,6 +152,11 @@ def _cases(dtype):
         "bias_relu": [(out, bias, True), (out, None, True)],
         "relu_backward": [(grad, relu_out, target)],
         "adam_update": [(adam, 0.01, 0.9, 0.999, 1e-7)],
+        "rmsprop_update": [
+            ([(g, v, a, m, w, None, None) for g, v, a, m, w in (_arrays(*[(3, 2)] * 5, dtype=dtype),)], 0.01, 0.9,
+             1e-7, 0.5),
+            ([(g, v, None, None, w, None, None) for g, v, w in (_arrays(*[(4,)] * 3, dtype=dtype),)], 0.01, 0.9, 1e-7,
+             0.0)],
         "weight_decay_update": [([(w, None) for w in _arrays((3, 2), (4,), dtype=dtype)], 0.004, 0.01)],
         "sgd_update": [([(g, v, w, None, None) for g, v, w in (_arrays((3,), (3,), (3,), dtype=dtype),)], 0.1, 0.9,
                         True),
