@@ -18,7 +18,8 @@ it calls the device: ``device.xp`` (the array module), ``device.asarray``
 (host or other-device array to this device), ``device.to_host`` (the only
 device-to-host path), ``device.activate()`` (the context every op, backward,
 optimizer update, loss/metric update and host read runs in),
-``device.bounds``, the block helpers (``device.matmul``,
+``device.bounds``, ``device.compiles_kernels`` and ``device.one_kernel()`` (how
+``minikeras.kernels`` runs a fused kernel here), the block helpers (``device.matmul``,
 ``device.matmul_all``, ``device.parallel_blocks``, ``device.row_blocks``,
 ``device.elementwise_blocks``, ``device.sum_in_order``), ``device.worker_context``
 (for a thread that serves one device), ``device.scatter_add``, ``device.new_rng``/``device.normal``, and

@@ -268,8 +268,8 @@ def _fresh_arrays(value, found):
 # it, or nothing): in-place operators, ``setitem``, ``copyto`` and kin,
 # ``ufunc.at``, ``out=``.
 _WRITES = frozenset(
-    "setitem copyto put place putmask fill_diagonal".split() + [f"__i{name}__" for name in "add sub mul truediv floordiv mod pow matmul and or xor lshift "
-                   "rshift".split()]
+    "setitem copyto put place putmask fill_diagonal".split()
+    + [f"__i{name}__" for name in "add sub mul truediv floordiv mod pow matmul and or xor lshift rshift".split()]
 )
 # Calls that make a new array without running a kernel (cudaMalloc only).
 _ALLOCATES_ONLY = frozenset("empty empty_like".split())

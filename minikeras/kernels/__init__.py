@@ -6,7 +6,8 @@ path, and the simulated GPU's, counted there as one launch). One family per
 module:
 
 - ``elementwise``: bias + ReLU forward, the ReLU mask backward;
-- ``optimizer_updates``: multi-tensor Adam (every variable in one launch);
+- ``optimizer_updates``: multi-tensor Adam, SGD, RMSprop and weight decay (every variable in one
+  launch);
 - ``reductions``: sparse softmax cross-entropy forward and backward;
 - ``pooling``: max and average pooling forward and backward;
 - ``im2col``: a convolution's patch matrix from the unpadded input.

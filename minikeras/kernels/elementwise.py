@@ -37,6 +37,8 @@ def bias_relu_reference(device, out, bias, relu):
 
 
 def _bias_relu_launch(launcher, device, out, bias, relu):
+    if bias is not None and bias.dtype != out.dtype:
+        bias = bias.astype(out.dtype)  # the kernel reads both as scalar_t (the reference casts as it adds)
     rows, columns = out.shape
     grid, block = blocks_for(out.size)
     launcher.run(out.dtype, grid, block, (out, out if bias is None else bias, numpy.int64(rows),
@@ -66,6 +68,9 @@ def relu_backward_reference(device, grad, out, target):
 
 
 def _relu_backward_launch(launcher, device, grad, out, target):
+    launcher.check(out.dtype, target.dtype)
+    if grad.dtype != target.dtype:
+        grad = grad.astype(target.dtype)
     grad = device.xp.ascontiguousarray(grad)
     grid, block = blocks_for(grad.size)
     launcher.run(grad.dtype, grid, block, (grad, out, target, numpy.int64(grad.size)))

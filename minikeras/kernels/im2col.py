@@ -8,8 +8,9 @@ copy; the CUDA kernel reads each patch element straight from the unpadded
 input, writing 0 where the window hangs over the border.
 
 The reference is the CPU's blocked copy: ``padding`` is a per-thread
-holder (a one-element list) for the reused padded buffer, made on first
-use, so that blocks of samples do not zero a fresh one each time.
+holder ``[buffer or None, samples]`` for the reused padded buffer, made on
+first use for ``samples`` (the largest block), so that blocks of samples
+do not zero a fresh one each time.
 """
 import numpy
 
@@ -48,7 +49,8 @@ def im2col_reference(device, source, geometry, block, patch_major, padding):
     (n, Ho, Wo, kh, kw, C), or (kh, kw, C, n, Ho, Wo) when ``patch_major``."""
     xp = device.xp
     if geometry.has_padding and padding[0] is None:
-        padding[0] = geometry.pad_buffer(xp, source.shape[0], source.dtype)
+        # Sized for the largest block this holder will see (its second entry), not for this one.
+        padding[0] = geometry.pad_buffer(xp, padding[1] if len(padding) > 1 else source.shape[0], source.dtype)
     windows = geometry.windows(xp, geometry.padded_block(source, 0, source.shape[0], padding[0]))
     xp.copyto(block, windows.transpose(3, 4, 5, 0, 1, 2) if patch_major else windows)
     return block
@@ -58,13 +60,17 @@ def _im2col_launch(launcher, device, source, geometry, block, patch_major, paddi
     if patch_major:  # a CPU layout; never chosen on a GPU
         return im2col_reference(device, source, geometry, block, patch_major, padding)
     source = device.xp.ascontiguousarray(source)
-    (pad_top, _), (pad_left, _) = geometry.pads
     grid, threads = blocks_for(block.size)
-    launcher.run(source.dtype, grid, threads, (source, block) + tuple(
-        numpy.int64(value) for value in (source.shape[0], geometry.height, geometry.width, geometry.channels,
-                                         geometry.out_h, geometry.out_w)) + tuple(
-        numpy.int32(value) for value in (*geometry.window, *geometry.strides, *geometry.dilation, pad_top, pad_left)))
+    launcher.run(source.dtype, grid, threads, (source, block) + _window_arguments(geometry, source.shape[0]))
     return block
+
+
+def _window_arguments(geometry, samples):
+    """The geometry arguments im2col and col2im share, in their signatures' order."""
+    (pad_top, _), (pad_left, _) = geometry.pads
+    return tuple(numpy.int64(value) for value in (samples, geometry.height, geometry.width, geometry.channels,
+                                                  geometry.out_h, geometry.out_w)) + tuple(
+        numpy.int32(value) for value in (*geometry.window, *geometry.strides, *geometry.dilation, pad_top, pad_left))
 
 
 register(Kernel("im2col", im2col_reference, IM2COL_SOURCE, _im2col_launch))
@@ -113,12 +119,8 @@ def col2im_reference(device, patches, geometry, target):
 
 def _col2im_launch(launcher, device, patches, geometry, target):
     patches = device.xp.ascontiguousarray(patches)
-    (pad_top, _), (pad_left, _) = geometry.pads
     grid, threads = blocks_for(target.size)
-    launcher.run(patches.dtype, grid, threads, (patches, target) + tuple(
-        numpy.int64(value) for value in (target.shape[0], geometry.height, geometry.width, geometry.channels,
-                                         geometry.out_h, geometry.out_w)) + tuple(
-        numpy.int32(value) for value in (*geometry.window, *geometry.strides, *geometry.dilation, pad_top, pad_left)))
+    launcher.run(patches.dtype, grid, threads, (patches, target) + _window_arguments(geometry, target.shape[0]))
     return target
 
 

@@ -24,8 +24,7 @@ reads its own forward's index, so the two numberings never meet.
 import numpy
 
 from minikeras.backend.dtypes import is_float_dtype
-
-from minikeras.kernels.kernel import Kernel, blocks_for, register
+from minikeras.kernels.kernel import Kernel, UnsupportedDtype, blocks_for, register
 
 _GEOMETRY_ARGUMENTS = ("long long batch, long long height, long long width, long long channels, long long out_h, "
                        "long long out_w, int window_h, int window_w, int stride_h, int stride_w, int pad_top, "
@@ -213,6 +212,10 @@ def max_pool_backward_reference(device, grad, index, geometry):
 
 
 def _max_pool_backward_launch(launcher, device, grad, index, geometry):
+    if index.dtype != numpy.int32:
+        # The forward ran its reference (a dtype without CUDA source): its index numbers
+        # offsets its own way, so the reference routes the gradient too.
+        raise UnsupportedDtype(f"max_pool_backward: an index of dtype {index.dtype} comes from the reference.")
     xp = device.xp
     grad = xp.ascontiguousarray(grad)
     grad_x = xp.empty(_input_shape(geometry), grad.dtype)
@@ -287,13 +290,17 @@ def avg_pool_reference(device, images, geometry):
     return out
 
 
-def _avg_pool_launch(launcher, device, images, geometry):
-    xp = device.xp
-    images = xp.ascontiguousarray(images)
-    out = xp.empty(_output_shape(geometry), images.dtype)
+def _one_thread_per_output(launcher, device, source, out_shape, geometry):
+    """Launch ``kernel(source, out, geometry...)`` with one thread per element of a new ``out``."""
+    source = device.xp.ascontiguousarray(source)
+    out = device.xp.empty(out_shape, source.dtype)
     grid, block = blocks_for(out.size)
-    launcher.run(images.dtype, grid, block, (images, out) + _geometry_arguments(geometry))
+    launcher.run(source.dtype, grid, block, (source, out) + _geometry_arguments(geometry))
     return out
+
+
+def _avg_pool_launch(launcher, device, images, geometry):
+    return _one_thread_per_output(launcher, device, images, _output_shape(geometry), geometry)
 
 
 register(Kernel("avg_pool", avg_pool_reference, AVG_POOL_SOURCE, _avg_pool_launch))
@@ -330,12 +337,7 @@ def avg_pool_backward_reference(device, grad, geometry):
 
 
 def _avg_pool_backward_launch(launcher, device, grad, geometry):
-    xp = device.xp
-    grad = xp.ascontiguousarray(grad)
-    grad_x = xp.empty(_input_shape(geometry), grad.dtype)
-    grid, block = blocks_for(grad_x.size)
-    launcher.run(grad.dtype, grid, block, (grad, grad_x) + _geometry_arguments(geometry))
-    return grad_x
+    return _one_thread_per_output(launcher, device, grad, _input_shape(geometry), geometry)
 
 
 register(Kernel("avg_pool_backward", avg_pool_backward_reference, AVG_POOL_BACKWARD_SOURCE,

@@ -42,7 +42,9 @@ def sparse_softmax_cross_entropy_reference(device, logits, labels, keep_probabil
     exp = xp.exp(shifted)
     total = exp.sum(axis=1)
     loss = xp.log(total)
-    loss -= shifted[xp.arange(logits.shape[0]), labels]
+    valid, safe = _valid_labels(xp, labels, logits.shape[1])
+    loss -= shifted[xp.arange(logits.shape[0]), safe]
+    loss = xp.where(valid, loss, numpy.nan).astype(loss.dtype, copy=False)  # as the kernel: NaN, no loss
     if not keep_probabilities:
         return loss, None
     exp /= total[:, None]
@@ -90,8 +92,18 @@ def sparse_softmax_cross_entropy_backward_reference(device, probabilities, label
     """``probabilities * grad[:, None]`` minus ``grad`` at each row's label."""
     xp = device.xp
     grad_logits = probabilities * grad[:, None]
-    grad_logits[xp.arange(labels.shape[0]), labels] -= grad
+    valid, safe = _valid_labels(xp, labels, probabilities.shape[1])
+    grad_logits[xp.arange(labels.shape[0]), safe] -= grad * valid
     return grad_logits
+
+
+def _valid_labels(xp, labels, classes):
+    """``(valid mask, labels safe to index with)``. Labels are checked before
+    (at once, or when the logs are read: utils/deferred_checks.py); until
+    then an out-of-range one must neither index outside its row nor wrap
+    around (as -1 would), just as in the kernel."""
+    valid = (labels >= 0) & (labels < classes)
+    return valid, xp.where(valid, labels, 0)
 
 
 def _sparse_softmax_cross_entropy_backward_launch(launcher, device, probabilities, labels, grad):

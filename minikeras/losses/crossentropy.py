@@ -20,6 +20,7 @@ from minikeras.losses.loss import (
     EPSILON, LossFunctionWrapper, as_prediction, as_target, check_same_shape, checks_inputs, matched_shapes,
     reshaped,
 )
+from minikeras.utils import deferred_checks
 from minikeras.utils.argument_validation import validate_number
 
 
@@ -187,6 +188,10 @@ def sparse_categorical_crossentropy_with_mask(y_true, y_pred, from_logits=False,
             # Host labels are checked here, before the upload: no device
             # round trip in the training step.
             _check_label_range(name, labels, classes, device)
+            losses = SparseSoftmaxCrossEntropy(labels_checked=True).apply(logits, Tensor(labels, device=logits.device))
+        elif deferred_checks.active() and not logits.device.host_kernels:
+            # In a training step on a GPU: checked when the logs are read, not now (no host sync).
+            deferred_checks.defer_label_range(name, logits.device, labels, classes)
             losses = SparseSoftmaxCrossEntropy(labels_checked=True).apply(logits, Tensor(labels, device=logits.device))
         else:
             # The fused op checks the label range itself (one device round trip on GPU).

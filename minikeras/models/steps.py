@@ -24,6 +24,7 @@ from minikeras.autograd import Tensor, no_grad
 from minikeras.layers.base import weight_constraint
 from minikeras.layers.state_updates import apply_state_updates, collect_state_updates
 from minikeras.models.running_logs import LazyLogs, detached
+from minikeras.utils import deferred_checks
 from minikeras.utils.packing import unpack_x_y_sample_weight
 from minikeras.utils.nest import flatten
 
@@ -145,10 +146,11 @@ class TrainingSteps:
         y_pred = self(x, training=training)
         if self.compiled_metrics is None:
             self._make_metrics()
-        if _accepts_training(self.compute_loss):
-            loss = self.compute_loss(x, y, y_pred, sample_weight, training=training)
-        else:  # an override with Keras 3's older signature (no ``training``), as Keras allows
-            loss = self.compute_loss(x, y, y_pred, sample_weight)
+        with deferred_checks.deferring():  # label checks wait for the logs' read (utils/deferred_checks.py)
+            if _accepts_training(self.compute_loss):
+                loss = self.compute_loss(x, y, y_pred, sample_weight, training=training)
+            else:  # an override with Keras 3's older signature (no ``training``), as Keras allows
+                loss = self.compute_loss(x, y, y_pred, sample_weight)
         return loss, y_pred, self._loss_parts
 
     # ---------------------------------------------------------------- steps
@@ -234,6 +236,7 @@ class TrainingSteps:
             self._flush_logs()
 
     def _flush_logs(self):
+        deferred_checks.run()
         pending, self._pending_logs = self.__dict__.get("_pending_logs") or [], []
         for entry in pending:
             self._apply_logs(*entry)

@@ -1,7 +1,8 @@
 """The fused update path: one multi-tensor kernel per device and step.
 
 ``Optimizer.apply`` reaches ``_update_variables``; an optimizer whose rule
-has a multi-tensor kernel in ``minikeras.kernels`` (Adam's ``adam_update``)
+has a multi-tensor kernel in ``minikeras.kernels`` (Adam's ``adam_update``,
+SGD's ``sgd_update``, RMSprop's ``rmsprop_update``)
 overrides it to call :func:`update_all`, which hands every variable of a
 device to one kernel call: one launch on a GPU (per 16 variables), the
 CPU's threaded per-variable NumPy update elsewhere (the kernel's

@@ -29,6 +29,7 @@ from minikeras.optimizers._checks import (
     camel_to_snake, check_float_in_range, check_variable, checked_learning_rate, describe,
 )
 from minikeras.optimizers._clipping import clip_gradients
+from minikeras.optimizers._fused import update_all
 from minikeras.utils.argument_validation import validate_tensor_input
 from minikeras.optimizers._slots import ScratchBuffers
 from minikeras.optimizers._state import OptimizerState
@@ -340,14 +341,10 @@ class Optimizer(OptimizerState):
     def _apply_weight_decay(self, variables, learning_rate):
         if self.weight_decay is None:
             return
-        for variable in variables:
-            if self._use_weight_decay(variable):
-                weights = variable.data
-                (decay,) = self.scratch(variable, 1)
-                with variable.device.activate():
-                    variable.device.xp.multiply(weights, self.weight_decay, out=decay)
-                    decay *= learning_rate
-                    weights -= decay
+        # One multi-tensor kernel per device (minikeras/kernels/optimizer_updates.py).
+        pairs = [(variable.device, (variable.data, self.scratch(variable, 1)[0]))
+                 for variable in variables if self._use_weight_decay(variable)]
+        update_all("weight_decay_update", pairs, self.weight_decay, learning_rate)
 
     # ------------------------------------------------------------------ EMA
     def _update_moving_averages(self):

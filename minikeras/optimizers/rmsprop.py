@@ -1,4 +1,6 @@
 """RMSprop: divide the gradient by a running root mean square (Hinton, 2012)."""
+from minikeras.kernels.optimizer_updates import rmsprop_reference
+from minikeras.optimizers import _fused
 from minikeras.optimizers._checks import check_float_in_range
 from minikeras.optimizers.optimizer import Optimizer
 
@@ -56,38 +58,26 @@ class RMSprop(Optimizer):
             self.add_optimizer_variables(variables, "average_gradient") if self.centered else []
         )
 
+    def _group(self, gradient, variable):
+        """The arrays of ``rmsprop_update`` for one variable."""
+        index = self.slot_index(variable)
+        work, increment = self.scratch(variable, 2)
+        average = self._average_gradients[index] if self.centered else None
+        momentum = self._momentums[index] if self.momentum > 0 else None
+        return (gradient, self._velocities[index], average, momentum, variable.data, work, increment)
+
+    def _update_variables(self, grads, variables, learning_rate):
+        """Every variable in one multi-tensor ``rmsprop_update`` per device
+        (``optimizers/_fused.py``), unless a subclass has its own rule."""
+        if _fused.overrides_update_step(self, RMSprop):
+            return super()._update_variables(grads, variables, learning_rate)
+        pairs = [(variable.device, self._group(gradient, variable)) for gradient, variable in zip(grads, variables)]
+        _fused.update_all("rmsprop_update", pairs, learning_rate, self.rho, self.epsilon, self.momentum)
+
     def update_step(self, gradient, variable, learning_rate):
         """One RMSprop step on ``variable`` (in place)."""
-        index = self.slot_index(variable)
-        velocity = self._velocities[index]
-        xp = variable.device.xp
-        work, increment = self.scratch(variable, 2)
-        rho = self.rho
-
-        velocity *= rho
-        xp.multiply(gradient, gradient, out=work)
-        work *= 1.0 - rho
-        velocity += work
-        if self.centered:
-            average = self._average_gradients[index]
-            average *= rho
-            xp.multiply(gradient, 1.0 - rho, out=work)
-            average += work
-            xp.multiply(average, average, out=work)
-            xp.subtract(velocity, work, out=work)
-            work += self.epsilon
-        else:
-            xp.add(velocity, self.epsilon, out=work)
-        xp.sqrt(work, out=work)
-        xp.multiply(gradient, learning_rate, out=increment)
-        increment /= work
-        if self.momentum > 0:
-            momentum = self._momentums[index]
-            momentum *= self.momentum
-            momentum += increment
-            variable.data -= momentum
-        else:
-            variable.data -= increment
+        rmsprop_reference(variable.device, [self._group(gradient, variable)], learning_rate, self.rho, self.epsilon,
+                          self.momentum)
 
     def get_config(self):
         config = super().get_config()

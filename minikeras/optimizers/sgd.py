@@ -1,4 +1,6 @@
 """SGD: gradient descent with optional (Nesterov) momentum."""
+from minikeras.kernels.optimizer_updates import sgd_reference
+from minikeras.optimizers import _fused
 from minikeras.optimizers._checks import check_float_in_range
 from minikeras.optimizers.optimizer import Optimizer
 
@@ -41,24 +43,23 @@ class SGD(Optimizer):
         super().build(variables)
         self.momentums = self.add_optimizer_variables(variables, "momentum") if self.momentum != 0 else []
 
+    def _group(self, gradient, variable):
+        """The arrays of ``sgd_update`` for one variable."""
+        scaled_gradient, nesterov_step = self.scratch(variable, 2)
+        velocity = self.momentums[self.slot_index(variable)] if self.momentum != 0 else None
+        return (gradient, velocity, variable.data, scaled_gradient, nesterov_step)
+
+    def _update_variables(self, grads, variables, learning_rate):
+        """Every variable in one multi-tensor ``sgd_update`` per device
+        (``optimizers/_fused.py``), unless a subclass has its own rule."""
+        if _fused.overrides_update_step(self, SGD):
+            return super()._update_variables(grads, variables, learning_rate)
+        pairs = [(variable.device, self._group(gradient, variable)) for gradient, variable in zip(grads, variables)]
+        _fused.update_all("sgd_update", pairs, learning_rate, self.momentum, self.nesterov)
+
     def update_step(self, gradient, variable, learning_rate):
         """One SGD step on ``variable`` (in place)."""
-        weights = variable.data
-        xp = variable.device.xp
-        scaled_gradient, nesterov_step = self.scratch(variable, 2)
-        xp.multiply(gradient, learning_rate, out=scaled_gradient)
-        if self.momentum == 0:
-            weights -= scaled_gradient
-            return
-        velocity = self.momentums[self.slot_index(variable)]
-        velocity *= self.momentum
-        velocity -= scaled_gradient
-        if self.nesterov:
-            xp.multiply(velocity, self.momentum, out=nesterov_step)
-            nesterov_step -= scaled_gradient
-            weights += nesterov_step
-        else:
-            weights += velocity
+        sgd_reference(variable.device, [self._group(gradient, variable)], learning_rate, self.momentum, self.nesterov)
 
     def get_config(self):
         config = super().get_config()

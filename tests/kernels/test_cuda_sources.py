@@ -152,6 +152,16 @@ def _cases(dtype):
         "bias_relu": [(out, bias, True), (out, None, True)],
         "relu_backward": [(grad, relu_out, target)],
         "adam_update": [(adam, 0.01, 0.9, 0.999, 1e-7)],
+        "rmsprop_update": [
+            ([(g, v, a, m, w, None, None) for g, v, a, m, w in (_arrays(*[(3, 2)] * 5, dtype=dtype),)], 0.01, 0.9,
+             1e-7, 0.5),
+            ([(g, v, None, None, w, None, None) for g, v, w in (_arrays(*[(4,)] * 3, dtype=dtype),)], 0.01, 0.9, 1e-7,
+             0.0)],
+        "weight_decay_update": [([(w, None) for w in _arrays((3, 2), (4,), dtype=dtype)], 0.004, 0.01)],
+        "sgd_update": [([(g, v, w, None, None) for g, v, w in (_arrays((3,), (3,), (3,), dtype=dtype),)], 0.1, 0.9,
+                        True),
+                       ([(g, None, w, None, None) for g, w in (_arrays((5, 2), (5, 2), dtype=dtype),)], 0.1, 0.0,
+                        False)],
         "sparse_softmax_cross_entropy": [(logits, labels, True), (logits, labels, False)],
         "sparse_softmax_cross_entropy_backward": [
             (probabilities, labels, labels.astype(dtype)),
@@ -188,3 +198,19 @@ def test_a_compiled_kernel_falls_back_to_its_reference_for_other_dtypes():
     kernels.get("bias_relu", device)(out, numpy.array([0.5, 0.5], dtype="float16"), True)
     numpy.testing.assert_array_equal(out, [[0.0, 2.5]])
     assert not kernels.registered()["bias_relu"]._compiled
+
+
+def test_a_compiled_max_pool_backward_leaves_a_reference_index_to_the_reference():
+    """A forward that ran its reference (uint8 index) is routed back by the reference, not the kernel."""
+    cpu = registry.get_device("cpu:0")
+    device = types.SimpleNamespace(xp=_ArrayModule(), cuda_id=0, compiles_kernels=True, row_blocks=cpu.row_blocks,
+                                   one_kernel=cpu.one_kernel)
+    geometry = _pool_geometry("valid")
+    images = numpy.random.default_rng(0).random((2, 5, 5, 3)).astype("float32")
+    out, index = kernels.registered()["max_pool"].reference(cpu, images, geometry, True)
+    assert index.dtype == numpy.uint8
+    grad = numpy.ones_like(out)
+    routed = kernels.get("max_pool_backward", device)(grad, index, geometry)
+    expected = kernels.registered()["max_pool_backward"].reference(cpu, grad, index, geometry)
+    numpy.testing.assert_array_equal(routed, expected)
+    assert routed.sum() == grad.size

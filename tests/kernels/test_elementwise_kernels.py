@@ -58,3 +58,52 @@ def test_an_unknown_kernel_name_lists_the_registered_ones(kernel_device):
 def test_a_kernel_refuses_a_dtype_it_has_no_source_for():
     with pytest.raises(TypeError, match="float32 and float64"):
         kernels.cuda_source("", "float16")
+
+
+@pytest.mark.parametrize("momentum,nesterov", [(0.0, False), (0.9, False), (0.9, True)])
+def test_sgd_updates_every_variable_in_one_launch(kernel_device, upload, launches, rng, momentum, nesterov):
+    learning_rate = 0.1
+    host = [(rng.normal(size=shape), rng.normal(size=shape), rng.normal(size=shape)) for shape in ((2, 3), (5,))]
+    groups = [(upload(g), upload(v) if momentum else None, upload(w), upload(numpy.empty_like(w)),
+               upload(numpy.empty_like(w))) for g, v, w in host]
+    with launches(kernel_device, 1):
+        kernels.get("sgd_update", kernel_device)(groups, learning_rate, momentum, nesterov)
+    for (g, v, w), group in zip(host, groups):
+        if not momentum:
+            expected = w - learning_rate * g
+        else:
+            v = momentum * v - learning_rate * g
+            numpy.testing.assert_allclose(kernel_device.to_host(group[1]), v, rtol=1e-12)
+            expected = w + (momentum * v - learning_rate * g if nesterov else v)
+        numpy.testing.assert_allclose(kernel_device.to_host(group[2]), expected, rtol=1e-12)
+
+
+def test_weight_decay_of_every_variable_in_one_launch(kernel_device, upload, launches, rng):
+    host = [rng.normal(size=shape) for shape in ((3, 3), (4,), (2, 5))]
+    groups = [(upload(w), upload(numpy.empty_like(w))) for w in host]
+    with launches(kernel_device, 1):
+        kernels.get("weight_decay_update", kernel_device)(groups, 0.004, 0.01)
+    for w, (weights, _) in zip(host, groups):
+        numpy.testing.assert_allclose(kernel_device.to_host(weights), w - w * 0.004 * 0.01, rtol=1e-14)
+
+
+@pytest.mark.parametrize("centered,momentum", [(False, 0.0), (True, 0.5)])
+def test_rmsprop_updates_every_variable_in_one_launch(kernel_device, upload, launches, rng, centered, momentum):
+    learning_rate, rho, epsilon = 0.01, 0.9, 1e-7
+    # Velocities well above the squared averages: a real centered state (sqrt of a positive number).
+    host = [{name: rng.normal(size=shape) ** 2 + 2 if name == "v" else rng.normal(size=shape) * 0.5
+             for name in "gvamw"} for shape in ((2, 3), (4,))]
+    groups = [(upload(h["g"]), upload(h["v"]), upload(h["a"]) if centered else None,
+               upload(h["m"]) if momentum else None, upload(h["w"]), upload(numpy.empty_like(h["w"])),
+               upload(numpy.empty_like(h["w"]))) for h in host]
+    with launches(kernel_device, 1):
+        kernels.get("rmsprop_update", kernel_device)(groups, learning_rate, rho, epsilon, momentum)
+    for h, group in zip(host, groups):
+        v = rho * h["v"] + (1 - rho) * h["g"] ** 2
+        denominator = v + epsilon
+        if centered:
+            average = rho * h["a"] + (1 - rho) * h["g"]
+            denominator = v - average ** 2 + epsilon
+        increment = learning_rate * h["g"] / numpy.sqrt(denominator)
+        step = momentum * h["m"] + increment if momentum else increment
+        numpy.testing.assert_allclose(kernel_device.to_host(group[4]), h["w"] - step, rtol=1e-10)

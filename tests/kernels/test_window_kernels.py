@@ -79,3 +79,17 @@ def test_im2col_and_col2im(kernel_device, upload, launches, rng, padding, stride
     with launches(kernel_device, 1):
         kernels.get("col2im", kernel_device)(upload(patches), geometry, target)
     numpy.testing.assert_allclose((expected * patches).sum(), (x * kernel_device.to_host(target)).sum(), rtol=1e-12)
+
+
+def test_im2col_reuses_one_padded_buffer_for_blocks_in_any_order(kernel_device, upload, rng):
+    """A CPU thread may get the short last block first: the buffer is sized for the largest."""
+    x = rng.normal(size=(5, 4, 4, 2))
+    geometry = WindowGeometry("conv2d", x.shape, (3, 3), (1, 1), (1, 1), "same")
+    expected = _naive_windows(x, geometry, 0.0)
+    holder = [None, 4]
+    im2col = kernels.get("im2col", kernel_device)
+    with kernel_device.activate():
+        for rows in (slice(4, 5), slice(0, 4)):
+            block = upload(numpy.empty_like(expected[rows]))
+            im2col(upload(x[rows]), geometry, block, False, holder)
+            numpy.testing.assert_array_equal(kernel_device.to_host(block), expected[rows])

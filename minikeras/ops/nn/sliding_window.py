@@ -226,8 +226,8 @@ def im2col_products(device, source, geometry, right=None, left=None, keep=False,
 
     im2col = kernels.get("im2col", device)
 
-    def buffers():  # each thread's own (its padded buffer is made on first use)
-        return [None], (shared if keep else xp.empty(block_shape(per), dtype))
+    def buffers():  # each thread's own (its padded buffer, for `per` samples, is made on first use)
+        return [None, per], (shared if keep else xp.empty(block_shape(per), dtype))
 
     def work(index, state):
         padding, buffer = state
