@@ -33,6 +33,11 @@ class WrappedModelFacade:
         return self.model.name
 
     @property
+    def dtype_policy(self):
+        """The wrapped model's dtype policy (``compile`` adds loss scaling under mixed_float16)."""
+        return self.model.dtype_policy
+
+    @property
     def inputs(self):
         """The wrapped model's symbolic inputs (functional and Sequential)."""
         return getattr(self.model, "inputs", None)
