@@ -8,6 +8,7 @@ follows it are reported as None.
 """
 import numpy
 
+from minikeras.backend.dtypes import as_numpy_dtype
 from minikeras.autograd import Tensor, no_grad
 from minikeras.layers.base import Layer, _context
 from minikeras.utils.nest import flatten as _flatten
@@ -26,7 +27,7 @@ class KerasTensor:
 
     def __init__(self, shape, dtype="float32", node=None, index=0, name=None):
         self.shape = tuple(shape)
-        self.dtype = numpy.dtype(dtype).name
+        self.dtype = as_numpy_dtype(dtype).name
         self.node = node
         self.index = index
         self.name = name
