@@ -13,6 +13,7 @@ import threading
 
 import numpy
 
+from minikeras.backend.dtypes import as_numpy_dtype
 from minikeras.device import get_device, placement_device
 
 _state = {"seed": None, "epoch": 0}
@@ -92,7 +93,7 @@ def _draw(method, shape, dtype, device, *args):
 
     target = get_device(device) if device is not None else placement_device()
     rng = generator(target)
-    dtype = numpy.dtype(dtype)
+    dtype = as_numpy_dtype(dtype)
     size = tuple(shape) if not isinstance(shape, int) else (shape,)
     with target.activate():
         data = getattr(target, method)(rng, size, *args).astype(dtype, copy=False)

@@ -333,7 +333,9 @@ class MirroredModel(WrappedModelFacade, Trainer):
                     with collect_state_updates() as updates:  # applied below, once every replica succeeded
                         loss, result.parts, y_pred = self._replica_loss(rank, x, y, sample_weight, count, total,
                                                                         True)
-                    loss.backward()
+                    # Scaled by replica 0's LossScaleOptimizer (its scale is the one that
+                    # changes when only replica 0 applies the update); others: as is.
+                    self._optimizers[0].scale_loss(loss).backward()
                     grads = [None if w.grad is None else w.grad.data for w in weights]
                     result.loss = float(loss.item())
                     result.outputs = batches.to_host(y_pred)

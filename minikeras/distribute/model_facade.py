@@ -34,8 +34,7 @@ class WrappedModelFacade:
 
     @property
     def dtype_policy(self):
-        """The wrapped model's dtype policy (compile wraps the optimizer in a
-        LossScaleOptimizer under mixed_float16, as for the model itself)."""
+        """The wrapped model's dtype policy (``compile`` adds loss scaling under mixed_float16)."""
         return self.model.dtype_policy
 
     @property

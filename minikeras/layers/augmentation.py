@@ -55,7 +55,8 @@ class _Augmentation(Layer):
         return self._rng if self._rng is not None else random.host_rng()
 
     def call(self, inputs, training=None):
-        inputs = ops.cast(inputs, self.dtype) if inputs.dtype != self.dtype else inputs
+        compute = self.compute_dtype
+        inputs = ops.cast(inputs, compute) if inputs.dtype != compute else inputs
         if not training:
             return inputs
         images, restore = _as_channels_last_batch(self, inputs, self.data_format)
@@ -240,7 +241,7 @@ class RandomContrast(_Augmentation):
 
     def _augment(self, images, rng):
         contrast = rng.uniform(1.0 - self.factor[0], 1.0 + self.factor[1], size=images.shape[0])
-        contrast = contrast.reshape(-1, 1, 1, 1).astype(self.dtype)
+        contrast = contrast.reshape(-1, 1, 1, 1).astype(images.dtype)
         mean = ops.mean(images, axis=(1, 2), keepdims=True)
         return ops.clip((images - mean) * contrast + mean, self.value_range[0], self.value_range[1])
 

@@ -80,9 +80,9 @@ class Rescaling(Layer):
         return [float(v) for v in value] if isinstance(value, (list, tuple)) else float(value)
 
     def call(self, inputs):
-        inputs = ops.cast(inputs, self.dtype) if inputs.dtype != self.dtype else inputs
-        scale = numpy.asarray(self.scale, dtype=self.dtype)
-        offset = numpy.asarray(self.offset, dtype=self.dtype)
+        inputs = ops.cast(inputs, self.compute_dtype) if inputs.dtype != self.compute_dtype else inputs
+        scale = numpy.asarray(self.scale, dtype=inputs.dtype)
+        offset = numpy.asarray(self.offset, dtype=inputs.dtype)
         return inputs * scale + offset
 
     def compute_output_shape(self, input_shape):
@@ -128,7 +128,7 @@ class Resizing(Layer):
         self.data_format = _data_format("Resizing", data_format)
 
     def call(self, inputs):
-        inputs = ops.cast(inputs, self.dtype) if inputs.dtype != self.dtype else inputs
+        inputs = ops.cast(inputs, self.compute_dtype) if inputs.dtype != self.compute_dtype else inputs
         images, restore = _as_channels_last_batch(self, inputs, self.data_format)
         if self.crop_to_aspect_ratio:
             images = _aspect_crop(images, self.height, self.width)
@@ -165,7 +165,7 @@ class CenterCrop(Layer):
         self.data_format = _data_format("CenterCrop", data_format)
 
     def call(self, inputs):
-        inputs = ops.cast(inputs, self.dtype) if inputs.dtype != self.dtype else inputs
+        inputs = ops.cast(inputs, self.compute_dtype) if inputs.dtype != self.compute_dtype else inputs
         images, restore = _as_channels_last_batch(self, inputs, self.data_format)
         in_height, in_width = images.shape[1], images.shape[2]
         if in_height >= self.height and in_width >= self.width:

@@ -8,6 +8,7 @@ follows it are reported as None.
 """
 import numpy
 
+from minikeras.backend.dtypes import as_numpy_dtype
 from minikeras.autograd import Tensor, no_grad
 from minikeras.layers.base import Layer, _context
 from minikeras.layers.keras_mask import get_keras_mask, set_keras_mask
@@ -29,7 +30,7 @@ class KerasTensor:
 
     def __init__(self, shape, dtype="float32", node=None, index=0, name=None):
         self.shape = tuple(shape)
-        self.dtype = "string" if is_string_dtype(dtype) else numpy.dtype(dtype).name
+        self.dtype = "string" if is_string_dtype(dtype) else as_numpy_dtype(dtype).name
         self.node = node
         self.index = index
         self.name = name

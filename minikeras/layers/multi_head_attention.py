@@ -180,16 +180,29 @@ class MultiHeadAttention(Layer):
                              f"sizes {self._projections}, received {(query.shape[-1], value.shape[-1], key.shape[-1])}.")
         keep = self._attention_mask(query, value, key, query_mask, value_mask, key_mask, attention_mask,
                                     use_causal_mask)
-        queries = self._heads(query, self.query_kernel, self.query_bias) * (1.0 / math.sqrt(self.key_dim))
+        queries = self._heads(query, self.query_kernel, self.query_bias)
         keys = self._heads(key, self.key_kernel, self.key_bias)
         values = self._heads(value, self.value_kernel, self.value_bias)
-        scores = ops.matmul(queries, ops.swapaxes(keys, -2, -1))  # (B, heads, T, S)
+        scale = 1.0 / math.sqrt(self.key_dim)
+        # Keras takes its fused path (ops.dot_product_attention) unless it must
+        # return the scores or apply dropout: the scores are scaled and
+        # soft-maxed in float32 at least, then cast back to the compute dtype.
+        fused = not return_attention_scores and not (training and self.dropout > 0)
+        if fused:
+            scores = ops.matmul(queries, ops.swapaxes(keys, -2, -1))  # (B, heads, T, S)
+            if scores.dtype.itemsize < 4:
+                scores = ops.cast(scores, "float32")
+            scores = scores * scale
+        else:
+            scores = ops.matmul(queries * scale, ops.swapaxes(keys, -2, -1))
         if keep is not None:
             keep = ops.expand_dims(keep, 1)  # one mask for every head
             # As Keras's masked Softmax: masked scores -> -1e9, masked weights -> 0.
             weights = ops.where(keep, ops.softmax(ops.where(keep, scores, -1.0e9), axis=-1), 0.0)
         else:
             weights = ops.softmax(scores, axis=-1)
+        if weights.dtype != values.dtype:
+            weights = ops.cast(weights, values.dtype)
         attended = ops.dropout(weights, self.dropout) if training and self.dropout > 0 else weights
         context = ops.transpose(ops.matmul(attended, values), (0, 2, 1, 3))  # (B, T, heads, value_dim)
         batch, steps = context.shape[0], context.shape[1]

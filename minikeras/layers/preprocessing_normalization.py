@@ -2,6 +2,7 @@
 front or learned from data by ``adapt`` (Keras's preprocessing layer)."""
 import numpy
 
+from minikeras.backend.dtypes import as_numpy_dtype
 from minikeras import backend, ops
 from minikeras.autograd import Tensor
 from minikeras.device import to_host
@@ -85,8 +86,9 @@ class Normalization(Layer):
 
     def _statistics(self):
         if self.input_mean is not None:
-            mean = numpy.broadcast_to(numpy.asarray(self.input_mean, self.dtype), self._statistics_shape)
-            variance = numpy.broadcast_to(numpy.asarray(self.input_variance, self.dtype), self._statistics_shape)
+            dtype = as_numpy_dtype(self.compute_dtype)  # constants in the compute dtype, as Keras
+            mean = numpy.broadcast_to(numpy.asarray(self.input_mean, dtype), self._statistics_shape)
+            variance = numpy.broadcast_to(numpy.asarray(self.input_variance, dtype), self._statistics_shape)
             return mean.reshape(self._broadcast_shape), variance.reshape(self._broadcast_shape)
         return (ops.reshape(self.adapt_mean, self._broadcast_shape),
                 ops.reshape(self.adapt_variance, self._broadcast_shape))
@@ -146,7 +148,7 @@ class Normalization(Layer):
 
     # ------------------------------------------------------------- call
     def call(self, inputs):
-        inputs = ops.cast(inputs, self.dtype) if inputs.dtype != self.dtype else inputs
+        inputs = ops.cast(inputs, self.compute_dtype) if inputs.dtype != self.compute_dtype else inputs
         mean, variance = self._statistics()
         deviation = ops.maximum(ops.sqrt(variance), _EPSILON)
         if self.invert:

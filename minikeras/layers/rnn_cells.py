@@ -50,7 +50,7 @@ class _CellMixin:
 
     def get_initial_state(self, batch_size=None):
         """Zero states, one ``(batch_size, units)`` Tensor per state."""
-        return [ops.zeros((batch_size, self.units), dtype=self.dtype) for _ in range(self.state_count)]
+        return [ops.zeros((batch_size, self.units), dtype=self.compute_dtype) for _ in range(self.state_count)]
 
     def reset_dropout_mask(self):
         """Forget the dropout masks, so the next sequence draws new ones

@@ -86,7 +86,7 @@ class Bidirectional(Layer):
                 raise ValueError(
                     f"Bidirectional needs a recurrent layer (with `{attribute}`), received {type(layer).__name__}."
                 )
-        kwargs.setdefault("dtype", layer.dtype)  # inputs are cast to the wrapped layer's dtype
+        kwargs.setdefault("dtype", layer.dtype_policy)  # inputs are cast to the wrapped layer's compute dtype
         super().__init__(**kwargs)
         config = layer.get_config()
         config["name"] = "forward_" + _remove_prefix(layer.name, "forward_")
@@ -229,7 +229,7 @@ class TimeDistributed(Layer):
 
     def __init__(self, layer, **kwargs):
         _check_wrapped("TimeDistributed", layer)
-        kwargs.setdefault("dtype", layer.dtype)  # inputs are cast to the wrapped layer's dtype
+        kwargs.setdefault("dtype", layer.dtype_policy)  # inputs are cast to the wrapped layer's compute dtype
         super().__init__(**kwargs)
         self.layer = layer
         self.input_spec = InputSpec(min_ndim=3)

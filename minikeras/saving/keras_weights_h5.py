@@ -179,6 +179,9 @@ def write_optimizer(group, optimizer, model):
     arrays = [state[0], numpy.asarray(learning_rate, dtype="float32")] + list(state[1:])
     for index, array in enumerate(arrays):
         _checksum.store(variables.create_dataset(str(index), data=array), array)
+    inner = getattr(optimizer, "inner_optimizer", None)
+    if inner is not None:  # Keras also writes a LossScaleOptimizer's inner optimizer on its own
+        write_optimizer(group.require_group("inner_optimizer"), inner, model)
 
 
 # ------------------------------------------------------------------ reading

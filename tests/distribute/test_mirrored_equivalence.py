@@ -195,3 +195,30 @@ def test_two_input_two_output_functional_model(split_cpu):
     assert_weights_close(wrapped.get_weights(), single.get_weights())
     predicted = mirrored.predict(x)
     assert isinstance(predicted, list) and [p.shape for p in predicted] == [(23, 3), (23, 1)]
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered", "ignore:invalid value encountered")
+def test_mixed_float16_with_loss_scaling_matches_one_device(split_cpu):
+    # Replicas scale their losses by replica 0's scale; 2**24 overflows float16 at first, so the
+    # first steps are skipped (and the scale halved) on every replica alike.
+    split_cpu(2)
+    mk.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        single, wrapped = twin(dense_model)
+        x, y = classification_data((8,), 40)
+        make_optimizer = lambda: mk.optimizers.LossScaleOptimizer(mk.optimizers.SGD(0.05), initial_scale=2.0 ** 24)  # noqa: E731
+        single.compile(make_optimizer(), logits_loss())
+        mirrored = mk.MirroredModel(wrapped, devices=None)
+        mirrored.compile(make_optimizer(), logits_loss())
+        expected = single.fit(x, y, batch_size=10, epochs=2, shuffle=False, verbose=0)
+        got = mirrored.fit(x, y, batch_size=10, epochs=2, shuffle=False, verbose=0)
+    finally:
+        mk.mixed_precision.set_global_policy("float32")
+    assert float(single.optimizer.dynamic_scale) < 2.0 ** 24 and single.optimizer.iterations > 0
+    assert float(mirrored.optimizer.dynamic_scale) == float(single.optimizer.dynamic_scale)
+    assert mirrored.optimizer.iterations == single.optimizer.iterations
+    # float16 activations: the shards' sums round differently from the whole batch's.
+    for mine, theirs in zip(wrapped.get_weights(), single.get_weights()):
+        numpy.testing.assert_allclose(mine, theirs, atol=2e-5)
+    assert_replicas_identical(mirrored)
+    numpy.testing.assert_allclose(got.history["loss"], expected.history["loss"], rtol=1e-3)

@@ -83,3 +83,17 @@ def test_autocast_false_keeps_variables_in_their_dtype():
     layer(numpy.ones((3, 2), "float32"), training=True)
     assert all(not w.autocast for w in layer.weights)
     assert layers.Dense(2, dtype="mixed_float16").add_weight(shape=(2,), name="w").autocast
+
+
+@pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
+@pytest.mark.parametrize("make", [
+    lambda: layers.Rescaling(0.5, offset=1.0), lambda: layers.Normalization(mean=1.0, variance=4.0),
+    lambda: layers.Resizing(4, 4), lambda: layers.CenterCrop(4, 4), lambda: layers.RandomFlip(seed=1),
+    lambda: layers.Bidirectional(layers.LSTM(2)), lambda: layers.Conv2DTranspose(2, 3),
+], ids=["Rescaling", "Normalization", "Resizing", "CenterCrop", "RandomFlip", "Bidirectional", "Conv2DTranspose"])
+def test_layers_compute_in_the_global_policy(policy, make):
+    mk.mixed_precision.set_global_policy(policy)
+    layer = make()
+    shape = (2, 6, 4) if isinstance(layer, layers.Bidirectional) else (2, 8, 8, 3)
+    out = layer(numpy.random.default_rng(0).normal(size=shape).astype("float32"), training=True)
+    assert out.dtype.name == layer.compute_dtype == policy.split("_")[1]
