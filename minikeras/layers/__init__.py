@@ -28,3 +28,5 @@ from minikeras.layers.identity_alpha_dropout import *  # noqa: F401,F403
 from minikeras.layers.volumetric import *  # noqa: F401,F403
 from minikeras.layers.conv1d_variants import *  # noqa: F401,F403
 from minikeras.layers.serialization import deserialize, serialize  # noqa: F401
+from minikeras.layers.einsum_dense import *  # noqa: F401,F403
+from minikeras.layers.grouped_query_attention import *  # noqa: F401,F403

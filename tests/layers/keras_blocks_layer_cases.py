@@ -44,6 +44,33 @@ CASES = {
                                                           "dilation_rate": 2, "use_bias": False}, _SEQ, {}),
 }
 
+_Q, _KV = _normal(253, (2, 5, 6)), _normal(254, (2, 7, 6))
+_KV_MASK = numpy.array([[1, 1, 1, 1, 0, 0, 0], [1, 1, 1, 1, 1, 1, 1]], bool)
+CASES.update({
+    "einsum_dense_matrix": ("EinsumDense", {"equation": "ab,bc->ac", "output_shape": 4, "bias_axes": "c"},
+                            _normal(255, (3, 5)), {}),
+    "einsum_dense_heads": ("EinsumDense", {"equation": "abc,cde->abde", "output_shape": (None, 2, 3),
+                                           "bias_axes": "de", "activation": "tanh"}, _SEQ, {}),
+    "einsum_dense_left_ellipsis": ("EinsumDense", {"equation": "...b,bc->...c", "output_shape": 4}, _IMG, {}),
+    "einsum_dense_right_ellipsis": ("EinsumDense", {"equation": "ab...,bc->ac...", "output_shape": 2,
+                                                    "bias_axes": "c"}, _SEQ, {}),
+    "gqa_self": ("GroupQueryAttention", {"head_dim": 3, "num_query_heads": 4, "num_key_value_heads": 2},
+                 {"args": [_Q, _Q]}, {}),
+    "gqa_cross_masked": ("GroupQueryAttention", {"head_dim": 2, "num_query_heads": 6, "num_key_value_heads": 3},
+                         {"args": [_Q, _KV]}, {"value_mask": _KV_MASK}),
+    "gqa_causal_gate_no_bias": ("GroupQueryAttention", {"head_dim": 3, "num_query_heads": 2,
+                                                        "num_key_value_heads": 1, "use_gate": True,
+                                                        "use_bias": False}, {"args": [_Q, _Q]},
+                                {"use_causal_mask": True}),
+    "gqa_sliding_window_scores": ("GroupQueryAttention", {"head_dim": 2, "num_query_heads": 4,
+                                                          "num_key_value_heads": 2, "sliding_window": 2},
+                                  {"args": [_Q, _KV, _KV * 0.5]}, {"return_attention_scores": True,
+                                                                   "__output__": 1}),
+    "gqa_sliding_window_output": ("GroupQueryAttention", {"head_dim": 2, "num_query_heads": 4,
+                                                          "num_key_value_heads": 4, "sliding_window": 3},
+                                  {"args": [_Q, _KV]}, {"use_causal_mask": True}),
+})
+
 
 def keras_output(name):
     """Run one case in Keras: (output, weights, config)."""

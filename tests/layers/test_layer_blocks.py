@@ -138,3 +138,59 @@ def test_layers_serialize_and_deserialize():
             return inputs * 2.0
 
     assert isinstance(layers.deserialize(layers.serialize(Doubler()), custom_objects={"Doubler": Doubler}), Doubler)
+
+
+@pytest.mark.parametrize("equation, output_shape, bias_axes, shape", [
+    ("ab,bc->ac", 3, "c", (2, 4)), ("abc,cde->abde", (None, 2, 3), "de", (2, 3, 4)),
+    ("...b,bc->...c", 3, None, (2, 2, 3, 4)), ("ab...,bc->ac...", 2, "c", (2, 3, 4))])
+def test_einsum_dense_layer_check(equation, output_shape, bias_axes, shape, tmp_path):
+    run_layer_test(lambda **kw: layers.EinsumDense(equation, output_shape, bias_axes=bias_axes, activation="tanh",
+                                                   **kw), input_shape=shape, tmp_path=tmp_path)
+
+
+def test_einsum_dense_initializer_fans_follow_the_equation():
+    layer = layers.EinsumDense("abc,cde->abde", output_shape=(None, 8, 16), kernel_initializer="glorot_normal")
+    layer.build((None, 5, 64))
+    # Keras's fans: fan_in = 64 (contracted), fan_out = 8 * 16 (reaching the output).
+    expected_std = numpy.sqrt(2.0 / (64 + 128))  # a plain (64, 8, 16) kernel would give sqrt(2 / 1536)
+    assert abs(layer.kernel.numpy().std() / expected_std - 1) < 0.05
+
+
+@pytest.mark.parametrize("config, call_kwargs", [
+    ({"head_dim": 2, "num_query_heads": 4, "num_key_value_heads": 2}, {}),
+    ({"head_dim": 2, "num_query_heads": 2, "num_key_value_heads": 1, "use_gate": True, "sliding_window": 2},
+     {"use_causal_mask": True}),
+])
+def test_grouped_query_attention_gradients_and_save(config, call_kwargs, tmp_path):
+    rng = numpy.random.default_rng(4)
+    query, value = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4))
+    layer = layers.GroupQueryAttention(dtype="float64", **config)
+    layer(query, value, **call_kwargs)
+    weights = layer.trainable_weights
+    tensors = [mk.Tensor(query, requires_grad=True), mk.Tensor(value, requires_grad=True)] + [
+        mk.Tensor(w.numpy() + rng.normal(0, 0.3, w.shape), requires_grad=True) for w in weights]
+    names = [name for name in vars(layer) if any(vars(layer)[name] is w for w in weights)]
+    attributes = {name: vars(layer)[name] for name in names}
+
+    def attend(q, v, *values):
+        for weight, tensor in zip(weights, values):
+            for name, held in attributes.items():
+                if held is weight:
+                    setattr(layer, name, tensor)
+        try:
+            return layer(q, v, **call_kwargs)
+        finally:
+            for name, held in attributes.items():
+                setattr(layer, name, held)
+
+    assert mk.autograd.gradcheck(attend, tensors)
+    inputs = [layers.Input((3, 4)), layers.Input((5, 4))]
+    model = mk.Model(inputs, layers.GroupQueryAttention(**config)(inputs[0], inputs[1]))
+    data = [query.astype("float32"), value.astype("float32")]
+    before = model.predict(data, verbose=0)
+    model.save(tmp_path / "gqa.keras")
+    loaded = mk.models.load_model(tmp_path / "gqa.keras")
+    numpy.testing.assert_allclose(loaded.predict(data, verbose=0), before, rtol=1e-6)
+    assert layers.deserialize(layers.serialize(layer)).get_config() == layer.get_config()
+    with pytest.raises(ValueError, match="divisible"):
+        layers.GroupQueryAttention(2, 3, 2)
