@@ -71,6 +71,16 @@ CASES.update({
                                   {"args": [_Q, _KV]}, {"use_causal_mask": True}),
 })
 
+_QM = numpy.array([[1, 1, 1, 0, 1], [1, 1, 1, 1, 1]], bool)
+CASES.update({
+    "additive_attention": ("AdditiveAttention", {}, [_Q, _KV], {}),
+    "additive_attention_key_masked": ("AdditiveAttention", {}, [_Q, _KV, _KV * 0.3], {"mask": [_QM, _KV_MASK]}),
+    "additive_attention_unscaled_causal": ("AdditiveAttention", {"use_scale": False}, [_Q, _Q],
+                                           {"use_causal_mask": True}),
+    "additive_attention_scores": ("AdditiveAttention", {}, [_Q, _KV], {"return_attention_scores": True,
+                                                                       "__output__": 1}),
+})
+
 
 def keras_output(name):
     """Run one case in Keras: (output, weights, config)."""

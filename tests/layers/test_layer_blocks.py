@@ -194,3 +194,15 @@ def test_grouped_query_attention_gradients_and_save(config, call_kwargs, tmp_pat
     assert layers.deserialize(layers.serialize(layer)).get_config() == layer.get_config()
     with pytest.raises(ValueError, match="divisible"):
         layers.GroupQueryAttention(2, 3, 2)
+
+
+def test_additive_attention_gradients_and_config():
+    rng = numpy.random.default_rng(5)
+    layer = layers.AdditiveAttention(dtype="float64")
+    query, value = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4))
+    layer([query, value])
+    assert [w.shape for w in layer.weights] == [(4,)]
+    assert mk.autograd.gradcheck(lambda q, v: layer([q, v], use_causal_mask=True),
+                                 [mk.Tensor(query, requires_grad=True), mk.Tensor(value, requires_grad=True)])
+    assert "score_mode" not in layer.get_config()
+    assert layers.AdditiveAttention.from_config(layer.get_config()).use_scale
