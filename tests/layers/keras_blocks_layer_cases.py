@@ -81,6 +81,21 @@ CASES.update({
                                                                        "__output__": 1}),
 })
 
+_IDS = numpy.array([[0, 1, 3], [2, 2, 1], [3, 3, 3], [1, 0, 2]], "int32")
+_VALUES = _normal(256, (4, 5), 2.0)
+CASES.update({
+    "category_one_hot": ("CategoryEncoding", {"num_tokens": 4, "output_mode": "one_hot"}, _IDS, {}),
+    "category_one_hot_column": ("CategoryEncoding", {"num_tokens": 5, "output_mode": "one_hot"}, _IDS[:, :1], {}),
+    "category_multi_hot": ("CategoryEncoding", {"num_tokens": 4}, _IDS, {}),
+    "category_count_weighted": ("CategoryEncoding", {"num_tokens": 4, "output_mode": "count"}, _IDS,
+                                {"count_weights": _normal(257, (4, 3))}),
+    "category_count_vector": ("CategoryEncoding", {"num_tokens": 5, "output_mode": "count"}, _IDS[0], {}),
+    "discretization_int": ("Discretization", {"bin_boundaries": [-1.0, 0.0, 0.5, 2.0]}, _VALUES, {}),
+    "discretization_one_hot": ("Discretization", {"bin_boundaries": [-1.0, 0.0, 2.0], "output_mode": "one_hot"},
+                               _VALUES, {}),
+    "discretization_count": ("Discretization", {"bin_boundaries": [0.0, 1.0], "output_mode": "count"}, _VALUES, {}),
+})
+
 
 def keras_output(name):
     """Run one case in Keras: (output, weights, config)."""

@@ -206,3 +206,30 @@ def test_additive_attention_gradients_and_config():
                                  [mk.Tensor(query, requires_grad=True), mk.Tensor(value, requires_grad=True)])
     assert "score_mode" not in layer.get_config()
     assert layers.AdditiveAttention.from_config(layer.get_config()).use_scale
+
+
+def test_discretization_adapt_matches_keras_quantiles():
+    data = numpy.random.default_rng(8).normal(size=(300, 2)).astype("float32")
+    layer = layers.Discretization(num_bins=4, epsilon=0.05)
+    layer.adapt(data)
+    # Keras 3.15's boundaries on this data (its streaming summary, epsilon=0.05), in one batch and in two.
+    numpy.testing.assert_allclose(layer.bin_boundaries, [-0.653594434261322, -0.036949992179870605,
+                                                         0.6632938981056213], rtol=1e-6)
+    batched = layers.Discretization(num_bins=4, epsilon=0.05)
+    batched.adapt([data[:100], data[100:]])
+    numpy.testing.assert_allclose(batched.bin_boundaries, [-0.653594434261322, -0.03456569463014603,
+                                                           0.7113368511199951], rtol=1e-6)
+    clone = layers.Discretization.from_config(layer.get_config())
+    assert clone.bin_boundaries == layer.bin_boundaries
+    numpy.testing.assert_array_equal(clone(data).numpy(), layer(data).numpy())
+
+
+def test_preprocessing_bad_arguments():
+    with pytest.raises(ValueError, match="num_tokens must be set"):
+        layers.CategoryEncoding()
+    with pytest.raises(ValueError, match="output_mode"):
+        layers.CategoryEncoding(3, output_mode="tf_idf")
+    with pytest.raises(ValueError, match="either"):
+        layers.Discretization()
+    with pytest.raises(ValueError, match="Cannot adapt"):
+        layers.Discretization(bin_boundaries=[0.0]).adapt(numpy.zeros(3))
