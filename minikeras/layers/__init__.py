@@ -32,3 +32,4 @@ from minikeras.layers.einsum_dense import *  # noqa: F401,F403
 from minikeras.layers.grouped_query_attention import *  # noqa: F401,F403
 from minikeras.layers.additive_attention import *  # noqa: F401,F403
 from minikeras.layers.categorical_preprocessing import *  # noqa: F401,F403
+from minikeras.layers.adaptive_pooling import *  # noqa: F401,F403

@@ -96,6 +96,15 @@ CASES.update({
     "discretization_count": ("Discretization", {"bin_boundaries": [0.0, 1.0], "output_mode": "count"}, _VALUES, {}),
 })
 
+CASES.update({
+    "adaptive_avg_1d": ("AdaptiveAveragePooling1D", {"output_size": 3}, _SEQ, {}),
+    "adaptive_max_1d": ("AdaptiveMaxPooling1D", {"output_size": 4}, _SEQ, {}),
+    "adaptive_avg_2d": ("AdaptiveAveragePooling2D", {"output_size": (2, 3)}, _IMG, {}),
+    "adaptive_max_2d": ("AdaptiveMaxPooling2D", {"output_size": 3}, _IMG, {}),
+    "adaptive_avg_3d": ("AdaptiveAveragePooling3D", {"output_size": (2, 3, 2)}, _VOL, {}),
+    "adaptive_max_3d": ("AdaptiveMaxPooling3D", {"output_size": (3, 2, 4)}, _VOL, {}),
+})
+
 
 def keras_output(name):
     """Run one case in Keras: (output, weights, config)."""

@@ -79,6 +79,9 @@ LAYER_CHECKS = {
     "depthwise_conv1d": (lambda **kw: layers.DepthwiseConv1D(3, depth_multiplier=2, padding="same", **kw),
                          (2, 5, 2)),
     "separable_conv1d": (lambda **kw: layers.SeparableConvolution1D(3, 2, strides=2, **kw), (2, 6, 2)),
+    "adaptive_avg_2d": (lambda **kw: layers.AdaptiveAveragePooling2D((2, 3), **kw), (2, 5, 4, 2)),
+    "adaptive_max_1d": (lambda **kw: layers.AdaptiveMaxPooling1D(3, **kw), (2, 7, 2)),
+    "adaptive_avg_3d": (lambda **kw: layers.AdaptiveAveragePooling3D(2, **kw), (1, 3, 4, 5, 2)),
 }
 
 
