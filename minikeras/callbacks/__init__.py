@@ -11,3 +11,5 @@ from minikeras.callbacks.reduce_lr_on_plateau import ReduceLROnPlateau  # noqa: 
 from minikeras.callbacks.terminate_on_nan import TerminateOnNaN  # noqa: F401
 from minikeras.callbacks.backup_and_restore import BackupAndRestore  # noqa: F401
 from minikeras.callbacks.scalar_logger import ScalarLogger, TensorBoard  # noqa: F401
+from minikeras.callbacks.swap_ema_weights import SwapEMAWeights  # noqa: F401
+from minikeras.callbacks.remote_monitor import RemoteMonitor  # noqa: F401
