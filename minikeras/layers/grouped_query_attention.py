@@ -20,6 +20,7 @@ from minikeras.layers.attention import causal_mask
 from minikeras.layers.base import _LAYER_CLASSES, Layer
 from minikeras.layers.keras_mask import get_keras_mask
 from minikeras.layers.multi_head_attention import MultiHeadAttention, _positive
+from minikeras.ops.nn.grouped_attention import _grouped_attention
 
 __all__ = ["GroupedQueryAttention", "GroupQueryAttention"]
 
@@ -120,7 +121,10 @@ class GroupedQueryAttention(Layer):
         """(B, T, dim) -> (B, T, heads, head_dim)."""
         batch, steps, dim = inputs.shape
         heads = kernel.shape[1]
-        projected = ops.matmul(inputs, ops.reshape(kernel, (dim, heads * self.head_dim)))
+        # As one 2-D product: a (B, T, dim) @ (dim, n) matmul's kernel gradient is a batched product summed
+        # afterwards, the flattened one a single GEMM.
+        flat = ops.reshape(inputs, (batch * steps, dim))
+        projected = ops.matmul(flat, ops.reshape(kernel, (dim, heads * self.head_dim)))
         projected = ops.reshape(projected, (batch, steps, heads, self.head_dim))
         return projected if bias is None else projected + bias
 
@@ -157,26 +161,30 @@ class GroupedQueryAttention(Layer):
         queries = self._project(query, self.query_kernel, self.query_bias) * (1.0 / math.sqrt(head_dim))
         # (B, T, Hq, D) -> (B, Hkv, R, T, D): query head u uses key/value head u // R, as Keras's repeat.
         queries = ops.transpose(ops.reshape(queries, (batch, steps, kv_heads, repeats, head_dim)), (0, 2, 3, 1, 4))
-        keys = ops.expand_dims(ops.transpose(self._project(key, self.key_kernel, self.key_bias), (0, 2, 3, 1)), 2)
-        values = ops.expand_dims(ops.transpose(self._project(value, self.value_kernel, self.value_bias),
-                                               (0, 2, 1, 3)), 2)
-        scores = ops.matmul(queries, keys)  # (B, Hkv, R, T, S)
+        keys = ops.transpose(self._project(key, self.key_kernel, self.key_bias), (0, 2, 1, 3))  # (B, Hkv, S, D)
+        values = ops.transpose(self._project(value, self.value_kernel, self.value_bias), (0, 2, 1, 3))
         masked_softmax = return_attention_scores or (training and self.dropout > 0)
-        if keep is None:
-            weights = ops.softmax(scores, axis=-1)
+        if keep is not None:
+            keep = ops.expand_dims(ops.expand_dims(keep, 1), 1)  # (B, 1, 1, T, S)
+        if not masked_softmax:
+            # Keras's dot_product_attention path, as one op (a fully masked row attends uniformly).
+            weights = None
+            context = _grouped_attention(queries, keys, values, keep, _LARGE_NEGATIVE)
         else:
-            keep = ops.expand_dims(ops.expand_dims(keep, 1), 1)
-            if masked_softmax:  # Keras's Softmax(mask): masked weights are 0
+            keys, values = ops.expand_dims(keys, 2), ops.expand_dims(values, 2)
+            scores = ops.matmul(queries, ops.swapaxes(keys, -2, -1))  # (B, Hkv, R, T, S)
+            if keep is None:
+                weights = ops.softmax(scores, axis=-1)
+            else:  # Keras's Softmax(mask): masked weights are 0
                 weights = ops.where(keep, ops.softmax(ops.where(keep, scores, -1.0e9), axis=-1), 0.0)
-            else:  # Keras's dot_product_attention path
-                weights = ops.softmax(ops.where(keep, scores, _LARGE_NEGATIVE), axis=-1)
-        attended = ops.dropout(weights, self.dropout) if training and self.dropout > 0 else weights
-        context = ops.matmul(attended, values)  # (B, Hkv, R, T, D)
+            attended = ops.dropout(weights, self.dropout) if training and self.dropout > 0 else weights
+            context = ops.matmul(attended, values)  # (B, Hkv, R, T, D)
         context = ops.reshape(ops.transpose(context, (0, 3, 1, 2, 4)), (batch, steps, kv_heads * repeats, head_dim))
         if self.use_gate:
             context = context * ops.sigmoid(self._project(query, self.gate_kernel, self.gate_bias))
-        merged = ops.reshape(context, (batch, steps, self.num_query_heads * head_dim))
+        merged = ops.reshape(context, (batch * steps, self.num_query_heads * head_dim))
         output = ops.matmul(merged, ops.reshape(self.output_kernel, (self.num_query_heads * head_dim, -1)))
+        output = ops.reshape(output, (batch, steps, output.shape[-1]))
         if self.output_bias is not None:
             output = output + self.output_bias
         if self.activity_regularizer is not None:
