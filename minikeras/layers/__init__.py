@@ -33,3 +33,4 @@ from minikeras.layers.grouped_query_attention import *  # noqa: F401,F403
 from minikeras.layers.additive_attention import *  # noqa: F401,F403
 from minikeras.layers.categorical_preprocessing import *  # noqa: F401,F403
 from minikeras.layers.adaptive_pooling import *  # noqa: F401,F403
+from minikeras.layers.spectral_normalization import *  # noqa: F401,F403

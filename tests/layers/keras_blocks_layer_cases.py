@@ -11,7 +11,7 @@ import os
 
 import numpy
 
-from tests.layers.keras_layer_cases import _normal, build_layer, call_case, case_weights
+from tests.layers.keras_layer_cases import _cell, _normal, build_layer, call_case, case_weights
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "keras_blocks_layer_outputs.npz")
 CONFIGS = os.path.join(os.path.dirname(__file__), "fixtures", "keras_blocks_layer_configs.json")
@@ -103,6 +103,16 @@ CASES.update({
     "adaptive_max_2d": ("AdaptiveMaxPooling2D", {"output_size": 3}, _IMG, {}),
     "adaptive_avg_3d": ("AdaptiveAveragePooling3D", {"output_size": (2, 3, 2)}, _VOL, {}),
     "adaptive_max_3d": ("AdaptiveMaxPooling3D", {"output_size": (3, 2, 4)}, _VOL, {}),
+})
+
+CASES.update({
+    "spectral_norm_dense_training": ("SpectralNormalization", {"layer": _cell("Dense", units=4)}, _SEQ,
+                                     {"training": True}),
+    "spectral_norm_conv_three_iterations": ("SpectralNormalization", {"layer": _cell("Conv1D", filters=2,
+                                                                                      kernel_size=3),
+                                                                      "power_iterations": 3}, _SEQ,
+                                            {"training": True}),
+    "spectral_norm_inference": ("SpectralNormalization", {"layer": _cell("Dense", units=4)}, _SEQ, {}),
 })
 
 
