@@ -115,6 +115,17 @@ CASES.update({
     "spectral_norm_inference": ("SpectralNormalization", {"layer": _cell("Dense", units=4)}, _SEQ, {}),
 })
 
+_TOKENS = numpy.array([[0, 3, 5, 1], [2, 2, 0, 4]], "int32")
+CASES.update({
+    "reversible_embedding_forward": ("ReversibleEmbedding", {"input_dim": 6, "output_dim": 3}, _TOKENS, {}),
+    "reversible_embedding_reverse_tied": ("ReversibleEmbedding", {"input_dim": 6, "output_dim": 3}, _SEQ,
+                                          {"reverse": True}),
+    "reversible_embedding_reverse_untied_capped": ("ReversibleEmbedding", {"input_dim": 5, "output_dim": 3,
+                                                                          "tie_weights": False,
+                                                                          "logit_soft_cap": 0.5},
+                                                   _SEQ, {"reverse": True}),
+})
+
 
 def keras_output(name):
     """Run one case in Keras: (output, weights, config)."""

@@ -259,3 +259,32 @@ def test_spectral_normalization_bounds_the_spectral_norm():
         layers.SpectralNormalization(layers.Dense(2), power_iterations=0)
     with pytest.raises(ValueError, match="nor 'embeddings'"):
         layers.SpectralNormalization(layers.Flatten())(x)
+
+
+@pytest.mark.parametrize("tie_weights", [True, False])
+def test_reversible_embedding_round_trip_and_gradients(tie_weights, tmp_path):
+    layer = layers.ReversibleEmbedding(7, 4, tie_weights=tie_weights, logit_soft_cap=3.0, mask_zero=True,
+                                       dtype="float64")
+    tokens = numpy.array([[1, 0, 6], [3, 3, 2]])
+    hidden = layer(tokens)
+    assert hidden.shape == (2, 3, 4) and layer.compute_mask(mk.tensor(tokens)).numpy().tolist() == [
+        [True, False, True], [True, True, True]]
+    logits = layer(hidden, reverse=True)
+    assert logits.shape == (2, 3, 7) and numpy.abs(logits.numpy()).max() < 3.0
+    kernel_name = "embeddings" if tie_weights else "reverse_embeddings"
+    weight = getattr(layer, kernel_name)
+
+    def reverse(x, kernel):
+        setattr(layer, kernel_name, kernel)
+        try:
+            return layer(x, reverse=True)
+        finally:
+            setattr(layer, kernel_name, weight)
+
+    rng = numpy.random.default_rng(1)
+    assert mk.autograd.gradcheck(reverse, [mk.Tensor(rng.normal(size=(2, 3, 4)), requires_grad=True),
+                                           mk.Tensor(weight.numpy(), requires_grad=True)])
+    clone = layers.deserialize(layers.serialize(layer))
+    clone(tokens)
+    clone.set_weights(layer.get_weights())
+    numpy.testing.assert_allclose(clone(hidden, reverse=True).numpy(), logits.numpy())
