@@ -11,7 +11,7 @@ import os
 
 import numpy
 
-from tests.layers.keras_layer_cases import _cell, _normal, build_layer, call_case, case_weights
+from tests.layers.keras_layer_cases import _cell, _normal, call_case, case_weights
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "keras_blocks_layer_outputs.npz")
 CONFIGS = os.path.join(os.path.dirname(__file__), "fixtures", "keras_blocks_layer_configs.json")
@@ -125,6 +125,24 @@ CASES.update({
                                                                           "logit_soft_cap": 0.5},
                                                    _SEQ, {"reverse": True}),
 })
+
+CASES.update({
+    "pipeline_rescale_crop_pool": ("Pipeline", {"layers": [_cell("Rescaling", scale=0.5, offset=1.0),
+                                                           _cell("CenterCrop", height=3, width=2),
+                                                           _cell("GlobalAveragePooling2D")]}, _IMG, {}),
+})
+
+
+def build_layer(module, class_name, config):
+    """``module.<class_name>(**config)``, building nested layer specs (also in lists) first."""
+    def built(value):
+        if isinstance(value, dict) and "__layer__" in value:
+            return build_layer(module, value["__layer__"], value["config"])
+        if isinstance(value, list) and value and all(isinstance(v, dict) and "__layer__" in v for v in value):
+            return [built(v) for v in value]
+        return value
+
+    return getattr(module, class_name)(**{key: built(value) for key, value in config.items()})
 
 
 def keras_output(name):

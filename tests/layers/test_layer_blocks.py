@@ -9,8 +9,8 @@ import pytest
 
 import minikeras as mk
 from minikeras import layers
-from tests.layers.keras_blocks_layer_cases import CASES, CONFIGS, FIXTURE, keras_output
-from tests.layers.keras_layer_cases import build_layer, call_case
+from tests.layers.keras_blocks_layer_cases import CASES, CONFIGS, FIXTURE, build_layer, keras_output
+from tests.layers.keras_layer_cases import call_case
 from tests.layers.layer_check import run_layer_test
 
 TOLERANCE = {"atol": 2e-5, "rtol": 2e-4}
@@ -56,6 +56,9 @@ def test_config_has_keras_keys_and_values(name, recorded):
     for key, value in CASES[name][1].items():
         if isinstance(value, dict) and "__layer__" in value:  # a wrapped layer: its own case covers its config
             assert ours[key]["class_name"] == theirs[key]["class_name"]
+            continue
+        if isinstance(value, list) and value and isinstance(value[0], dict) and "__layer__" in value[0]:
+            assert [spec["class_name"] for spec in ours[key]] == [spec["class_name"] for spec in theirs[key]]
             continue
         assert ours[key] == theirs[key], f"{name}: {key} is {ours[key]!r}, Keras has {theirs[key]!r}"
 
@@ -288,3 +291,22 @@ def test_reversible_embedding_round_trip_and_gradients(tie_weights, tmp_path):
     clone(tokens)
     clone.set_weights(layer.get_weights())
     numpy.testing.assert_allclose(clone(hidden, reverse=True).numpy(), logits.numpy())
+
+
+def test_pipeline_trains_by_default_and_round_trips(tmp_path):
+    pipeline = layers.Pipeline([layers.Rescaling(1 / 255.0), layers.RandomFlip("horizontal", seed=1)])
+    images = numpy.random.default_rng(0).uniform(0, 255, (8, 5, 6, 3)).astype("float32")
+    inference = pipeline(images, training=False).numpy()
+    numpy.testing.assert_allclose(inference, images / 255.0, rtol=1e-6)
+    augmented = pipeline(images).numpy()  # training=True by default: some images come back mirrored
+    mirrored = [numpy.allclose(a, i[:, ::-1]) and not numpy.allclose(a, i) for a, i in zip(augmented, inference)]
+    assert any(mirrored) and all(m or numpy.allclose(a, i) for m, a, i in zip(mirrored, augmented, inference))
+    clone = layers.deserialize(layers.serialize(pipeline))
+    assert [type(layer) for layer in clone.layers] == [type(layer) for layer in pipeline.layers]
+    model = mk.Sequential([layers.Input((5, 6, 3)), layers.Pipeline([layers.Rescaling(0.5)]), layers.Dense(2)])
+    before = model.predict(images, verbose=0)
+    model.save(tmp_path / "pipeline.keras")
+    numpy.testing.assert_allclose(mk.models.load_model(tmp_path / "pipeline.keras").predict(images, verbose=0),
+                                  before, rtol=1e-6)
+    with pytest.raises(ValueError, match="list of layers"):
+        layers.Pipeline(layers.Dense(2))
