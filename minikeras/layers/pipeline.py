@@ -33,6 +33,8 @@ class Pipeline(Layer):
         return self._pipeline_layers
 
     def call(self, inputs, training=True, mask=None):
+        if training is None:  # not given (and no outer training flag): Keras's default for a Pipeline
+            training = True
         outputs = inputs
         for layer in self._pipeline_layers:
             outputs = layer(inputs, training=training) if mask is None else layer(inputs, training=training,
