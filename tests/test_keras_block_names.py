@@ -28,13 +28,12 @@ OTHER_ISSUES = {"optimizers": {"LossScaleOptimizer"}}
 # Issue 25's names not done yet (each must go once it exists).
 NOT_YET = {
     "layers": {
-        "AugMix", "AutoContrast", "ContrastLimitedAdaptiveHistogramEqualization", "Conv3DTranspose", "ConvLSTM1D",
+        "AugMix", "ContrastLimitedAdaptiveHistogramEqualization", "Conv3DTranspose", "ConvLSTM1D",
         "ConvLSTM2D", "ConvLSTM3D", "Convolution3DTranspose", "CutMix", "Equalization", "HashedCrossing", "Hashing",
-        "MaxNumBoundingBoxes", "MelSpectrogram", "MixUp", "Pipeline", "RandAugment", "RandomBrightness",
+        "MaxNumBoundingBoxes", "MelSpectrogram", "MixUp", "RandAugment", "RandomBrightness",
         "RandomColorDegeneration", "RandomColorJitter", "RandomCrop", "RandomElasticTransform", "RandomErasing",
-        "RandomGaussianBlur", "RandomGrayscale", "RandomHue", "RandomInvert", "RandomPerspective",
-        "RandomPosterization", "RandomSaturation", "RandomSharpness", "RandomShear", "ReversibleEmbedding",
-        "STFTSpectrogram", "Solarization", "SpectralNormalization", "StackedRNNCells", "Wrapper",
+        "RandomGaussianBlur", "RandomHue", "RandomPerspective", "RandomPosterization", "RandomSaturation",
+        "RandomSharpness", "RandomShear", "STFTSpectrogram", "Solarization", "StackedRNNCells",
     },
     "optimizers": {"MultiOptimizer", "OptimizerMap"},
 }
@@ -73,4 +72,4 @@ def test_counts_for_the_record():
     assert counts["losses"] == (48, 48) and counts["metrics"] == (72, 72)
     assert counts["activations"] == (35, 35) and counts["random"] == (11, 11)
     assert counts["initializers"] == (39, 39) and counts["regularizers"] == (12, 12)
-    assert counts["layers"][0] >= 133 and counts["callbacks"][0] >= 15 and counts["optimizers"][0] >= 19
+    assert counts["layers"][0] >= 140 and counts["callbacks"][0] >= 15 and counts["optimizers"][0] >= 19

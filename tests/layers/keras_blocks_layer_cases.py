@@ -144,6 +144,18 @@ def build_layer(module, class_name, config):
 
     return getattr(module, class_name)(**{key: built(value) for key, value in config.items()})
 
+_RGB = (numpy.random.default_rng(258).uniform(0, 255, (2, 4, 5, 3))).astype("float32")
+_UNIT = (numpy.random.default_rng(259).uniform(0.2, 0.7, (2, 4, 5, 3))).astype("float32")
+CASES.update({
+    "grayscale_always": ("RandomGrayscale", {"factor": 1.0}, _RGB, {"training": True}),
+    "grayscale_inference": ("RandomGrayscale", {"factor": 1.0}, _RGB, {"training": False}),
+    "invert_always": ("RandomInvert", {"factor": (1.0, 1.0)}, _RGB, {"training": True}),
+    "invert_unit_range": ("RandomInvert", {"factor": (1.0, 1.0), "value_range": (0, 1)}, _UNIT,
+                          {"training": True}),
+    "auto_contrast": ("AutoContrast", {}, _RGB, {}),
+    "auto_contrast_unit_range": ("AutoContrast", {"value_range": (0, 1)}, _UNIT, {}),
+})
+
 
 def keras_output(name):
     """Run one case in Keras: (output, weights, config)."""

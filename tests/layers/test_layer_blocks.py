@@ -310,3 +310,20 @@ def test_pipeline_trains_by_default_and_round_trips(tmp_path):
                                   before, rtol=1e-6)
     with pytest.raises(ValueError, match="list of layers"):
         layers.Pipeline(layers.Dense(2))
+
+
+def test_colour_augmentations_are_random_per_image_seeded_and_training_only():
+    images = numpy.random.default_rng(3).uniform(0, 255, (200, 2, 2, 3)).astype("float32")
+    gray = layers.RandomGrayscale(factor=0.3, seed=4)(images, training=True).numpy()
+    is_gray = numpy.isclose(gray[..., 0], gray[..., 1]).all(axis=(1, 2))
+    assert 0.2 < is_gray.mean() < 0.4
+    numpy.testing.assert_array_equal(layers.RandomGrayscale(factor=0.3, seed=4)(images, training=True).numpy(), gray)
+    inverted = layers.RandomInvert(factor=0.5, seed=2)(images, training=True).numpy()
+    flipped = numpy.isclose(inverted, 255.0 - images).all(axis=(1, 2, 3))
+    assert 0.15 < flipped.mean() < 0.35  # probability drawn in (0, 0.5): 0.25 on average
+    numpy.testing.assert_array_equal(layers.RandomInvert(seed=2)(images, training=False).numpy(), images)
+
+
+def test_auto_contrast_layer_check(tmp_path):
+    run_layer_test(lambda **kw: layers.AutoContrast(value_range=(0, 1), **kw), input_shape=(2, 3, 4, 2),
+                   tmp_path=tmp_path)
