@@ -32,8 +32,8 @@ NOT_YET = {
         "ConvLSTM2D", "ConvLSTM3D", "Convolution3DTranspose", "CutMix", "Equalization", "HashedCrossing", "Hashing",
         "MaxNumBoundingBoxes", "MelSpectrogram", "MixUp", "RandAugment", "RandomBrightness",
         "RandomColorDegeneration", "RandomColorJitter", "RandomCrop", "RandomElasticTransform", "RandomErasing",
-        "RandomGaussianBlur", "RandomHue", "RandomPerspective", "RandomPosterization", "RandomSaturation",
-        "RandomSharpness", "RandomShear", "STFTSpectrogram", "Solarization", "StackedRNNCells",
+        "RandomGaussianBlur", "RandomHue", "RandomPerspective", "RandomSaturation",
+        "RandomSharpness", "RandomShear", "STFTSpectrogram", "StackedRNNCells",
     },
     "optimizers": {"MultiOptimizer", "OptimizerMap"},
 }

@@ -154,6 +154,13 @@ CASES.update({
                           {"training": True}),
     "auto_contrast": ("AutoContrast", {}, _RGB, {}),
     "auto_contrast_unit_range": ("AutoContrast", {"value_range": (0, 1)}, _UNIT, {}),
+    "solarization_invert_all": ("Solarization", {}, _RGB, {"training": True}),
+    "solarization_unit_range": ("Solarization", {"value_range": (0, 1)}, _UNIT, {"training": True}),
+    "solarization_inference": ("Solarization", {"addition_factor": 0.5, "threshold_factor": 0.5}, _RGB,
+                               {"training": False}),
+    "posterization_4_bits": ("RandomPosterization", {"factor": (4, 4)}, _RGB, {"training": True}),
+    "posterization_2_bits_unit": ("RandomPosterization", {"factor": (2, 2), "value_range": (0, 1)}, _UNIT,
+                                  {"training": True}),
 })
 
 

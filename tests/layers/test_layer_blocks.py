@@ -327,3 +327,20 @@ def test_colour_augmentations_are_random_per_image_seeded_and_training_only():
 def test_auto_contrast_layer_check(tmp_path):
     run_layer_test(lambda **kw: layers.AutoContrast(value_range=(0, 1), **kw), input_shape=(2, 3, 4, 2),
                    tmp_path=tmp_path)
+
+
+def test_solarization_and_posterization_draw_per_image():
+    images = numpy.random.default_rng(6).uniform(0, 255, (64, 3, 3, 3)).astype("float32")
+    solarized = layers.Solarization(threshold_factor=(0.5, 0.5), seed=1)(images, training=True).numpy()
+    # The threshold is drawn from (0.5, 127.5): pixels at or above it are inverted.
+    inverted = numpy.isclose(solarized, 255.0 - images)
+    assert inverted.any() and (~inverted).any()
+    assert numpy.all(inverted | numpy.isclose(solarized, images))
+    posterized = layers.RandomPosterization((1, 8), seed=3)(images, training=True).numpy()
+    low_bits = posterized.astype(numpy.uint8) & 1
+    assert (low_bits == 0).all()  # at most 7 bits kept: [1, 8) excludes 8
+    numpy.testing.assert_array_equal(layers.RandomPosterization(2)(images, training=False).numpy(), images)
+    with pytest.raises(ValueError, match="range \\[1, 8\\]"):
+        layers.RandomPosterization(9)
+    with pytest.raises(ValueError, match="range \\[0, 1\\]"):
+        layers.Solarization(addition_factor=2.0)
