@@ -30,7 +30,7 @@ NOT_YET = {
     "layers": {
         "AugMix", "ContrastLimitedAdaptiveHistogramEqualization", "Conv3DTranspose", "ConvLSTM1D",
         "ConvLSTM2D", "ConvLSTM3D", "Convolution3DTranspose", "CutMix", "Equalization", "HashedCrossing", "Hashing",
-        "MaxNumBoundingBoxes", "MelSpectrogram", "MixUp", "RandAugment", "RandomBrightness",
+        "MaxNumBoundingBoxes", "MelSpectrogram", "MixUp", "RandAugment", 
         "RandomColorDegeneration", "RandomColorJitter", "RandomCrop", "RandomElasticTransform", "RandomErasing",
         "RandomGaussianBlur", "RandomHue", "RandomPerspective", "RandomSaturation",
         "RandomSharpness", "RandomShear", "STFTSpectrogram", "StackedRNNCells",

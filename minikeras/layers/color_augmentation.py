@@ -1,5 +1,5 @@
 """Colour preprocessing and augmentation: RandomGrayscale, RandomInvert,
-Solarization, RandomPosterization (active only with ``training=True``, one
+Solarization, RandomPosterization, RandomBrightness (active only with ``training=True``, one
 draw per image) and AutoContrast (deterministic, always applied, as Keras's).
 
 The pixel arithmetic of Solarization and RandomPosterization is on the
@@ -12,10 +12,11 @@ import numpy
 
 from minikeras import ops
 from minikeras.autograd import Tensor
-from minikeras.layers.augmentation import _Augmentation
+from minikeras.layers.augmentation import _Augmentation, _factor_range
 from minikeras.layers.image_preprocessing import _as_channels_last_batch
 
-__all__ = ["RandomGrayscale", "RandomInvert", "AutoContrast", "Solarization", "RandomPosterization"]
+__all__ = ["RandomGrayscale", "RandomInvert", "AutoContrast", "Solarization", "RandomPosterization",
+           "RandomBrightness"]
 
 # ITU-R 601 luma, as tf.image.rgb_to_grayscale and Keras use.
 _LUMA = (0.2989, 0.5870, 0.1140)
@@ -228,6 +229,31 @@ class RandomPosterization(_Augmentation):
             shift = device.asarray(shift.astype(numpy.uint8))
             kept = ((pixels >> shift) << shift).astype(images.dtype)
         return _from_255(Tensor(kept, device=device), self.value_range)
+
+    def get_config(self):
+        return {**super().get_config(), "factor": self.factor, "value_range": self.value_range}
+
+
+class RandomBrightness(_Augmentation):
+    """Add a random brightness offset per image: a fraction drawn from
+    ``factor`` of the value range, then clip to ``value_range``.
+
+    Args:
+        factor: a number ``f`` in [-1, 1] (offsets in ``(-f, f)``) or a pair
+            ``(low, high)``.
+        value_range: the images' ``(low, high)`` (default (0, 255)).
+        seed: optional int for reproducible draws.
+    """
+
+    def __init__(self, factor, value_range=(0, 255), seed=None, **kwargs):
+        super().__init__(seed=seed, **kwargs)
+        self.factor = _factor_range("RandomBrightness", "factor", factor)
+        self.value_range = sorted(_value_range("RandomBrightness", value_range))
+
+    def _augment(self, images, rng):
+        low, high = self.value_range
+        delta = rng.uniform(self.factor[0], self.factor[1], size=(images.shape[0], 1, 1, 1)) * (high - low)
+        return ops.clip(images + Tensor(delta.astype(images.dtype), device=images.device), low, high)
 
     def get_config(self):
         return {**super().get_config(), "factor": self.factor, "value_range": self.value_range}

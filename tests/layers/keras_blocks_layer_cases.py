@@ -159,6 +159,9 @@ CASES.update({
     "solarization_inference": ("Solarization", {"addition_factor": 0.5, "threshold_factor": 0.5}, _RGB,
                                {"training": False}),
     "posterization_4_bits": ("RandomPosterization", {"factor": (4, 4)}, _RGB, {"training": True}),
+    "brightness_fixed": ("RandomBrightness", {"factor": (0.3, 0.3)}, _RGB, {"training": True}),
+    "brightness_fixed_unit_darker": ("RandomBrightness", {"factor": (-0.4, -0.4), "value_range": (0, 1)}, _UNIT,
+                                     {"training": True}),
     "posterization_2_bits_unit": ("RandomPosterization", {"factor": (2, 2), "value_range": (0, 1)}, _UNIT,
                                   {"training": True}),
 })

@@ -344,3 +344,14 @@ def test_solarization_and_posterization_draw_per_image():
         layers.RandomPosterization(9)
     with pytest.raises(ValueError, match="range \\[0, 1\\]"):
         layers.Solarization(addition_factor=2.0)
+
+
+def test_random_brightness_offsets_per_image_within_range():
+    images = numpy.full((50, 2, 2, 1), 100.0, "float32")
+    out = layers.RandomBrightness(0.2, seed=5)(images, training=True).numpy()
+    offsets = out[:, 0, 0, 0] - 100.0
+    assert numpy.allclose(out, out[:, :1, :1, :])  # one offset per image
+    assert offsets.min() >= -51.0 and offsets.max() <= 51.0 and offsets.std() > 10
+    assert layers.RandomBrightness((-1.0, -1.0))(images, training=True).numpy().max() == 0.0  # clipped
+    with pytest.raises(ValueError, match="factor"):
+        layers.RandomBrightness(1.5)
