@@ -30,10 +30,10 @@ NOT_YET = {
     "layers": {
         "AugMix", "ContrastLimitedAdaptiveHistogramEqualization", "Conv3DTranspose", "ConvLSTM1D",
         "ConvLSTM2D", "ConvLSTM3D", "Convolution3DTranspose", "CutMix", "Equalization", "HashedCrossing", "Hashing",
-        "MaxNumBoundingBoxes", "MelSpectrogram", "MixUp", "RandAugment", 
+        "MaxNumBoundingBoxes", "MelSpectrogram", "MixUp", "RandAugment",
         "RandomColorDegeneration", "RandomColorJitter", "RandomCrop", "RandomElasticTransform", "RandomErasing",
         "RandomGaussianBlur", "RandomHue", "RandomPerspective", "RandomSaturation",
-        "RandomSharpness", "RandomShear", "STFTSpectrogram", "StackedRNNCells",
+        "RandomSharpness", "RandomShear", "STFTSpectrogram",
     },
     "optimizers": {"MultiOptimizer", "OptimizerMap"},
 }

@@ -37,3 +37,4 @@ from minikeras.layers.spectral_normalization import *  # noqa: F401,F403
 from minikeras.layers.reversible_embedding import *  # noqa: F401,F403
 from minikeras.layers.pipeline import *  # noqa: F401,F403
 from minikeras.layers.color_augmentation import *  # noqa: F401,F403
+from minikeras.layers.stacked_rnn_cells import *  # noqa: F401,F403

@@ -132,6 +132,17 @@ CASES.update({
                                                            _cell("GlobalAveragePooling2D")]}, _IMG, {}),
 })
 
+_STEPS = _normal(260, (3, 5, 3))
+_STEP_MASK = numpy.array([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0], [1, 0, 1, 1, 1]], bool)
+CASES.update({
+    "stacked_cells_lstm_gru": ("RNN", {"cell": _cell("StackedRNNCells", cells=[_cell("LSTMCell", units=4),
+                                                                                _cell("GRUCell", units=2)]),
+                                       "return_sequences": True}, _STEPS, {}),
+    "stacked_cells_simple_masked": ("RNN", {"cell": _cell("StackedRNNCells", cells=[_cell("SimpleRNNCell", units=3),
+                                                                                     _cell("SimpleRNNCell", units=2)])},
+                                    _STEPS, {"mask": _STEP_MASK}),
+})
+
 
 def build_layer(module, class_name, config):
     """``module.<class_name>(**config)``, building nested layer specs (also in lists) first."""

@@ -355,3 +355,23 @@ def test_random_brightness_offsets_per_image_within_range():
     assert layers.RandomBrightness((-1.0, -1.0))(images, training=True).numpy().max() == 0.0  # clipped
     with pytest.raises(ValueError, match="factor"):
         layers.RandomBrightness(1.5)
+
+
+def test_stacked_cells_in_rnn_train_save_and_accept_a_list(tmp_path):
+    rng = numpy.random.default_rng(9)
+    x, y = rng.normal(size=(16, 5, 3)).astype("float32"), rng.normal(size=(16, 2)).astype("float32")
+    model = mk.Sequential([layers.Input((5, 3)), layers.RNN([layers.LSTMCell(4), layers.SimpleRNNCell(2)])])
+    assert isinstance(model.layers[0].cell, layers.StackedRNNCells)
+    assert [tuple(w.shape) for w in model.weights] == [(3, 16), (4, 16), (16,), (4, 2), (2, 2), (2,)]
+    model.compile("adam", "mse")
+    first = model.evaluate(x, y, verbose=0)
+    model.fit(x, y, epochs=5, batch_size=8, verbose=0)
+    assert model.evaluate(x, y, verbose=0) < first
+    before = model.predict(x, verbose=0)
+    model.save(tmp_path / "stacked.keras")
+    numpy.testing.assert_allclose(mk.models.load_model(tmp_path / "stacked.keras").predict(x, verbose=0), before,
+                                  rtol=1e-5)
+    layer = layers.RNN(layers.StackedRNNCells([layers.GRUCell(3, dtype="float64"),
+                                               layers.GRUCell(2, dtype="float64")]), dtype="float64")
+    layer(x.astype("float64"))
+    assert mk.autograd.gradcheck(lambda t: layer(t), [mk.Tensor(x[:2, :3].astype("float64"), requires_grad=True)])
