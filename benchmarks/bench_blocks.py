@@ -6,7 +6,8 @@ PyTorch columns come from ``torch`` imported in this same process when it
 is installed (run with an environment that has it, e.g.
 ``/work/side/bin/python benchmarks/bench_blocks.py``); otherwise they are
 skipped with a message. Both libraries get the same float32 data and the
-same number of threads (minikeras's own setting; torch is set to match).
+number of threads (the CPU count; ``--torch-threads 1`` is steadier for torch on a
+loaded machine, where its OpenMP threads wait on each other).
 
 Usage: python benchmarks/bench_blocks.py [--json PATH] [--repeats N]
 """
@@ -154,12 +155,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", default=None)
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--torch-threads", type=int, default=None,
+                        help="torch's intra-op threads (default: the CPU count); 1 is steadier on a loaded machine")
     args = parser.parse_args()
     if torch is None:
         print("torch is not importable in this process: PyTorch columns skipped "
               "(run with an environment that has torch, e.g. /work/side/bin/python).")
     else:
-        torch.set_num_threads(max(1, os.cpu_count() or 1))
+        torch.set_num_threads(args.torch_threads or max(1, os.cpu_count() or 1))
     rows = []
     for make_case in CASES:
         name, ours, theirs = make_case()
@@ -174,6 +177,7 @@ def main():
         rows.append(row)
     columns = ["case (fwd+bwd)", "minikeras ms", "torch ms", "minikeras / torch"]
     report("bench_blocks", rows, columns, extra={"torch": None if torch is None else torch.__version__,
+                                                "torch_threads": None if torch is None else torch.get_num_threads(),
                                                 "numpy": numpy.__version__}, path=args.json)
 
 
