@@ -93,6 +93,22 @@ def analyze_einsum(equation, bias_axes, input_shape, output_shape):
     return kernel_shape, bias_shape, output_shape, input_axes, output_axes
 
 
+def _as_matmul(equation):
+    """``(contracted, output)`` label counts when ``equation`` is a plain
+    matrix product after reshapes (input ``P + C``, kernel ``C + O``, output
+    ``P + O``, optionally with ``...`` in front), else None."""
+    input_spec, weight_spec, output_spec, left_elided = _split_equation(equation, 0)
+    if "..." in equation and not left_elided:
+        return None
+    contracted = "".join(label for label in input_spec if label not in output_spec)
+    if not contracted or not input_spec.endswith(contracted) or not weight_spec.startswith(contracted):
+        return None
+    kept, produced = input_spec[:-len(contracted)], weight_spec[len(contracted):]
+    if output_spec != kept + produced or any(label in weight_spec for label in kept):
+        return None
+    return len(contracted), len(produced)
+
+
 class _FannedInitializer:
     """A variance-scaling initializer whose fans are the kernel's contracted
     and output axes (Keras's ``input_axes``/``output_axes``), not the
@@ -153,6 +169,7 @@ class EinsumDense(Layer):
         self.bias_constraint = constraints.get(bias_constraint)
         self.lora_rank, self.lora_alpha = None, None
         self.quantization_config = quantization_config
+        self._matmul_form = _as_matmul(equation)
         self.kernel = self.bias = None
 
     def build(self, input_shape):
@@ -170,7 +187,16 @@ class EinsumDense(Layer):
 
     def call(self, inputs):
         kernel = self.kernel if self.kernel.dtype == inputs.dtype else ops.cast(self.kernel, inputs.dtype)
-        outputs = _einsum2(self.equation, inputs, kernel)
+        if self._matmul_form is not None:
+            # One 2-D GEMM on the device's threaded matmul (NumPy's einsum runs single-threaded BLAS).
+            contracted, produced = self._matmul_form
+            size_in = int(numpy.prod(kernel.shape[:contracted]))
+            flat = ops.reshape(inputs, (-1, size_in))
+            product = ops.matmul(flat, ops.reshape(kernel, (size_in, -1)))
+            outputs = ops.reshape(product, tuple(inputs.shape[:inputs.ndim - contracted]) +
+                                  tuple(kernel.shape[contracted:]))
+        else:
+            outputs = _einsum2(self.equation, inputs, kernel)
         if self.bias is not None:
             outputs = outputs + self.bias
         outputs = self.activation(outputs)
