@@ -12,3 +12,5 @@ from minikeras.callbacks.terminate_on_nan import TerminateOnNaN  # noqa: F401
 from minikeras.callbacks.backup_and_restore import BackupAndRestore  # noqa: F401
 from minikeras.callbacks.scalar_logger import ScalarLogger  # noqa: F401
 from minikeras.callbacks.tensorboard import TensorBoard  # noqa: F401
+from minikeras.callbacks.swap_ema_weights import SwapEMAWeights  # noqa: F401
+from minikeras.callbacks.remote_monitor import RemoteMonitor  # noqa: F401

@@ -28,3 +28,13 @@ from minikeras.layers.identity_alpha_dropout import *  # noqa: F401,F403
 from minikeras.layers.volumetric import *  # noqa: F401,F403
 from minikeras.layers.conv1d_variants import *  # noqa: F401,F403
 from minikeras.layers.serialization import deserialize, serialize  # noqa: F401
+from minikeras.layers.einsum_dense import *  # noqa: F401,F403
+from minikeras.layers.grouped_query_attention import *  # noqa: F401,F403
+from minikeras.layers.additive_attention import *  # noqa: F401,F403
+from minikeras.layers.categorical_preprocessing import *  # noqa: F401,F403
+from minikeras.layers.adaptive_pooling import *  # noqa: F401,F403
+from minikeras.layers.spectral_normalization import *  # noqa: F401,F403
+from minikeras.layers.reversible_embedding import *  # noqa: F401,F403
+from minikeras.layers.pipeline import *  # noqa: F401,F403
+from minikeras.layers.color_augmentation import *  # noqa: F401,F403
+from minikeras.layers.stacked_rnn_cells import *  # noqa: F401,F403

@@ -53,8 +53,10 @@ class RNN(StatefulStates, Layer):
     def __init__(self, cell, return_sequences=False, return_state=False, go_backwards=False, stateful=False,
                  unroll=False, zero_output_for_mask=False, **kwargs):
         super().__init__(**kwargs)
-        if isinstance(cell, (list, tuple)):
-            raise ValueError("RNN: a list of cells (StackedRNNCells) is not supported; stack RNN layers instead.")
+        if isinstance(cell, (list, tuple)):  # as Keras: a list of cells runs as one StackedRNNCells
+            from minikeras.layers.stacked_rnn_cells import StackedRNNCells
+
+            cell = StackedRNNCells(cell)
         if not isinstance(cell, Layer) or not hasattr(cell, "state_size") or not hasattr(cell, "call"):
             raise ValueError(f"RNN expects a cell layer with `state_size` and `call(inputs, states)`, "
                              f"received {cell!r}.")

@@ -63,6 +63,7 @@ NOT_IN_KERAS = {"SpatialDropout1D": ("trainable",), "SpatialDropout2D": ("traina
 _OBJECT_MODULES = (("_initializer", "keras.initializers"), ("_regularizer", "keras.regularizers"),
                    ("_constraint", "keras.constraints"))
 _LAYER_ARGUMENTS = ("layer", "backward_layer", "cell")  # arguments holding a layer's own spec
+_LAYER_LIST_ARGUMENTS = {"Pipeline": "layers", "StackedRNNCells": "cells"}  # ... or a list of them
 _MODEL_MODULES = {"Sequential": "keras", "Functional": "keras.src.models.functional"}
 
 
@@ -190,6 +191,10 @@ def layer_config_to_minikeras(class_name, config, cls, custom_objects, safe_mode
     for key, value in list(config.items()):
         if key in _LAYER_ARGUMENTS and isinstance(value, dict):
             config[key] = to_minikeras(value, custom_objects, safe_mode, source)
+            continue
+        if _LAYER_LIST_ARGUMENTS.get(class_name) == key and isinstance(value, list):
+            config[key] = [to_minikeras(item, custom_objects, safe_mode, source) if isinstance(item, dict) else item
+                           for item in value]
             continue
         for suffix, module in _OBJECT_MODULES:
             if key.endswith(suffix):

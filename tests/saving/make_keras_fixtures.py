@@ -146,6 +146,24 @@ LAYER_CASES = {
     "RandomTranslation": dict(height_factor=0.1, width_factor=0.1), "RandomZoom": dict(height_factor=0.1),
     "IntegerLookup": {}, "StringLookup": {}, "TextVectorization": dict(max_tokens=10), "GRUCell": dict(units=2),
     "LSTMCell": dict(units=2), "SimpleRNNCell": dict(units=2), "RNN": "wrap",
+    # Issue 25's building blocks.
+    "AdaptiveAveragePooling1D": dict(output_size=3), "AdaptiveAveragePooling2D": dict(output_size=(2, 3)),
+    "AdaptiveAveragePooling3D": dict(output_size=2), "AdaptiveMaxPooling1D": dict(output_size=4),
+    "AdaptiveMaxPooling2D": dict(output_size=3), "AdaptiveMaxPooling3D": dict(output_size=(1, 2, 3)),
+    "AdditiveAttention": dict(use_scale=False), "AlphaDropout": dict(rate=0.2), "AutoContrast": dict(value_range=(0, 1)),
+    "CategoryEncoding": dict(num_tokens=4, output_mode="count"), "Conv1DTranspose": dict(filters=2, kernel_size=3),
+    "Cropping3D": dict(cropping=((1, 0), (0, 1), (1, 1))), "DepthwiseConv1D": dict(kernel_size=3, depth_multiplier=2),
+    "Discretization": dict(bin_boundaries=[0.0, 1.0]), "EinsumDense": dict(equation="ab,bc->ac", output_shape=3,
+                                                                           bias_axes="c"),
+    "GlobalAveragePooling3D": {}, "GlobalMaxPooling3D": dict(keepdims=True),
+    "GroupedQueryAttention": dict(head_dim=2, num_query_heads=4, num_key_value_heads=2), "Identity": {},
+    "Pipeline": "wrap", "RMSNormalization": dict(epsilon=1e-3), "RandomBrightness": dict(factor=0.2),
+    "RandomGrayscale": dict(factor=0.3), "RandomInvert": dict(factor=0.5), "RandomPosterization": dict(factor=4),
+    "ReversibleEmbedding": dict(input_dim=5, output_dim=2, tie_weights=False), "SeparableConv1D": dict(filters=2,
+                                                                                                   kernel_size=3),
+    "Solarization": dict(addition_factor=0.1), "SpectralNormalization": "wrap", "StackedRNNCells": "wrap",
+    "UnitNormalization": dict(axis=[1, 2]), "UpSampling3D": dict(size=(1, 2, 2)), "Wrapper": "wrap",
+    "ZeroPadding3D": dict(padding=(1, 2, 0)),
 }
 
 
@@ -155,11 +173,17 @@ def layer_configs():
     for name, arguments in LAYER_CASES.items():
         if name == "RNN":
             layer = layers.RNN(layers.GRUCell(2), return_sequences=True)
+        elif name == "Pipeline":
+            layer = layers.Pipeline([layers.Rescaling(0.5), layers.Dense(2)])
+        elif name == "StackedRNNCells":
+            layer = layers.StackedRNNCells([layers.LSTMCell(2), layers.GRUCell(3)])
+        elif name in ("SpectralNormalization", "Wrapper"):
+            layer = getattr(layers, name)(layers.Dense(2))
         elif arguments == "wrap":
             inner = layers.GRU(2, return_sequences=True) if name == "Bidirectional" else layers.Dense(2)
             layer = getattr(layers, name)(inner, **({"merge_mode": "sum"} if name == "Bidirectional" else {}))
-        else:
-            layer = getattr(layers, name)(**arguments)
+        else:  # Keras exports GroupedQueryAttention under the name GroupQueryAttention
+            layer = getattr(layers, {"GroupedQueryAttention": "GroupQueryAttention"}.get(name, name))(**arguments)
         found[name] = keras.saving.serialize_keras_object(layer)
     return found
 

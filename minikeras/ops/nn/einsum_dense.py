@@ -1,0 +1,61 @@
+"""The two-operand einsum behind EinsumDense, as one differentiable op.
+
+Each operand's gradient is itself one einsum of the output gradient with the
+other operand (``out,b->a``), so backward costs what forward costs (NumPy's
+and CuPy's ``optimize=True`` turn both into BLAS contractions). A label of
+an operand that appears neither in the output nor in the other operand is
+summed by the forward pass; its gradient is broadcast back along it.
+
+Private to ``layers.EinsumDense`` (``keras.ops.einsum`` belongs to the ops
+namespace, whose wrapper may call this Function).
+"""
+import re
+
+from minikeras.autograd import Function
+
+__all__ = []
+
+_EQUATION = re.compile(r"^([a-zA-Z.]*),([a-zA-Z.]*)->([a-zA-Z.]*)$")
+
+
+def _parse(equation):
+    match = _EQUATION.match(equation.replace(" ", ""))
+    if match is None:
+        raise ValueError(f"einsum: expected an equation 'ab,bc->ac' with two operands, received {equation!r}.")
+    return match.group(1), match.group(2), match.group(3)
+
+
+class Einsum2(Function):
+    """``einsum(equation, a, b)``; keeps both operands for backward."""
+
+    def __init__(self, equation):
+        self.first, self.second, self.output = _parse(equation)
+        self.equation = f"{self.first},{self.second}->{self.output}"
+
+    def forward(self, a, b):
+        self.save_for_backward(a, b)
+        return self.device.xp.einsum(self.equation, a, b, optimize=True)
+
+    def _operand_grad(self, grad, other, other_labels, target_labels, target_shape):
+        xp = self.device.xp
+        available = set(self.output) | set(other_labels)
+        kept = "".join(label for label in target_labels if label in available or label == ".")
+        result = xp.einsum(f"{self.output},{other_labels}->{kept}", grad, other, optimize=True)
+        if kept != target_labels:  # labels summed in forward only: broadcast the gradient back
+            index = tuple(slice(None) if label in available or label == "." else None for label in target_labels)
+            result = xp.broadcast_to(result[index], target_shape)
+        return result
+
+    def backward(self, grad):
+        a, b = self.saved
+        grad_a = grad_b = None
+        if self.needs_input_grad[0]:
+            grad_a = self._operand_grad(grad, b, self.second, self.first, a.shape)
+        if self.needs_input_grad[1]:
+            grad_b = self._operand_grad(grad, a, self.first, self.second, b.shape)
+        return grad_a, grad_b
+
+
+def _einsum2(equation, a, b):
+    """``einsum(equation, a, b)`` of two Tensors, differentiable in both."""
+    return Einsum2(equation).apply(a, b)

@@ -1,0 +1,75 @@
+"""The building-block namespaces against Keras 3.15's public names
+(``fixtures/keras_3_15_block_names.json``, written by
+``fixtures/record_keras_names.py``).
+
+Every Keras name must exist in minikeras, be listed as out of scope
+(backend-specific), as owned by another issue, or as not done yet. A
+not-done name that appears must leave the list, so the list only shrinks
+and the counts below stay honest.
+"""
+import importlib
+import json
+import os
+
+import pytest
+
+NAMES = os.path.join(os.path.dirname(__file__), "fixtures", "keras_3_15_block_names.json")
+
+# Backend-specific wrappers: out of scope for minikeras (DESIGN.md, "The Keras namespaces").
+OUT_OF_SCOPE = {
+    "layers": {"FlaxLayer", "JaxLayer", "TFSMLayer", "TorchModuleWrapper"},
+    "callbacks": {"OrbaxCheckpoint"},
+    "optimizers": {"legacy"},  # tf.keras 2's optimizers namespace
+}
+
+# Owned by another issue's helper; may or may not be merged yet.
+OTHER_ISSUES = {"optimizers": {"LossScaleOptimizer"}}
+
+# Issue 25's names not done yet (each must go once it exists).
+NOT_YET = {
+    "layers": {
+        "AugMix", "ContrastLimitedAdaptiveHistogramEqualization", "Conv3DTranspose", "ConvLSTM1D",
+        "ConvLSTM2D", "ConvLSTM3D", "Convolution3DTranspose", "CutMix", "Equalization", "HashedCrossing", "Hashing",
+        "MaxNumBoundingBoxes", "MelSpectrogram", "MixUp", "RandAugment",
+        "RandomColorDegeneration", "RandomColorJitter", "RandomCrop", "RandomElasticTransform", "RandomErasing",
+        "RandomGaussianBlur", "RandomHue", "RandomPerspective", "RandomSaturation",
+        "RandomSharpness", "RandomShear", "STFTSpectrogram",
+    },
+    "optimizers": {"MultiOptimizer", "OptimizerMap"},
+}
+
+# Names present in minikeras before issue 25 (counted by the same rule), for the record.
+BEFORE = {"layers": 104, "losses": 34, "metrics": 40, "optimizers": 12, "callbacks": 13, "activations": 24,
+          "initializers": 34, "regularizers": 10, "random": 6}
+
+
+def _keras_names():
+    with open(NAMES) as handle:
+        names = json.load(handle)
+    names.pop("keras_version")
+    return names
+
+
+@pytest.mark.parametrize("namespace", sorted(BEFORE))
+def test_every_keras_name_is_present_or_accounted_for(namespace):
+    module = importlib.import_module(f"minikeras.{namespace}")
+    keras_names = _keras_names()[namespace]
+    missing = {name for name in keras_names if not hasattr(module, name)}
+    unaccounted = missing - OUT_OF_SCOPE.get(namespace, set()) - OTHER_ISSUES.get(namespace, set()) - \
+        NOT_YET.get(namespace, set())
+    assert not unaccounted, f"minikeras.{namespace} lacks Keras names: {sorted(unaccounted)}"
+    done_now = NOT_YET.get(namespace, set()) - missing
+    assert not done_now, f"remove {sorted(done_now)} from NOT_YET[{namespace!r}]: they exist now"
+    assert len(keras_names) - len(missing) >= BEFORE[namespace]  # names are never lost
+
+
+def test_counts_for_the_record():
+    """Keras 3.15's names per namespace, and how many minikeras has."""
+    counts = {}
+    for namespace, keras_names in _keras_names().items():
+        module = importlib.import_module(f"minikeras.{namespace}")
+        counts[namespace] = (sum(hasattr(module, name) for name in keras_names), len(keras_names))
+    assert counts["losses"] == (48, 48) and counts["metrics"] == (72, 72)
+    assert counts["activations"] == (35, 35) and counts["random"] == (11, 11)
+    assert counts["initializers"] == (39, 39) and counts["regularizers"] == (12, 12)
+    assert counts["layers"][0] >= 140 and counts["callbacks"][0] >= 15 and counts["optimizers"][0] >= 19
