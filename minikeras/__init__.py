@@ -25,6 +25,7 @@ _LAZY_MODULES = {
     "initializers", "regularizers", "constraints", "datasets", "distribute", "saving", "utils",
     "preprocessing",
 }
+_LAZY_MODULES |= {"applications"}  # Keras's applications (issue 26)
 _LAZY_NAMES = {
     "Sequential": "minikeras.models",
     "Model": "minikeras.models",
