@@ -6,9 +6,12 @@ Each family module (``resnet``, ``vgg16``, ``mobilenet_v2``, ...) also has
 its ``preprocess_input`` and ``decode_predictions``, as in Keras.
 """
 from minikeras.applications import (  # noqa: F401
-    densenet, efficientnet, imagenet_utils, mobilenet, mobilenet_v2, mobilenet_v3, resnet, resnet50, resnet_v2, vgg16,
-    vgg19,
+    densenet, efficientnet, imagenet_utils, inception_resnet_v2, inception_v3, mobilenet, mobilenet_v2, mobilenet_v3,
+    resnet, resnet50, resnet_v2, vgg16, vgg19, xception,
 )
+from minikeras.applications.inception_resnet_v2 import InceptionResNetV2  # noqa: F401
+from minikeras.applications.inception_v3 import InceptionV3  # noqa: F401
+from minikeras.applications.xception import Xception  # noqa: F401
 from minikeras.applications.efficientnet import (  # noqa: F401
     EfficientNetB0, EfficientNetB1, EfficientNetB2, EfficientNetB3, EfficientNetB4, EfficientNetB5, EfficientNetB6,
     EfficientNetB7,
