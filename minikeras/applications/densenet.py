@@ -44,7 +44,7 @@ def transition_block(x, reduction, name):
     return layers.AveragePooling2D(2, strides=2, name=f"{name}_pool")(x)
 
 
-def DenseNet(blocks, include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,  # noqa: N802
+def DenseNet(blocks, include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,
              classes=1000, classifier_activation="softmax", name="densenet"):
     """A DenseNet with ``blocks`` conv blocks in its four dense blocks."""
     from minikeras.models import Functional

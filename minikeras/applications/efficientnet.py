@@ -76,7 +76,7 @@ def block(inputs, activation="swish", drop_rate=0.0, name="", filters_in=32, fil
     return x
 
 
-def EfficientNet(width_coefficient, depth_coefficient, default_size, dropout_rate=0.2, drop_connect_rate=0.2,  # noqa: N802
+def EfficientNet(width_coefficient, depth_coefficient, default_size, dropout_rate=0.2, drop_connect_rate=0.2,
                  depth_divisor=8, activation="swish", blocks_args="default", name="efficientnet", include_top=True,
                  weights="imagenet", input_tensor=None, input_shape=None, pooling=None, classes=1000,
                  classifier_activation="softmax", weights_name=None):

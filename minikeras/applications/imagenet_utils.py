@@ -100,18 +100,18 @@ def validate_activation(classifier_activation, weights):
                          f"classifier_activation={classifier_activation}")
 
 
-def pooled_top(x, include_top, pooling, classes, classifier_activation, weights, dropout=None):
-    """Keras's usual head: global average pooling and the ``predictions``
-    Dense layer with the top, else the optional ``pooling``."""
+def pooled_top(x, include_top, pooling, classes, classifier_activation, weights, named_pools=True):
+    """Keras's usual head: global average pooling (``avg_pool``) and the
+    ``predictions`` Dense layer with the top, else the optional ``pooling``
+    (named ``avg_pool``/``max_pool``, or left to default names as some
+    families do)."""
     from minikeras import layers
 
     if include_top:
         x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-        if dropout:
-            x = layers.Dropout(dropout, name="top_dropout")(x)
         validate_activation(classifier_activation, weights)
         return layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-    return pool(x, pooling)
+    return pool(x, pooling, ("avg_pool", "max_pool") if named_pools else (None, None))
 
 
 def pool(x, pooling, names=("avg_pool", "max_pool")):

@@ -61,7 +61,7 @@ def inception_resnet_block(x, scale, block_type, block_idx, activation="relu"):
     return x
 
 
-def InceptionResNetV2(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,  # noqa: N802
+def InceptionResNetV2(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,
                       classes=1000, classifier_activation="softmax", name="inception_resnet_v2"):
     """Keras's InceptionResNetV2 (default input 299x299, at least 75x75); inputs
     from ``applications.inception_resnet_v2.preprocess_input``."""
@@ -100,14 +100,7 @@ def InceptionResNetV2(include_top=True, weights="imagenet", input_tensor=None, i
         x = inception_resnet_block(x, scale=0.2, block_type="block8", block_idx=index)
     x = inception_resnet_block(x, scale=1.0, activation=None, block_type="block8", block_idx=10)
     x = conv2d_bn(x, 1536, 1, name="conv_7b")
-    if include_top:
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-        imagenet_utils.validate_activation(classifier_activation, weights)
-        x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-    elif pooling == "avg":
-        x = layers.GlobalAveragePooling2D()(x)
-    elif pooling == "max":
-        x = layers.GlobalMaxPooling2D()(x)
+    x = imagenet_utils.pooled_top(x, include_top, pooling, classes, classifier_activation, weights, named_pools=False)
     model = Functional(inputs, x, name=name)
     file_name = f"inception_resnet_v2_weights_tf_dim_ordering_tf_kernels{'' if include_top else '_notop'}.h5"
     return imagenet_utils.load_weights(model, weights, file_name, _BASE + file_name, _HASHES[0 if include_top else 1])

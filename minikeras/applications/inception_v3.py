@@ -64,7 +64,7 @@ def _block_8(x, index):
                               name=f"mixed{9 + index}")
 
 
-def InceptionV3(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,  # noqa: N802
+def InceptionV3(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,
                 classes=1000, classifier_activation="softmax", name="inception_v3"):
     """Keras's InceptionV3 (default input 299x299, at least 75x75); inputs from
     ``applications.inception_v3.preprocess_input``. Arguments as ``ResNet50``'s."""
@@ -101,14 +101,7 @@ def InceptionV3(include_top=True, weights="imagenet", input_tensor=None, input_s
     x = layers.concatenate([branch3x3, branch7x7x3, branch_pool], axis=_axis(), name="mixed8")
     x = _block_8(x, 0)
     x = _block_8(x, 1)
-    if include_top:
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-        imagenet_utils.validate_activation(classifier_activation, weights)
-        x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-    elif pooling == "avg":
-        x = layers.GlobalAveragePooling2D()(x)
-    elif pooling == "max":
-        x = layers.GlobalMaxPooling2D()(x)
+    x = imagenet_utils.pooled_top(x, include_top, pooling, classes, classifier_activation, weights, named_pools=False)
     model = Functional(inputs, x, name=name)
     file_name = f"inception_v3_weights_tf_dim_ordering_tf_kernels{'' if include_top else '_notop'}.h5"
     return imagenet_utils.load_weights(model, weights, file_name, _BASE + file_name, _HASHES[0 if include_top else 1])

@@ -46,11 +46,7 @@ def _head(x, include_top, pooling, classes, classifier_activation, weights):
         x = layers.GlobalAveragePooling2D()(x)
         imagenet_utils.validate_activation(classifier_activation, weights)
         return layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-    if pooling == "avg":
-        return layers.GlobalAveragePooling2D()(x)
-    if pooling == "max":
-        return layers.GlobalMaxPooling2D()(x)
-    return x
+    return imagenet_utils.pool(x, pooling, names=(None, None))
 
 
 # -- MobileNet ---------------------------------------------------------------------------------------------
@@ -77,7 +73,7 @@ def _depthwise_conv_block(inputs, pointwise_filters, alpha, depth_multiplier=1, 
     return layers.ReLU(6.0, name=f"conv_pw_{block_id}_relu")(x)
 
 
-def MobileNet(input_shape=None, alpha=1.0, depth_multiplier=1, dropout=1e-3, include_top=True,  # noqa: N802
+def MobileNet(input_shape=None, alpha=1.0, depth_multiplier=1, dropout=1e-3, include_top=True,
               weights="imagenet", input_tensor=None, pooling=None, classes=1000, classifier_activation="softmax",
               name=None):
     """Keras's MobileNet: ``alpha`` scales every layer's width,
@@ -158,7 +154,7 @@ _V2_PLAN = [(16, 1, 1)] + [(24, 2, 6), (24, 1, 6)] + [(32, 2, 6)] + [(32, 1, 6)]
     [(64, 1, 6)] * 3 + [(96, 1, 6)] * 3 + [(160, 2, 6)] + [(160, 1, 6)] * 2 + [(320, 1, 6)]
 
 
-def MobileNetV2(input_shape=None, alpha=1.0, include_top=True, weights="imagenet", input_tensor=None,  # noqa: N802
+def MobileNetV2(input_shape=None, alpha=1.0, include_top=True, weights="imagenet", input_tensor=None,
                 pooling=None, classes=1000, classifier_activation="softmax", name=None):
     """Keras's MobileNetV2 (inverted residual blocks, ReLU6); ``alpha``
     scales the widths. Inputs from ``mobilenet_v2.preprocess_input``."""

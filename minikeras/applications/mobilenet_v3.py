@@ -84,7 +84,7 @@ def _inverted_res_block(x, expansion, filters, kernel_size, stride, se_ratio, ac
     return x
 
 
-def MobileNetV3(stack_fn, last_point_ch, input_shape=None, alpha=1.0, model_type="large", minimalistic=False,  # noqa: N802
+def MobileNetV3(stack_fn, last_point_ch, input_shape=None, alpha=1.0, model_type="large", minimalistic=False,
                 include_top=True, weights="imagenet", input_tensor=None, classes=1000, pooling=None,
                 dropout_rate=0.2, classifier_activation="softmax", include_preprocessing=True, name=None):
     """A MobileNetV3 whose blocks ``stack_fn`` builds (Keras's ``MobileNetV3``)."""
@@ -161,7 +161,7 @@ def _stack(plan, alpha):
     return stack_fn
 
 
-def MobileNetV3Small(input_shape=None, alpha=1.0, minimalistic=False, include_top=True, weights="imagenet",  # noqa: N802
+def MobileNetV3Small(input_shape=None, alpha=1.0, minimalistic=False, include_top=True, weights="imagenet",
                      input_tensor=None, classes=1000, pooling=None, dropout_rate=0.2, classifier_activation="softmax",
                      include_preprocessing=True, name="MobileNetV3Small"):
     """Keras's MobileNetV3Small; ``minimalistic`` drops squeeze-excite and
@@ -171,7 +171,7 @@ def MobileNetV3Small(input_shape=None, alpha=1.0, minimalistic=False, include_to
                        name=name)
 
 
-def MobileNetV3Large(input_shape=None, alpha=1.0, minimalistic=False, include_top=True, weights="imagenet",  # noqa: N802
+def MobileNetV3Large(input_shape=None, alpha=1.0, minimalistic=False, include_top=True, weights="imagenet",
                      input_tensor=None, classes=1000, pooling=None, dropout_rate=0.2, classifier_activation="softmax",
                      include_preprocessing=True, name="MobileNetV3Large"):
     """Keras's MobileNetV3Large; arguments as ``MobileNetV3Small``'s."""

@@ -26,7 +26,7 @@ def _bn_axis():
     return -1 if image_data_format() == "channels_last" else 1
 
 
-def ResNet(stack_fn, preact, use_bias, include_top=True, weights="imagenet", input_tensor=None, input_shape=None,  # noqa: N802
+def ResNet(stack_fn, preact, use_bias, include_top=True, weights="imagenet", input_tensor=None, input_shape=None,
            pooling=None, classes=1000, classifier_activation="softmax", name="resnet", weights_name=None):
     """A ResNet whose residual stages ``stack_fn`` builds (Keras's ``ResNet``)."""
     from minikeras.models import Functional

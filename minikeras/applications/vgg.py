@@ -33,10 +33,8 @@ def _vgg(convolutions_per_block, model_key, include_top, weights, input_tensor, 
         x = layers.Dense(4096, activation="relu", name="fc2")(x)
         imagenet_utils.validate_activation(classifier_activation, weights)
         x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-    elif pooling == "avg":
-        x = layers.GlobalAveragePooling2D()(x)
-    elif pooling == "max":
-        x = layers.GlobalMaxPooling2D()(x)
+    else:
+        x = imagenet_utils.pool(x, pooling, names=(None, None))
     model = Functional(inputs, x, name=name)
     suffix = "" if include_top else "_notop"
     file_name = f"{model_key}_weights_tf_dim_ordering_tf_kernels{suffix}.h5"
@@ -44,7 +42,7 @@ def _vgg(convolutions_per_block, model_key, include_top, weights, input_tensor, 
                                        _FILES[model_key][0 if include_top else 1])
 
 
-def VGG16(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,  # noqa: N802
+def VGG16(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,
           classes=1000, classifier_activation="softmax", name="vgg16"):
     """Keras's VGG16 (13 convolutions, 3 dense layers); inputs from
     ``applications.vgg16.preprocess_input``. Arguments as ``ResNet50``'s."""
@@ -52,7 +50,7 @@ def VGG16(include_top=True, weights="imagenet", input_tensor=None, input_shape=N
                 classifier_activation, name)
 
 
-def VGG19(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,  # noqa: N802
+def VGG19(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,
           classes=1000, classifier_activation="softmax", name="vgg19"):
     """Keras's VGG19 (16 convolutions, 3 dense layers); inputs from
     ``applications.vgg19.preprocess_input``. Arguments as ``ResNet50``'s."""

@@ -38,7 +38,7 @@ def _downsampling_block(x, filters, block, first_activation=True):
     return layers.add([x, residual])
 
 
-def Xception(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,  # noqa: N802
+def Xception(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,
              classes=1000, classifier_activation="softmax", name="xception"):
     """Keras's Xception (default input 299x299, at least 71x71); inputs from
     ``applications.xception.preprocess_input``. Arguments as ``ResNet50``'s."""
@@ -71,14 +71,7 @@ def Xception(include_top=True, weights="imagenet", input_tensor=None, input_shap
     x = layers.SeparableConv2D(2048, (3, 3), padding="same", use_bias=False, name="block14_sepconv2")(x)
     x = layers.BatchNormalization(axis=_axis(), name="block14_sepconv2_bn")(x)
     x = layers.Activation("relu", name="block14_sepconv2_act")(x)
-    if include_top:
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-        imagenet_utils.validate_activation(classifier_activation, weights)
-        x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-    elif pooling == "avg":
-        x = layers.GlobalAveragePooling2D()(x)
-    elif pooling == "max":
-        x = layers.GlobalMaxPooling2D()(x)
+    x = imagenet_utils.pooled_top(x, include_top, pooling, classes, classifier_activation, weights, named_pools=False)
     model = Functional(inputs, x, name=name)
     file_name = f"xception_weights_tf_dim_ordering_tf_kernels{'' if include_top else '_notop'}.h5"
     return imagenet_utils.load_weights(model, weights, file_name, _BASE + file_name, _HASHES[0 if include_top else 1])

@@ -76,6 +76,11 @@ LIVE = [
     ("ResNet50V2", {"include_top": False, "input_shape": [32, 32, 3], "pooling": "avg"}),
     ("MobileNetV2", {"alpha": 0.35, "include_top": True, "input_shape": [32, 32, 3], "classes": 10}),
     ("DenseNet121", {"include_top": False, "input_shape": [32, 32, 3]}),
+    ("MobileNetV3Small", {"alpha": 0.75, "include_top": True, "input_shape": [32, 32, 3], "classes": 10}),
+    ("EfficientNetB0", {"include_top": True, "input_shape": [32, 32, 3], "classes": 10}),
+    ("Xception", {"include_top": False, "input_shape": [71, 71, 3]}),
+    ("InceptionV3", {"include_top": False, "input_shape": [75, 75, 3], "pooling": "max"}),
+    ("InceptionResNetV2", {"include_top": False, "input_shape": [75, 75, 3]}),
 ]
 
 
