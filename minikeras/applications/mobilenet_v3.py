@@ -1,11 +1,10 @@
 """MobileNetV3Small and MobileNetV3Large (``applications.mobilenet_v3``),
 with Keras's layer names.
 
-Keras writes the squeeze-and-excitation gate as tensor arithmetic
-(``relu6(x + 3) / 6``), which its functional graph records as operations
-that are not layers; minikeras uses the equal ``Activation("hard_sigmoid")``
-layer there, so these models list one layer more per gate (no weights, so
-Keras's weight files load the same). Preprocessing is inside the model
+Keras writes the squeeze-and-excitation gate as ``ReLU(6.)(x + 3.) / 6``
+(one layer and two graph operations); minikeras uses the equal
+``Activation("hard_sigmoid")`` layer in the ReLU's place, so the models have
+the same layers (the gate has no weights). Preprocessing is inside the model
 (``include_preprocessing``): give it pixels in [0, 255].
 
 Reference: Howard et al., "Searching for MobileNetV3" (ICCV 2019).
