@@ -3,7 +3,8 @@ outputs: a committed fixture (MobileNet alpha=0.25, 32x32, written by Keras
 3.15 with random weights, fixtures/keras_outputs.py), and, where the side
 environment with Keras is present, one model per family in both of Keras's
 layouts (``.weights.h5`` and tf.keras's weights-only ``.h5`` of the ImageNet
-files), generated on the fly."""
+files), generated on the fly (``MINIKERAS_LIVE_KERAS=1``: ten models, about
+ten minutes on a loaded 2-core machine)."""
 import json
 import os
 import pathlib
@@ -87,6 +88,9 @@ LIVE = [
 @pytest.mark.slow
 @pytest.mark.parametrize("constructor, arguments", LIVE, ids=[name for name, _ in LIVE])
 def test_live_keras_weights_in_both_layouts(tmp_path, constructor, arguments):
+    if os.environ.get("MINIKERAS_LIVE_KERAS") != "1":
+        pytest.skip("live Keras parity (minutes): run with MINIKERAS_LIVE_KERAS=1 and a Python with Keras at "
+                    "MINIKERAS_KERAS_PYTHON (default /work/side/bin/python)")
     if not _keras_available():
         pytest.skip(f"no Python with Keras at {SIDE_PYTHON} (the side environment; set MINIKERAS_KERAS_PYTHON)")
     script = FIXTURES / "keras_outputs.py"
