@@ -26,6 +26,7 @@ _LAZY_MODULES = {
     "preprocessing",
     "mixed_precision", "dtype_policies",
 }
+_LAZY_MODULES |= {"applications"}  # Keras's applications (issue 26)
 _LAZY_NAMES = {
     "Sequential": "minikeras.models",
     "Model": "minikeras.models",

@@ -92,11 +92,13 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
     """
     labels, label_mode = dataset_utils.check_label_mode(labels, label_mode, class_names)
     if color_mode not in _CHANNELS:
-        raise ValueError(f'`color_mode` must be one of {{"rgb", "rgba", "grayscale"}}. Received: color_mode={color_mode}')
+        raise ValueError('`color_mode` must be one of {"rgb", "rgba", "grayscale"}. Received: '
+                         f"color_mode={color_mode}")
     if isinstance(image_size, int):
         image_size = (image_size, image_size)
     elif not isinstance(image_size, (list, tuple)) or len(image_size) != 2:
-        raise ValueError(f"Invalid `image_size` value. Expected a tuple of 2 integers. Received: image_size={image_size}")
+        raise ValueError("Invalid `image_size` value. Expected a tuple of 2 integers. Received: "
+                         f"image_size={image_size}")
     image_size = tuple(int(size) for size in image_size)
     interpolation = interpolation.lower()
     if interpolation not in _INTERPOLATIONS:

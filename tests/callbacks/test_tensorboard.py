@@ -69,6 +69,13 @@ def test_weight_histograms_every_histogram_freq_epochs(data, make_model, tmp_pat
     assert last.num == values.size and sum(last.bucket) == values.size
     assert last.min == pytest.approx(values.min()) and last.max == pytest.approx(values.max())
     assert last.sum == pytest.approx(values.sum(), rel=1e-5, abs=1e-6)
+    # What the TensorBoard server reads (its plugin accumulator converts the summaries to its plugins' tensors)
+    from tensorboard.backend.event_processing import plugin_event_accumulator
+
+    served = plugin_event_accumulator.EventAccumulator(str(tmp_path / "train"))
+    served.Reload()
+    assert tag in served.PluginTagToContent("histograms")
+    assert {"epoch_loss", "epoch_mae", "epoch_learning_rate"} <= set(served.PluginTagToContent("scalars"))
 
 
 def test_write_graph_writes_the_keras_model_json(data, make_model, tmp_path):
