@@ -19,6 +19,8 @@ import numbers
 
 import numpy
 
+from minikeras.autograd.autocast import current_dtype, maybe_cast
+
 FLOATX = numpy.dtype("float32")
 
 
@@ -104,7 +106,10 @@ def promote_operands(a, b, true_division=False):
     Python numbers are left alone (NumPy 2 treats them as weak too). With
     ``true_division``, integer results become float32, as Keras's ``divide``.
     The common cases (same dtypes, a float tensor with a number) return at once.
+    Inside a mixed-precision layer a float32 variable counts as the compute
+    dtype it is read in (autograd/autocast.py), as in Keras.
     """
+    a, b = _autocast(a), _autocast(b)
     dtype_a, dtype_b = getattr(a, "dtype", None), getattr(b, "dtype", None)
     if dtype_a is not None and dtype_b is not None:
         if dtype_a == dtype_b and (not true_division or dtype_a.kind in "fc"):
@@ -120,6 +125,12 @@ def promote_operands(a, b, true_division=False):
     return _cast(a, dtype), _cast(b, dtype)
 
 
+def _autocast(value):
+    """An autocasting variable read in the open autocast scope's dtype."""
+    target = current_dtype()
+    return value if target is None else maybe_cast(value, target)
+
+
 def _cast(value, dtype):
     current = getattr(value, "dtype", None)
     if current is None or current == dtype or isinstance(value, numpy.generic):
@@ -129,6 +140,7 @@ def _cast(value, dtype):
 
 def promote_all(values):
     """``values`` (Tensors, arrays, numbers) with the strong ones cast to Keras's common dtype."""
+    values = [_autocast(value) for value in values]
     dtypes = {getattr(value, "dtype", None) for value in values}
     if len(dtypes) == 1:
         return list(values)

@@ -78,7 +78,7 @@ def load_img(path, color_mode="rgb", target_size=None, interpolation="nearest", 
                 crop_width = min(width, (height * target_size[1]) // target_size[0])
                 top, left = (height - crop_height) // 2, (width - crop_width) // 2
                 image = image.crop((left, top, left + crop_width, top + crop_height))
-            image = image.resize(width_height, resample)
+            image = Image.Image.resize(image, width_height, resample)  # PIL's method (not ndarray.resize)
     return image
 
 
@@ -165,7 +165,7 @@ def resize_array(image, size, interpolation="bilinear"):
         return image[rows][:, columns]
     Image = pil_image()
     resample = getattr(Image, _PIL_FILTERS[interpolation])
-    channels = [numpy.asarray(Image.fromarray(image[:, :, c], mode="F").resize((width, height), resample))
+    channels = [numpy.asarray(Image.Image.resize(Image.fromarray(image[:, :, c], mode="F"), (width, height), resample))
                 for c in range(image.shape[2])]
     return numpy.stack(channels, axis=-1).astype(numpy.float32)
 

@@ -29,7 +29,7 @@ class Sparsemax(Function):
     def forward(self, x):
         xp = self.device.xp
         axis = self.axis
-        ordered = -xp.sort(-x, axis=axis)
+        ordered = -xp.sort(-x, axis)  # positional: cupy.ndarray.sort takes axis only so
         cumulative = ordered.cumsum(axis=axis)
         shape = [1] * x.ndim
         shape[axis] = -1
