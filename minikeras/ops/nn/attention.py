@@ -18,6 +18,7 @@ import math
 import numpy
 
 from minikeras.autograd import Function
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras.ops.math._elementwise import detached, operand
 from minikeras.ops.math._operands import _as_tensor
 
@@ -140,7 +141,7 @@ def dot_product_attention(query, key, value, bias=None, mask=None, scale=None, i
     if q.shape[2] % k.shape[2]:
         raise ValueError(f"dot_product_attention: query heads ({q.shape[2]}) must be a multiple of key heads "
                          f"({k.shape[2]}).")
-    dtype = q.dtype if q.dtype.kind == "f" else numpy.dtype("float32")
+    dtype = q.dtype if is_float_dtype(q.dtype) else numpy.dtype("float32")
     q, k, v = (t if t.dtype == dtype else t.astype(dtype) for t in (q, k, v))
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
     extras = []
