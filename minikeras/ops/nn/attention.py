@@ -18,7 +18,7 @@ import math
 import numpy
 
 from minikeras.autograd import Function
-from minikeras.backend.dtypes import is_float_dtype
+from minikeras.backend.dtypes import finfo, is_float_dtype
 from minikeras.ops.math._elementwise import detached, operand
 from minikeras.ops.math._operands import _as_tensor
 
@@ -66,7 +66,7 @@ class DotProductAttention(Function):
             causal = xp.tril(xp.ones((t, s), dtype=bool))
             keep = causal if keep is None else keep & causal
         if keep is not None:
-            grid[...] = xp.where(keep, grid, grid.dtype.type(-0.7 * float(numpy.finfo(grid.dtype).max)))
+            grid[...] = xp.where(keep, grid, grid.dtype.type(-0.7 * float(finfo(grid.dtype).max)))
         logits -= logits.max(axis=-1, keepdims=True)
         probabilities = xp.exp(logits, out=logits)
         probabilities /= probabilities.sum(axis=-1, keepdims=True)
