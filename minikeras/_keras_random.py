@@ -19,6 +19,7 @@ import numbers
 
 import numpy
 
+from minikeras.backend.dtypes import as_numpy_dtype
 from minikeras.device import get_device, placement_device
 
 
@@ -166,7 +167,7 @@ def with_seed_argument(library_normal, library_uniform):
 
     @functools.wraps(library_normal)
     def normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None, device=None):
-        dtype = numpy.dtype(dtype or "float32")
+        dtype = as_numpy_dtype(dtype or "float32")
         if seed is None:
             return library_normal(shape, mean, stddev, dtype=dtype, device=device)
         target, size = _placement(device), _size(shape)
@@ -179,7 +180,7 @@ def with_seed_argument(library_normal, library_uniform):
 
     @functools.wraps(library_uniform)
     def uniform(shape, minval=0.0, maxval=1.0, dtype=None, seed=None, device=None):
-        dtype = numpy.dtype(dtype or "float32")
+        dtype = as_numpy_dtype(dtype or "float32")
         if seed is None:
             return library_uniform(shape, minval, maxval, dtype=dtype, device=device)
         target, size = _placement(device), _size(shape)
