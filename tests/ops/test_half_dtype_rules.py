@@ -40,3 +40,8 @@ def test_spaces_in_bfloat16(op):
     out = op(1.0, 8.0, 4, dtype="bfloat16")
     assert out.dtype.name == "bfloat16"
     assert out.numpy().astype("float32")[-1] == 8.0
+
+
+def test_take_refuses_bfloat16_indices_as_it_refuses_float_ones():
+    with pytest.raises(TypeError, match="indices must be integers"):
+        ops.take(mk.tensor(numpy.arange(4.0)), _bf16([1.0, 2.0]))
