@@ -19,6 +19,8 @@ import numbers
 
 import numpy
 
+from minikeras.autograd import autocast as _autocast
+
 FLOATX = numpy.dtype("float32")
 
 
@@ -104,7 +106,12 @@ def promote_operands(a, b, true_division=False):
     Python numbers are left alone (NumPy 2 treats them as weak too). With
     ``true_division``, integer results become float32, as Keras's ``divide``.
     The common cases (same dtypes, a float tensor with a number) return at once.
+    Inside a layer's autocast scope, variables are promoted as the op will
+    read them (cast to the compute dtype), so ``float16 @ kernel`` stays float16.
     """
+    autocast_to = _autocast.current_dtype()
+    if autocast_to is not None:
+        a, b = _autocast.maybe_cast(a, autocast_to), _autocast.maybe_cast(b, autocast_to)
     dtype_a, dtype_b = getattr(a, "dtype", None), getattr(b, "dtype", None)
     if dtype_a is not None and dtype_b is not None:
         if dtype_a == dtype_b and (not true_division or dtype_a.kind in "fcV"):
