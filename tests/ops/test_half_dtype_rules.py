@@ -45,3 +45,14 @@ def test_spaces_in_bfloat16(op):
 def test_take_refuses_bfloat16_indices_as_it_refuses_float_ones():
     with pytest.raises(TypeError, match="indices must be integers"):
         ops.take(mk.tensor(numpy.arange(4.0)), _bf16([1.0, 2.0]))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_attention_is_the_float32_result_rounded_once(dtype):
+    q = mk.tensor(numpy.random.default_rng(0).standard_normal((2, 64, 2, 32)).astype("float32")).astype(dtype)
+    out = ops.dot_product_attention(q, q, q)
+    assert out.dtype.name == dtype
+    wide = q.astype("float32")
+    expected = ops.dot_product_attention(wide, wide, wide).numpy()
+    step = 2.0 ** -8 if dtype == "bfloat16" else 2.0 ** -11  # half a unit in the last place at 1
+    numpy.testing.assert_allclose(out.numpy().astype("float32"), expected, atol=2 * step, rtol=step)

@@ -33,7 +33,12 @@ def _batched_matmul(device, a, b):
 
 class DotProductAttention(Function):
     """Heads are laid out as ``(B*K, G*T, H)`` stacks (``G`` query heads per key
-    head share its keys), so scores and outputs are batched 2-D products."""
+    head share its keys), so scores and outputs are batched 2-D products.
+    16-bit inputs are computed in float32 (as JAX's attention accumulates the
+    scores and softmax in float32): NumPy has no 16-bit BLAS, and bfloat16's
+    in-place softmax would round every step."""
+
+    half_in_float32 = True
 
     def __init__(self, scale, is_causal, soft_cap, has_bias, has_mask, groups):
         self.scale, self.is_causal, self.soft_cap = scale, is_causal, soft_cap
