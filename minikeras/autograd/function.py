@@ -11,14 +11,16 @@ node when an input requires grad and grad mode is on. Non-Tensor inputs
 so that ``x * 2.0`` keeps x's float32; arrays are moved to the op's device.
 
 ``half_in_float32 = True`` on a subclass is for ops whose kernels take no
-16-bit floats (``xp.linalg``, ``xp.fft``, ``einsum``, sorting-based
-statistics): ``apply`` then hands forward float32 copies of float16/bfloat16
+16-bit floats or would be slow or inexact in them (``xp.linalg``,
+``xp.fft``, ``einsum``, attention's fused softmax): ``apply`` then hands forward float32 copies of float16/bfloat16
 inputs and rounds the float outputs back to that 16-bit type when it is the
 only float type among the inputs; backward likewise gets float32 gradients
 and returns each input's gradient in that input's dtype. Keras's JAX and
 TensorFlow backends compute these ops in float32 internally too. Ops
 without the flag pay nothing for it; a flagged class's own ``backward`` is
-wrapped when the class is defined (``__init_subclass__``).
+wrapped when the class is defined (``__init_subclass__``). It is the
+per-class form of ``ops.nn.half_precision.in_float32``, which does the same
+at a call site with recorded cast ops.
 """
 import functools
 
@@ -121,7 +123,7 @@ class Function:
         with device.activate():
             outputs = self.forward(*arrays)
             if half is not None:
-                outputs = _narrow_half(outputs, half)
+                outputs = _cast_floats(outputs, half)
             if type(outputs) is not _ndarray and type(outputs) is not tuple:
                 outputs = _as_array(outputs, device)
             elif type(outputs) is tuple:
@@ -190,7 +192,7 @@ def _float32_backward(backward):
         halves = self._half_inputs
         if halves is None:
             return backward(self, *grad_outputs)
-        grads = backward(self, *(None if grad is None else _narrow_half(grad, _FLOAT32) for grad in grad_outputs))
+        grads = backward(self, *(None if grad is None else _cast_floats(grad, _FLOAT32) for grad in grad_outputs))
         single = type(grads) not in (tuple, list)
         grads = tuple(grad if grad is None or half is None else grad.astype(half)
                       for grad, half in zip((grads,) if single else grads, halves))
@@ -199,11 +201,12 @@ def _float32_backward(backward):
     return float32_backward
 
 
-def _narrow_half(outputs, dtype):
-    """Float outputs of a ``half_in_float32`` op cast to ``dtype`` (also how
-    its 16-bit gradients reach backward as float32)."""
+def _cast_floats(outputs, dtype):
+    """The float arrays of ``outputs`` (an array or a tuple) cast to ``dtype``:
+    a ``half_in_float32`` op's outputs back to 16 bits, its 16-bit gradients
+    up to float32 for backward."""
     if type(outputs) is tuple:
-        return tuple(_narrow_half(out, dtype) for out in outputs)
+        return tuple(_cast_floats(out, dtype) for out in outputs)
     kind = getattr(getattr(outputs, "dtype", None), "kind", "")
     return outputs.astype(dtype) if kind and kind in "fV" and outputs.dtype != dtype else outputs
 
