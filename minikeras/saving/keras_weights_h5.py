@@ -31,8 +31,7 @@ have none and load without.
 import numpy
 
 from minikeras import backend
-from minikeras.backend.dtypes import bfloat16
-from minikeras.saving import _checksum, _inflation, _safety
+from minikeras.saving import _bfloat16, _checksum, _inflation, _safety
 from minikeras.layers.naming import to_snake_case
 from minikeras.saving.keras_order import keras_layer_order, keras_trainable_order, state_in_order
 
@@ -158,13 +157,8 @@ def _join(*parts):
 
 # ------------------------------------------------------------------ writing
 def _write(variables, name, array):
-    """One weight's dataset, with its checksum. HDF5 has no bfloat16: as
-    Keras does, its 2 bytes are stored opaque with the attribute
-    ``dtype="bfloat16"``, which reading turns back into bfloat16."""
-    dataset = variables.create_dataset(name, data=array)
-    if array.dtype == bfloat16():
-        dataset.attrs["dtype"] = "bfloat16"
-    _checksum.store(dataset, array)
+    """One weight's dataset (bfloat16 as Keras stores it), with its checksum."""
+    _checksum.store(_bfloat16.create_dataset(variables, name, array), array)
 
 
 def write_model(group, model, optimizer=None):
@@ -237,7 +231,7 @@ def check_dataset(dataset, weight, where, source, max_bytes=_safety.DEFAULT_MAX_
             f"Shape mismatch for weight '{weight.name}' ({where} in {source}): the model expects shape "
             f"{tuple(weight.shape)}, the file has {tuple(dataset.shape)}."
         )
-    if dataset.dtype.kind not in "fiub" and not _safety.is_bfloat16_dataset(dataset):
+    if dataset.dtype.kind not in "fiub" and not _bfloat16.is_bfloat16_dataset(dataset):
         raise ValueError(f"Weight '{weight.name}' ({where} in {source}) is stored with dtype {dataset.dtype}, "
                          "expected a numeric array.")
     _safety.check_dataset(dataset, source, expected_shape=weight.shape, max_bytes=max_bytes)
@@ -300,7 +294,7 @@ def _read(dataset, source):
     """A checked dataset's values, verified against minikeras's checksum (if any)."""
     value = numpy.asarray(dataset[()])
     _checksum.verify(dataset, value, source)
-    return value.view(bfloat16()) if _safety.is_bfloat16_dataset(dataset) else value
+    return _bfloat16.as_read(dataset, value)
 
 
 def assign(plan, source="the file"):

@@ -44,3 +44,12 @@ def test_opaque_data_without_the_bfloat16_marker_is_refused(tmp_path):
         del handle["layers/dense/vars/0"].attrs["dtype"]
     with pytest.raises(ValueError, match="expected a numeric array"):
         _model("bfloat16").load_weights(tmp_path / "w.weights.h5")
+
+
+def test_bfloat16_model_in_the_legacy_h5_format(tmp_path):
+    model = _model("bfloat16")
+    model.save(tmp_path / "m.h5")
+    loaded = mk.models.load_model(tmp_path / "m.h5")
+    assert loaded.weights[0].dtype.name == "bfloat16"
+    numpy.testing.assert_array_equal(loaded.weights[0].numpy().astype("float32"),
+                                     model.weights[0].numpy().astype("float32"))
