@@ -56,3 +56,11 @@ def test_16_bit_attention_is_the_float32_result_rounded_once(dtype):
     expected = ops.dot_product_attention(wide, wide, wide).numpy()
     step = 2.0 ** -8 if dtype == "bfloat16" else 2.0 ** -11  # half a unit in the last place at 1
     numpy.testing.assert_allclose(out.numpy().astype("float32"), expected, atol=2 * step, rtol=step)
+
+
+def test_sparse_softmax_cross_entropy_takes_bfloat16_class_ids_as_float_ones():
+    from minikeras.ops.nn.softmax import sparse_softmax_cross_entropy
+
+    logits = mk.tensor(numpy.array([[1.0, 2.0, 3.0], [0.0, 0.0, 1.0]], "float32"))
+    expected = sparse_softmax_cross_entropy(logits, mk.tensor(numpy.array([2, 0]))).numpy()
+    numpy.testing.assert_array_equal(sparse_softmax_cross_entropy(logits, _bf16([2.0, 0.0])).numpy(), expected)
