@@ -10,13 +10,14 @@ device the result lives on.
 import numpy
 
 from minikeras._keras_random import _draw_dtype, _generator_for, _placement, _size, _tensor
+from minikeras.backend.dtypes import as_numpy_dtype, is_float_dtype
 
 __all__ = ["beta", "binomial", "categorical", "gamma", "truncated_normal"]
 
 
 def _float_dtype(function_name, dtype):
-    dtype = numpy.dtype(dtype or "float32")
-    if dtype.kind != "f":
+    dtype = as_numpy_dtype(dtype or "float32")
+    if not is_float_dtype(dtype):
         raise ValueError(f"{function_name} expects a floating-point dtype, received {dtype}.")
     return dtype
 

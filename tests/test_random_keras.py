@@ -99,3 +99,18 @@ def test_unseeded_normal_still_follows_the_library_seed():
     first = random.normal((5,)).numpy()
     mk.random.seed(3)
     numpy.testing.assert_array_equal(random.normal((5,)).numpy(), first)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("draw", [
+    lambda dtype, seed: random.normal((500,), dtype=dtype, seed=seed),
+    lambda dtype, seed: random.uniform((500,), dtype=dtype, seed=seed),
+    lambda dtype, seed: random.truncated_normal((500,), dtype=dtype, seed=seed),
+    lambda dtype, seed: random.gamma((500,), 2.0, dtype=dtype, seed=seed),
+])
+def test_16_bit_float_draws(draw, dtype):
+    for seed in (None, 3):
+        values = draw(dtype, seed)
+        assert values.dtype.name == dtype
+        as32 = values.numpy().astype("float32")
+        assert numpy.all(numpy.isfinite(as32)) and as32.std() > 0.1

@@ -9,7 +9,21 @@ to ``save_for_backward``, which backward() releases afterwards.
 node when an input requires grad and grad mode is on. Non-Tensor inputs
 (Python numbers, arrays) are constants: numbers go to forward as they are,
 so that ``x * 2.0`` keeps x's float32; arrays are moved to the op's device.
+
+``half_in_float32 = True`` on a subclass is for ops whose kernels take no
+16-bit floats or would be slow or inexact in them (``xp.linalg``,
+``xp.fft``, ``einsum``, attention's fused softmax): ``apply`` then hands forward float32 copies of float16/bfloat16
+inputs and rounds the float outputs back to that 16-bit type when it is the
+only float type among the inputs; backward likewise gets float32 gradients
+and returns each input's gradient in that input's dtype. Keras's JAX and
+TensorFlow backends compute these ops in float32 internally too. Ops
+without the flag pay nothing for it; a flagged class's own ``backward`` is
+wrapped when the class is defined (``__init_subclass__``). It is the
+per-class form of ``ops.nn.half_precision.in_float32``, which does the same
+at a call site with recorded cast ops.
 """
+import functools
+
 import numpy
 
 from minikeras import backend
@@ -20,6 +34,7 @@ from minikeras.device import op_errors, registry
 from minikeras.device.scope import current_scope_device
 
 _ndarray = numpy.ndarray
+_FLOAT32 = numpy.dtype(numpy.float32)
 
 
 class Function:
@@ -29,8 +44,15 @@ class Function:
     keeps_input_devices = False  # True for ops that move data themselves
     autocasts = True  # inside a layer's autocast scope, variables arrive cast (autocast.py)
     keeps_dtype = True  # outputs stay bfloat16 when the inputs are (False for casts)
+    half_in_float32 = False  # True: 16-bit float inputs computed in float32 (module docstring)
+    _half_inputs = None  # per input, its 16-bit dtype when half_in_float32 widened it
     _parents = None
     _freed = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.half_in_float32 and "backward" in cls.__dict__:
+            cls.backward = _float32_backward(cls.__dict__["backward"])
 
     def save_for_backward(self, *arrays):
         """Keep ``arrays`` for backward; they are released after it."""
@@ -95,11 +117,16 @@ class Function:
         self.needs_input_grad = needs
         if registry.get_log_device_placement():
             registry.log_placement(self.name, device)
+        half = None
+        if self.half_in_float32:
+            arrays, half = _widen_half(self, arrays)
         with device.activate():
             try:
                 outputs = self.forward(*arrays)
             except Exception:  # noqa: BLE001  (a host/GPU failure becomes the library's error)
                 op_errors.reraise(device, self.name)
+            if half is not None:
+                outputs = _cast_floats(outputs, half)
             if type(outputs) is not _ndarray and type(outputs) is not tuple:
                 outputs = _as_array(outputs, device)
             elif type(outputs) is tuple:
@@ -141,6 +168,50 @@ def _keep_bfloat16(outputs, dtype):
         return tuple(_keep_bfloat16(out, dtype) for out in outputs)
     kind = getattr(getattr(outputs, "dtype", None), "kind", None)
     return outputs.astype(dtype) if kind == "f" else outputs
+
+
+def _widen_half(function, arrays):
+    """float32 copies of the 16-bit float arrays, and the dtype to round the
+    outputs back to (None when other float types are mixed in). Records the
+    inputs' dtypes for the float32 backward."""
+    dtypes = [getattr(array, "dtype", None) for array in arrays]
+    halves = [dtype if dtype is not None and dtype.itemsize == 2 and dtype.kind in "fV" else None
+              for dtype in dtypes]
+    if not any(half is not None for half in halves):
+        return arrays, None
+    function._half_inputs = halves
+    with function.device.activate():
+        arrays = [array if half is None else array.astype(numpy.float32) for array, half in zip(arrays, halves)]
+    floats = {dtype for dtype in dtypes if dtype is not None and dtype.kind in "fVc"}
+    return arrays, floats.pop() if len(floats) == 1 else None
+
+
+def _float32_backward(backward):
+    """``backward`` of a ``half_in_float32`` op: float32 gradients in, each
+    input's gradient out in that input's 16-bit dtype."""
+
+    @functools.wraps(backward)
+    def float32_backward(self, *grad_outputs):
+        halves = self._half_inputs
+        if halves is None:
+            return backward(self, *grad_outputs)
+        grads = backward(self, *(None if grad is None else _cast_floats(grad, _FLOAT32) for grad in grad_outputs))
+        single = type(grads) not in (tuple, list)
+        grads = tuple(grad if grad is None or half is None else grad.astype(half)
+                      for grad, half in zip((grads,) if single else grads, halves))
+        return grads[0] if single else grads
+
+    return float32_backward
+
+
+def _cast_floats(outputs, dtype):
+    """The float arrays of ``outputs`` (an array or a tuple) cast to ``dtype``:
+    a ``half_in_float32`` op's outputs back to 16 bits, its 16-bit gradients
+    up to float32 for backward."""
+    if type(outputs) is tuple:
+        return tuple(_cast_floats(out, dtype) for out in outputs)
+    kind = getattr(getattr(outputs, "dtype", None), "kind", "")
+    return outputs.astype(dtype) if kind and kind in "fV" and outputs.dtype != dtype else outputs
 
 
 # The old private name of the construction path, for callers not yet moved.

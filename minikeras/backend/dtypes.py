@@ -209,3 +209,14 @@ def as_numpy_dtype(dtype):
         return dtype
     name = standardize_dtype(dtype)
     return bfloat16() if name == "bfloat16" else numpy.dtype(name)
+
+
+def finfo(dtype):
+    """``numpy.finfo`` of a float dtype, bfloat16 included (NumPy's own
+    refuses ml_dtypes' types; ``ml_dtypes.finfo`` answers for them)."""
+    dtype = as_numpy_dtype(dtype)
+    if dtype.kind == "V":
+        import ml_dtypes
+
+        return ml_dtypes.finfo(dtype)
+    return numpy.finfo(dtype)

@@ -28,6 +28,7 @@ import warnings
 
 import numpy
 
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras.callbacks.callback import Callback
 
 _HISTOGRAM_BUCKETS = 30  # tf.summary.histogram's default bucket count
@@ -126,7 +127,7 @@ def _as_float(value):
         array = numpy.asarray(value.numpy() if hasattr(value, "numpy") else value)
     except (TypeError, ValueError):
         return None
-    if array.size != 1 or array.dtype.kind not in "biuf":
+    if array.size != 1 or (array.dtype.kind not in "biu" and not is_float_dtype(array.dtype)):  # bfloat16 too
         return None
     return float(array.reshape(()))
 

@@ -2,6 +2,7 @@
 import numpy
 
 from minikeras import constraints, initializers, ops, regularizers
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras.layers.base import Layer
 from minikeras.layers.core import _add_activity_loss
 from minikeras.ops.nn.embedding import Embedding as EmbeddingFunction
@@ -63,9 +64,10 @@ class Embedding(Layer):
     def _indices(self, inputs):
         """The ids as an integer array on the input's device, range-checked."""
         data, device = inputs.data, inputs.device
-        if data.dtype.kind == "b" or data.dtype.kind not in "iuf":
+        floats = is_float_dtype(data.dtype)
+        if data.dtype.kind not in "iu" and not floats:
             raise TypeError(f"Layer '{self.name}' expects integer ids, received dtype {data.dtype}.")
-        if data.dtype.kind == "f":
+        if floats:
             with device.activate():
                 data = data.astype(numpy.int64)  # Keras casts float ids (truncating)
         if data.size:

@@ -14,6 +14,7 @@ import numpy
 
 from minikeras import backend, ops
 from minikeras.autograd import Tensor
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras.ops.nn.softmax import SparseSoftmaxCrossEntropy
 from minikeras.losses.logits import logits_of
 from minikeras.losses.loss import (
@@ -129,7 +130,7 @@ def _integer_labels(name, y_true, y_pred, axis):
 def _integer_label_array(name, data, y_pred, axis):
     if not backend.is_array(data):
         data = numpy.asarray(data)
-    if data.dtype.kind == "f":
+    if is_float_dtype(data.dtype):
         data = data.astype(numpy.int64)  # Keras accepts float class ids
     elif data.dtype.kind not in "iub":
         raise TypeError(f"{name}: y_true must hold integer class ids, received dtype {data.dtype}.")

@@ -11,6 +11,7 @@ import warnings
 
 import numpy
 
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras.metrics.base import Metric, squeeze_or_expand_to_same_rank, to_host
 
 _EPSILON = 1e-7  # keras.backend.epsilon()
@@ -56,7 +57,7 @@ class _IoUBase(Metric):
             weights = numpy.ones(y_true.shape, dtype=self.dtype)
         else:
             raw = to_host(sample_weight)
-            if raw.dtype.kind == "f" and numpy.dtype(self.dtype).kind in "iu":
+            if is_float_dtype(raw.dtype) and numpy.dtype(self.dtype).kind in "iu":
                 warnings.warn("You are passing weight as `float`, but dtype is `int`. This may result in an "
                               "incorrect weight due to type casting Consider using integer weights.", stacklevel=3)
             weights = numpy.broadcast_to(_cast(raw, self.dtype).reshape(-1), y_true.shape)

@@ -112,12 +112,12 @@ def promote_operands(a, b, true_division=False):
     a, b = _autocast(a), _autocast(b)
     dtype_a, dtype_b = getattr(a, "dtype", None), getattr(b, "dtype", None)
     if dtype_a is not None and dtype_b is not None:
-        if dtype_a == dtype_b and (not true_division or dtype_a.kind in "fc"):
+        if dtype_a == dtype_b and (not true_division or dtype_a.kind in "fcV"):
             return a, b
     elif (dtype_a if dtype_a is not None else dtype_b) is not None:
         known = dtype_a if dtype_a is not None else dtype_b
         other = b if dtype_a is not None else a
-        if known.kind in "fc" or (isinstance(other, int) and not true_division and known.kind in "iu"):
+        if known.kind in "fcV" or (isinstance(other, int) and not true_division and known.kind in "iu"):
             return a, b
     dtype = result_type(a, b)
     if true_division and dtype.kind in "biu":

@@ -17,6 +17,7 @@ import numpy
 
 from minikeras.autograd import Function, Tensor, no_grad
 from minikeras.autograd.tensor import from_array
+from minikeras.backend.dtypes import finfo, is_float_dtype
 from minikeras.device import to_host
 from minikeras.ops.math._elementwise import call_without_gradient, operand
 from minikeras.ops.math._operands import _as_tensor
@@ -59,7 +60,7 @@ def size(x):
 
 def saturate_cast(x, dtype):  # noqa: A002
     """Cast to ``dtype``, clipping to its range first (no wrap-around, NaN of floats to ints gives 0)."""
-    target = check_dtype("saturate_cast", numpy.dtype(dtype))
+    target = check_dtype("saturate_cast", dtype)
     x = _as_tensor("saturate_cast", operand("saturate_cast", x))
     if target.kind in "iu":
         info = numpy.iinfo(target)
@@ -80,10 +81,12 @@ def saturate_cast(x, dtype):  # noqa: A002
             return clipped.astype(target)
 
         return call_without_gradient("saturate_cast", compute, x)
-    if target.kind == "f" and x.dtype.kind == "f" and target.itemsize < x.dtype.itemsize:
-        info = numpy.finfo(target)
+    if is_float_dtype(target) and is_float_dtype(x.dtype) and finfo(target).max < finfo(x.dtype).max:
+        info = finfo(target)
         from minikeras.ops.math.compare import clip
 
+        if x.dtype.itemsize == 2:  # bfloat16 to float16: float16's max rounds up in bfloat16, not in float32
+            x = x.astype("float32")
         return clip(x, float(info.min), float(info.max)).astype(target)
     return x.astype(target)
 

@@ -15,6 +15,7 @@ __all__ = ["array", "empty", "empty_like", "full_like", "identity", "tri", "lins
 import numpy
 
 from minikeras.autograd import Tensor
+from minikeras.backend.dtypes import as_numpy_dtype, is_float_dtype
 from minikeras.ops._promotion import result_type
 from minikeras.ops.array.reshaping import expand_dims, moveaxis
 from minikeras.ops.creation import _make, full, zeros
@@ -77,13 +78,13 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
         The values, and the step too when ``retstep``.
     """
     num = validate_int("linspace", "num", num, minimum=0)
-    compute = numpy.dtype(dtype) if dtype is not None else result_type(start, stop, 1.0)
-    if compute.kind != "f":
+    compute = as_numpy_dtype(dtype) if dtype is not None else result_type(start, stop, 1.0)
+    if not is_float_dtype(compute):
         compute = numpy.dtype("float64") if dtype is not None else numpy.dtype("float32")
     start_t, stop_t = _endpoint("linspace", start, compute), _endpoint("linspace", stop, compute)
     divisor = (num - 1) if endpoint else num
     step = (stop_t - start_t) / divisor if divisor > 0 else (stop_t - start_t) * numpy.nan
-    positions = Tensor(numpy.arange(num, dtype=compute), device=start_t.device)
+    positions = Tensor(numpy.arange(num).astype(compute), device=start_t.device)
     ndim = max(start_t.ndim, stop_t.ndim)
     positions = positions.reshape((num,) + (1,) * ndim)
     values = start_t + positions * (step if divisor > 0 else (stop_t - start_t) * 0)
@@ -93,7 +94,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
         values = concatenate([values[:-1], expand_dims(stop_t + values[-1] * 0, 0)], 0)
     if ndim:
         values = moveaxis(values, 0, axis)
-    if dtype is not None and numpy.dtype(dtype) != compute:
+    if dtype is not None and as_numpy_dtype(dtype) != compute:
         values = values.astype(dtype)
     return (values, step) if retstep else values
 
@@ -115,7 +116,7 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     from minikeras.ops.math.abs_sign import abs as _abs, sign
     from minikeras.ops.math.exp_log import exp, log
 
-    compute = numpy.dtype(dtype) if dtype is not None and numpy.dtype(dtype).kind == "f" else result_type(
+    compute = as_numpy_dtype(dtype) if dtype is not None and is_float_dtype(dtype) else result_type(
         start, stop, 1.0)
     start_t, stop_t = _endpoint("geomspace", start, compute), _endpoint("geomspace", stop, compute)
     if bool((start_t.numpy() == 0).any()) or bool((stop_t.numpy() == 0).any()):

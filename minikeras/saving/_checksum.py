@@ -18,6 +18,8 @@ CONFIG_ATTRIBUTE = "minikeras_config_crc32"
 
 def _crc32(array):
     array = numpy.ascontiguousarray(array)
+    if array.dtype.kind == "V":  # bfloat16 (stored as 2 opaque bytes): no buffer format, so hash the bytes
+        return zlib.crc32(array.view(numpy.uint8).data) & 0xFFFFFFFF
     if array.dtype.byteorder == ">" or (array.dtype.byteorder == "=" and not numpy.little_endian):
         array = array.astype(array.dtype.newbyteorder("<"))
     return zlib.crc32(memoryview(array).cast("B")) & 0xFFFFFFFF
@@ -25,7 +27,8 @@ def _crc32(array):
 
 def store(dataset, array):
     """Record the checksum of ``array`` (the values just written) on ``dataset``."""
-    dataset.attrs[ATTRIBUTE] = numpy.uint32(_crc32(numpy.asarray(array, dtype=dataset.dtype)))
+    stored = array if dataset.dtype.kind == "V" else numpy.asarray(array, dtype=dataset.dtype)
+    dataset.attrs[ATTRIBUTE] = numpy.uint32(_crc32(stored))
 
 
 def verify(dataset, value, source):

@@ -24,7 +24,7 @@ import threading
 
 import numpy
 
-from minikeras.saving import _inflation
+from minikeras.saving import _bfloat16, _inflation
 
 # Declared sizes above this are refused unless load_model gets a larger
 # ``max_bytes``: far beyond any model this library trains on one host, far
@@ -206,7 +206,7 @@ def check_dataset(dataset, source, expected_shape=None, max_bytes=DEFAULT_MAX_BY
         dtype, shape = dataset.dtype, tuple(int(s) for s in dataset.shape)
     except Exception as error:  # noqa: BLE001  (h5py raises many types for a damaged header)
         raise FileLoadError(f"{source}: cannot read the header of dataset {what!r} ({error}).") from None
-    if dtype.kind not in "biuf" or dtype.itemsize > 16:
+    if (dtype.kind not in "biuf" and not _bfloat16.is_bfloat16_dataset(dataset)) or dtype.itemsize > 16:
         raise FileLoadError(f"{source}: dataset {what!r} has dtype {dtype}, expected a numeric array.")
     if expected_shape is not None and shape != tuple(expected_shape):
         raise FileLoadError(

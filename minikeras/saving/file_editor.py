@@ -16,7 +16,7 @@ import zipfile
 import h5py
 import numpy
 
-from minikeras.saving import _safety
+from minikeras.saving import _bfloat16, _safety
 from minikeras.saving.atomic import atomic_write
 
 _VARS = "vars"
@@ -39,7 +39,7 @@ def _read_group(group, source, path=""):
                 tree[key] = inner
         elif isinstance(value, h5py.Dataset):
             _safety.check_dataset(value, source, what=f"{path}/{key}")
-            tree[key] = value[()]
+            tree[key] = _bfloat16.as_read(value, value[()])
     return tree
 
 
@@ -48,7 +48,7 @@ def _write_group(group, tree):
     if arrays:
         variables = group.create_group(_VARS)
         for name, value in arrays.items():
-            variables.create_dataset(name, data=numpy.asarray(value))
+            _bfloat16.create_dataset(variables, name, value)
     for name, value in tree.items():
         if isinstance(value, dict) and value:
             _write_group(group.create_group(name), value)

@@ -14,7 +14,8 @@ import warnings
 import h5py
 import numpy
 
-from minikeras.saving import _checksum, _inflation, _safety
+from minikeras.backend.dtypes import is_float_dtype
+from minikeras.saving import _bfloat16, _checksum, _inflation, _safety
 
 # HDF5 object headers hold at most 64 KiB; longer name lists are split into
 # numbered attributes (``layer_names0``, ``layer_names1``, ...), as Keras does.
@@ -72,7 +73,7 @@ def write_arrays(group, names, arrays):
     used, stored = set(), []
     for index, (name, array) in enumerate(zip(names, arrays)):
         path = _dataset_name(name, index, used)
-        dataset = group.create_dataset(path, data=numpy.asarray(array))
+        dataset = _bfloat16.create_dataset(group, path, array)
         _checksum.store(dataset, array)
         stored.append(path)
     write_names(group.attrs, "weight_names", stored)
@@ -105,7 +106,7 @@ def read_dataset(dataset, source="the file"):
     checksum minikeras stores beside it (files without one pass)."""
     value = numpy.asarray(dataset[()])
     _checksum.verify(dataset, value, source)
-    return value
+    return _bfloat16.as_read(dataset, value)
 
 
 # --------------------------------------------------------------- model weights
@@ -256,7 +257,7 @@ def load_weights_from_group(group, model, by_name=False, skip_mismatch=False, so
         assignments.extend(zip(weights, (dataset for _, dataset in arrays)))
     values = [read_dataset(dataset, source) for _, dataset in assignments]  # every check passed: now read
     for (weight, _), value in zip(assignments, values):
-        if value.dtype.kind not in "biuf":
+        if value.dtype.kind not in "biu" and not is_float_dtype(value.dtype):
             raise _safety.FileLoadError(f"{source}: weight {weight.name!r} holds {value.dtype} data.")
         weight.assign(value.astype(weight.dtype, copy=False))
 

@@ -31,7 +31,7 @@ have none and load without.
 import numpy
 
 from minikeras import backend
-from minikeras.saving import _checksum, _inflation, _safety
+from minikeras.saving import _bfloat16, _checksum, _inflation, _safety
 from minikeras.layers.naming import to_snake_case
 from minikeras.saving.keras_order import keras_layer_order, keras_trainable_order, state_in_order
 
@@ -156,14 +156,18 @@ def _join(*parts):
 
 
 # ------------------------------------------------------------------ writing
+def _write(variables, name, array):
+    """One weight's dataset (bfloat16 as Keras stores it), with its checksum."""
+    _checksum.store(_bfloat16.create_dataset(variables, name, array), array)
+
+
 def write_model(group, model, optimizer=None):
     """Write ``model``'s weights (and ``optimizer``'s state) into an open h5py group."""
     for path, name, weights in walk(model):
         variables = group.require_group(_join(path, "vars"))
         variables.attrs["name"] = name
         for index, weight in enumerate(weights):
-            array = backend.to_numpy(weight.data)
-            _checksum.store(variables.create_dataset(str(index), data=array), array)
+            _write(variables, str(index), backend.to_numpy(weight.data))
     if optimizer is not None:
         write_optimizer(group.require_group("optimizer"), optimizer, model)
 
@@ -178,7 +182,7 @@ def write_optimizer(group, optimizer, model):
     learning_rate = optimizer.learning_rate if learning_rate is None else learning_rate
     arrays = [state[0], numpy.asarray(learning_rate, dtype="float32")] + list(state[1:])
     for index, array in enumerate(arrays):
-        _checksum.store(variables.create_dataset(str(index), data=array), array)
+        _write(variables, str(index), numpy.asarray(array))
     inner = getattr(optimizer, "inner_optimizer", None)
     if inner is not None:  # Keras also writes a LossScaleOptimizer's inner optimizer on its own
         write_optimizer(group.require_group("inner_optimizer"), inner, model)
@@ -230,7 +234,7 @@ def check_dataset(dataset, weight, where, source, max_bytes=_safety.DEFAULT_MAX_
             f"Shape mismatch for weight '{weight.name}' ({where} in {source}): the model expects shape "
             f"{tuple(weight.shape)}, the file has {tuple(dataset.shape)}."
         )
-    if dataset.dtype.kind not in "fiub":
+    if dataset.dtype.kind not in "fiub" and not _bfloat16.is_bfloat16_dataset(dataset):
         raise ValueError(f"Weight '{weight.name}' ({where} in {source}) is stored with dtype {dataset.dtype}, "
                          "expected a numeric array.")
     _safety.check_dataset(dataset, source, expected_shape=weight.shape, max_bytes=max_bytes)
@@ -293,7 +297,7 @@ def _read(dataset, source):
     """A checked dataset's values, verified against minikeras's checksum (if any)."""
     value = numpy.asarray(dataset[()])
     _checksum.verify(dataset, value, source)
-    return value
+    return _bfloat16.as_read(dataset, value)
 
 
 def assign(plan, source="the file"):

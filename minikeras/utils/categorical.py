@@ -1,6 +1,8 @@
 """to_categorical: integer labels to one-hot rows."""
 import numpy
 
+from minikeras.backend.dtypes import is_float_dtype
+
 
 def to_categorical(y, num_classes=None, dtype="float32"):
     """One-hot encode integer labels, like ``keras.utils.to_categorical``.
@@ -16,8 +18,8 @@ def to_categorical(y, num_classes=None, dtype="float32"):
     if hasattr(y, "numpy") and not isinstance(y, numpy.ndarray):
         y = y.numpy()  # a Tensor: an explicit host copy, which device arrays require
     y = numpy.asarray(y)
-    if y.dtype.kind == "f":
-        if not numpy.all(numpy.equal(numpy.mod(y, 1), 0)):
+    if is_float_dtype(y.dtype):
+        if not numpy.all(numpy.equal(numpy.mod(y.astype("float64"), 1), 0)):
             raise ValueError("to_categorical expects integer labels, received non-integer values.")
     y = y.astype("int64")
     if y.ndim > 1 and y.shape[-1] == 1:

@@ -114,3 +114,11 @@ def test_keras_arguments_are_checked(tmp_path):
     with pytest.raises(ValueError, match="Profiling"):
         TensorBoard(tmp_path, profile_batch=2)
     assert TensorBoard(tmp_path, update_freq="batch").update_freq == 1
+
+
+def test_16_bit_scalars_are_logged():
+    from minikeras import tensor
+
+    for dtype in ("bfloat16", "float16"):
+        assert tensorboard_module._as_float(tensor(numpy.float32(1.5)).astype(dtype)) == 1.5
+    assert tensorboard_module._as_float(numpy.array([1.0, 2.0])) is None

@@ -10,6 +10,7 @@ import numpy
 
 from minikeras import backend
 from minikeras.autograd import Function, Tensor
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras.ops._checks import shape_of
 from minikeras.ops.array._common import _scatter_add_rows, _single_axis, _size
 from minikeras.ops.array.reshaping import flatten
@@ -181,7 +182,7 @@ def take(x, indices, axis=None):
         if shape_of(indices) != (length,):
             raise ValueError(f"take: a boolean mask must be 1-D with the length of axis {axis} ({length}), "
                              f"received mask shape {shape_of(indices)} for input shape {shape_of(x)}.")
-    elif dtype is not None and numpy.dtype(dtype).kind == "f":
+    elif dtype is not None and is_float_dtype(dtype):
         raise TypeError(f"take: indices must be integers or a boolean mask, received dtype {dtype}.")
     with entry_point("take"):
         return getitem(x, (slice(None),) * axis + (indices,))

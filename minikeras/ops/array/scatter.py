@@ -23,6 +23,7 @@ __all__ = ["scatter", "scatter_update", "slice_update", "segment_sum", "segment_
 import numpy
 
 from minikeras.autograd import Function
+from minikeras.backend.dtypes import finfo, is_float_dtype
 from minikeras.device import to_host
 from minikeras.ops.array._common import _scatter_add_rows, _size
 from minikeras.ops.math._elementwise import call_without_gradient, detached, operand
@@ -227,7 +228,7 @@ class SegmentReduce(Function):
             out = xp.ones(shape, dtype=data.dtype)
             xp.multiply.at(out, safe_ids, xp.where(valid_rows, data, 1))
         else:
-            info = xp.finfo(data.dtype) if data.dtype.kind == "f" else xp.iinfo(data.dtype)
+            info = finfo(data.dtype) if is_float_dtype(data.dtype) else xp.iinfo(data.dtype)
             start = info.min if self.kind == "max" else info.max
             out = xp.full(shape, start, dtype=data.dtype)
             ufunc = xp.maximum if self.kind == "max" else xp.minimum

@@ -9,6 +9,7 @@ __all__ = ["rgb_to_grayscale", "rgb_to_hsv", "hsv_to_rgb"]
 
 import numpy
 
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras.ops.array.indexing import getitem
 from minikeras.ops.array.joining import stack
 from minikeras.ops.array.reshaping import expand_dims
@@ -25,7 +26,7 @@ def _channels(x):
 def _check_rgb(op_name, x):
     if x.shape[-1] != 3:
         raise ValueError(f"{op_name}: expected 3 channels (RGB), received images of shape {x.shape}.")
-    if x.dtype.kind != "f":
+    if not is_float_dtype(x.dtype):
         raise ValueError(f"{op_name}: invalid images dtype: expected a float dtype, received {x.dtype}.")
 
 
@@ -37,7 +38,7 @@ def rgb_to_grayscale(images, data_format=None):
                          f"images of shape {x.shape}.")
     if x.shape[-1] == 1:
         return restore(x)
-    compute = x if x.dtype.kind == "f" else x.astype("float32")
+    compute = x if is_float_dtype(x.dtype) else x.astype("float32")
     weights = numpy.array([0.2989, 0.5870, 0.1140], dtype=compute.dtype)
     grey = expand_dims(tensordot(compute, weights, axes=([3], [0])), -1)
     return restore(grey if grey.dtype == x.dtype else grey.astype(x.dtype))

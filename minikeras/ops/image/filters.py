@@ -13,6 +13,7 @@ __all__ = ["gaussian_blur", "sobel_edges", "ssim"]
 
 import numpy
 
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras.ops.array.joining import stack
 from minikeras.ops.array.padding import pad
 from minikeras.ops.array.reshaping import reshape, transpose
@@ -35,7 +36,7 @@ def gaussian_blur(images, kernel_size=(3, 3), sigma=(1.0, 1.0), data_format=None
         raise ValueError(f"gaussian_blur: kernel_size and sigma must be two positive values, received "
                          f"{kernel_size!r} and {sigma!r}.")
     x, restore = images_last("gaussian_blur", images, data_format)
-    dtype = x.dtype if x.dtype.kind == "f" else numpy.dtype("float32")
+    dtype = x.dtype if is_float_dtype(x.dtype) else numpy.dtype("float32")
     # Keras: outer(kernel along sizes[1] with sigma[1], kernel along sizes[0] with sigma[0]), read as
     # (sizes[0], sizes[1]); the same thing for square kernels.
     kernel = numpy.outer(_gaussian_1d(sizes[1], sigmas[1]), _gaussian_1d(sizes[0], sigmas[0]))
@@ -55,7 +56,7 @@ def sobel_edges(images, data_format=None):
 
     data_format = _data_format("sobel_edges", data_format)
     x, restore = images_last("sobel_edges", images, data_format)
-    dtype = x.dtype if x.dtype.kind == "f" else numpy.dtype("float32")
+    dtype = x.dtype if is_float_dtype(x.dtype) else numpy.dtype("float32")
     x = x.astype(dtype) if x.dtype != dtype else x
     channels = x.shape[-1]
     padded = pad(x, [(0, 0), (1, 1), (1, 1), (0, 0)], mode="reflect")
@@ -76,7 +77,7 @@ def ssim(image1, image2, max_val=1.0, filter_size=11, filter_sigma=1.5, k1=0.01,
     if a.shape != b.shape:
         raise ValueError(f"ssim: the images must have the same shape, received {a.shape} and {b.shape}.")
     original = a.dtype
-    dtype = a.dtype if a.dtype.kind == "f" else numpy.dtype("float32")
+    dtype = a.dtype if is_float_dtype(a.dtype) else numpy.dtype("float32")
     a, b = (t.astype(dtype) if t.dtype != dtype else t for t in (a, b))
     batch, height, width, channels = a.shape
     window = numpy.outer(_gaussian_1d(filter_size, filter_sigma), _gaussian_1d(filter_size, filter_sigma))

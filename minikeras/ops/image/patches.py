@@ -7,6 +7,7 @@ __all__ = ["extract_patches", "extract_patches_3d"]
 
 import numpy
 
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras.ops.array.reshaping import expand_dims, squeeze
 from minikeras.ops.math._elementwise import operand
 from minikeras.ops.math._operands import _as_tensor
@@ -27,9 +28,9 @@ def _patches(op_name, images, size, strides, dilation_rate, padding, data_format
         x = expand_dims(x, 0)
     channels = x.shape[-1] if data_format == "channels_last" else x.shape[1]
     out_dim = int(numpy.prod(sizes)) * channels
-    kernel = numpy.eye(out_dim, dtype=x.dtype if x.dtype.kind == "f" else "float32").reshape(
+    kernel = numpy.eye(out_dim, dtype=x.dtype if is_float_dtype(x.dtype) else "float32").reshape(
         sizes + (channels, out_dim))
-    if x.dtype.kind != "f":
+    if not is_float_dtype(x.dtype):
         x = x.astype("float32")
     out = conv(x, kernel, strides=strides or sizes, padding=padding, data_format=data_format,
                dilation_rate=dilation_rate)

@@ -23,6 +23,7 @@ import math
 
 import numpy
 
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras.ops.array.arranging import slice as _slice
 from minikeras.ops.array.joining import concatenate
 from minikeras.ops.array.padding import pad
@@ -164,11 +165,11 @@ def resize(images, size, interpolation="bilinear", antialias=False, crop_to_aspe
         if left > 0:
             band = full((x.shape[0], x.shape[1], left, x.shape[3]), fill_value, dtype=x.dtype)
             x = concatenate([band, x, band], axis=2)
-    if x.dtype.kind != "f" and interpolation != "nearest":
+    if not is_float_dtype(x.dtype) and interpolation != "nearest":
         x = x.astype("float32")
     rows = resize_matrix(target_height, x.shape[1], interpolation, antialias)
     columns = resize_matrix(target_width, x.shape[2], interpolation, antialias)
-    if x.dtype.kind != "f":  # nearest on integers: an exact gather
+    if not is_float_dtype(x.dtype):  # nearest on integers: an exact gather
         out = x[:, rows.argmax(axis=1)][:, :, columns.argmax(axis=1)]
     else:
         out = einsum("ph,nhwc,qw->npqc", rows.astype(x.dtype), x, columns.astype(x.dtype))

@@ -22,6 +22,7 @@ import itertools
 import numpy
 
 from minikeras.autograd import Tensor
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras.ops.array.indexing import take
 from minikeras.ops.array.joining import stack
 from minikeras.ops.array.reshaping import flatten, reshape
@@ -116,8 +117,8 @@ def map_coordinates(inputs, coordinates, order, fill_mode="constant", fill_value
         raise ValueError(f"map_coordinates: invalid fill_mode {fill_mode!r}; expected one of {FILL_MODES}.")
     if order not in (0, 1):
         raise NotImplementedError("map_coordinates currently requires order<=1")
-    compute_dtype = x.dtype if x.dtype.kind == "f" else numpy.dtype("float32")
-    if coordinates.dtype.kind != "f":
+    compute_dtype = x.dtype if is_float_dtype(x.dtype) else numpy.dtype("float32")
+    if not is_float_dtype(coordinates.dtype):
         coordinates = coordinates.astype(compute_dtype)
     nodes_per_axis = []
     for axis in range(x.ndim):
@@ -185,7 +186,7 @@ def elastic_transform(images, alpha=20.0, sigma=5.0, interpolation="bilinear", f
                          f"received {fill_mode!r}.")
     x, restore = images_last("elastic_transform", images, data_format)
     batch, height, width, channels = x.shape
-    dtype = x.dtype if x.dtype.kind == "f" else numpy.dtype("float32")
+    dtype = x.dtype if is_float_dtype(x.dtype) else numpy.dtype("float32")
     size = 6 * int(sigma) | 1
     fields = _random.normal((2, batch, height, width, 1), stddev=1.0, dtype=str(dtype), seed=seed) * sigma
     blurred = [gaussian_blur(fields[i], kernel_size=(size, size), sigma=(sigma, sigma))[..., 0] for i in range(2)]

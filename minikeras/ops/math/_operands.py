@@ -23,6 +23,6 @@ def _check_operand(op_name, value):
 
 def _float_array(x):
     """``x`` itself when floating, else ``x`` cast to float32 (ints, bools)."""
-    if x.dtype.kind in "fc":
+    if x.dtype.kind in "fcV":  # V: bfloat16
         return x
     return x.astype("float32")

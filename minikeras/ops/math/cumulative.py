@@ -12,6 +12,7 @@ __all__ = ["cumsum", "cumprod", "nancumsum", "nancumprod", "diff"]
 
 import numpy
 
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras.device import to_host
 
 from minikeras.autograd import Function
@@ -98,13 +99,13 @@ def cumprod(x, axis=None, dtype=None):
 def nancumsum(x, axis=None, dtype=None):
     """Cumulative sum treating NaN as 0."""
     x = _as_tensor("nancumsum", operand("nancumsum", x))
-    return cumsum(where(isnan(x), 0, x) if x.dtype.kind == "f" else x, axis, dtype)
+    return cumsum(where(isnan(x), 0, x) if is_float_dtype(x.dtype) else x, axis, dtype)
 
 
 def nancumprod(x, axis=None, dtype=None):
     """Cumulative product treating NaN as 1."""
     x = _as_tensor("nancumprod", operand("nancumprod", x))
-    return cumprod(where(isnan(x), 1, x) if x.dtype.kind == "f" else x, axis, dtype)
+    return cumprod(where(isnan(x), 1, x) if is_float_dtype(x.dtype) else x, axis, dtype)
 
 
 def diff(a, n=1, axis=-1):

@@ -43,6 +43,8 @@ logaddexp2 = binary("logaddexp2", lambda xp, a, b: xp.logaddexp2(a, b), _logadde
 
 def _erfc_array(xp, x):
     """erfc with relative accuracy in the right tail (not ``1 - erf``)."""
+    if x.dtype.itemsize < 4:  # the rational approximation overflows float16: float32, rounded once
+        return _erfc_array(xp, x.astype("float32")).astype(x.dtype)
     y = xp.abs(x)
     tail = _erfc_large(xp, xp.maximum(y, _ERF_SMALL))
     tail = xp.where(x < 0, 2 - tail, tail)

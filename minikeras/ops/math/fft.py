@@ -12,6 +12,7 @@ __all__ = ["fft", "fft2", "ifft2", "rfft", "irfft", "stft", "istft"]
 import numpy
 
 from minikeras.autograd import Function
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras.ops.math._elementwise import operand
 from minikeras.ops.math._operands import _as_tensor
 
@@ -23,12 +24,13 @@ def _pair(op_name, x):
     if real.shape != imag.shape:
         raise ValueError(f"{op_name}: real and imag parts must have the same shape, received {real.shape} and "
                          f"{imag.shape}.")
-    dtype = real.dtype if real.dtype.kind == "f" else numpy.dtype("float32")
+    dtype = real.dtype if is_float_dtype(real.dtype) else numpy.dtype("float32")
     return real.astype(dtype) if real.dtype != dtype else real, imag.astype(dtype) if imag.dtype != dtype else imag
 
 
 class _ComplexTransform(Function):
     """``forward_transform`` on real+imag*1j over the last ``ndim`` axes; backward is its adjoint."""
+    half_in_float32 = True  # xp.fft takes no 16-bit floats
 
     def __init__(self, axes, inverse):
         self.axes, self.inverse = axes, inverse
@@ -73,6 +75,8 @@ def ifft2(x):
 
 
 class Rfft(Function):
+    half_in_float32 = True  # xp.fft takes no 16-bit floats
+
     def __init__(self, length):
         self.length = length
 
@@ -101,13 +105,15 @@ class Rfft(Function):
 def rfft(x, fft_length=None):
     """The FFT of a real signal over the last axis (``fft_length`` crops or zero-pads): ``(real, imag)``."""
     x = _as_tensor("rfft", operand("rfft", x))
-    if x.dtype.kind != "f":
+    if not is_float_dtype(x.dtype):
         x = x.astype("float32")
     length = x.shape[-1] if fft_length is None else int(fft_length)
     return Rfft(length).apply(x)
 
 
 class Irfft(Function):
+    half_in_float32 = True  # xp.fft takes no 16-bit floats
+
     def __init__(self, length):
         self.length = length
 
@@ -162,7 +168,7 @@ def stft(x, sequence_length, sequence_stride, fft_length, window="hann", center=
     from minikeras.ops.nn.keras_functions import extract_sequences
 
     x = _as_tensor("stft", operand("stft", x))
-    if x.dtype.kind != "f":
+    if not is_float_dtype(x.dtype):
         x = x.astype("float32")
     if center:
         widths = [(0, 0)] * (x.ndim - 1) + [(fft_length // 2, fft_length // 2)]

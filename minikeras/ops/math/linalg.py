@@ -23,6 +23,7 @@ __all__ = ["cholesky", "cholesky_inverse", "det", "eig", "eigh", "inv", "lstsq",
 import numpy
 
 from minikeras.autograd import Function, Tensor
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras.ops.array.reshaping import swapaxes
 from minikeras.ops.math._elementwise import call_without_gradient, operand
 from minikeras.ops.math._operands import _as_tensor
@@ -30,7 +31,7 @@ from minikeras.ops.math._operands import _as_tensor
 
 def _matrix(op_name, x, square=True):
     x = _as_tensor(op_name, operand(op_name, x), allow_bool=False)
-    if x.dtype.kind not in "fc":
+    if not is_float_dtype(x.dtype) and x.dtype.kind != "c":
         x = x.astype("float32")
     if x.ndim < 2 or (square and x.shape[-1] != x.shape[-2]):
         raise ValueError(f"{op_name} expects {'square ' if square else ''}matrices on the last two axes, "
@@ -43,6 +44,8 @@ def _t(xp, a):
 
 
 class Inv(Function):
+    half_in_float32 = True  # xp.linalg takes no 16-bit floats
+
     def forward(self, a):
         out = self.device.xp.linalg.inv(a)
         self.save_for_backward(out)
@@ -61,6 +64,8 @@ def inv(x):
 
 
 class Det(Function):
+    half_in_float32 = True  # xp.linalg takes no 16-bit floats
+
     def forward(self, a):
         xp = self.device.xp
         out = xp.linalg.det(a)
@@ -81,6 +86,8 @@ def det(x):
 
 
 class SlogDet(Function):
+    half_in_float32 = True  # xp.linalg takes no 16-bit floats
+
     def forward(self, a):
         xp = self.device.xp
         sign, logabs = xp.linalg.slogdet(a)
@@ -109,6 +116,8 @@ def logdet(x):
 
 
 class Solve(Function):
+    half_in_float32 = True  # xp.linalg takes no 16-bit floats
+
     def __init__(self, vector):
         self.vector = vector
 
@@ -150,6 +159,8 @@ def solve_triangular(a, b, lower=False):
 
 
 class Cholesky(Function):
+    half_in_float32 = True  # xp.linalg takes no 16-bit floats
+
     def forward(self, a):
         xp = self.device.xp
         out = xp.linalg.cholesky(a)
@@ -191,6 +202,8 @@ def cholesky_inverse(x, upper=False):
 
 
 class Eigh(Function):
+    half_in_float32 = True  # xp.linalg takes no 16-bit floats
+
     def forward(self, a):
         xp = self.device.xp
         values, vectors = xp.linalg.eigh(a)
@@ -243,6 +256,8 @@ def qr(x, mode="reduced"):
 
 
 class SingularValues(Function):
+    half_in_float32 = True  # xp.linalg takes no 16-bit floats
+
     def forward(self, a):
         xp = self.device.xp
         u, s, vt = xp.linalg.svd(a, full_matrices=False)
@@ -323,7 +338,7 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002  (keras.ops name
     from minikeras.ops.reduce import max as _max, min as _min, sum as _sum
 
     x = _as_tensor("norm", operand("norm", x))
-    if x.dtype.kind not in "fc":
+    if not is_float_dtype(x.dtype) and x.dtype.kind != "c":
         x = x.astype("float32")
     if axis is None:
         axes = tuple(range(x.ndim))

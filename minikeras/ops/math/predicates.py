@@ -18,9 +18,9 @@ def _predicate(name, compute, doc):
 isnan = _predicate("isnan", lambda xp, x: xp.isnan(x), "Elementwise: is ``x`` NaN?")
 isinf = _predicate("isinf", lambda xp, x: xp.isinf(x), "Elementwise: is ``x`` +-inf?")
 isfinite = _predicate("isfinite", lambda xp, x: xp.isfinite(x), "Elementwise: is ``x`` neither inf nor NaN?")
-isneginf = _predicate("isneginf", lambda xp, x: xp.isneginf(x) if x.dtype.kind == "f" else xp.zeros(x.shape, bool),
+isneginf = _predicate("isneginf", lambda xp, x: xp.isneginf(x) if x.dtype.kind in "fV" else xp.zeros(x.shape, bool),
                       "Elementwise: is ``x`` -inf?")
-isposinf = _predicate("isposinf", lambda xp, x: xp.isposinf(x) if x.dtype.kind == "f" else xp.zeros(x.shape, bool),
+isposinf = _predicate("isposinf", lambda xp, x: xp.isposinf(x) if x.dtype.kind in "fV" else xp.zeros(x.shape, bool),
                       "Elementwise: is ``x`` +inf?")
 isreal = _predicate("isreal", lambda xp, x: xp.isreal(x), "Elementwise: is the imaginary part 0?")
 

@@ -66,6 +66,8 @@ def _explicit(subscripts, shapes):
 
 
 class Einsum(Function):
+    half_in_float32 = True  # einsum takes no 16-bit floats (NumPy: no bfloat16)
+
     def __init__(self, inputs, output):
         self.inputs, self.output = inputs, output
 

@@ -24,7 +24,7 @@ from minikeras.utils.argument_validation import validate_int, validate_number
 
 ceil = unary("ceil", lambda xp, x: xp.ceil(x), None, "Elementwise ceiling (float32 for integers; no gradient).")
 floor = unary("floor", lambda xp, x: xp.floor(x), None, "Elementwise floor (float32 for integers; no gradient).")
-trunc = unary("trunc", lambda xp, x: xp.trunc(x) if x.dtype.kind in "fc" else x, None,
+trunc = unary("trunc", lambda xp, x: xp.trunc(x) if x.dtype.kind in "fcV" else x, None,
               "Elementwise rounding toward zero; integers unchanged (no gradient).", floats=False)
 fabs = unary("fabs", lambda xp, x: xp.abs(x), lambda xp, x, out: xp.sign(x),
              "Elementwise absolute value, as a float (float32 for integers).")
@@ -106,7 +106,7 @@ class NanToNum(Function):
     def forward(self, x):
         nan, posinf, neginf = self.values
         xp = self.device.xp
-        if x.dtype.kind not in "fc":
+        if x.dtype.kind not in "fcV":  # V: bfloat16
             return x.copy()
         if self.needs_input_grad[0]:
             self.save_for_backward(xp.isfinite(x))

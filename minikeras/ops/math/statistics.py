@@ -20,6 +20,7 @@ import math
 import numpy
 
 from minikeras.autograd import Tensor
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras.ops._checks import normalize_axis
 from minikeras.ops.array.indexing import getitem, take
 from minikeras.ops.array.reshaping import expand_dims, reshape, squeeze, transpose
@@ -98,7 +99,7 @@ def _quantile(op_name, x, q, axis, method, keepdims, scale, ignore_nan=False):
     if method not in _METHODS:
         raise ValueError(f"{op_name}: method must be one of {_METHODS}, received {method!r}.")
     x = _tensor(op_name, x)
-    if x.dtype.kind != "f":
+    if not is_float_dtype(x.dtype):
         x = x.astype("float32")
     q_host = numpy.asarray(q.numpy() if isinstance(q, Tensor) else q, dtype="float64") / scale
     if q_host.ndim > 1 or numpy.any((q_host < 0) | (q_host > 1)):
@@ -206,7 +207,7 @@ def nanmedian(x, axis=None, keepdims=False):
 
 def _without_nan(op_name, x, fill):
     x = _tensor(op_name, x)
-    if x.dtype.kind not in "fc":
+    if not is_float_dtype(x.dtype) and x.dtype.kind != "c":
         return x, None
     missing = isnan(x)
     return where(missing, fill, x), missing
@@ -291,7 +292,7 @@ def moments(x, axes, keepdims=False, synchronized=False):
 def corrcoef(x):
     """Pearson correlation coefficients of the rows of ``x`` (each row a variable)."""
     x = _tensor("corrcoef", x)
-    if x.dtype.kind != "f":
+    if not is_float_dtype(x.dtype):
         x = x.astype("float32")
     if x.ndim == 1:
         x = expand_dims(x, 0)
@@ -345,7 +346,7 @@ def bincount(x, weights=None, minlength=0, sparse=False):
 def trapezoid(y, x=None, dx=1.0, axis=-1):
     """Integral of ``y`` along ``axis`` by the trapezoidal rule (samples at ``x``, or spaced ``dx``)."""
     y = _tensor("trapezoid", y)
-    if y.dtype.kind != "f":
+    if not is_float_dtype(y.dtype):
         y = y.astype("float32")
     axis = normalize_axis("trapezoid", axis, y.ndim)[0]
     head = (slice(None),) * axis

@@ -11,6 +11,7 @@ selects there).
 __all__ = ["celu", "glu", "hard_shrink", "hard_tanh", "soft_shrink", "sparse_plus", "sparse_sigmoid",
            "sparsemax", "squareplus", "tanh_shrink", "threshold"]
 
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras.ops.array.indexing import getitem
 from minikeras.ops.array.sorting import sort, take_along_axis
 from minikeras.ops.array.joining import split
@@ -26,7 +27,7 @@ from minikeras.utils.argument_validation import validate_number
 
 def _float_input(op_name, x):
     x = _as_tensor(op_name, operand(op_name, x), allow_bool=False)
-    return x if x.dtype.kind == "f" else x.astype("float32")
+    return x if is_float_dtype(x.dtype) else x.astype("float32")
 
 
 def celu(x, alpha=1.0):

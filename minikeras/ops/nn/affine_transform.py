@@ -16,6 +16,7 @@ import numpy
 
 from minikeras import backend
 from minikeras.autograd import Tensor
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras.device import to_host
 from minikeras.ops.math.unary import _as_tensor
 from minikeras.utils.argument_validation import validate_number
@@ -89,7 +90,7 @@ def affine_transform(images, transform, interpolation="bilinear", fill_mode="con
     device = images.device
     xp = device.xp
     with device.activate():
-        data = images.data if images.dtype.kind == "f" else images.data.astype(numpy.float32)
+        data = images.data if is_float_dtype(images.dtype) else images.data.astype(numpy.float32)
     batch, height, width = data.shape[:3]
     if isinstance(transform, Tensor):
         transform = transform.numpy()

@@ -18,6 +18,7 @@ import math
 import numpy
 
 from minikeras.autograd import Function
+from minikeras.backend.dtypes import finfo, is_float_dtype
 from minikeras.ops.math._elementwise import detached, operand
 from minikeras.ops.math._operands import _as_tensor
 
@@ -32,7 +33,12 @@ def _batched_matmul(device, a, b):
 
 class DotProductAttention(Function):
     """Heads are laid out as ``(B*K, G*T, H)`` stacks (``G`` query heads per key
-    head share its keys), so scores and outputs are batched 2-D products."""
+    head share its keys), so scores and outputs are batched 2-D products.
+    16-bit inputs are computed in float32 (as JAX's attention accumulates the
+    scores and softmax in float32): NumPy has no 16-bit BLAS, and bfloat16's
+    in-place softmax would round every step."""
+
+    half_in_float32 = True
 
     def __init__(self, scale, is_causal, soft_cap, has_bias, has_mask, groups):
         self.scale, self.is_causal, self.soft_cap = scale, is_causal, soft_cap
@@ -65,7 +71,7 @@ class DotProductAttention(Function):
             causal = xp.tril(xp.ones((t, s), dtype=bool))
             keep = causal if keep is None else keep & causal
         if keep is not None:
-            grid[...] = xp.where(keep, grid, grid.dtype.type(-0.7 * float(numpy.finfo(grid.dtype).max)))
+            grid[...] = xp.where(keep, grid, grid.dtype.type(-0.7 * float(finfo(grid.dtype).max)))
         logits -= logits.max(axis=-1, keepdims=True)
         probabilities = xp.exp(logits, out=logits)
         probabilities /= probabilities.sum(axis=-1, keepdims=True)
@@ -140,7 +146,7 @@ def dot_product_attention(query, key, value, bias=None, mask=None, scale=None, i
     if q.shape[2] % k.shape[2]:
         raise ValueError(f"dot_product_attention: query heads ({q.shape[2]}) must be a multiple of key heads "
                          f"({k.shape[2]}).")
-    dtype = q.dtype if q.dtype.kind == "f" else numpy.dtype("float32")
+    dtype = q.dtype if is_float_dtype(q.dtype) else numpy.dtype("float32")
     q, k, v = (t if t.dtype == dtype else t.astype(dtype) for t in (q, k, v))
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
     extras = []

@@ -15,6 +15,7 @@ its time steps gets an infinite loss and a zero gradient.
 import numpy
 
 from minikeras.autograd import Function, Tensor
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras.ops.math._elementwise import operand
 from minikeras.ops.math._operands import _as_tensor
 
@@ -144,7 +145,7 @@ def _ctc_loss(target, output, target_length, output_length, mask_index=0):
         data = value.data if isinstance(value, Tensor) else value
         with device.activate():
             array = device.asarray(data)
-            if array.dtype.kind == "f":
+            if is_float_dtype(array.dtype):
                 array = array.astype(numpy.int64)
             if array.dtype.kind not in "iu" or array.ndim != rank or (rank and array.shape[0] != batch):
                 raise ValueError(f"ctc_loss: {name} must be integers of rank {rank} with {batch} rows, received "
@@ -163,7 +164,7 @@ def ctc_loss(target, output, target_length, output_length, mask_index=0):
     the lengths ``(batch,)``, ``mask_index`` the blank class. A sample whose
     labels cannot fit in its steps has an infinite loss and no gradient."""
     output = _as_tensor("ctc_loss", operand("ctc_loss", output))
-    if output.dtype.kind != "f":
+    if not is_float_dtype(output.dtype):
         output = output.astype("float32")
     if output.ndim == 3:
         mask_index = int(mask_index) % output.shape[-1]

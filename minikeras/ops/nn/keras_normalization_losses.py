@@ -14,6 +14,7 @@ __all__ = ["batch_normalization", "layer_normalization", "rms_normalization", "n
 import math
 
 from minikeras.backend import keras_helpers
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras.ops.array.reshaping import reshape, squeeze
 from minikeras.ops.math._elementwise import operand
 from minikeras.ops.math._operands import _as_tensor
@@ -60,7 +61,7 @@ def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None, **kwarg
     if kwargs:
         raise TypeError(f"layer_normalization: unexpected keyword arguments {sorted(kwargs)}.")
     x = _tensor("layer_normalization", x)
-    if x.dtype.kind != "f":
+    if not is_float_dtype(x.dtype):
         x = x.astype("float32")
     center = mean(x, axis, True)
     centered = x - center
@@ -75,7 +76,7 @@ def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None, **kwarg
 def rms_normalization(x, scale=None, axis=-1, epsilon=None):
     """``x / sqrt(mean(x**2 over axis) + epsilon) * scale``."""
     x = _tensor("rms_normalization", x)
-    if x.dtype.kind != "f":
+    if not is_float_dtype(x.dtype):
         x = x.astype("float32")
     out = x * rsqrt(mean(x * x, axis, True) + _epsilon(epsilon))
     return out * _tensor("rms_normalization", scale) if scale is not None else out

@@ -292,7 +292,7 @@ def sparse_softmax_cross_entropy(logits, labels):
             f"{op_name}: labels of shape {labels_shape} must have shape {logits_shape[:-1]} "
             f"(the logits' {logits_shape} without the class axis)."
         )
-    if numpy.dtype(labels.dtype).kind not in "biuf":
+    if numpy.dtype(labels.dtype).kind not in "biu" and not is_float_dtype(labels.dtype):  # float ids, bfloat16 too
         raise TypeError(f"{op_name}: labels must be integer class ids, received dtype {labels.dtype}.")
     return SparseSoftmaxCrossEntropy().apply(logits, labels)
 
