@@ -17,7 +17,7 @@ from minikeras.ops import creation as _creation
 from minikeras.ops import reduce as _reduce
 from minikeras.ops.math._elementwise import operand
 from minikeras.ops.math._operands import _as_tensor
-from minikeras.utils.argument_validation import validate_int
+from minikeras.utils.argument_validation import validate_dtype, validate_int
 
 
 def _with_initial(op_name, reducer, combine, x, axis, keepdims, initial):
@@ -54,7 +54,8 @@ def prod(x, axis=None, keepdims=False, dtype=None):
     """Product over ``axis`` in ``dtype`` (default: Keras's, which widens bool and 8/16-bit
     integers to 32 bits and keeps other dtypes; NumPy would widen int32 to int64)."""
     x = _as_tensor("prod", operand("prod", x))
-    dtype = numpy.dtype(dtype) if dtype is not None else numpy.dtype(_PROD_WIDENED.get(x.dtype.name, x.dtype))
+    dtype = validate_dtype("prod", dtype) if dtype is not None else \
+        numpy.dtype(_PROD_WIDENED.get(x.dtype.name, x.dtype))
     if x.dtype != dtype:
         x = x.astype(dtype)
     result = _reduce.prod(x, axis, keepdims)
@@ -66,7 +67,8 @@ def eye(N, M=None, k=0, dtype=None):  # noqa: N803  (keras.ops name)
     rows = validate_int("eye", "N", N, minimum=0)
     columns = rows if M is None else validate_int("eye", "M", M, minimum=0)
     k = validate_int("eye", "k", k)
-    return _creation._make("eye", lambda xp, dt: xp.eye(rows, columns, k, dtype=dt), dtype or "float32", None)
+    dtype = "float32" if dtype is None else validate_dtype("eye", dtype)
+    return _creation._make("eye", lambda xp, dt: xp.eye(rows, columns, k, dtype=dt), dtype, None)
 
 
 def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):

@@ -21,6 +21,8 @@ fuzzed for raw errors only. Outcomes, as in fuzz_cases.py:
 - ``wrong``: a result for a value that must be refused (``sum(x, True)``).
 """
 import inspect
+import json
+import os
 import types
 import warnings
 
@@ -123,12 +125,21 @@ BASE_CALLS = {
 # Ops whose every argument is an array (fuzzed by fuzz_cases.py) have nothing to fuzz here.
 
 
-def public_ops():
-    """``{name: function}`` of every public op in ``minikeras.ops`` (discovered)."""
+def not_yet_fuzzed():
+    """Public ops whose arguments this fuzz does not cover yet (a list that
+    may only shrink: see not_yet_argument_fuzzed.json)."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "not_yet_argument_fuzzed.json")) as handle:
+        return set(json.load(handle)["ops"])
+
+
+def public_ops(include_not_yet_fuzzed=False):
+    """``{name: function}`` of every public op in ``minikeras.ops`` (discovered),
+    less those listed in not_yet_argument_fuzzed.json unless asked for."""
+    skipped = set() if include_not_yet_fuzzed else not_yet_fuzzed()
     found = {}
     for name in dir(mk.ops):
         value = getattr(mk.ops, name)
-        if not name.startswith("_") and isinstance(value, types.FunctionType):
+        if not name.startswith("_") and isinstance(value, types.FunctionType) and name not in skipped:
             found[name] = value
     return found
 

@@ -35,6 +35,11 @@ def test_every_public_op_argument_gives_a_result_or_a_clean_error():
     assert len(argument_cases.public_ops()) >= 120  # discovered, not listed
 
 
+def test_the_not_yet_fuzzed_list_only_names_public_ops():
+    everything = argument_cases.public_ops(include_not_yet_fuzzed=True)
+    assert argument_cases.not_yet_fuzzed() <= set(everything), "remove ops that no longer exist from the list"
+
+
 def test_every_training_keyword_gives_a_result_or_a_clean_error():
     results = []
     for method, keyword, value, refuse in model_argument_cases.cases():
