@@ -11,6 +11,7 @@ import numpy
 
 from minikeras._keras_random import _draw_dtype, _generator_for, _placement, _size, _tensor
 from minikeras.backend.dtypes import as_numpy_dtype, is_float_dtype
+from minikeras.autograd.tensor import array_of
 
 __all__ = ["beta", "binomial", "categorical", "gamma", "truncated_normal"]
 
@@ -26,7 +27,7 @@ def _parameter(target, value, dtype=numpy.float64):
     """A distribution parameter as a number or an array on ``target``."""
     if isinstance(value, (int, float, numpy.number)):
         return float(value) if dtype == numpy.float64 else value
-    data = getattr(value, "data", value)
+    data = array_of(value)
     return target.asarray(data).astype(dtype)
 
 

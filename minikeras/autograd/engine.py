@@ -2,6 +2,7 @@
 order, and accumulate gradients into the leaves' ``.grad``."""
 from minikeras.autograd.tensor import from_array
 from minikeras.device import op_errors
+from minikeras.autograd.tensor import array_of
 
 
 def _topological_order(root):
@@ -141,7 +142,7 @@ def _initial_gradient(tensor, gradient):
             )
         gradient = xp.ones_like(tensor.data)
     else:
-        gradient = tensor.device.asarray(getattr(gradient, "data", gradient), tensor.data.dtype)
+        gradient = tensor.device.asarray(array_of(gradient), tensor.data.dtype)
         if gradient.shape != tensor.data.shape:
             raise ValueError(
                 f"backward(): the gradient has shape {gradient.shape}, the tensor {tensor.shape}; they must match."

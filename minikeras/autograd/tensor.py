@@ -243,3 +243,12 @@ def _to_device_array(data, device, dtype):
 def tensor(data, dtype=None, device=None, requires_grad=False):
     """Make a Tensor (``minikeras.tensor(data, dtype=None, device=None)``)."""
     return Tensor(data, requires_grad=requires_grad, dtype=dtype, device=device)
+
+
+def array_of(value):
+    """The array inside a Tensor, or ``value`` itself (an array, a number).
+
+    Not ``getattr(value, "data", value)``: a CuPy array has a ``data``
+    attribute too (its MemoryPointer), which is not an array.
+    """
+    return value.data if isinstance(value, Tensor) else value

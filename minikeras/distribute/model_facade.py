@@ -2,6 +2,7 @@
 summary, saving. Weights are read from the first replica (all replicas hold
 the same); saving writes the plain wrapped model."""
 from minikeras.device import registry
+from minikeras.autograd.tensor import array_of
 
 
 class WrappedModelFacade:
@@ -77,7 +78,7 @@ class WrappedModelFacade:
 
     def set_weights(self, values):
         """Set the weights of every replica (and of the wrapped model)."""
-        values = [registry.to_host(getattr(value, "data", value)) for value in values]
+        values = [registry.to_host(array_of(value)) for value in values]
         for replica in self._replicas or ():
             replica.set_weights(values)
         if not self._replicas or self._replicas[0] is not self.model:

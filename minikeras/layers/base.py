@@ -28,6 +28,7 @@ from minikeras.utils import array_like
 from minikeras.utils.argument_validation import check_dtype, entry_point
 from minikeras.utils.traceback_utils import filter_traceback
 from minikeras.variables import Variable
+from minikeras.autograd.tensor import array_of
 
 _LAYER_CLASSES = {}
 _context = threading.local()
@@ -326,7 +327,7 @@ class Layer:
                     f"received an array of shape {shape}."
                 )
         for weight, value in zip(weights, values):
-            weight.assign(getattr(value, "data", value))
+            weight.assign(array_of(value))
 
     def count_params(self):
         if not self.built:

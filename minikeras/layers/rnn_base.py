@@ -29,6 +29,7 @@ from minikeras.layers.base import Layer
 from minikeras.layers.core import _add_activity_loss
 from minikeras.layers.input_spec import InputSpec
 from minikeras.layers.rnn_state import StatefulStates
+from minikeras.autograd.tensor import array_of
 
 
 # ------------------------------------------- activations on raw arrays
@@ -285,4 +286,4 @@ class RecurrentBase(StatefulStates, Layer):
 
 def host_array(value):
     """A weight initializer's result as a host array (for composing biases)."""
-    return to_host(getattr(value, "data", value))
+    return to_host(array_of(value))

@@ -8,6 +8,7 @@ from minikeras import backend
 from minikeras.autograd import Tensor
 from minikeras.device import to_host
 from minikeras.utils.argument_validation import is_int as _is_int
+from minikeras.autograd.tensor import array_of
 
 
 def _size(shape):
@@ -26,7 +27,7 @@ def _int_sequence(op_name, name, value):
     if _is_int(value):
         return (int(value),)
     if isinstance(value, Tensor) or backend.is_array(value):
-        value = to_host(getattr(value, "data", value))
+        value = to_host(array_of(value))
         if value.ndim == 1 and value.dtype.kind in "iu":
             return tuple(int(v) for v in value.tolist())
     elif isinstance(value, (list, tuple)) and all(_is_int(v) for v in value):

@@ -14,6 +14,7 @@ from minikeras.ops._checks import shape_of
 from minikeras.ops.array._common import _int_sequence, _scatter_add_axis, _single_axis, _size
 from minikeras.ops.math._operands import _as_tensor
 from minikeras.utils.argument_validation import is_int as _is_int
+from minikeras.autograd.tensor import array_of
 
 
 class Tile(Function):
@@ -80,7 +81,7 @@ def repeat(x, repeats, axis=None):
         axis = _single_axis("repeat", axis, len(shape))
     size = _size(shape) if axis is None else shape[axis]
     if isinstance(repeats, Tensor) or backend.is_array(repeats):
-        repeats = to_host(getattr(repeats, "data", repeats)).tolist()
+        repeats = to_host(array_of(repeats)).tolist()
     if _is_int(repeats):
         if repeats < 0:
             raise ValueError(f"repeat: repeats must be non-negative, received {repeats}.")

@@ -29,6 +29,7 @@ from minikeras.ops.array._common import _scatter_add_rows, _size
 from minikeras.ops.math._elementwise import call_without_gradient, detached, operand
 from minikeras.ops.math._operands import _as_tensor
 from minikeras.utils.argument_validation import validate_int, validate_shape
+from minikeras.autograd.tensor import array_of
 
 
 def _tensor(op_name, x):
@@ -195,7 +196,7 @@ def slice_update(inputs, start_indices, updates):
 
     inputs = _tensor("slice_update", inputs)
     updates = _tensor("slice_update", updates)
-    starts = [int(v) for v in numpy.asarray(to_host(getattr(start_indices, "data", start_indices))).reshape(-1)]
+    starts = [int(v) for v in numpy.asarray(to_host(array_of(start_indices))).reshape(-1)]
     if len(starts) != inputs.ndim or updates.ndim != inputs.ndim:
         raise ValueError(f"slice_update: start_indices and updates need rank {inputs.ndim}, received "
                          f"{starts} and shape {updates.shape}.")
