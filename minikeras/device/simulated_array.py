@@ -214,8 +214,9 @@ def _call(function, what, args, kwargs, allow_host=False):
     return _wrap(result, device), box[0]
 
 
-# Operations that write their first argument in place (the race detector's
-# writes; every device array an operation receives is a read).
+# Operations that write their first argument in place: the race detector's
+# writes (every device array an operation receives is a read), and kernels
+# for the launch count even when they return nothing.
 _WRITES_FIRST = frozenset(
     "setitem ndarray.fill ndarray.sort ndarray.put ndarray.partition copyto put place putmask fill_diagonal".split()
     + [f"__i{name}__" for name in "add sub mul truediv floordiv mod pow matmul and or xor lshift rshift".split()]
@@ -264,13 +265,6 @@ def _fresh_arrays(value, found):
 
 
 # ------------------------------------------------------------ kernel launches
-# Calls that write into an existing array (a kernel even though they return
-# it, or nothing): in-place operators, ``setitem``, ``copyto`` and kin,
-# ``ufunc.at``, ``out=``.
-_WRITES = frozenset(
-    "setitem copyto put place putmask fill_diagonal".split()
-    + [f"__i{name}__" for name in "add sub mul truediv floordiv mod pow matmul and or xor lshift rshift".split()]
-)
 # Calls that make a new array without running a kernel (cudaMalloc only).
 _ALLOCATES_ONLY = frozenset("empty empty_like".split())
 
@@ -289,7 +283,7 @@ def count_launch(device, what, args, kwargs, result):
     """
     if what in _ALLOCATES_ONLY:
         return
-    if (what in _WRITES or what.endswith(".at") or kwargs.get("out") is not None
+    if (what in _WRITES_FIRST or what.endswith(".at") or kwargs.get("out") is not None
             or (result is None and what.startswith("ndarray."))  # fill, sort, put
             or _fresh(result, args)):
         count_kernel(device)

@@ -88,3 +88,15 @@ def describe(variable):
     name = getattr(variable, "name", None)
     shape = getattr(variable, "shape", None)
     return f"'{name}' (shape {shape})" if name else f"of shape {shape}"
+
+
+def update_moments(xp, gradient, momentum, velocity, work, beta_1, beta_2):
+    """Adam's moving averages, in place: ``m += (1 - beta_1)(g - m)`` and
+    ``v += (1 - beta_2)(g**2 - v)`` (``work`` is scratch of the same shape)."""
+    xp.subtract(gradient, momentum, out=work)
+    work *= 1.0 - beta_1
+    momentum += work
+    xp.multiply(gradient, gradient, out=work)
+    work -= velocity
+    work *= 1.0 - beta_2
+    velocity += work

@@ -1,5 +1,5 @@
 """LAMB: layer-wise adaptive moments for large batches (You et al., 2019)."""
-from minikeras.optimizers._checks import moment_config, set_moment_arguments
+from minikeras.optimizers._checks import moment_config, set_moment_arguments, update_moments
 from minikeras.optimizers.optimizer import Optimizer
 
 
@@ -41,13 +41,7 @@ class Lamb(Optimizer):
         momentum, velocity = self._momentums[index], self._velocities[index]
         xp = variable.device.xp
         work, update = self.scratch(variable, 2)
-        xp.subtract(gradient, momentum, out=work)
-        work *= 1.0 - self.beta_1
-        momentum += work
-        xp.multiply(gradient, gradient, out=work)
-        work -= velocity
-        work *= 1.0 - self.beta_2
-        velocity += work
+        update_moments(xp, gradient, momentum, velocity, work, self.beta_1, self.beta_2)
         xp.divide(velocity, 1.0 - self.beta_2**step, out=work)
         xp.sqrt(work, out=work)
         work += self.epsilon

@@ -1,5 +1,5 @@
 """Nadam: Adam with Nesterov momentum (Dozat, 2015)."""
-from minikeras.optimizers._checks import moment_config, set_moment_arguments
+from minikeras.optimizers._checks import moment_config, set_moment_arguments, update_moments
 from minikeras.optimizers.optimizer import Optimizer
 
 _MOMENTUM_DECAY = 0.96  # the schedule constant of Dozat's momentum cache
@@ -67,13 +67,7 @@ class Nadam(Optimizer):
         xp = variable.device.xp
         work, update = self.scratch(variable, 2)
 
-        xp.subtract(gradient, momentum, out=work)
-        work *= 1.0 - self.beta_1
-        momentum += work
-        xp.multiply(gradient, gradient, out=work)
-        work -= velocity
-        work *= 1.0 - self.beta_2
-        velocity += work
+        update_moments(xp, gradient, momentum, velocity, work, self.beta_1, self.beta_2)
         xp.multiply(momentum, momentum_weight, out=update)
         xp.multiply(gradient, gradient_weight, out=work)
         update += work
