@@ -67,8 +67,8 @@ def steps(out, dry_run, python):
     grow = {"TF_FORCE_GPU_ALLOW_GROWTH": "true"}
     return [
         ("env", checks + ["env"], 30, {}),
-        ("examples-cold", examples, 110, grow),
-        ("examples-warm", examples, 80, grow),
+        ("examples-cold", examples, 80, grow),
+        ("examples-warm", examples, 50, grow),
         ("checks", checks + CHECKS, 60, {}),
         ("suite", pytest + ["--device-kind", "gpu", "-n", workers, "--ignore=tests/examples",
                             "--junitxml", os.path.join(out, "suite.xml")], 150,
