@@ -19,10 +19,12 @@ reported, the others still run):
    sharded over processes with pytest-xdist, each process growing its pool
    on demand (``TF_FORCE_GPU_ALLOW_GROWTH=true``) so they share the GPU.
 5. ``bench``: benchmarks/gpu_bench.py (minikeras against PyTorch).
+6. ``profile``: benchmarks/gpu_profile.py (kernels, GPU busy and host time
+   per step under torch.profiler, and where minikeras's host time goes).
 
 Outputs (few files: the device tool brings back at most 8): summary.txt,
 summary.json, steps.log (every step's output), suite.xml (JUnit),
-gpu_bench.json. It needs only what the GPU image has (CuPy, PyTorch,
+gpu_bench.json, gpu_profile.json. It needs only what the GPU image has (CuPy, PyTorch,
 pytest, pytest-xdist, h5py, tqdm) and no network.
 """
 import argparse
@@ -59,15 +61,21 @@ def steps(out, dry_run, python):
         ]
     workers = str(max(2, min(12, (os.cpu_count() or 4) - 2)))
     examples = pytest + ["tests/examples/test_examples.py"]
+    # The examples' tests rebuild the devices between examples, which a
+    # user's process never does: an array an earlier example left alive would
+    # pin that example's up-front reserve. Growing on demand, they don't.
+    grow = {"TF_FORCE_GPU_ALLOW_GROWTH": "true"}
     return [
         ("env", checks + ["env"], 30, {}),
-        ("examples-cold", examples, 110, {}),
-        ("examples-warm", examples, 80, {}),
+        ("examples-cold", examples, 80, grow),
+        ("examples-warm", examples, 50, grow),
         ("checks", checks + CHECKS, 60, {}),
         ("suite", pytest + ["--device-kind", "gpu", "-n", workers, "--ignore=tests/examples",
                             "--junitxml", os.path.join(out, "suite.xml")], 150,
          {"TF_FORCE_GPU_ALLOW_GROWTH": "true"}),
         ("bench", bench + ["--steps", "50"], 50, {}),
+        ("profile", [python, os.path.join("benchmarks", "gpu_profile.py"), "--cprofile",
+                     "--json", os.path.join(out, "gpu_profile.json")], 60, {}),
     ]
 
 

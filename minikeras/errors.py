@@ -19,6 +19,8 @@ class ResourceExhaustedError(RuntimeError):
         self.requested = int(requested)
         self.in_use = int(in_use)
         self.limit = None if limit is None else int(limit)
+        self.detail = detail
+        self.op = None  # the op whose work asked, once op_errors.translate names it
         limit_text = "the device's capacity" if limit is None else f"limit {self.limit} bytes"
         message = (
             f"Out of memory on {device}: asked for {self.requested} bytes with "

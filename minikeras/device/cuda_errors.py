@@ -106,7 +106,10 @@ def reraise(device, op_name=None, translator=None):
     if replacement is None:
         del error
         raise  # noqa: PLE0704  (re-raises the exception being handled)
-    replacement.__cause__ = error
+    if type(error) is type(replacement):  # the same error, now naming its op: shown once
+        replacement.__suppress_context__ = True
+    else:
+        replacement.__cause__ = error
     del error
     try:
         raise replacement

@@ -244,6 +244,18 @@ def _round_size(size):
     return -(-int(size) // 512) * 512
 
 
+def _fragmentation(pool, size, limit):
+    """Why the pool refused what the bytes in use leave room for: the blocks
+    it holds are split around live arrays, which CuPy cannot give back
+    (``free_all_blocks`` frees whole chunks only), and a new chunk would take
+    what it holds past the limit or the driver's free memory."""
+    held, used = pool.total_bytes(), pool.used_bytes()
+    if limit is None or used + _round_size(size) > limit:
+        return ""
+    return (f"The pool holds {held} bytes, {held - used} of them free but split around live arrays, "
+            f"and no free block fits: the memory is fragmented.")
+
+
 def _pool_allocator(device):
     """The logical GPU's pool as CuPy's allocator (module docstring): the
     user's limit checked on the bytes in use, CuPy's OutOfMemoryError turned
@@ -262,7 +274,7 @@ def _pool_allocator(device):
         try:
             pointer = pool.malloc(size)
         except out_of_memory:
-            raise ResourceExhaustedError(name, size, pool.used_bytes(), limit) from None
+            raise ResourceExhaustedError(name, size, pool.used_bytes(), limit, _fragmentation(pool, size, limit)) from None
         used = pool.used_bytes()
         if used > memory.peak:
             memory.peak = used

@@ -60,6 +60,7 @@ class MemoryStats:
                 key, nbytes, owner = (key, low, high), high - low, array
                 if key in self._tracked:
                     return
+            nbytes = self.allocation_size(nbytes)
             ref = weakref.ref(owner, self._release)
         except (TypeError, AttributeError):  # a buffer owner that is no array (bytes, mmap)
             return
@@ -75,6 +76,10 @@ class MemoryStats:
             self.current = in_use
             if in_use > self.peak:
                 self.peak = in_use
+
+    def allocation_size(self, nbytes):
+        """Bytes an allocation of ``nbytes`` holds: exactly that on the host."""
+        return nbytes
 
     def _release(self, ref):
         with self._lock:
@@ -123,6 +128,10 @@ class GpuMemoryStats(MemoryStats):
         if cupy is None:
             import cupy
         return cupy.cuda.Device(self.cuda_index)
+
+    def allocation_size(self, nbytes):
+        """CuPy's pool hands out chunks rounded up to 512 bytes (``_round_size``)."""
+        return -(-nbytes // 512) * 512
 
     def _used(self):
         with self._cuda_device():

@@ -34,18 +34,37 @@ def _requested_bytes(error):
 
 def translate(error, device, op_name=None):
     """The library error for ``error`` raised by ``op_name``'s work on ``device``, or None."""
-    if isinstance(error, (ResourceExhaustedError, DeviceError)):
+    if isinstance(error, ResourceExhaustedError):
+        return _named(error, op_name)
+    if isinstance(error, DeviceError):
         return None
     too_big = isinstance(error, ValueError) and any(text in str(error).lower() for text in _TOO_BIG)
     if (isinstance(error, MemoryError) and cuda_errors.component(error) is None) or too_big:
-        where = f"{op_name}" if op_name else "an allocation"
         memory = getattr(device, "memory", None)
-        return ResourceExhaustedError(
+        replacement = ResourceExhaustedError(
             device.canonical, _requested_bytes(error), getattr(memory, "current", 0) or 0,
-            getattr(memory, "limit", None),
-            f"{where} could not allocate its result ({error}). Check the sizes passed to {where} (a shape, a "
-            "depth or a repeat count far larger than intended?), or use a smaller batch.")
+            getattr(memory, "limit", None), _advice(op_name, f" ({error})"))
+        replacement.op = op_name
+        return replacement
     return cuda_errors.translate(error, device, op_name)
+
+
+def _advice(op_name, cause=""):
+    where = f"{op_name}" if op_name else "an allocation"
+    return (f"{where} could not allocate its result{cause}. Check the sizes passed to {where} (a shape, a "
+            "depth or a repeat count far larger than intended?), or use a smaller batch.")
+
+
+def _named(error, op_name):
+    """A device allocator's ResourceExhaustedError (a GPU pool's, raised
+    inside the op's work, knows no op) again, naming the innermost op; None
+    when it already names one or there is none to name."""
+    if op_name is None or error.op is not None:
+        return None
+    detail = " ".join(filter(None, [_advice(op_name), error.detail]))
+    replacement = ResourceExhaustedError(error.device, error.requested, error.in_use, error.limit, detail)
+    replacement.op = op_name
+    return replacement
 
 
 def reraise(device, op_name=None):

@@ -258,15 +258,40 @@ def _reserve(device, limit, sharing):
     and stream, so that the freed block sits in the arena of the stream the
     device's work uses and is reused by it. Straight from the pool, not
     through the device's allocator: the reserve is no array of the user's,
-    so it is neither checked against the limit nor counted in the peak."""
+    so it is neither checked against the limit nor counted in the peak.
+
+    CUDA's libraries allocate outside the pool (a cuBLAS handle per host
+    thread that uses the device, cuFFT plans, kernel modules as they load):
+    the calling thread's cuBLAS handle is made first, as TensorFlow makes
+    its library handles before its allocator reserves, and
+    :func:`system_headroom` stays free for the rest (the replica threads of
+    a MirroredModel make their own handles later)."""
     cupy = device.xp
     with cupy.cuda.Device(device.physical.index), device.stream:
+        _make_library_handles(cupy)
         free, _ = cupy.cuda.runtime.memGetInfo()
-        reserve = limit if limit is not None else int(free * 0.9 / sharing)
-        reserve = min(reserve, int(free * 0.95))
+        available = max(0, free - system_headroom(free))
+        reserve = limit if limit is not None else available // sharing
+        reserve = min(reserve, available)
         if reserve > 0:
             block = device.pool.malloc(reserve)
             del block
+
+
+def system_headroom(free):
+    """Bytes a reserve leaves to the driver and CUDA's libraries: TensorFlow's
+    rule for compute capability 8+ (gpu_device.cc ``MinSystemMemory``):
+    225 MiB when under 2 GiB is free, else 1.5 GiB; never more than a tenth
+    of what is free on a small device."""
+    if free < 2 << 30:
+        return min(225 << 20, free // 10)
+    return 1536 << 20
+
+
+def _make_library_handles(cupy):
+    get_handle = getattr(getattr(cupy.cuda, "device", None), "get_cublas_handle", None)
+    if get_handle is not None:
+        get_handle()
 
 
 def is_device_array(value):

@@ -53,8 +53,16 @@ def default_logical_limits():
     return None if split < 2 else [MEMORY_BYTES // split] * split
 
 
+POOL_GRANULARITY = 512  # CuPy's MemoryPool rounds every allocation up to this
+
+
 class SimulatedMemoryStats(MemoryStats):
-    """Per-buffer accounting of simulated GPU arrays (of their NumPy data)."""
+    """Per-buffer accounting of simulated GPU arrays (of their NumPy data),
+    each rounded up to CuPy's pool granularity (memory.pyx ``_round_size``:
+    512 bytes), as a real GPU's ``used_bytes`` counts it."""
+
+    def allocation_size(self, nbytes):
+        return -(-nbytes // POOL_GRANULARITY) * POOL_GRANULARITY
 
     def track(self, array):
         inner = getattr(array, "_array", None)

@@ -79,6 +79,23 @@ def test_a_host_allocation_no_machine_can_make_is_resource_exhausted():
         mk.ops.repeat(mk.tensor(numpy.ones(3, "float32")), 10**12)
 
 
+def test_a_pool_allocators_out_of_memory_names_the_op_once():
+    # A GPU pool's allocator raises ResourceExhaustedError inside the op's
+    # work, knowing no op (on an H200: "asked for ... the device's capacity."
+    # and nothing more): the op adds its name and advice, keeping the detail.
+    x = mk.tensor(numpy.ones(3, "float32"))
+    raised = ResourceExhaustedError("/device:GPU:0", 1024, 512, 2048, "The memory is fragmented.")
+    with pytest.raises(ResourceExhaustedError) as caught:
+        Failing(raised).apply(x)
+    error = caught.value
+    assert (error.requested, error.in_use, error.limit, error.op) == (1024, 512, 2048, "Failing")
+    assert str(error) == ("Out of memory on /device:GPU:0: asked for 1024 bytes with 512 bytes in use, limit 2048 "
+                          "bytes. Failing could not allocate its result. Check the sizes passed to Failing (a shape, "
+                          "a depth or a repeat count far larger than intended?), or use a smaller batch. The memory "
+                          "is fragmented.")
+    assert error.__cause__ is None and error.__suppress_context__
+
+
 def test_other_errors_pass_unchanged():
     x = mk.tensor(numpy.ones(3, "float32"))
     with pytest.raises(KeyError):

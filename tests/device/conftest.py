@@ -12,6 +12,9 @@ from tests.device.fake_cupy import FakeCupy
 def fake_gpus(monkeypatch, fresh_devices):
     """Two physical GPUs behind a fake CuPy; logical GPUs built by the registry."""
     fake = FakeCupy(device_count=2)
+    # These tests are about the default (memory growth off); a GPU run of the
+    # suite sets TF_FORCE_GPU_ALLOW_GROWTH so its processes share the GPU.
+    monkeypatch.delenv("TF_FORCE_GPU_ALLOW_GROWTH", raising=False)
     monkeypatch.setattr(backend, "cupy_module", lambda: fake)
     monkeypatch.setattr(registry.simulated, "requested_count", lambda: 0)
     physical = registry._registry.physical

@@ -30,6 +30,17 @@ def test_rebuilding_the_devices_returns_the_reserves_to_the_driver(fake_gpus):
     assert fake_gpus.driver_free == [FREE, FREE]
 
 
+def test_the_reserve_leaves_cuda_libraries_their_headroom(fake_gpus):
+    # On an H200 a reserve of 95% of what was free left cuBLAS too little for
+    # the handles of MirroredModel's replica threads (CUBLAS_STATUS_ALLOC_FAILED).
+    gpu = registry.list_logical_devices("GPU")[0]
+    assert registry.system_headroom(FREE) == FREE // 10  # a small device keeps a tenth
+    assert registry.system_headroom(80 << 30) == 1536 << 20  # TensorFlow's 1.5 GiB on a large one
+    reserved = FREE - registry.system_headroom(FREE)
+    assert gpu.pool.total_bytes() == -(-reserved // 512) * 512  # CuPy's 512-byte chunks
+    assert fake_gpus.driver_free[0] == FREE - gpu.pool.total_bytes()
+
+
 def test_a_dropped_device_needs_no_cycle_collector(fake_gpus):
     enabled = gc.isenabled()
     gc.disable()

@@ -60,6 +60,18 @@ def mpiexec():
     return str(sibling) if sibling.exists() else shutil.which("mpiexec")
 
 
+def mpi_environment(**extra):
+    """The environment every test launch of mpiexec gets.
+
+    mpich's hydra needs nothing; Open MPI's mpiexec (what a GPU image's
+    mpi4py may bring) refuses to run as root, as containers do, and to
+    start more ranks than the machine has slots, unless told.
+    """
+    return dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                OMPI_MCA_rmaps_base_oversubscribe="1", PRTE_MCA_rmaps_default_mapping_policy=":oversubscribe",
+                **extra)
+
+
 def skip_without_mpi():
     if importlib.util.find_spec("mpi4py") is None:
         pytest.skip("mpi4py is not installed (pip install -e '.[mpi]'): multi-worker tests skipped")
@@ -70,8 +82,8 @@ def skip_without_mpi():
 def launch(processes, config, tmp_path, timeout=90, extra=()):
     """Run ``processes`` workers; returns (exit code, output, seconds)."""
     config = dict(config, out=str(tmp_path))
-    environment = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-                       OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    environment = mpi_environment(PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+                                  OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     # More ranks than cores is fine for hydra (no binding by default, no
     # oversubscription flag), the workers just share the cores.
     command = [mpiexec(), *extra, "-n", str(processes), sys.executable, str(WORKER), json.dumps(config)]

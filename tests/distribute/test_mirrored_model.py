@@ -244,18 +244,27 @@ def test_blas_threads_are_limited_while_replicas_share_the_cpu(split_cpu):
     if blas_threads.get() is None:
         pytest.skip("NumPy's BLAS is not an OpenBLAS we can steer")
     split_cpu(2)
-    before = blas_threads.get()
-    with blas_threads.at_most(1):
-        assert blas_threads.get() == 1
-    assert blas_threads.get() == before
     seen = []
     model = mk.Sequential([layers.Input((4,)), layers.Lambda(lambda t: (seen.append(blas_threads.get()), t)[1]),
                            layers.Dense(2)])
     mirrored = mk.MirroredModel(model)
-    mirrored.predict(numpy.ones((4, 4), "float32"))
-    assert seen[-2:] == [max(1, (os.cpu_count() or 1) // 2)] * 2
-    assert blas_threads.get() == before
-    mirrored.cpu_blas_threads = None
-    seen.clear()
-    mirrored.predict(numpy.ones((4, 4), "float32"))
-    assert seen == [before, before]
+    mirrored.predict(numpy.ones((4, 4), "float32"))  # the library pins BLAS to one thread once, here
+    pinned = blas_threads.get()
+    # Give BLAS every core, so the replicas' limit (cores // replicas) has
+    # something to limit on any machine (on 16 cores: 8, not the pinned 1).
+    blas_threads.set_count(max(2, os.cpu_count() or 1))
+    try:
+        before = blas_threads.get()
+        with blas_threads.at_most(1):
+            assert blas_threads.get() == 1
+        assert blas_threads.get() == before
+        seen.clear()
+        mirrored.predict(numpy.ones((4, 4), "float32"))
+        assert seen[-2:] == [max(1, (os.cpu_count() or 1) // 2)] * 2
+        assert blas_threads.get() == before
+        mirrored.cpu_blas_threads = None
+        seen.clear()
+        mirrored.predict(numpy.ones((4, 4), "float32"))
+        assert seen == [before, before]
+    finally:
+        blas_threads.set_count(pinned)

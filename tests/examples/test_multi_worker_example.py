@@ -40,7 +40,7 @@ def test_two_workers_train_on_their_shards_and_print_one_global_accuracy(tiny_da
     launcher.write_text(LAUNCHER)
     settings = {"sizes": dict(fashion_mnist._SPLIT_SIZES), "md5": dict(fashion_mnist._MD5), "example": str(EXAMPLE),
                 "argv": ["--limit", "256", "--epochs", "2", "--batch-size", "16", "--verbose", "1"]}
-    environment = dict(os.environ, OMP_NUM_THREADS="1",
+    environment = cases.mpi_environment(OMP_NUM_THREADS="1",
                        PYTHONPATH=os.pathsep.join(filter(None, [str(REPOSITORY), os.environ.get("PYTHONPATH")])))
     done = subprocess.run([cases.mpiexec(), "-n", "2", sys.executable, str(launcher), json.dumps(settings)],
                           capture_output=True, text=True, timeout=180, env=environment, cwd=tmp_path)

@@ -197,7 +197,8 @@ def test_a_compiled_kernel_falls_back_to_its_reference_for_other_dtypes():
     out = numpy.array([[-1.0, 2.0]], dtype="float16")
     kernels.get("bias_relu", device)(out, numpy.array([0.5, 0.5], dtype="float16"), True)
     numpy.testing.assert_array_equal(out, [[0.0, 2.5]])
-    assert not kernels.registered()["bias_relu"]._compiled
+    # (other tests on a real GPU compile its float32 source first: none for float16)
+    assert not [key for key in kernels.registered()["bias_relu"]._compiled if "float16" in key]
 
 
 def test_a_compiled_max_pool_backward_leaves_a_reference_index_to_the_reference():

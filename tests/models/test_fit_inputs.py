@@ -64,6 +64,20 @@ class FakeDLPack:
         return (self.device_type, 0)
 
 
+class DLPackOnly:
+    """A real device array seen through DLPack alone (what torch.cuda or JAX
+    hand over)."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, **kwargs):
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
 class Batches:
     """A tf.data.Dataset / DataLoader stand-in: every ``iter()`` starts a new
     pass over the batches; ``len()`` is the number of batches (DataLoader)."""
@@ -215,6 +229,11 @@ def test_a_cuda_dlpack_array_lands_on_the_gpu_without_an_upload_or_is_refused_wi
         with pytest.raises(TypeError, match="CUDA array .* no GPU with that id"):
             model.predict(cuda_x, verbose=0)
         return
+    if type(device).__name__ == "GpuDevice":
+        # A real GPU reads the capsule, not the claim: hand it a real CUDA
+        # array, made by CuPy's default pool (another library's, to minikeras).
+        with device.xp.cuda.Device(device.cuda_id):
+            cuda_x = DLPackOnly(device.xp.asarray(x))
     model.predict(x[:8], verbose=0)
     before = device.stats.uploads
     predicted = model.predict(cuda_x, batch_size=8, verbose=0)
