@@ -171,8 +171,9 @@ def check_partition(array, kth, axis=-1, arg=False):
 
 
 def check_lexsort(keys):
+    """``cupy.lexsort``: 2-D keys go to thrust (1-D ones return at once)."""
     dtype = _dtype(keys)
-    if dtype is not None and dtype not in _THRUST_DTYPES:
+    if dtype is not None and keys.ndim == 2 and dtype not in _THRUST_DTYPES:
         raise TypeError(f"Sorting keys with dtype '{dtype}' is not supported")
 
 
@@ -244,9 +245,10 @@ def _arg(args, kwargs, index, name, default=None):
 
 def check_function(name, args, kwargs):
     """Raise CuPy's error for ``cupy.<name>(*args, **kwargs)`` where CuPy
-    refuses it (module docstring); the checks read shapes and dtypes only."""
+    refuses it (module docstring); the checks read shapes and dtypes only.
+    Calls without an array first argument are left to NumPy's own checks."""
     check = _FUNCTIONS.get(name)
-    if check is not None:
+    if check is not None and (name in _ANY_FIRST or (args and hasattr(args[0], "shape"))):
         check(args, kwargs)
 
 
@@ -261,6 +263,7 @@ def _scan_call(name):
     return lambda args, kwargs: check_scan(name, args[0], _arg(args, kwargs, 2, "dtype"), _arg(args, kwargs, 3, "out"))
 
 
+_ANY_FIRST = frozenset({"einsum", "where"})  # subscripts, or a condition that may be a number
 _FUNCTIONS = {
     "matmul": lambda args, kwargs: check_matmul(args[0], args[1]) if len(args) > 1 else None,
     "einsum": lambda args, kwargs: check_einsum(args),
