@@ -1,10 +1,10 @@
 """The simulated GPU refuses what CuPy 14.2 refuses (device/simulated_limits.py),
 with CuPy's error and message, and computes what CuPy computes.
 
-Each case runs on the simulated GPU in every run, and on the real CuPy where a
-GPU is visible (the same assertions: the model cannot drift from CuPy
-unnoticed once a GPU run sees it). Where the installed CuPy's Python sources
-and CUDA headers say why, a test reads them too.
+Each case runs on the simulated GPU in every run, and on CuPy itself where a
+real GPU is visible (``cuda`` marker: the same assertions, so the model cannot
+drift from CuPy unnoticed once a GPU run sees it). Where the installed CuPy's
+Python sources and CUDA headers say why, a test reads them too.
 """
 import pathlib
 
@@ -13,15 +13,6 @@ import pytest
 
 from minikeras.backend.dtypes import bfloat16
 from minikeras.device import cuda_errors
-
-
-def _cupy_or_none():
-    try:
-        import cupy
-
-        return cupy if cupy.cuda.runtime.getDeviceCount() > 0 else None
-    except Exception:  # noqa: BLE001  (no CuPy, no driver, no device)
-        return None
 
 
 def _bf16(*shape):
@@ -105,27 +96,7 @@ def _at(xp, put, name, target):
     return target
 
 
-def _backends():
-    backends = ["simulated"]
-    if _cupy_or_none() is not None:
-        backends.append("cupy")
-    return backends
-
-
-@pytest.fixture(params=_backends())
-def backend(request, simulated_gpu):
-    """``(xp, put, host)`` of the simulated GPU, or of CuPy on a real GPU."""
-    if request.param == "cupy":
-        cupy = _cupy_or_none()
-        yield cupy, cupy.asarray, cupy.asnumpy
-        return
-    with simulated_gpu.activate():
-        yield simulated_gpu.xp, simulated_gpu.asarray, simulated_gpu.to_host
-
-
-@pytest.mark.parametrize("name", sorted(REFUSED))
-def test_refused_as_cupy_refuses(name, backend):
-    xp, put, _ = backend
+def _check_refused(name, xp, put):
     call, (error, message) = REFUSED[name]
     with pytest.raises(Exception, match=message) as raised:  # noqa: PT011  (the class is checked below)
         call(xp, put)
@@ -136,14 +107,38 @@ def test_refused_as_cupy_refuses(name, backend):
         assert isinstance(raised.value, error)
 
 
-@pytest.mark.parametrize("name", sorted(ACCEPTED))
-def test_computed_as_cupy_computes(name, backend):
-    xp, put, host = backend
-    if name in _NUMPY_LACKS and put is not getattr(_cupy_or_none(), "asarray", None):
-        pytest.skip("NumPy cannot compute this; checked against CuPy on a real GPU")
+def _check_computed(name, xp, put, host):
     call, expected = ACCEPTED[name]
     result = numpy.asarray(host(call(xp, put))).astype(numpy.float64)
     numpy.testing.assert_allclose(result, expected, rtol=1e-2)
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_the_simulated_gpu_refuses_as_cupy_refuses(name, simulated_gpu):
+    with simulated_gpu.activate():
+        _check_refused(name, simulated_gpu.xp, simulated_gpu.asarray)
+
+
+@pytest.mark.parametrize("name", sorted(set(ACCEPTED) - _NUMPY_LACKS))
+def test_the_simulated_gpu_computes_what_cupy_computes(name, simulated_gpu):
+    with simulated_gpu.activate():
+        _check_computed(name, simulated_gpu.xp, simulated_gpu.asarray, simulated_gpu.to_host)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_cupy_refuses_what_the_model_says(name):
+    import cupy
+
+    _check_refused(name, cupy, cupy.asarray)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("name", sorted(ACCEPTED))
+def test_cupy_computes_what_the_model_says(name):
+    import cupy
+
+    _check_computed(name, cupy, cupy.asarray, cupy.asnumpy)
 
 
 def test_the_installed_cupy_sources_say_the_same():
