@@ -290,6 +290,14 @@ class Device:
         """``target[indices] += values`` with repeated indices accumulating."""
         self.xp.add.at(target, indices, values)
 
+    def scatter_reduce(self, op, target, indices, values):
+        """``target[indices] = op(target[indices], values)`` with repeated
+        indices accumulating, ``op`` one of "add", "maximum", "minimum",
+        "multiply" (for multiply, ``indices`` is one integer array indexing
+        the first axis). A GPU routes what CuPy's ``ufunc.at`` lacks
+        (device/scatter.py)."""
+        getattr(self.xp, op).at(target, indices, values)
+
     # ------------------------------------------------------------- random
     def new_rng(self, entropy):
         """A random generator seeded from ``entropy`` (a list of ints, or None)."""

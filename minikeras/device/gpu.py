@@ -180,6 +180,9 @@ class GpuDevice(Device):
     def scatter_add(self, target, indices, values):
         scatter.scatter_add(self.xp, target, indices, values)  # CuPy's add.at takes only some dtypes
 
+    def scatter_reduce(self, op, target, indices, values):
+        scatter.scatter_reduce(self.xp, op, target, indices, values)  # CuPy's ufunc.at: some ops and dtypes
+
     def new_rng(self, entropy):
         seed = None if entropy is None else int(numpy.random.SeedSequence(entropy).generate_state(1)[0])
         with self.activate():

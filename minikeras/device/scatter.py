@@ -1,20 +1,29 @@
-"""``target[indices] += values`` with repeated indices accumulating, on a
-GPU array module, for every dtype.
+"""``target[indices] = op(target[indices], values)`` with repeated indices
+accumulating (NumPy's ``ufunc.at``), on a GPU array module, for every dtype.
 
-CuPy's ``add.at`` (``_scatter_op_single`` in cupy/_core/_routines_indexing.pyx,
-v14.2.0) casts the values to the target's dtype and refuses any target
-dtype CUDA has no ``atomicAdd`` for: only int32, int64, uint32, uint64,
-float16, float32 and float64 are accepted ("cupy.add.at only supports ...").
+CuPy 14.2's ``ufunc.at`` (``_scatter_op_single`` in
+cupy/_core/_routines_indexing.pyx, v14.2.0) casts the values to the target's
+dtype and refuses any target dtype CUDA has no atomic for: ``add.at`` takes
+int32, int64, uint32, uint64, float16, float32 and float64;
+``maximum.at``/``minimum.at`` the same without float16; and there is no
+``multiply.at`` at all (``cupy/_core/_kernel.pyx``: "`cupy_multiply.at` is
+not supported yet").
+
 Other dtypes are accumulated in a wider supported dtype and cast back
-(bool, int8/16, uint8/16 in int64; bfloat16 in float32; complex as its real
-and imaginary parts in float64), which gives NumPy's ``add.at`` result
-(wrapping for small ints, logical or for bool).
+(bool, int8/16, uint8/16 in 64-bit integers; float16 and bfloat16 in
+float32; complex sums as real and imaginary parts in float64), which gives
+NumPy's result (wrapping for small ints, logical or for bool; maximum and
+minimum are exact in the wider dtype). Products of rows sharing an index
+are taken by a segmented scan over the indices sorted (log2(n) steps of
+elementwise kernels, no host synchronisation), in float32 for 16-bit floats.
 """
 import numpy
 
 #: Target dtypes CuPy's add.at accepts.
 SUPPORTED = frozenset(numpy.dtype(name) for name in
                       ("int32", "int64", "uint32", "uint64", "float16", "float32", "float64"))
+#: Target dtypes CuPy's maximum.at and minimum.at accept.
+SUPPORTED_MAX_MIN = SUPPORTED - {numpy.dtype("float16")}
 
 
 def scatter_add(xp, target, indices, values):
@@ -32,9 +41,63 @@ def scatter_add(xp, target, indices, values):
                 real = wide
         target[...] = real + 1j * wide
         return
-    wide_dtype = numpy.int64 if dtype.kind in "biu" else numpy.float32
+    _widened(xp, "add", target, indices, values)
+
+
+def scatter_reduce(xp, op, target, indices, values):
+    """``xp.<op>.at(target, indices, values)`` for ``op`` in add, maximum,
+    minimum and multiply, for any real dtype (module docstring). For
+    multiply, ``indices`` is one integer array indexing ``target``'s first axis."""
+    if op == "add":
+        scatter_add(xp, target, indices, values)
+    elif op == "multiply":
+        _scatter_multiply(xp, target, indices, values)
+    elif numpy.dtype(target.dtype) in SUPPORTED_MAX_MIN or numpy.dtype(target.dtype).kind == "c":
+        getattr(xp, op).at(target, indices, values)  # complex: CuPy's own error
+    else:
+        _widened(xp, op, target, indices, values)
+
+
+def _wide_dtype(dtype):
+    if dtype.kind == "u":
+        return numpy.dtype(numpy.uint64)
+    return numpy.dtype(numpy.int64 if dtype.kind in "bi" else numpy.float32)
+
+
+def _widened(xp, op, target, indices, values):
+    dtype = numpy.dtype(target.dtype)
+    wide_dtype = _wide_dtype(dtype)
     wide = target.astype(wide_dtype)
-    xp.add.at(wide, indices, xp.asarray(values).astype(wide_dtype))
+    getattr(xp, op).at(wide, indices, xp.asarray(values).astype(wide_dtype))
     if dtype.kind == "b":
         wide = wide != 0
     target[...] = wide.astype(dtype)
+
+
+def _scatter_multiply(xp, target, indices, values):
+    """``target[indices] *= values`` with repeated indices multiplying: the
+    rows sorted by index, an inclusive segmented product scan (Hillis-Steele:
+    after the step of size ``d`` each row holds the product of the ``2d``
+    rows ending at it within its segment), then each segment's last row
+    multiplies the target's row; the other rows write to a spare row."""
+    count = indices.shape[0]
+    if count == 0:
+        return
+    dtype = numpy.dtype(target.dtype)
+    work = numpy.dtype(numpy.float32) if dtype.itemsize == 2 and dtype.kind in "fV" else dtype
+    values = xp.broadcast_to(xp.asarray(values).astype(work), (count,) + tuple(target.shape[1:]))
+    order = xp.argsort(indices)
+    ids = indices[order]
+    products = values[order]
+    column = (-1,) + (1,) * (products.ndim - 1)
+    step = 1
+    while step < count:
+        same = (ids[step:] == ids[:-step]).reshape(column)
+        tail = xp.where(same, products[step:] * products[:-step], products[step:])
+        products = xp.concatenate([products[:step], tail])
+        step *= 2
+    last = xp.concatenate([ids[1:] != ids[:-1], xp.ones(1, dtype=bool)])
+    slots = xp.where(last, ids, target.shape[0])
+    extended = xp.concatenate([target, target[:1]])
+    extended[slots] = (target[ids].astype(work) * products).astype(dtype)
+    target[...] = extended[:-1]

@@ -162,6 +162,9 @@ class SimulatedGpuDevice(Device):
     def scatter_add(self, target, indices, values):
         scatter.scatter_add(self.xp, target, indices, values)
 
+    def scatter_reduce(self, op, target, indices, values):
+        scatter.scatter_reduce(self.xp, op, target, indices, values)
+
     def new_rng(self, entropy):
         return _SimulatedGenerator(self, numpy.random.default_rng(entropy))
 

@@ -28,7 +28,7 @@ import weakref
 
 import numpy
 
-from minikeras.device import simulated_streams
+from minikeras.device import simulated_limits, simulated_streams
 
 _local = threading.local()
 
@@ -451,6 +451,7 @@ class SimulatedArray:
         if name not in _CUPY_ARRAY_METHODS:
             raise AttributeError(f"'cupy.ndarray' (simulated) object has no attribute {name!r}")
         def call(*args, **kwargs):
+            simulated_limits.check_method(name, self, args, kwargs)
             return _call(lambda array, *rest, **options: getattr(array, name)(*rest, **options),
                          f"ndarray.{name}", (self,) + args, kwargs)[0]
 
@@ -491,6 +492,8 @@ def _binary(name, reflected=False, inplace=False):
             )
         if not isinstance(other, (SimulatedArray, int, float, complex, bool, numpy.generic)):
             return NotImplemented
+        if "matmul" in name:
+            simulated_limits.check_matmul(*((other, self) if reflected else (self, other)))
         result, _ = _call(operator, name, (self, other), {})
         return self if inplace else result
 
@@ -529,28 +532,21 @@ class _Ufunc:
         self.__name__ = ufunc.__name__
 
     def __call__(self, *args, **kwargs):
+        simulated_limits.check_function(self.__name__, args, kwargs)  # matmul is a ufunc in NumPy 2
         return _call(self._ufunc, self.__name__, args, kwargs)[0]
 
     def __getattr__(self, name):
         method = getattr(self._ufunc, name)
         if not callable(method):
             return method
-        if name == "at" and self.__name__ == "add":
-            return _add_at
-        return lambda *args, **kwargs: _call(method, f"{self.__name__}.{name}", args, kwargs)[0]
+        ufunc_name = self.__name__
 
+        def call(*args, **kwargs):
+            # CuPy's ufunc.at/reduce/accumulate refuse more than NumPy's (simulated_limits.py).
+            simulated_limits.check_ufunc_method(ufunc_name, name, args, kwargs)
+            return _call(method, f"{ufunc_name}.{name}", args, kwargs)[0]
 
-# CuPy 14.2's add.at refuses other target dtypes (_scatter_op_single in
-# cupy/_core/_routines_indexing.pyx; device/scatter.py routes them).
-_ADD_AT_DTYPES = frozenset(numpy.dtype(name) for name in
-                           ("int32", "int64", "uint32", "uint64", "float16", "float32", "float64"))
-
-
-def _add_at(target, indices, values=None):
-    if type(target) is SimulatedArray and target.dtype not in _ADD_AT_DTYPES:
-        raise TypeError("cupy.add.at only supports int32, int64, float16, float32, float64, uint32, uint64 as "
-                        "data type (simulated GPU)")
-    return _call(numpy.add.at, "add.at", (target, indices, values), {})[0]
+        return call
 
 
 class SimulatedNumpy(types.SimpleNamespace):
@@ -583,6 +579,7 @@ def _function(function, name):
     allow_host = name in _CREATION
 
     def call(*args, **kwargs):
+        simulated_limits.check_function(name, args, kwargs)  # what CuPy refuses and NumPy computes
         if name in _CREATION and args and type(args[0]) is SimulatedArray:
             source = args[0]
             copy = name == "array" and kwargs.get("copy", True)

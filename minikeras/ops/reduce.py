@@ -171,6 +171,8 @@ def min(x, axis=None, keepdims=False):  # noqa: A001  (keras.ops name)
 
 # ----------------------------------------------------------------------- prod
 class Prod(Function):
+    half_in_float32 = True  # backward's cumprod: CuPy 14's scans do not compile for bfloat16
+
     def __init__(self, axes, keepdims):
         self.axes, self.keepdims = axes, keepdims
 

@@ -227,13 +227,13 @@ class SegmentReduce(Function):
             out = _scatter_add_rows(self.device, safe_ids, data * valid_rows, self.num_segments)
         elif self.kind == "prod":
             out = xp.ones(shape, dtype=data.dtype)
-            xp.multiply.at(out, safe_ids, xp.where(valid_rows, data, 1))
+            self.device.scatter_reduce("multiply", out, safe_ids, xp.where(valid_rows, data, 1))
         else:
             info = finfo(data.dtype) if is_float_dtype(data.dtype) else xp.iinfo(data.dtype)
             start = info.min if self.kind == "max" else info.max
             out = xp.full(shape, start, dtype=data.dtype)
-            ufunc = xp.maximum if self.kind == "max" else xp.minimum
-            ufunc.at(out, safe_ids, xp.where(valid_rows, data, start))
+            self.device.scatter_reduce("maximum" if self.kind == "max" else "minimum", out, safe_ids,
+                                       xp.where(valid_rows, data, start))
         if any(self.needs_input_grad):
             self.save_for_backward(data, safe_ids, valid_rows, out)
         return out

@@ -15,6 +15,7 @@ import functools
 import numpy
 
 from minikeras.autograd import Function, Tensor
+from minikeras.backend.dtypes import is_half_dtype
 from minikeras.ops.array._common import _scatter_add_rows, _single_axis, _size
 from minikeras.ops.array.reshaping import flatten
 from minikeras.ops.math._elementwise import call_without_gradient, detached, operand
@@ -102,12 +103,17 @@ def argsort(x, axis=-1):
     if x.ndim == 0:
         return call_without_gradient("argsort", lambda xp, a: xp.zeros((), "int32"), x)
     axis = _checked_axis("argsort", x, axis)
-    return call_without_gradient("argsort", lambda xp, a: xp.argsort(a, axis=axis).astype("int32"), x)
+    return call_without_gradient("argsort", lambda xp, a: xp.argsort(a, axis=axis).astype("int32"), x,
+                                 half_in_float32=True)
 
 
 class Sort(Function):
     """Sorted values; the permutation is only computed (argsort, several times
-    slower than sort) when a gradient is needed, to send it back."""
+    slower than sort) when a gradient is needed, to send it back. CuPy 14's
+    sorts (thrust) take no bfloat16: 16-bit inputs are sorted in float32,
+    which is exact."""
+
+    half_in_float32 = True
 
     def __init__(self, axis):
         self.axis = axis
@@ -145,7 +151,8 @@ def argpartition(x, kth, axis=-1):
     axis = _checked_axis("argpartition", x, axis)
     kth = validate_int("argpartition", "kth", kth, minimum=-x.shape[axis], maximum=x.shape[axis] - 1)
     return call_without_gradient("argpartition",
-                                 lambda xp, a: xp.argpartition(a, kth, axis=axis).astype("int32"), x)
+                                 lambda xp, a: xp.argpartition(a, kth, axis=axis).astype("int32"), x,
+                                 half_in_float32=True)
 
 
 def _top_k_sorted(xp, a, k):
@@ -192,7 +199,7 @@ def top_k(x, k, sorted=True):  # noqa: A002  (keras.ops name)
         compute = functools.partial(_top_k_partial, k=k)
     else:
         compute = functools.partial(_top_k_sorted, k=k)
-    indices = call_without_gradient("top_k", compute, x)
+    indices = call_without_gradient("top_k", compute, x, half_in_float32=True)  # CuPy sorts no bfloat16
     return take_along_axis(x, indices, -1), indices
 
 
@@ -245,8 +252,12 @@ def unique(x, sorted=True, return_index=False, return_inverse=False, return_coun
     outputs = []
     with x.device.activate():
         xp = x.device.xp
-        result = xp.unique(x.data, return_index=True, return_inverse=True, return_counts=True, axis=axis)
+        data = x.data
+        if is_half_dtype(data.dtype):  # CuPy 14 sorts no bfloat16: in float32 (exact), values rounded back
+            data = data.astype(numpy.float32)
+        result = xp.unique(data, return_index=True, return_inverse=True, return_counts=True, axis=axis)
         values, index, inverse, counts = result
+        values = values.astype(x.dtype, copy=False)
         if size is not None:
             size = validate_int("unique", "size", size, minimum=1)
             fill = values.min() if fill_value is None and values.size else (fill_value or 0)

@@ -59,12 +59,19 @@ class XpCall(Function):
         return tuple(None for _ in self.needs_input_grad)
 
 
-def call_without_gradient(op_name, compute, *values):
-    """Run ``compute(xp, *arrays)`` on ``values`` (at least one made a Tensor); no gradient."""
+def call_without_gradient(op_name, compute, *values, half_in_float32=False):
+    """Run ``compute(xp, *arrays)`` on ``values`` (at least one made a Tensor); no gradient.
+
+    ``half_in_float32=True`` hands ``compute`` float32 copies of 16-bit float
+    inputs (``Function.half_in_float32``), for kernels CuPy lacks in bfloat16
+    (its sorts)."""
     values = [detached(operand(op_name, value)) for value in values]
     if not any(isinstance(value, Tensor) for value in values):
         values[0] = _as_tensor(op_name, values[0])
-    return XpCall(op_name, compute).apply(*values)
+    function = XpCall(op_name, compute)
+    if half_in_float32:
+        function.half_in_float32 = True
+    return function.apply(*values)
 
 
 class _Unary(Function):

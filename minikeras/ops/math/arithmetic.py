@@ -6,6 +6,8 @@ shape, so backward here returns full-shape gradients.
 
 __all__ = ["add", "subtract", "multiply", "divide", "power", "negative", "sub", "mul", "div", "neg", "pow"]
 
+import math
+
 from minikeras.autograd import Function, Tensor
 from minikeras.ops._checks import check_broadcast
 from minikeras.ops._promotion import promote_operands
@@ -72,7 +74,10 @@ class Pow(Function):
         grad_a = grad * b * a ** (b - 1) if self.needs_input_grad[0] else None
         grad_b = None
         if self.needs_input_grad[1]:
-            safe_log = xp.log(xp.where(a > 0, a, 1))
+            if hasattr(a, "shape"):
+                safe_log = xp.log(xp.where(a > 0, a, 1))
+            else:  # a Python number (``2.0 ** t``): CuPy's where takes no bool condition
+                safe_log = math.log(a) if a > 0 else 0.0
             grad_b = grad * out * safe_log
         return grad_a, grad_b
 

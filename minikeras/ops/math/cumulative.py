@@ -26,6 +26,7 @@ from minikeras.utils.argument_validation import check_dtype, validate_int
 
 
 class CumSum(Function):
+    half_in_float32 = True  # CuPy 14's scan kernels do not compile for bfloat16 (no += on its bfloat16)
     def __init__(self, axis):
         self.axis = axis
 
@@ -38,6 +39,7 @@ class CumSum(Function):
 
 
 class CumProd(Function):
+    half_in_float32 = True  # as CumSum (no *= on CuPy's bfloat16)
     def __init__(self, axis):
         self.axis = axis
 

@@ -16,6 +16,7 @@ import numpy
 
 from minikeras.autograd import Function
 from minikeras.ops.math.unary import _as_tensor
+from minikeras.ops.nn.half_precision import in_float32
 from minikeras.ops.nn.sliding_window import check_padding, is_int, same_padding
 
 __all__ = ["conv3d", "max_pool3d", "avg_pool3d"]
@@ -155,7 +156,8 @@ def conv3d(x, kernel, strides=1, padding="valid", dilation_rate=1):
     strides, dilation = _triple("conv3d", "strides", strides), _triple("conv3d", "dilation_rate", dilation_rate)
     geometry = _Geometry("conv3d", x.shape[1:4], kernel.shape[:3], strides, dilation,
                          check_padding("conv3d", padding))
-    return Conv3D(geometry).apply(x, kernel)
+    # 16-bit inputs run in float32 as conv2d's do: CuPy 14 has no batched bfloat16 matmul.
+    return in_float32(Conv3D(geometry), x, kernel)
 
 
 def _pool(op_name, kind, x, pool_size, strides, padding):

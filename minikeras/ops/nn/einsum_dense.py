@@ -12,6 +12,7 @@ namespace, whose wrapper may call this Function).
 import re
 
 from minikeras.autograd import Function
+from minikeras.ops.math.products import _explicit
 
 __all__ = []
 
@@ -26,13 +27,23 @@ def _parse(equation):
 
 
 class Einsum2(Function):
-    """``einsum(equation, a, b)``; keeps both operands for backward."""
+    """``einsum(equation, a, b)``; keeps both operands for backward.
+
+    ``...`` is written out as letters once the shapes are known, so that a
+    gradient einsum whose result lacks the ellipsis axes (``ab...,bc->ac...``:
+    the kernel's gradient ``ac...,ab...->bc`` sums them) names them: CuPy
+    refuses an ellipsis missing from an explicit output (NumPy's optimized
+    path sums it). In 16 bits it runs in float32: CuPy contracts no bfloat16."""
+
+    half_in_float32 = True
 
     def __init__(self, equation):
         self.first, self.second, self.output = _parse(equation)
         self.equation = f"{self.first},{self.second}->{self.output}"
 
     def forward(self, a, b):
+        (self.first, self.second), self.output = _explicit(self.equation, [a.shape, b.shape])
+        self.equation = f"{self.first},{self.second}->{self.output}"
         self.save_for_backward(a, b)
         return self.device.xp.einsum(self.equation, a, b, optimize=True)
 

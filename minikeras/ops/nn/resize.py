@@ -48,6 +48,8 @@ def interpolation_matrix(out_size, in_size, interpolation):
 class Resize(Function):
     """``out[n, i, j, c] = sum_hw A_h[i, h] x[n, h, w, c] A_w[j, w]``."""
 
+    half_in_float32 = True  # einsum: CuPy 14 contracts no bfloat16 (batched matmul), NumPy has no 16-bit BLAS
+
     def __init__(self, rows, columns):
         self.rows, self.columns = rows, columns  # host float64 matrices
 
