@@ -146,8 +146,11 @@ def main(argv=None):
     args = parser.parse_args(argv)
     out = os.path.abspath(args.out)
     os.makedirs(out, exist_ok=True)
-    cache_dir = os.path.join(tempfile.gettempdir(), "minikeras_gpu_session_kernel_cache")
-    shutil.rmtree(cache_dir, ignore_errors=True)  # a cold NVRTC cache for examples-cold
+    # A cold NVRTC cache for examples-cold, this run's own: the suite runs a
+    # dry run of this script, which once deleted a shared cache folder under
+    # the suite's other processes as they compiled (23 FileNotFoundErrors on
+    # an H200).
+    cache_dir = tempfile.mkdtemp(prefix="minikeras_gpu_session_kernel_cache_")
     results = []
     with open(os.path.join(out, "steps.log"), "w") as log:
         for name, step_argv, seconds, extra in steps(out, args.dry_run, sys.executable):
@@ -156,6 +159,7 @@ def main(argv=None):
             result = run_step(name, step_argv, seconds, extra, log, cache_dir)
             results.append(result)
             print(f"{name}: {result['status']} in {result['seconds']} s  {result['detail']}", flush=True)
+    shutil.rmtree(cache_dir, ignore_errors=True)
     print()
     print(summarise(results, out, args.dry_run))
     return 0 if all(r["status"] == "ok" for r in results) else 1
