@@ -15,7 +15,8 @@ float32; complex sums as real and imaginary parts in float64), which gives
 NumPy's result (wrapping for small ints, logical or for bool; maximum and
 minimum are exact in the wider dtype). Products of rows sharing an index
 are taken by a segmented scan over the indices sorted (log2(n) steps of
-elementwise kernels, no host synchronisation), in float32 for 16-bit floats.
+elementwise kernels, no host synchronisation), in float32 for 16-bit floats;
+so are float64 maxima and minima, which CuPy's atomics round to float32.
 """
 import numpy
 
@@ -51,7 +52,12 @@ def scatter_reduce(xp, op, target, indices, values):
     if op == "add":
         scatter_add(xp, target, indices, values)
     elif op == "multiply":
-        _scatter_multiply(xp, target, indices, values)
+        _scatter_by_scan(xp, xp.multiply, target, indices, values)
+    elif numpy.dtype(target.dtype) == numpy.float64:
+        # CuPy 14.2's double atomicMax/atomicMin compare with fmaxf/fminf
+        # (cupy/_core/include/cupy/atomics.cuh): every value they write is
+        # rounded to float32 (seen on an H200). The scan is exact.
+        _scatter_by_scan(xp, getattr(xp, op), target, indices, values)
     elif numpy.dtype(target.dtype) in SUPPORTED_MAX_MIN or numpy.dtype(target.dtype).kind == "c":
         getattr(xp, op).at(target, indices, values)  # complex: CuPy's own error
     else:
@@ -74,12 +80,13 @@ def _widened(xp, op, target, indices, values):
     target[...] = wide.astype(dtype)
 
 
-def _scatter_multiply(xp, target, indices, values):
-    """``target[indices] *= values`` with repeated indices multiplying: the
-    rows sorted by index, an inclusive segmented product scan (Hillis-Steele:
-    after the step of size ``d`` each row holds the product of the ``2d``
+def _scatter_by_scan(xp, ufunc, target, indices, values):
+    """``target[indices] = ufunc(target[indices], values)`` with repeated
+    indices combining (``ufunc`` associative: multiply, maximum, minimum):
+    the rows sorted by index, an inclusive segmented scan (Hillis-Steele:
+    after the step of size ``d`` each row holds the combination of the ``2d``
     rows ending at it within its segment), then each segment's last row
-    multiplies the target's row; the other rows write to a spare row."""
+    combines with the target's row; the other rows write to a spare row."""
     count = indices.shape[0]
     if count == 0:
         return
@@ -93,11 +100,11 @@ def _scatter_multiply(xp, target, indices, values):
     step = 1
     while step < count:
         same = (ids[step:] == ids[:-step]).reshape(column)
-        tail = xp.where(same, products[step:] * products[:-step], products[step:])
+        tail = xp.where(same, ufunc(products[step:], products[:-step]), products[step:])
         products = xp.concatenate([products[:step], tail])
         step *= 2
     last = xp.concatenate([ids[1:] != ids[:-1], xp.ones(1, dtype=bool)])
     slots = xp.where(last, ids, target.shape[0])
     extended = xp.concatenate([target, target[:1]])
-    extended[slots] = (target[ids].astype(work) * products).astype(dtype)
+    extended[slots] = ufunc(target[ids].astype(work), products).astype(dtype)
     target[...] = extended[:-1]

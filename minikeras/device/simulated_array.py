@@ -544,9 +544,28 @@ class _Ufunc:
         def call(*args, **kwargs):
             # CuPy's ufunc.at/reduce/accumulate refuse more than NumPy's (simulated_limits.py).
             simulated_limits.check_ufunc_method(ufunc_name, name, args, kwargs)
-            return _call(method, f"{ufunc_name}.{name}", args, kwargs)[0]
+            result = _call(method, f"{ufunc_name}.{name}", args, kwargs)[0]
+            if name == "at" and ufunc_name in ("maximum", "minimum"):
+                _round_like_cupys_double_atomics(args, kwargs)
+            return result
 
         return call
+
+
+def _round_like_cupys_double_atomics(args, kwargs):
+    """CuPy 14.2's double atomicMax/atomicMin compare with fmaxf/fminf
+    (cupy/_core/include/cupy/atomics.cuh): every float64 element that
+    ``maximum.at``/``minimum.at`` touches is stored rounded to float32."""
+    target = args[0] if args else kwargs.get("a")
+    indices = args[1] if len(args) > 1 else kwargs.get("indices")
+    if type(target) is not SimulatedArray or target.dtype != numpy.float64:
+        return
+    if not simulated_limits._has_integer_array(indices):
+        return
+    host = target._array
+    touched = numpy.zeros(host.shape, dtype=bool)
+    touched[_unwrap(indices, [None], "ufunc.at", True)] = True
+    host[touched] = host[touched].astype(numpy.float32)
 
 
 class SimulatedNumpy(types.SimpleNamespace):

@@ -13,6 +13,9 @@ machine had none with two processes on distinct GPUs. The MPI path on host
 buffers is the tested fallback (``nccl="auto"`` uses it whenever NCCL is not
 importable or a replica is not a GPU).
 """
+import hashlib
+import socket
+
 import numpy
 
 from minikeras.distribute.nccl_all_reduce import _nccl_module
@@ -35,13 +38,33 @@ def make(device, group, nccl):
         return None
     module = _nccl_module() if device.cuda_id is not None else None
     # Every process must take the same branch: agree on it (one collective).
-    everyone_can = group.gather_scalars(1.0 if module is not None else 0.0, what="NCCL set-up").min() > 0
-    if not everyone_can:
+    rows = group.gather_rows([1.0 if module is not None else 0.0, _gpu_identity(device)], what="NCCL set-up")
+    everyone_can = rows[:, 0].min() > 0
+    # NCCL takes one rank per GPU: workers sharing a GPU (several on a
+    # one-GPU machine) get NCCL_ERROR_INVALID_USAGE from the first
+    # all-reduce (seen on an H200), so they use MPI on host buffers.
+    one_gpu_each = len(set(rows[:, 1].tolist())) == group.size
+    if not (everyone_can and one_gpu_each):
         if nccl is True:
-            raise RuntimeError("MpiAllReduce(nccl=True): NCCL is not usable on every worker (each needs a GPU "
-                               "replica and CuPy with NCCL); use nccl='auto' to fall back to MPI.")
+            why = ("each needs a GPU replica and CuPy with NCCL" if not everyone_can else
+                   "NCCL takes one process per GPU, and some workers share a GPU")
+            raise RuntimeError(f"MpiAllReduce(nccl=True): NCCL is not usable on every worker ({why}); use "
+                               "nccl='auto' to fall back to MPI.")
         return None
     return NcclAcrossProcesses(device, group, module)
+
+
+def _gpu_identity(device):
+    """This process's GPU as a number equal across processes only for the same
+    GPU (host name and PCI bus id; 56 bits, exact in float64); 0 for none."""
+    if device.cuda_id is None:
+        return 0.0
+    try:
+        bus = device.xp.cuda.runtime.deviceGetPCIBusId(device.cuda_id)
+    except Exception:  # noqa: BLE001  (a fake or simulated GPU has no bus: its index stands in)
+        bus = f"index {device.cuda_id}"
+    digest = hashlib.blake2b(f"{socket.gethostname()}/{bus}".encode(), digest_size=7).digest()
+    return float(int.from_bytes(digest, "little"))
 
 
 class NcclAcrossProcesses:

@@ -157,3 +157,38 @@ def test_the_installed_cupy_sources_say_the_same():
     include = root / "_core" / "include" / "cupy"
     assert "operator+=" not in (include / "bfloat16.cuh").read_text()
     assert "operator+=" in (include / "float16.cuh").read_text()
+
+
+def _double_maximum_at(xp, put, host):
+    """maximum.at on float64: CuPy 14.2's double atomicMax compares with fmaxf
+    (atomics.cuh), so what it writes is rounded to float32 (seen on an H200:
+    segment_max in float64 was off by 1e-7)."""
+    target = put(numpy.zeros(3))
+    xp.maximum.at(target, put(numpy.array([0, 0, 2])), put(numpy.array([0.1, 0.3, 0.7])))
+    return numpy.asarray(host(target))
+
+
+_ROUNDED = [float(numpy.float32(0.3)), 0.0, float(numpy.float32(0.7))]
+
+
+def test_the_simulated_gpu_rounds_double_maxima_as_cupy_does(simulated_gpu):
+    with simulated_gpu.activate():
+        assert _double_maximum_at(simulated_gpu.xp, simulated_gpu.asarray, simulated_gpu.to_host).tolist() == _ROUNDED
+
+
+@pytest.mark.cuda
+def test_cupy_rounds_double_maxima_as_the_model_says():
+    import cupy
+
+    assert _double_maximum_at(cupy, cupy.asarray, cupy.asnumpy).tolist() == _ROUNDED
+
+
+def test_the_installed_cupy_compares_doubles_in_float():
+    import importlib.util
+
+    spec = importlib.util.find_spec("cupy")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("CuPy is not installed")
+    atomics = (pathlib.Path(list(spec.submodule_search_locations)[0]) / "_core" / "include" / "cupy" / "atomics.cuh")
+    text = atomics.read_text()
+    assert "fmaxf(val, __longlong_as_double" in text and "fminf(val, __longlong_as_double" in text

@@ -127,3 +127,19 @@ def test_nccl_all_reduce_in_one_process(two_simulated_gpus, monkeypatch):
         numpy.testing.assert_array_equal(summed, numpy.full(5, 3.0, "float32"))
         assert (number, missing) == (4.0, None)
     reduce.close()
+
+
+def test_workers_sharing_a_gpu_use_mpi_not_nccl(monkeypatch):
+    # On an H200, 2 and 3 MPI workers on its one GPU got NCCL_ERROR_INVALID_USAGE
+    # from their first all-reduce: NCCL takes one rank per GPU.
+    nccl = SimNccl(simulated_array.host_view, timeout=10)
+    monkeypatch.setattr(nccl_process_all_reduce, "_nccl_module", lambda: nccl)
+    plain = types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=types.SimpleNamespace()))
+    same = [types.SimpleNamespace(cuda_id=0, xp=plain) for _ in range(2)]
+    groups = _groups(2)
+    assert _run_ranks(lambda rank: nccl_process_all_reduce.make(same[rank], groups[rank], "auto"), 2) == [None, None]
+    with pytest.raises(RuntimeError, match="one process per GPU, and some workers share a GPU"):
+        _run_ranks(lambda rank: nccl_process_all_reduce.make(same[rank], groups[rank], True), 2)
+    identity = nccl_process_all_reduce._gpu_identity
+    assert identity(same[0]) == identity(same[1]) != identity(types.SimpleNamespace(cuda_id=1, xp=plain))
+    assert identity(types.SimpleNamespace(cuda_id=None)) == 0.0
