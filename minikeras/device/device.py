@@ -183,6 +183,16 @@ class Device:
         """Context in which this device's arrays are made and its work runs."""
         return _NO_CONTEXT
 
+    # Whether ``capture()`` records CUDA graphs here (device/graph.py).
+    supports_graphs = False
+
+    def capture(self, mode="relaxed"):
+        """Capture the work issued in this block as a graph (``device/graph.py``):
+        only a GPU has graphs."""
+        from minikeras.device.graph import GraphCaptureError
+
+        raise GraphCaptureError(f"{self.canonical} has no graphs to capture (only a GPU does); run the work eagerly.")
+
     def synchronize(self):
         """Wait for the work queued on this device to finish."""
 

@@ -88,6 +88,7 @@ class Trainer(TrainingSteps):
                 and not isinstance(self.optimizer, optimizers.LossScaleOptimizer)):
             self.optimizer = optimizers.LossScaleOptimizer(self.optimizer, name="loss_scale_optimizer")
         self._compile_args = {"loss": loss, "metrics": metrics, "loss_weights": loss_weights}
+        self._set_jit_compile(jit_compile)
         names = self._output_names()
         self.compiled_loss = LossContainer(loss, loss_weights, names)
         self.compiled_metrics = None
@@ -96,6 +97,21 @@ class Trainer(TrainingSteps):
         if self.built:
             self._make_metrics()
         self.stop_training = False
+
+    def _set_jit_compile(self, jit_compile):
+        """``jit_compile=True``: on a GPU, each training step runs as one CUDA
+        graph after warm-up (models/captured_step.py); on the CPU, or where a
+        step cannot be captured (one warning says why), the eager step runs.
+        ``None``/``"auto"`` (Keras's default) and False run the eager step."""
+        previous = self.__dict__.get("_captured_step")
+        if previous is not None:
+            previous.release()
+        self.jit_compile = jit_compile is True
+        self._captured_step = None
+        if self.jit_compile:
+            from minikeras.models.captured_step import CapturedTrainStep
+
+            self._captured_step = CapturedTrainStep(self)
 
     def _output_names(self):
         structure = getattr(self, "_outputs_structure", None)
