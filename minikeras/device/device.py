@@ -259,6 +259,16 @@ class Device:
             return (a @ b).astype(a.dtype, copy=False)
         return a @ b
 
+    def gemm(self, a, b, out=None):
+        """``a @ b`` (into ``out`` when given) exactly as the array module
+        computes it, from any thread (no op-thread splitting): the products
+        of the im2col convolutions. On a GPU that is capturing a graph it
+        calls cuBLAS directly (``device/cublas_direct.py``), since CuPy
+        refuses cuBLAS during a capture."""
+        if out is None:
+            return a @ b
+        return self.xp.matmul(a, b, out=out)
+
     def matmul_all(self, pairs):
         """``[a @ b for a, b in pairs]`` for independent 2-D products (the
         CPU runs several small ones at once, one per op thread)."""

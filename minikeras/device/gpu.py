@@ -117,6 +117,18 @@ class GpuDevice(Device):
         except Exception:  # noqa: BLE001  (CUDA errors of work outside an op: cuda_errors.py)
             cuda_errors.reraise(self)
 
+    def matmul(self, a, b):
+        if graph.active_capture() is not None and a.ndim == 2 and b.ndim == 2 and a.dtype == b.dtype:
+            return self.gemm(a, b)
+        return super().matmul(a, b)
+
+    def gemm(self, a, b, out=None):
+        if graph.active_capture() is not None:  # CuPy refuses cuBLAS now: call it directly
+            from minikeras.device import cublas_direct
+
+            return cublas_direct.gemm(self.xp, a, b, out)
+        return super().gemm(a, b, out)
+
     def synchronize(self):
         graph.refuse_in_capture(self, "synchronize()", graph.HOST_SYNC)
         self.stats.host_syncs += 1

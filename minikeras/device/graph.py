@@ -153,6 +153,9 @@ def capture_cuda(device, mode="relaxed"):
     graph = None
     try:
         with capture._current(), cupy.cuda.Device(device.physical.index), side:
+            from minikeras.device import cublas_direct
+
+            cublas_direct.prepare(cupy, side)  # CuPy refuses cuBLAS during a capture: GEMMs go direct
             side.begin_capture(modes[mode])
             try:
                 yield capture
@@ -175,8 +178,10 @@ def capture_cuda(device, mode="relaxed"):
 
 def _is_cuda_error(error):
     """A CUDA error (CuPy's, or the library's DeviceError made of one): what
-    CUDA raises for work it refuses during a capture."""
+    CUDA raises for work it refuses during a capture; or CuPy's own refusal
+    (``NotImplementedError``, e.g. of cuBLAS calls during a capture)."""
     from minikeras.device import cuda_errors
     from minikeras.errors import DeviceError
 
-    return isinstance(error, DeviceError) or cuda_errors.component(error) is not None
+    return (isinstance(error, (DeviceError, NotImplementedError))
+            or cuda_errors.component(error) is not None)

@@ -102,6 +102,14 @@ class SimulatedGpuDevice(Device):
         """Record the work issued in this block as a graph (``device/simulated_graph.py``)."""
         return simulated_graph.capture_simulated(self, mode)
 
+    def matmul(self, a, b):
+        with simulated_array.direct_cublas():  # as GpuDevice: cuBLAS called directly while capturing
+            return super().matmul(a, b)
+
+    def gemm(self, a, b, out=None):
+        with simulated_array.direct_cublas():
+            return super().gemm(a, b, out)
+
     def synchronize(self):
         graph.refuse_in_capture(self, "synchronize()", graph.HOST_SYNC)
         self.stats.host_syncs += 1

@@ -228,6 +228,27 @@ def _check_capture(capture, device, what, box):
                                 "stream (CUDA would run it once, now, and never at a replay).")
     if "upload" in box:
         graph.refuse_in_capture(device, f"{what} of a host array", graph.UPLOAD)
+    if what in _CUBLAS and not getattr(_local, "direct_cublas", 0):
+        graph.refuse_in_capture(device, what, "CuPy 14 refuses cuBLAS calls while a stream captures "
+                                "(NotImplementedError from cublas.setStream); products go through "
+                                "device.matmul or device.gemm, which call cuBLAS directly.")
+
+
+# Calls CuPy runs on cuBLAS, which CuPy 14.2 refuses while a stream captures
+# (cublas.setStream raises NotImplementedError); the devices' matmul/gemm
+# call cuBLAS directly instead (device/cublas_direct.py).
+_CUBLAS = frozenset("__matmul__ __rmatmul__ __imatmul__ matmul dot ndarray.dot vdot inner tensordot einsum".split())
+
+
+class direct_cublas:
+    """Array products inside run as the direct cuBLAS calls of a capture."""
+
+    def __enter__(self):
+        _local.direct_cublas = getattr(_local, "direct_cublas", 0) + 1
+
+    def __exit__(self, *exc):
+        _local.direct_cublas -= 1
+        return False
 
 
 def _inner(value):

@@ -239,7 +239,9 @@ def _copy_in(device, static, leaf):
     copy on the device otherwise."""
     data = leaf.data if isinstance(leaf, Tensor) else leaf
     if isinstance(data, numpy.ndarray):
-        static.set(numpy.ascontiguousarray(data, dtype=static.dtype))
+        # On the device's stream, asynchronously: a plain set() is a synchronous
+        # cudaMemcpy on the legacy stream, which would wait for the last replay.
+        static.set(numpy.ascontiguousarray(data, dtype=static.dtype), stream=device.stream)
     else:
         static[...] = data if device.owns(data) else device.asarray(data)
 

@@ -51,4 +51,4 @@ class StepScalars:
         values = numpy.zeros(SLOTS, self.dtype)
         values[:len(self._recompute)] = [recompute() for recompute in self._recompute]
         with self.device.activate():
-            self.buffer.set(values)
+            self.buffer.set(values, stream=self.device.stream)  # asynchronous, in the device's order
