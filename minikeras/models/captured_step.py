@@ -95,6 +95,16 @@ class CapturedTrainStep:
             self._graphs[signature] = entry
         return entry.replay(x, y, sample_weight, leaves)
 
+    def check_train_step(self):
+        """Warn once (and stay eager) when the model overrides ``train_step``:
+        its code is its own, and only the built-in step is captured."""
+        from minikeras.models.steps import TrainingSteps
+
+        if self.refusal is None and type(self.model).train_step is not TrainingSteps.train_step:
+            self._refuse("a custom train_step runs as written (only the built-in step is captured)")
+        elif self.refusal is None and type(self.model)._train_batch is not TrainingSteps._train_batch:
+            self._refuse(f"{type(self.model).__name__} has its own step (one graph captures one device's step)")
+
     def release(self):
         """Drop every graph (a recompile or a new fit configuration)."""
         for entry in self._graphs.values():

@@ -144,6 +144,8 @@ class Trainer(TrainingSteps):
         if self.optimizer is None:
             raise ValueError("fit: the model was compiled without an optimizer (optimizer=None); compile it with "
                              "one, e.g. model.compile(optimizer='adam', loss=...).")
+        if self.__dict__.get("_captured_step") is not None:
+            self._captured_step.check_train_step()
         verbose = training_arguments.check_fit(batch_size, epochs, verbose, shuffle, class_weight, validation_split,
                                                initial_epoch, steps_per_epoch, validation_steps,
                                                validation_batch_size, validation_freq)

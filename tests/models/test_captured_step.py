@@ -182,3 +182,17 @@ def test_jit_compile_on_any_device_trains_as_eager(device):
     for a, b in zip(eager.get_weights(), graphed.get_weights()):
         numpy.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
     assert device.stats.graph_launches - launches == (0 if not device.supports_graphs else 8)
+
+
+def test_a_custom_train_step_runs_as_written_with_one_warning(simulated_gpu):
+    class Custom(mk.Sequential):
+        def train_step(self, data):
+            self.custom_calls = getattr(self, "custom_calls", 0) + 1
+            return super().train_step(data)
+
+    mk.random.seed(0)
+    model = Custom([layers.Input((6,)), layers.Dense(3)])
+    model.compile("adam", mk.losses.SparseCategoricalCrossentropy(from_logits=True), jit_compile=True)
+    _, caught = _fit(model, epochs=2)
+    assert len(caught) == 1 and "custom train_step" in caught[0]
+    assert model.custom_calls == 8 and simulated_gpu.stats.graph_launches == 0
