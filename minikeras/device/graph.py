@@ -125,7 +125,8 @@ class CudaGraph:
         device.stats.graph_launches += 1
 
     def release(self):
-        """Drop the graph and give its private pool's blocks back to the driver."""
+        """Drop the graph and give its private pool's unused blocks back to
+        the driver (drop the arrays made during the capture first)."""
         self._graph = None
         if self._pool is not None:
             with self.device.xp.cuda.Device(self.device.physical.index):

@@ -29,6 +29,8 @@ A capture on the simulated GPU (``SimulatedGpuDevice.capture``) does what
 import numpy
 
 from minikeras.device import graph, simulated_streams
+from minikeras.device.simulated_array import _fresh_arrays as _arrays_of
+from minikeras.device.simulated_array import _root
 
 
 class SimulatedGraph:
@@ -114,21 +116,6 @@ class SimulatedCapture(graph.Capture):
             root[...] = before
         self._saved.clear()
         return SimulatedGraph(self.device, self._nodes, list(self._reads.values()), list(self._writes.values()))
-
-
-def _root(array):
-    while isinstance(array.base, numpy.ndarray):
-        array = array.base
-    return array
-
-
-def _arrays_of(value, found):
-    if isinstance(value, numpy.ndarray):
-        found.append(value)
-    elif isinstance(value, (tuple, list)):
-        for item in value:
-            _arrays_of(item, found)
-    return found
 
 
 def capture_simulated(device, mode="relaxed"):

@@ -232,8 +232,22 @@ class _StepGraph:
         return loss
 
     def release(self):
-        self.graph.release()
-        self.static = self._weights = ()
+        """Drop the graph and what it holds. The arrays made during the
+        capture go first: a CuPy pool gives back to the driver only blocks
+        nobody uses (``free_all_blocks``), and a pool dropped with blocks
+        cached never gives them back (device/gpu.py)."""
+        if self.graph is None:
+            return
+        self.loss = self.y_pred = None
+        self.parts, self.checks, self.static, self._weights = {}, [], (), ()
+        graph, self.graph = self.graph, None
+        graph.release()
+
+    def __del__(self):
+        try:
+            self.release()
+        except Exception:  # noqa: BLE001  (interpreter shutdown: CuPy may be gone)
+            pass
 
 
 def _static_copy(device, leaf):
