@@ -211,7 +211,7 @@ class _StepGraph:
 
     def still_valid(self):
         """Whether the model still trains the buffers the graph was captured on."""
-        return _same_arrays(self._weights, _weight_arrays(self.model))
+        return _same_arrays(self._weights)
 
     def replay(self, x, y, sample_weight, leaves):
         device, model = self.device, self.model
@@ -281,14 +281,15 @@ def _copy_out(value):
 
 
 def _weight_arrays(model):
-    """The arrays the graph updates in place (weights and optimizer state),
-    and which weights are trainable."""
-    arrays = [weight.data for weight in model.weights]
-    arrays += [entry.array for entry in model.optimizer._state]  # the slots (optimizers/_state.py)
-    return arrays, [id(weight) for weight in model.trainable_weights]
+    """``(holder, attribute, array)`` for every array the graph updates in place: the
+    weights' data and the optimizer's slots (``optimizers/_state.py``). Read
+    once at capture: walking the layers for ``model.weights`` every step
+    would cost more host time than the replay (a change of ``trainable``
+    needs a recompile, as in Keras)."""
+    return [(weight, "data", weight.data) for weight in model.weights] + [
+        (entry, "array", entry.array) for entry in model.optimizer._state]
 
 
-def _same_arrays(before, now):
-    (arrays, trainable), (arrays_now, trainable_now) = before, now
-    return trainable == trainable_now and len(arrays) == len(arrays_now) and all(
-        a is b for a, b in zip(arrays, arrays_now))
+def _same_arrays(watched):
+    """Whether every holder still holds the array the graph was captured on."""
+    return all(getattr(holder, attribute) is array for holder, attribute, array in watched)
