@@ -235,7 +235,11 @@ class _Generator:
         self._device = weakref.ref(device)  # device.rng holds the generator: no cycle
 
     def __getattr__(self, name):
-        return getattr(self._generator, name)
+        value = getattr(self._generator, name)
+        if callable(value) and graph.active_capture() is not None:  # as the simulated GPU's generator
+            graph.refuse_in_capture(self._device(), f"Generator.{name}", "random layers draw from generators "
+                                    "that are not captured (a graph would replay this step's random numbers).")
+        return value
 
     def __deepcopy__(self, memo):
         import copy

@@ -196,8 +196,8 @@ class _SimulatedGenerator:
 
         def draw(*args, **kwargs):
             simulated_array._require(device, f"Generator.{name}")
-            graph.refuse_in_capture(device, f"Generator.{name}", "the simulated generator draws on the host, "
-                                    "so a graph would replay this step's random numbers.")
+            graph.refuse_in_capture(device, f"Generator.{name}", "random layers draw from generators "
+                                    "that are not captured (a graph would replay this step's random numbers).")
             result = method(*args, **kwargs)
             simulated_array._issue(f"Generator.{name}", (), (), result)
             simulated_array.count_kernel(device)  # a draw is one kernel, as cuRAND's

@@ -196,3 +196,14 @@ def test_a_custom_train_step_runs_as_written_with_one_warning(simulated_gpu):
     _, caught = _fit(model, epochs=2)
     assert len(caught) == 1 and "custom train_step" in caught[0]
     assert model.custom_calls == 8 and simulated_gpu.stats.graph_launches == 0
+
+
+def test_dropout_runs_eagerly_on_a_gpu_with_one_warning(device):
+    model = _model(True, extra=(layers.Dropout(0.5),))
+    launches = device.stats.graph_launches
+    history, caught = _fit(model)
+    if device.supports_graphs:
+        assert len(caught) == 1 and "random layers" in caught[0]
+    else:
+        assert caught == []
+    assert device.stats.graph_launches == launches and numpy.isfinite(history["loss"]).all()
