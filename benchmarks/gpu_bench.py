@@ -5,6 +5,8 @@ and the CIFAR-10 CNN, exactly as benchmarks/anchors.py and compare.py define
 them) and each runner:
 
 * ``minikeras``: ``model.fit`` for one epoch inside ``with minikeras.device("gpu:0")``;
+* ``minikeras-jit``: the same with ``compile(jit_compile=True)``: after warm-up
+  each step is one CUDA graph launch (models/captured_step.py);
 * ``torch``: a plain eager training loop;
 * ``torch-graphs``: the same loop with the whole step (forward, backward and
   a capturable Adam) captured once in a CUDA graph and replayed (GPU only);
@@ -51,7 +53,7 @@ LR = 1e-3
 WARMUP_STEPS = 5
 MEDIAN_STEPS = 50
 MODELS = ("mlp", "cnn", "cifar_cnn")
-RUNNERS = ("minikeras", "torch", "torch-graphs")
+RUNNERS = ("minikeras", "minikeras-jit", "torch", "torch-graphs")
 TRAIN_SAMPLES = {"mlp": 60000, "cnn": 60000, "cifar_cnn": 50000}
 # Channels-last sample shapes (minikeras); torch gets channels-first.
 SAMPLE_SHAPES = {"mlp": (784,), "cnn": (28, 28, 1), "cifar_cnn": (32, 32, 3)}
@@ -75,13 +77,15 @@ def _channels_first(x):
 def gpu_status(runners):
     """``{runner: None or reason it cannot run on the GPU}``."""
     status = {}
-    if "minikeras" in runners:
+    for runner in ("minikeras", "minikeras-jit"):
+        if runner not in runners:
+            continue
         try:
             from minikeras import backend
 
-            status["minikeras"] = None if backend.gpu_available() else backend.gpu_unavailable_reason()
+            status[runner] = None if backend.gpu_available() else backend.gpu_unavailable_reason()
         except ImportError as error:
-            status["minikeras"] = f"minikeras does not import: {error}"
+            status[runner] = f"minikeras does not import: {error}"
     for runner in ("torch", "torch-graphs"):
         if runner not in runners:
             continue
@@ -96,8 +100,9 @@ def gpu_status(runners):
 
 # ----------------------------------------------------------------------- minikeras
 
-def run_minikeras(model_name, x, y, device):
-    """One fit() epoch and the median of single train_on_batch steps."""
+def run_minikeras(model_name, x, y, device, jit_compile=False):
+    """One fit() epoch and the median of single train_on_batch steps
+    (``jit_compile``: each step a CUDA graph after warm-up)."""
     import minikeras as mk
     from compare import _minikeras_model
 
@@ -106,8 +111,9 @@ def run_minikeras(model_name, x, y, device):
     with mk.device(f"{device}:0"):
         model = _minikeras_model(model_name)
         model.compile(optimizer=mk.optimizers.Adam(LR),
-                      loss=mk.losses.SparseCategoricalCrossentropy(from_logits=True))
+                      loss=mk.losses.SparseCategoricalCrossentropy(from_logits=True), jit_compile=jit_compile)
         steps = len(x) // BATCH
+        model.weights[0].device.stats.reset()  # this run's graph launches only
         for step in range(WARMUP_STEPS):  # builds, compiles the kernels, fills the memory pool
             batch = slice((step % steps) * BATCH, (step % steps + 1) * BATCH)
             model.train_on_batch(x[batch], y[batch])
@@ -123,8 +129,9 @@ def run_minikeras(model_name, x, y, device):
             model.train_on_batch(x[batch], y[batch])  # returns the loss: a host read, so it syncs
             sync()
             step_times.append(time.perf_counter() - start)
+    graph_launches = model.weights[0].device.stats.graph_launches
     return dict(version=mk.__version__, epoch_s=epoch_s, median_step_ms=1e3 * statistics.median(step_times),
-                final_loss=float(history.history["loss"][-1]))
+                final_loss=float(history.history["loss"][-1]), graph_launches=graph_launches)
 
 
 def _cupy_synchronize():
@@ -234,8 +241,8 @@ def run(models, runners, device, steps=None):
                 continue  # CUDA graphs need a GPU
             row = dict(model=model, runner=runner, device=device, steps=model_steps, batch=BATCH)
             try:
-                if runner == "minikeras":
-                    row.update(run_minikeras(model, x, y, device))
+                if runner in ("minikeras", "minikeras-jit"):
+                    row.update(run_minikeras(model, x, y, device, jit_compile=runner == "minikeras-jit"))
                 else:
                     row.update(run_torch(model, x, y, device, graphs=runner == "torch-graphs"))
             except Exception as error:  # one failing runner must not hide the others
@@ -288,7 +295,7 @@ def main(argv=None):
 
     rows = run(args.models, runners, args.device, args.steps)
     columns = ["model", "runner", "steps", "epoch_s", "median_step_ms", "samples_per_s", "epoch_vs_torch",
-               "final_loss", "version", "error"]
+               "final_loss", "graph_launches", "version", "error"]
     report(f"gpu_bench_{args.device}", rows, columns, path=args.json,
            extra={"device_name": _device_name(args.device), "batch": BATCH, "tf32": False,
                   "protocol": "synthetic data, full batches only, each median step synchronised"})

@@ -183,6 +183,16 @@ class Device:
         """Context in which this device's arrays are made and its work runs."""
         return _NO_CONTEXT
 
+    # Whether ``capture()`` records CUDA graphs here (device/graph.py).
+    supports_graphs = False
+
+    def capture(self, mode="relaxed"):
+        """Capture the work issued in this block as a graph (``device/graph.py``):
+        only a GPU has graphs."""
+        from minikeras.device.graph import GraphCaptureError
+
+        raise GraphCaptureError(f"{self.canonical} has no graphs to capture (only a GPU does); run the work eagerly.")
+
     def synchronize(self):
         """Wait for the work queued on this device to finish."""
 
@@ -248,6 +258,16 @@ class Device:
                 return (a.astype(numpy.float32) @ b.astype(numpy.float32)).astype(a.dtype)
             return (a @ b).astype(a.dtype, copy=False)
         return a @ b
+
+    def gemm(self, a, b, out=None):
+        """``a @ b`` (into ``out`` when given) exactly as the array module
+        computes it, from any thread (no op-thread splitting): the products
+        of the im2col convolutions. On a GPU that is capturing a graph it
+        calls cuBLAS directly (``device/cublas_direct.py``), since CuPy
+        refuses cuBLAS during a capture."""
+        if out is None:
+            return a @ b
+        return self.xp.matmul(a, b, out=out)
 
     def matmul_all(self, pairs):
         """``[a @ b for a, b in pairs]`` for independent 2-D products (the

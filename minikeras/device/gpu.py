@@ -67,7 +67,7 @@ import weakref
 
 import numpy
 
-from minikeras.device import scatter
+from minikeras.device import graph, scatter
 from minikeras.device.device import Device
 from minikeras.device import cuda_errors
 from minikeras.errors import ResourceExhaustedError
@@ -96,6 +96,13 @@ class GpuDevice(Device):
         self._allocator = _pool_allocator(self)  # holds no reference to the device: no cycle
 
     compiles_kernels = True  # minikeras.kernels compiles its CUDA sources here
+    supports_graphs = True
+
+    def capture(self, mode="relaxed"):
+        """Capture the work issued in this block into a CUDA graph
+        (``device/graph.py``): ``with device.capture() as c: ...``, then
+        ``c.graph.launch()``."""
+        return graph.capture_cuda(self, mode)
 
     @contextlib.contextmanager
     def activate(self):
@@ -110,7 +117,20 @@ class GpuDevice(Device):
         except Exception:  # noqa: BLE001  (CUDA errors of work outside an op: cuda_errors.py)
             cuda_errors.reraise(self)
 
+    def matmul(self, a, b):
+        if graph.active_capture() is not None and a.ndim == 2 and b.ndim == 2 and a.dtype == b.dtype:
+            return self.gemm(a, b)
+        return super().matmul(a, b)
+
+    def gemm(self, a, b, out=None):
+        if graph.active_capture() is not None:  # CuPy refuses cuBLAS now: call it directly
+            from minikeras.device import cublas_direct
+
+            return cublas_direct.gemm(self.xp, a, b, out)
+        return super().gemm(a, b, out)
+
     def synchronize(self):
+        graph.refuse_in_capture(self, "synchronize()", graph.HOST_SYNC)
         self.stats.host_syncs += 1
         self.stream.synchronize()
 
@@ -141,6 +161,7 @@ class GpuDevice(Device):
 
                 if not isinstance(value, numpy.ndarray) and registry.is_device_array(value):
                     value = registry.owner_of(value).to_host(value)
+                graph.refuse_in_capture(self, "an upload from the host", graph.UPLOAD)
                 self.stats.uploads += 1
                 array = cupy.asarray(value)
             if dtype is not None and array.dtype != dtype:
@@ -151,6 +172,8 @@ class GpuDevice(Device):
         """A copy of ``array`` (on device ``source``) on this device, ordered
         after the source's pending work by events (module docstring, rule 4)."""
         cupy = self.xp
+        graph.refuse_in_capture(self, f"a copy from {source.canonical if source else 'the host'}",
+                                "work of another stream or the host is not part of the captured stream.")
         if not isinstance(array, cupy.ndarray):  # a host (or other kind of) array: upload it
             host = array if source is None else source.to_host(array)
             with self.activate():
@@ -170,6 +193,7 @@ class GpuDevice(Device):
     def to_host(self, array):
         if isinstance(array, numpy.ndarray):
             return array
+        graph.refuse_in_capture(self, "a read to the host", graph.HOST_SYNC)
         self.stats.host_syncs += 1
         with self.activate():
             return array.get(stream=self.stream)
@@ -214,7 +238,11 @@ class _Generator:
         self._device = weakref.ref(device)  # device.rng holds the generator: no cycle
 
     def __getattr__(self, name):
-        return getattr(self._generator, name)
+        value = getattr(self._generator, name)
+        if callable(value) and graph.active_capture() is not None:  # as the simulated GPU's generator
+            graph.refuse_in_capture(self._device(), f"Generator.{name}", "random layers draw from generators "
+                                    "that are not captured (a graph would replay this step's random numbers).")
+        return value
 
     def __deepcopy__(self, memo):
         import copy
@@ -259,13 +287,15 @@ def _fragmentation(pool, size, limit):
             f"and no free block fits: the memory is fragmented.")
 
 
-def _pool_allocator(device):
+def _pool_allocator(device, pool=None):
     """The logical GPU's pool as CuPy's allocator (module docstring): the
-    user's limit checked on the bytes in use, CuPy's OutOfMemoryError turned
+    user's limit checked on the bytes in use (of ``pool``, the device's own
+    by default), CuPy's OutOfMemoryError turned
     into ResourceExhaustedError, the peak read at each allocation, and each
     allocation tagged with its owner. The closure holds the device weakly,
     so the device and its allocator form no reference cycle."""
-    pool, memory, name = device.pool, device.memory, device.canonical
+    pool = device.pool if pool is None else pool  # another: a graph capture's private pool
+    memory, name = device.memory, device.canonical
     owner = weakref.ref(device)
     out_of_memory = device.xp.cuda.memory.OutOfMemoryError
 

@@ -17,7 +17,7 @@ import os
 
 import numpy
 
-from minikeras.device import scatter, simulated_array, simulated_streams
+from minikeras.device import graph, scatter, simulated_array, simulated_graph, simulated_streams
 from minikeras.device.device import Device
 from minikeras.device.memory import MemoryStats
 
@@ -104,7 +104,22 @@ class SimulatedGpuDevice(Device):
     def one_kernel(self):
         return simulated_array.one_launch(self)
 
+    supports_graphs = True
+
+    def capture(self, mode="relaxed"):
+        """Record the work issued in this block as a graph (``device/simulated_graph.py``)."""
+        return simulated_graph.capture_simulated(self, mode)
+
+    def matmul(self, a, b):
+        with simulated_array.direct_cublas():  # as GpuDevice: cuBLAS called directly while capturing
+            return super().matmul(a, b)
+
+    def gemm(self, a, b, out=None):
+        with simulated_array.direct_cublas():
+            return super().gemm(a, b, out)
+
     def synchronize(self):
+        graph.refuse_in_capture(self, "synchronize()", graph.HOST_SYNC)
         self.stats.host_syncs += 1
         self.stream.synchronize()
 
@@ -126,6 +141,7 @@ class SimulatedGpuDevice(Device):
 
                 if not isinstance(value, numpy.ndarray) and registry.is_device_array(value):
                     value = registry.owner_of(value).to_host(value)
+                graph.refuse_in_capture(self, "an upload from the host", graph.UPLOAD)
                 self.stats.uploads += 1
                 array = simulated_array.SimulatedArray(numpy.array(value, copy=True), self)
                 simulated_array._issue("upload", (), (), array._array)
@@ -135,6 +151,8 @@ class SimulatedGpuDevice(Device):
 
     def copy_from(self, array, source):
         """A copy on this device of ``array``, which lives on ``source``."""
+        graph.refuse_in_capture(self, f"a copy from {source.canonical if source else 'the host'}",
+                                "work of another stream or the host is not part of the captured stream.")
         if type(array) is not simulated_array.SimulatedArray:
             host = source.to_host(array)
             with self._context:
@@ -189,6 +207,8 @@ class _SimulatedGenerator:
 
         def draw(*args, **kwargs):
             simulated_array._require(device, f"Generator.{name}")
+            graph.refuse_in_capture(device, f"Generator.{name}", "random layers draw from generators "
+                                    "that are not captured (a graph would replay this step's random numbers).")
             result = method(*args, **kwargs)
             simulated_array._issue(f"Generator.{name}", (), (), result)
             simulated_array.count_kernel(device)  # a draw is one kernel, as cuRAND's

@@ -28,7 +28,7 @@ import weakref
 
 import numpy
 
-from minikeras.device import simulated_limits, simulated_streams
+from minikeras.device import graph, simulated_limits, simulated_streams
 
 _local = threading.local()
 
@@ -205,13 +205,58 @@ def _call(function, what, args, kwargs, allow_host=False):
     args = _unwrap(args, box, what, allow_host)
     kwargs = _unwrap(kwargs, box, what, allow_host)
     device = _require(box[0], what)
+    capture = graph.active_capture()
+    if capture is not None:
+        _check_capture(capture, device, what, box)
+        capture.will_write(writes)
     if "upload" in box:
         device.stats.uploads += 1
     result = function(*args, **kwargs)
     _issue(what, reads, writes, result)
     if "upload" not in box:
         count_launch(device, what, args, kwargs, result)
-    return _wrap(result, device), box[0]
+    wrapped = _wrap(result, device)
+    if capture is not None:
+        capture.record(function, args, kwargs, reads, writes, _inner(wrapped))
+    return wrapped, box[0]
+
+
+def _check_capture(capture, device, what, box):
+    """Refuse what a CUDA graph capture refuses (device/simulated_graph.py)."""
+    if capture.device is not device:
+        graph.refuse_in_capture(device, what, "work on another device's stream is not part of the captured "
+                                "stream (CUDA would run it once, now, and never at a replay).")
+    if "upload" in box:
+        graph.refuse_in_capture(device, f"{what} of a host array", graph.UPLOAD)
+    if what in _CUBLAS and not getattr(_local, "direct_cublas", 0):
+        graph.refuse_in_capture(device, what, "CuPy 14 refuses cuBLAS calls while a stream captures "
+                                "(NotImplementedError from cublas.setStream); products go through "
+                                "device.matmul or device.gemm, which call cuBLAS directly.")
+
+
+# Calls CuPy runs on cuBLAS, which CuPy 14.2 refuses while a stream captures
+# (cublas.setStream raises NotImplementedError); the devices' matmul/gemm
+# call cuBLAS directly instead (device/cublas_direct.py).
+_CUBLAS = frozenset("__matmul__ __rmatmul__ __imatmul__ matmul dot ndarray.dot vdot inner tensordot einsum".split())
+
+
+class direct_cublas:
+    """Array products inside run as the direct cuBLAS calls of a capture."""
+
+    def __enter__(self):
+        _local.direct_cublas = getattr(_local, "direct_cublas", 0) + 1
+
+    def __exit__(self, *exc):
+        _local.direct_cublas -= 1
+        return False
+
+
+def _inner(value):
+    if type(value) is SimulatedArray:
+        return value._array
+    if isinstance(value, (tuple, list)):
+        return type(value)(_inner(item) for item in value)
+    return None
 
 
 # Operations that write their first argument in place: the race detector's
@@ -410,6 +455,7 @@ class SimulatedArray:
     # ----------------------------------------------------------- host reads
     def _host(self, what):
         device = _require(self._device, what)
+        graph.refuse_in_capture(device, what, graph.HOST_SYNC)
         device.stats.host_syncs += 1
         _issue(what, (self._array,), ())
         return self._array
@@ -442,6 +488,7 @@ class SimulatedArray:
     def set(self, array, stream=None):
         """Copy a host array into this one (an upload), as ``cupy.ndarray.set``."""
         device = _require(self._device, "set()")
+        graph.refuse_in_capture(device, "set() from the host", graph.UPLOAD)
         device.stats.uploads += 1
         _issue("set()", (), (self._array,))
         self._array[...] = array

@@ -49,8 +49,9 @@ def multi_tensor_source(name, scalar_parameters, fields, body):
 
 
 ADAM_SOURCE = multi_tensor_source(
-    "adam_update", "scalar_t alpha, scalar_t keep_1, scalar_t keep_2, scalar_t epsilon, int amsgrad",
-    ("weights", "gradient", "momentum", "velocity", "velocity_hat"), r"""
+    "adam_update", "scalar_t alpha_value, unsigned long long alpha_at, scalar_t keep_1, scalar_t keep_2, "
+    "scalar_t epsilon, int amsgrad", ("weights", "gradient", "momentum", "velocity", "velocity_hat"), r"""
+        const scalar_t alpha = alpha_at ? *(const scalar_t*)alpha_at : alpha_value;
         scalar_t* weights = (scalar_t*)weights_table[t];
         const scalar_t g = ((const scalar_t*)gradient_table[t])[j];
         scalar_t* momentum = (scalar_t*)momentum_table[t];
@@ -99,6 +100,18 @@ def adam_math(xp, alpha, beta_1, beta_2, epsilon, gradient, momentum, velocity, 
     weights -= update
 
 
+def step_value(value, scalar):
+    """A per-step scalar as a kernel's two arguments ``(value, pointer)``:
+    ``(value, 0)`` for a number, ``(0, address)`` for a 0-d device array of
+    the kernel's dtype, read by the kernel when it runs (a captured step's,
+    ``optimizers/_step_scalars.py``)."""
+    if isinstance(value, (int, float, numpy.generic)):
+        return scalar(value), numpy.uint64(0)
+    if numpy.dtype(value.dtype) != numpy.dtype(scalar):
+        raise TypeError(f"a device step scalar of dtype {value.dtype} for a kernel in {numpy.dtype(scalar)}.")
+    return scalar(0), numpy.uint64(value.data.ptr)
+
+
 def _multi_tensor_launch(launcher, device, groups, pointers, scalars):
     """Launch a multi-tensor kernel over ``groups``, TENSORS_PER_LAUNCH at a time.
 
@@ -144,7 +157,8 @@ def _adam_launch(launcher, device, groups, alpha, beta_1, beta_2, epsilon):
         return weights, gradient, momentum, velocity, velocity_hat
 
     _multi_tensor_launch(launcher, device, groups, pointers, lambda scalar: (
-        scalar(alpha), scalar(1.0 - beta_1), scalar(1.0 - beta_2), scalar(epsilon), numpy.int32(amsgrad)))
+        *step_value(alpha, scalar), scalar(1.0 - beta_1), scalar(1.0 - beta_2), scalar(epsilon),
+        numpy.int32(amsgrad)))
 
 
 register(Kernel("adam_update", adam_reference, ADAM_SOURCE, _adam_launch))
@@ -152,8 +166,9 @@ register(Kernel("adam_update", adam_reference, ADAM_SOURCE, _adam_launch))
 
 # ----------------------------------------------------------------------- SGD
 SGD_SOURCE = multi_tensor_source(
-    "sgd_update", "scalar_t learning_rate, scalar_t momentum, int use_momentum, int nesterov",
-    ("weights", "gradient", "velocity"), r"""
+    "sgd_update", "scalar_t learning_rate_value, unsigned long long learning_rate_at, scalar_t momentum, "
+    "int use_momentum, int nesterov", ("weights", "gradient", "velocity"), r"""
+        const scalar_t learning_rate = learning_rate_at ? *(const scalar_t*)learning_rate_at : learning_rate_value;
         scalar_t* weights = (scalar_t*)weights_table[t];
         /* The reference's operations, in its order. */
         const scalar_t scaled = ((const scalar_t*)gradient_table[t])[j] * learning_rate;
@@ -197,7 +212,7 @@ def sgd_reference(device, groups, learning_rate, momentum, nesterov):
 def _sgd_launch(launcher, device, groups, learning_rate, momentum, nesterov):
     use_momentum = groups[0][1] is not None
     _multi_tensor_launch(launcher, device, groups, lambda group: (group[2], group[0], group[1]), lambda scalar: (
-        scalar(learning_rate), scalar(momentum), numpy.int32(use_momentum), numpy.int32(nesterov)))
+        *step_value(learning_rate, scalar), scalar(momentum), numpy.int32(use_momentum), numpy.int32(nesterov)))
 
 
 register(Kernel("sgd_update", sgd_reference, SGD_SOURCE, _sgd_launch))
@@ -205,7 +220,9 @@ register(Kernel("sgd_update", sgd_reference, SGD_SOURCE, _sgd_launch))
 
 # -------------------------------------------------------------- weight decay
 WEIGHT_DECAY_SOURCE = multi_tensor_source(
-    "weight_decay_update", "scalar_t weight_decay, scalar_t learning_rate", ("weights",), r"""
+    "weight_decay_update", "scalar_t weight_decay, scalar_t learning_rate_value, unsigned long long learning_rate_at",
+    ("weights",), r"""
+        const scalar_t learning_rate = learning_rate_at ? *(const scalar_t*)learning_rate_at : learning_rate_value;
         scalar_t* weights = (scalar_t*)weights_table[t];
         /* The reference's operations, in its order: decay = w * wd; decay *= lr; w -= decay. */
         scalar_t decay = weights[j] * weight_decay;
@@ -226,7 +243,7 @@ def weight_decay_reference(device, groups, weight_decay, learning_rate):
 
 def _weight_decay_launch(launcher, device, groups, weight_decay, learning_rate):
     _multi_tensor_launch(launcher, device, groups, lambda group: (group[0],), lambda scalar: (
-        scalar(weight_decay), scalar(learning_rate)))
+        scalar(weight_decay), *step_value(learning_rate, scalar)))
 
 
 register(Kernel("weight_decay_update", weight_decay_reference, WEIGHT_DECAY_SOURCE, _weight_decay_launch))
@@ -234,8 +251,10 @@ register(Kernel("weight_decay_update", weight_decay_reference, WEIGHT_DECAY_SOUR
 
 # ------------------------------------------------------------------- RMSprop
 RMSPROP_SOURCE = multi_tensor_source(
-    "rmsprop_update", "scalar_t learning_rate, scalar_t rho, scalar_t keep, scalar_t epsilon, scalar_t momentum, "
-    "int use_momentum, int centered", ("weights", "gradient", "velocity", "average", "momentum_slot"), r"""
+    "rmsprop_update", "scalar_t learning_rate_value, unsigned long long learning_rate_at, scalar_t rho, scalar_t keep, "
+    "scalar_t epsilon, scalar_t momentum, int use_momentum, int centered",
+    ("weights", "gradient", "velocity", "average", "momentum_slot"), r"""
+        const scalar_t learning_rate = learning_rate_at ? *(const scalar_t*)learning_rate_at : learning_rate_value;
         scalar_t* weights = (scalar_t*)weights_table[t];
         const scalar_t g = ((const scalar_t*)gradient_table[t])[j];
         scalar_t* velocity = (scalar_t*)velocity_table[t];
@@ -299,7 +318,7 @@ def rmsprop_reference(device, groups, learning_rate, rho, epsilon, momentum):
 def _rmsprop_launch(launcher, device, groups, learning_rate, rho, epsilon, momentum):
     centered, use_momentum = groups[0][2] is not None, groups[0][3] is not None
     _multi_tensor_launch(launcher, device, groups, lambda group: (group[4], group[0], group[1], group[2], group[3]),
-                         lambda scalar: (scalar(learning_rate), scalar(rho), scalar(1.0 - rho), scalar(epsilon),
+                         lambda scalar: (*step_value(learning_rate, scalar), scalar(rho), scalar(1.0 - rho), scalar(epsilon),
                                          scalar(momentum), numpy.int32(use_momentum), numpy.int32(centered)))
 
 

@@ -180,6 +180,17 @@ class TrainingSteps:
         return self(x, training=False)
 
     def _train_batch(self, x, y, sample_weight=None):
+        jit = self.__dict__.get("_captured_step")
+        if jit is not None:  # compile(jit_compile=True): one CUDA graph per step (models/captured_step.py)
+            return jit.run(x, y, sample_weight)
+        loss, y_pred, parts = self._train_batch_core(x, y, sample_weight)
+        self._update_logs(loss, y, y_pred, sample_weight, parts)
+        return loss
+
+    def _train_batch_core(self, x, y, sample_weight=None):
+        """Forward, loss, backward, optimizer update, layer state and weight
+        constraints of one batch; returns ``(loss, y_pred, loss parts)``
+        (the logs are the caller's)."""
         from minikeras.models.training import _unbuilt_state
 
         trainable = []
@@ -211,8 +222,7 @@ class TrainingSteps:
                 with weight.device.activate():
                     weight.data[...] = constraint(weight.data)
             weight.grad = None
-        self._update_logs(loss, y, y_pred, sample_weight, parts)
-        return loss
+        return loss, y_pred, parts
 
     def _warn_no_trainable_weights(self):
         if not getattr(self, "_warned_no_trainable", False):

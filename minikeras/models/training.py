@@ -88,6 +88,7 @@ class Trainer(TrainingSteps):
                 and not isinstance(self.optimizer, optimizers.LossScaleOptimizer)):
             self.optimizer = optimizers.LossScaleOptimizer(self.optimizer, name="loss_scale_optimizer")
         self._compile_args = {"loss": loss, "metrics": metrics, "loss_weights": loss_weights}
+        self._set_jit_compile(jit_compile)
         names = self._output_names()
         self.compiled_loss = LossContainer(loss, loss_weights, names)
         self.compiled_metrics = None
@@ -96,6 +97,21 @@ class Trainer(TrainingSteps):
         if self.built:
             self._make_metrics()
         self.stop_training = False
+
+    def _set_jit_compile(self, jit_compile):
+        """``jit_compile=True``: on a GPU, each training step runs as one CUDA
+        graph after warm-up (models/captured_step.py); on the CPU, or where a
+        step cannot be captured (one warning says why), the eager step runs.
+        ``None``/``"auto"`` (Keras's default) and False run the eager step."""
+        previous = self.__dict__.get("_captured_step")
+        if previous is not None:
+            previous.release()
+        self.jit_compile = jit_compile is True
+        self._captured_step = None
+        if self.jit_compile:
+            from minikeras.models.captured_step import CapturedTrainStep
+
+            self._captured_step = CapturedTrainStep(self)
 
     def _output_names(self):
         structure = getattr(self, "_outputs_structure", None)
@@ -128,6 +144,8 @@ class Trainer(TrainingSteps):
         if self.optimizer is None:
             raise ValueError("fit: the model was compiled without an optimizer (optimizer=None); compile it with "
                              "one, e.g. model.compile(optimizer='adam', loss=...).")
+        if self.__dict__.get("_captured_step") is not None:
+            self._captured_step.check_train_step()
         verbose = training_arguments.check_fit(batch_size, epochs, verbose, shuffle, class_weight, validation_split,
                                                initial_epoch, steps_per_epoch, validation_steps,
                                                validation_batch_size, validation_freq)

@@ -41,6 +41,8 @@ class Adam(Optimizer):
         set_moment_arguments(self, beta_1, beta_2, epsilon)
         self.amsgrad = bool(amsgrad)
 
+    _capturable = True  # alpha goes through _step_value (optimizers/_step_scalars.py)
+
     def build(self, variables):
         """Create the momentum and velocity slots (and velocity_hat with amsgrad)."""
         if self.built:
@@ -67,7 +69,8 @@ class Adam(Optimizer):
         if _fused.overrides_update_step(self, Adam):
             return super()._update_variables(grads, variables, learning_rate)
         pairs = [(variable.device, self._group(gradient, variable)) for gradient, variable in zip(grads, variables)]
-        _fused.update_all("adam_update", pairs, self._alpha(learning_rate), self.beta_1, self.beta_2, self.epsilon)
+        alpha = self._step_value(self._alpha(learning_rate), lambda: self._alpha(self._current_learning_rate()))
+        _fused.update_all("adam_update", pairs, alpha, self.beta_1, self.beta_2, self.epsilon)
 
     def update_step(self, gradient, variable, learning_rate):
         """One Adam step on ``variable`` (in place)."""

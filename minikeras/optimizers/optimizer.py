@@ -167,6 +167,29 @@ class Optimizer(OptimizerState):
                 )
         self._learning_rate = checked_learning_rate(type(self).__name__, learning_rate)
 
+    # Whether a training step using this optimizer may be captured as a CUDA
+    # graph: every per-step host value of its update goes through
+    # ``_step_value`` (models/captured_step.py checks the rest).
+    _capturable = False
+
+    def capture_refusal(self):
+        """Why a step with this optimizer cannot be captured as a graph, or None."""
+        if not self._capturable or type(self).update_step is not _base_update_step(type(self)):
+            return f"the {type(self).__name__} optimizer computes per-step values on the host"
+        if self.use_ema:
+            return "use_ema updates on a host-side schedule"
+        if self.gradient_accumulation_steps:
+            return "gradient_accumulation_steps decides on the host which steps update"
+        return None
+
+    def _step_value(self, value, recompute):
+        """``value``, a number computed on the host for this step (a learning
+        rate, a bias correction), as the update kernels get it: the number
+        itself, or while a step is captured a device scalar that is
+        ``recompute()``d before every replay (``optimizers/_step_scalars.py``)."""
+        scalars = self.__dict__.get("_captured_scalars")
+        return value if scalars is None else scalars.bind(value, recompute)
+
     def _current_learning_rate(self):
         if isinstance(self._learning_rate, LearningRateSchedule):
             return float(self._learning_rate(self._iterations))
@@ -344,6 +367,8 @@ class Optimizer(OptimizerState):
         # One multi-tensor kernel per device (minikeras/kernels/optimizer_updates.py).
         pairs = [(variable.device, (variable.data, self.scratch(variable, 1)[0]))
                  for variable in variables if self._use_weight_decay(variable)]
+        if pairs:
+            learning_rate = self._step_value(learning_rate, self._current_learning_rate)
         update_all("weight_decay_update", pairs, self.weight_decay, learning_rate)
 
     # ------------------------------------------------------------------ EMA
@@ -469,3 +494,12 @@ class Optimizer(OptimizerState):
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name!r} learning_rate={self.learning_rate!r}>"
+
+
+def _base_update_step(cls):
+    """The ``update_step`` of the library class ``cls`` derives from (a
+    user's subclass that overrides it is not capturable)."""
+    for klass in cls.__mro__:
+        if klass.__module__.startswith("minikeras.optimizers"):
+            return klass.update_step
+    return None

@@ -46,6 +46,8 @@ class RMSprop(Optimizer):
         self.epsilon = epsilon
         self.centered = bool(centered)
 
+    _capturable = True  # the learning rate goes through _step_value (optimizers/_step_scalars.py)
+
     def build(self, variables):
         """Create the velocity slots, plus momentum and average_gradient ones
         when momentum > 0 / centered."""
@@ -72,6 +74,7 @@ class RMSprop(Optimizer):
         if _fused.overrides_update_step(self, RMSprop):
             return super()._update_variables(grads, variables, learning_rate)
         pairs = [(variable.device, self._group(gradient, variable)) for gradient, variable in zip(grads, variables)]
+        learning_rate = self._step_value(learning_rate, self._current_learning_rate)
         _fused.update_all("rmsprop_update", pairs, learning_rate, self.rho, self.epsilon, self.momentum)
 
     def update_step(self, gradient, variable, learning_rate):

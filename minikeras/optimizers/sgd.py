@@ -36,6 +36,8 @@ class SGD(Optimizer):
         self.momentum = momentum
         self.nesterov = bool(nesterov)
 
+    _capturable = True  # the learning rate goes through _step_value (optimizers/_step_scalars.py)
+
     def build(self, variables):
         """Create one momentum slot per variable (none when momentum is 0)."""
         if self.built:
@@ -55,6 +57,7 @@ class SGD(Optimizer):
         if _fused.overrides_update_step(self, SGD):
             return super()._update_variables(grads, variables, learning_rate)
         pairs = [(variable.device, self._group(gradient, variable)) for gradient, variable in zip(grads, variables)]
+        learning_rate = self._step_value(learning_rate, self._current_learning_rate)
         _fused.update_all("sgd_update", pairs, learning_rate, self.momentum, self.nesterov)
 
     def update_step(self, gradient, variable, learning_rate):

@@ -60,7 +60,7 @@ class Conv(Function):
         if self.pointwise:
             # The input itself is the patch matrix.
             patches = images.reshape(-1, geometry.channels)
-            out = bias_relu.apply(self.device, patches @ matrix, bias, self.relu)
+            out = bias_relu.apply(self.device, self.device.gemm(patches, matrix), bias, self.relu)
         else:
             keep = needs_kernel and keeps_patch_matrix(self.device, geometry)
             out, _, patches = im2col_products(self.device, images, geometry, right=matrix, keep=keep, epilogue=finish)
@@ -103,7 +103,7 @@ class Conv(Function):
             grad_bias = self.device.sum_in_order([sums[key] for key in sorted(sums)], grad.shape[-1], grad.dtype)
         if matrix is not None:
             if self.pointwise:
-                grad_x = masked @ matrix.T
+                grad_x = self.device.gemm(masked, matrix.T)
             else:
                 dtype = xp.result_type(grad.dtype, matrix.dtype)
                 # matrix.T as a view: col2im copies it once, flipped, where it needs to.

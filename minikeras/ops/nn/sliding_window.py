@@ -244,11 +244,11 @@ def im2col_products(device, source, geometry, right=None, left=None, keep=False,
             cols = block.reshape(count * rows, patch)
         span = slice(start * rows, stop * rows)
         if right is not None:
-            xp.matmul(cols, right, out=forward[span])
+            device.gemm(cols, right, out=forward[span])
             if epilogue is not None:
                 epilogue(forward[span])
         if left is not None:
-            return cols.T @ (left[span] if left_block is None else left_block(span))
+            return device.gemm(cols.T, left[span] if left_block is None else left_block(span))
         return None
 
     partials = device.parallel_blocks(work, len(starts), buffers)
@@ -273,7 +273,7 @@ def transposed_product(device, cols, left, left_block=None):
 
     def work(index, _):
         span = spans[index]
-        return cols[span].T @ (left[span] if left_block is None else left_block(span))
+        return device.gemm(cols[span].T, left[span] if left_block is None else left_block(span))
 
     partials = device.parallel_blocks(work, len(spans))
     return device.sum_in_order(partials, (patch, left.shape[1]), xp.result_type(cols.dtype, left.dtype))
@@ -331,7 +331,7 @@ def col2im_product(device, left, right, geometry, dtype):
         start = starts[index]
         stop = min(batch, start + per)
         block = buffer[: (stop - start) * rows]
-        xp.matmul(left[start * rows : stop * rows], right, out=block)
+        device.gemm(left[start * rows : stop * rows], right, out=block)
         patches = block.reshape(stop - start, geometry.out_h, geometry.out_w, kh, kw, geometry.channels)
         col2im(patches, geometry, result[start:stop])
 
