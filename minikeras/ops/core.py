@@ -21,7 +21,7 @@ from minikeras.backend.dtypes import finfo, is_float_dtype
 from minikeras.device import to_host
 from minikeras.ops.math._elementwise import call_without_gradient, operand
 from minikeras.ops.math._operands import _as_tensor
-from minikeras.utils.argument_validation import check_dtype
+from minikeras.utils.argument_validation import check_dtype, validate_dtype
 
 
 def convert_to_numpy(x):
@@ -60,7 +60,7 @@ def size(x):
 
 def saturate_cast(x, dtype):  # noqa: A002
     """Cast to ``dtype``, clipping to its range first (no wrap-around, NaN of floats to ints gives 0)."""
-    target = check_dtype("saturate_cast", dtype)
+    target = validate_dtype("saturate_cast", dtype)
     x = _as_tensor("saturate_cast", operand("saturate_cast", x))
     if target.kind in "iu":
         info = numpy.iinfo(target)
@@ -160,7 +160,7 @@ def view(x, dtype=None):  # noqa: A002
     x = _as_tensor("view", operand("view", x))
     if dtype is None:
         return x
-    target = check_dtype("view", numpy.dtype(dtype))
+    target = validate_dtype("view", dtype)
     if x.ndim == 0 and target.itemsize != x.dtype.itemsize:
         raise ValueError(f"view: a scalar of {x.dtype} cannot be viewed as {target} (different sizes).")
     if x.ndim and (x.shape[-1] * x.dtype.itemsize) % target.itemsize:

@@ -25,7 +25,7 @@ from minikeras.ops.array.reshaping import expand_dims, flatten, moveaxis, reshap
 from minikeras.ops.math._elementwise import call_without_gradient, operand
 from minikeras.ops.math._operands import _as_tensor
 from minikeras.ops.math.compare import where
-from minikeras.utils.argument_validation import validate_int, validate_shape
+from minikeras.utils.argument_validation import validate_flag, validate_tensor_input, validate_int, validate_shape
 
 
 def _tensor(op_name, x):
@@ -285,6 +285,11 @@ def meshgrid(*x, indexing="xy"):
 
 def select(condlist, choicelist, default=0):
     """Per element, the choice of the first true condition, else ``default`` (``numpy.select``)."""
+    for name, value in (("condlist", condlist), ("choicelist", choicelist)):
+        if not isinstance(value, (list, tuple)):
+            raise TypeError(f"select: {name} must be a list of tensors, received {type(value).__name__} "
+                            f"{value!r:.60}.")
+    validate_tensor_input("select", default)
     if len(condlist) != len(choicelist):
         raise ValueError(f"select: condlist and choicelist must have the same length, received "
                          f"{len(condlist)} and {len(choicelist)}.")
@@ -342,6 +347,7 @@ def vander(x, N=None, increasing=False):  # noqa: N803  (keras.ops name)
     if x.ndim != 1:
         raise ValueError(f"vander expects a 1-D tensor, received shape {x.shape}.")
     columns = x.shape[0] if N is None else validate_int("vander", "N", N, minimum=0)
+    increasing = validate_flag("vander", "increasing", increasing)
     powers = numpy.arange(columns)
     if not increasing:
         powers = powers[::-1]

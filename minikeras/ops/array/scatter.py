@@ -28,7 +28,7 @@ from minikeras.device import to_host
 from minikeras.ops.array._common import _scatter_add_rows, _size
 from minikeras.ops.math._elementwise import call_without_gradient, detached, operand
 from minikeras.ops.math._operands import _as_tensor
-from minikeras.utils.argument_validation import validate_int, validate_shape
+from minikeras.utils.argument_validation import validate_flag, validate_int, validate_shape
 from minikeras.autograd.tensor import array_of
 
 
@@ -219,6 +219,9 @@ class SegmentReduce(Function):
 
     def forward(self, data, ids):
         xp = self.device.xp
+        if self.num_segments == 0:  # every id is out of range: nothing to gather, nothing to scatter back
+            self.data_shape = data.shape
+            return xp.zeros((0,) + data.shape[1:], dtype=data.dtype)
         valid = (ids >= 0) & (ids < self.num_segments)
         safe_ids = xp.where(valid, ids, 0).astype(numpy.intp)
         shape = (self.num_segments,) + data.shape[1:]
@@ -239,8 +242,10 @@ class SegmentReduce(Function):
         return out
 
     def backward(self, grad):
-        data, ids, valid_rows, out = self.saved
         xp = self.device.xp
+        if self.num_segments == 0:
+            return xp.zeros(self.data_shape, dtype=grad.dtype), None
+        data, ids, valid_rows, out = self.saved
         if self.kind == "sum":
             return grad[ids] * valid_rows, None
         if self.kind == "prod":
@@ -250,7 +255,8 @@ class SegmentReduce(Function):
         return hits * (grad / xp.maximum(counts, 1))[ids], None
 
 
-def _segment(op_name, data, segment_ids, num_segments, kind):
+def _segment(op_name, data, segment_ids, num_segments, kind, ids_sorted=False):
+    validate_flag(op_name, "sorted", ids_sorted)  # accepted for Keras's signature: any order of ids works
     data = _tensor(op_name, data)
     ids = detached(_tensor(op_name, segment_ids))
     if ids.ndim != 1 or ids.dtype.kind not in "iu" or data.ndim == 0 or ids.shape[0] != data.shape[0]:
@@ -268,19 +274,19 @@ def segment_sum(data, segment_ids, num_segments=None, sorted=False):  # noqa: A0
 
     ``sorted`` is accepted for Keras's signature; any order of ids works.
     """
-    return _segment("segment_sum", data, segment_ids, num_segments, "sum")
+    return _segment("segment_sum", data, segment_ids, num_segments, "sum", sorted)
 
 
 def segment_max(data, segment_ids, num_segments=None, sorted=False):  # noqa: A002
     """Maximum of the rows per segment (the dtype's lowest value for an empty segment)."""
-    return _segment("segment_max", data, segment_ids, num_segments, "max")
+    return _segment("segment_max", data, segment_ids, num_segments, "max", sorted)
 
 
 def segment_min(data, segment_ids, num_segments=None, sorted=False):  # noqa: A002
     """Minimum of the rows per segment (the dtype's highest value for an empty segment)."""
-    return _segment("segment_min", data, segment_ids, num_segments, "min")
+    return _segment("segment_min", data, segment_ids, num_segments, "min", sorted)
 
 
 def segment_prod(data, segment_ids, num_segments=None, sorted=False):  # noqa: A002
     """Product of the rows per segment (1 for an empty segment)."""
-    return _segment("segment_prod", data, segment_ids, num_segments, "prod")
+    return _segment("segment_prod", data, segment_ids, num_segments, "prod", sorted)

@@ -19,7 +19,7 @@ from minikeras.ops.array._common import _scatter_add_rows, _single_axis, _size
 from minikeras.ops.array.reshaping import flatten
 from minikeras.ops.math._elementwise import call_without_gradient, detached, operand
 from minikeras.ops.math._operands import _as_tensor
-from minikeras.utils.argument_validation import validate_int
+from minikeras.utils.argument_validation import validate_axis, validate_flag, validate_int
 
 
 def scatter_add_flat(device, positions, values, size):
@@ -187,6 +187,7 @@ def top_k(x, k, sorted=True):  # noqa: A002  (keras.ops name)
     if x.ndim == 0:
         raise ValueError("top_k expects a tensor with at least 1 dimension, received a scalar.")
     k = validate_int("top_k", "k", k, minimum=0, maximum=x.shape[-1])
+    validate_flag("top_k", "sorted", sorted)  # accepted for Keras's signature: the values come sorted anyway
 
     if k < x.shape[-1] and x.shape[-1] > 64 and x.device.host_kernels:
         compute = functools.partial(_top_k_partial, k=k)
@@ -242,6 +243,14 @@ def unique(x, sorted=True, return_index=False, return_inverse=False, return_coun
     result to a fixed length, as JAX's. No gradient.
     """
     x = detached(_as_tensor("unique", operand("unique", x)))
+    # sorted=False leaves the order free; the values come sorted either way, as with Keras's NumPy backend.
+    flags = {name: validate_flag("unique", name, value) for name, value in (
+        ("sorted", sorted), ("return_index", return_index), ("return_inverse", return_inverse),
+        ("return_counts", return_counts))}
+    return_index, return_inverse, return_counts = (flags[name] for name in ("return_index", "return_inverse",
+                                                                              "return_counts"))
+    if axis is not None:
+        axis = validate_axis("unique", axis, x.ndim)
     outputs = []
     with x.device.activate():
         xp = x.device.xp

@@ -22,7 +22,7 @@ from minikeras.ops.math._elementwise import operand
 from minikeras.ops.math._operands import _as_tensor
 from minikeras.ops.math.compare import where
 from minikeras.ops.math.predicates import isnan
-from minikeras.utils.argument_validation import check_dtype, validate_int
+from minikeras.utils.argument_validation import check_dtype, validate_dtype, validate_int
 
 
 class CumSum(Function):
@@ -74,7 +74,7 @@ class CumProd(Function):
 def _prepare(op_name, x, axis, dtype):
     x = _as_tensor(op_name, operand(op_name, x))
     if dtype is not None:
-        x = x.astype(check_dtype(op_name, numpy.dtype(dtype)))
+        x = x.astype(validate_dtype(op_name, dtype))
     elif x.dtype.kind == "b":
         x = x.astype("int32")
     if axis is None:

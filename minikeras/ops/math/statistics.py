@@ -30,7 +30,7 @@ from minikeras.ops.math._operands import _as_tensor
 from minikeras.ops.math.compare import where
 from minikeras.ops.math.predicates import isnan
 from minikeras.ops.reduce import argmax, argmin, max, mean, min, prod, sum
-from minikeras.utils.argument_validation import validate_int
+from minikeras.utils.argument_validation import validate_flag, validate_int
 
 amax = max
 amin = min
@@ -99,10 +99,14 @@ def _quantile(op_name, x, q, axis, method, keepdims, scale, ignore_nan=False):
     if method not in _METHODS:
         raise ValueError(f"{op_name}: method must be one of {_METHODS}, received {method!r}.")
     x = _tensor(op_name, x)
+    keepdims = validate_flag(op_name, "keepdims", keepdims)
     if not is_float_dtype(x.dtype):
         x = x.astype("float32")
-    q_host = numpy.asarray(q.numpy() if isinstance(q, Tensor) else q, dtype="float64") / scale
-    if q_host.ndim > 1 or numpy.any((q_host < 0) | (q_host > 1)):
+    q_host = numpy.asarray(q.numpy() if isinstance(q, Tensor) else q)
+    if q_host.dtype.kind not in "iuf":
+        raise TypeError(f"{op_name}: q must be a number or a 1-D sequence of numbers, received {q!r}.")
+    q_host = q_host.astype("float64") / scale
+    if q_host.ndim > 1 or not numpy.all((q_host >= 0) & (q_host <= 1)):
         raise ValueError(f"{op_name}: q must be a number or 1-D, within [0, {scale:g}], received {q!r}.")
     axes = normalize_axis(op_name, axis, x.ndim)
     rows = _moved_to_last(x, axes)
@@ -237,6 +241,7 @@ def nanmean(x, axis=None, keepdims=False):
 def nanvar(x, axis=None, keepdims=False):
     """Population variance ignoring NaNs."""
     filled, missing = _without_nan("nanvar", x, 0)
+    keepdims = validate_flag("nanvar", "keepdims", keepdims)
     if missing is None:
         from minikeras.ops.reduce import var
 
@@ -283,6 +288,7 @@ def moments(x, axes, keepdims=False, synchronized=False):
     ``synchronized`` (a distributed-training flag in Keras) changes nothing on one replica.
     """
     x = _tensor("moments", x)
+    validate_flag("moments", "synchronized", synchronized)  # a distributed-training flag: one replica here
     mean_keep = mean(x, axes, True)
     centered = x - mean_keep
     variance = mean(centered * centered, axes, keepdims)

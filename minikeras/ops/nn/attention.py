@@ -21,6 +21,7 @@ from minikeras.autograd import Function
 from minikeras.backend.dtypes import finfo, is_float_dtype
 from minikeras.ops.math._elementwise import detached, operand
 from minikeras.ops.math._operands import _as_tensor
+from minikeras.utils.argument_validation import validate_flag
 
 
 def _batched_matmul(device, a, b):
@@ -164,6 +165,7 @@ def dot_product_attention(query, key, value, bias=None, mask=None, scale=None, i
                              f"(B, N, T, S) = {target}.") from None
         extras.append(detached(extra) if name == "mask" else (extra if extra.dtype == dtype else extra.astype(dtype)))
     soft_cap = None if attn_logits_soft_cap is None else float(attn_logits_soft_cap)
-    out = DotProductAttention(scale, bool(is_causal), soft_cap, bias is not None, mask is not None,
+    is_causal = validate_flag("dot_product_attention", "is_causal", is_causal)
+    out = DotProductAttention(scale, is_causal, soft_cap, bias is not None, mask is not None,
                               q.shape[2] // k.shape[2]).apply(q, k, v, *extras)
     return out.reshape(out.shape[1:]) if unbatched else out
