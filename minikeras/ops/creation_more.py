@@ -20,7 +20,7 @@ from minikeras.ops._promotion import result_type
 from minikeras.ops.array.reshaping import expand_dims, moveaxis
 from minikeras.ops.creation import _make, full, zeros
 from minikeras.ops.math._elementwise import operand
-from minikeras.utils.argument_validation import validate_dtype, validate_flag, validate_int, validate_number, validate_shape
+from minikeras.utils.argument_validation import validate_dtype, validate_flag, validate_int, validate_number, validate_shape, validate_tensor_input
 
 
 def array(x, dtype=None):
@@ -69,6 +69,17 @@ def tri(N, M=None, k=0, dtype=None):  # noqa: N803  (keras.ops name)
     return _make("tri", lambda xp, dt: xp.tri(rows, columns, k, dtype=dt), dtype or "float32", None)
 
 
+def _endpoints(op_name, start, stop):
+    """``start`` and ``stop`` checked: numbers, tensors, or (nested) lists of numbers made tensors."""
+    from minikeras.ops.keras_names import convert_to_tensor
+
+    checked = []
+    for value in (start, stop):
+        validate_tensor_input(op_name, value, allow_bool=False, allow_complex=False, allow_sequence=True)
+        checked.append(convert_to_tensor(value) if isinstance(value, (list, tuple)) else value)
+    return checked
+
+
 def _endpoint(op_name, value, dtype):
     value = operand(op_name, value)
     if not isinstance(value, Tensor):
@@ -86,6 +97,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     endpoint = validate_flag("linspace", "endpoint", endpoint)
     retstep = validate_flag("linspace", "retstep", retstep)
     dtype = validate_dtype("linspace", dtype) if dtype is not None else None
+    start, stop = _endpoints("linspace", start, stop)
     compute = dtype if dtype is not None else result_type(start, stop, 1.0)
     if not is_float_dtype(compute):
         compute = numpy.dtype("float64") if dtype is not None else numpy.dtype("float32")
@@ -111,6 +123,7 @@ def logspace(start, stop, num=50, endpoint=True, base=10, dtype=None, axis=0):
     """``base ** linspace(start, stop, num)``."""
     validate_number("logspace", "base", base)
     dtype = validate_dtype("logspace", dtype) if dtype is not None else None
+    start, stop = _endpoints("logspace", start, stop)
     exponents = linspace(start, stop, num, validate_flag("logspace", "endpoint", endpoint), dtype=None, axis=axis)
     values = float(base) ** exponents
     return values.astype(dtype) if dtype is not None else values
@@ -128,6 +141,7 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     num = validate_int("geomspace", "num", num, minimum=0)
     endpoint = validate_flag("geomspace", "endpoint", endpoint)
     dtype = validate_dtype("geomspace", dtype) if dtype is not None else None
+    start, stop = _endpoints("geomspace", start, stop)
     compute = dtype if dtype is not None and is_float_dtype(dtype) else result_type(start, stop, 1.0)
     start_t, stop_t = _endpoint("geomspace", start, compute), _endpoint("geomspace", stop, compute)
     if bool((start_t.numpy() == 0).any()) or bool((stop_t.numpy() == 0).any()):

@@ -59,7 +59,8 @@ OP_KINDS = {("reshape", "shape"): "new_shape", ("tile", "repeats"): "shape", ("c
             ("stft", "window"): None, ("istft", "window"): None,  # a window name, a tensor, or None
             ("unfold", "padding"): "shape", ("fold", "padding"): "shape",  # PyTorch's: ints >= 0
             ("select", "default"): "number", ("logspace", "base"): "number",
-            ("ctc_decode", "mask_index"): "optional_count"}  # None: the last class is the blank
+            ("ctc_decode", "mask_index"): "optional_count", ("normalize", "order"): "number"}
+OP_KINDS.update({(op, end): "endpoint" for op in ("linspace", "logspace", "geomspace") for end in ("start", "stop")})  # None: the last class is the blank
 # Ops whose operand (the tensor an axis refers to) is not their first argument.
 OPERAND_POSITION = {"associative_scan": 1, "sparse_categorical_crossentropy": 1}
 # Ops whose axis may name a new axis (one past the operand's).
@@ -231,6 +232,9 @@ def must_refuse(kind, value, default, ndim):
     if kind == "new_shape":  # reshape: one -1 may stand for the rest
         items = value if isinstance(value, (tuple, list)) else (value,)
         return not all(_is_int(item) and item >= -1 for item in items) or list(items).count(-1) > 1
+    if kind == "endpoint":  # a number, or a vector of them (a grid of ranges)
+        items = value if isinstance(value, (tuple, list)) else (value,)
+        return not all(_is_real(item) or isinstance(item, (bool, numpy.bool_)) for item in items)
     if kind == "bound":  # clip: a number, or None for no bound
         return not _is_real(value) and not isinstance(value, (bool, numpy.bool_))
     if kind == "window":

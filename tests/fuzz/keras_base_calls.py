@@ -116,6 +116,7 @@ KERAS_BASE_CALLS = {
     "map": ((_identity, _array(3, 2)), {}),
     "scan": ((lambda carry, x: (carry + x, carry), _array(2)), {"xs": _array(3, 2)}),
     "vectorized_map": ((_identity, _array(3, 2)), {}),
+    "vectorize": ((_identity,), {}),
     "switch": ((1, [lambda x: x, lambda x: x * 2.0], _array(2)), {}),
     "moments": ((_array(2, 3), -1), {}),
     "multi_hot": ((_ints(0, 2),), {"num_classes": 4}),

@@ -19,7 +19,7 @@ from minikeras.ops.array._common import _scatter_add_rows, _single_axis, _size
 from minikeras.ops.array.reshaping import flatten
 from minikeras.ops.math._elementwise import call_without_gradient, detached, operand
 from minikeras.ops.math._operands import _as_tensor
-from minikeras.utils.argument_validation import validate_axis, validate_flag, validate_int
+from minikeras.utils.argument_validation import validate_axis, validate_flag, validate_int, validate_number
 
 
 def scatter_add_flat(device, positions, values, size):
@@ -52,7 +52,11 @@ class TakeAlongAxis(Function):
         self.input_shape = x.shape
         if self.needs_input_grad[0]:
             self.save_for_backward(indices)
-        return xp.take_along_axis(x, indices, axis=self.axis)
+        try:
+            return xp.take_along_axis(x, indices, axis=self.axis)
+        except IndexError as error:  # out-of-range ids (NumPy checks; bounds are not read back on a GPU)
+            raise IndexError(f"take_along_axis: indices must be in [-{x.shape[self.axis]}, {x.shape[self.axis]}) "
+                             f"for axis {self.axis} of shape {x.shape} ({error}).") from None
 
     def backward(self, grad):
         (indices,) = self.saved
@@ -232,6 +236,9 @@ def searchsorted(sorted_sequence, values, side="left"):
 
 def digitize(x, bins):
     """The bin of each element of ``x`` (``numpy.digitize`` with increasing ``bins``; int32)."""
+    bins_tensor = _as_tensor("digitize", operand("digitize", bins), allow_complex=False)
+    if bins_tensor.ndim != 1:
+        raise ValueError(f"digitize: bins must be a 1-D tensor of edges, received shape {bins_tensor.shape}.")
     return call_without_gradient("digitize", lambda xp, a, b: xp.digitize(a, b).astype("int32"), x, bins)
 
 
@@ -251,13 +258,16 @@ def unique(x, sorted=True, return_index=False, return_inverse=False, return_coun
                                                                               "return_counts"))
     if axis is not None:
         axis = validate_axis("unique", axis, x.ndim)
+    if size is not None:
+        size = validate_int("unique", "size", size, minimum=1)
+    if fill_value is not None:
+        validate_number("unique", "fill_value", fill_value, finite=False)
     outputs = []
     with x.device.activate():
         xp = x.device.xp
         result = xp.unique(x.data, return_index=True, return_inverse=True, return_counts=True, axis=axis)
         values, index, inverse, counts = result
         if size is not None:
-            size = validate_int("unique", "size", size, minimum=1)
             fill = values.min() if fill_value is None and values.size else (fill_value or 0)
             if values.shape[0] >= size:
                 values, index, counts = values[:size], index[:size], counts[:size]

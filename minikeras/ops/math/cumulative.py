@@ -115,7 +115,8 @@ def diff(a, n=1, axis=-1):
     a = _as_tensor("diff", operand("diff", a))
     n = validate_int("diff", "n", n, minimum=0)
     axis = _single_axis("diff", axis, a.ndim)
-    for _ in range(n):
+    # Each difference shortens the axis by one: past its length the result stays empty (NumPy's).
+    for _ in range(min(n, a.shape[axis])):
         head = tuple(slice(None) for _ in range(axis))
         a = getitem(a, head + (slice(1, None),)) - getitem(a, head + (slice(None, -1),))
     return a

@@ -30,7 +30,7 @@ from minikeras.ops.math._operands import _as_tensor
 from minikeras.ops.math.compare import where
 from minikeras.ops.math.predicates import isnan
 from minikeras.ops.reduce import argmax, argmin, max, mean, min, prod, sum
-from minikeras.utils.argument_validation import validate_flag, validate_int
+from minikeras.utils.argument_validation import validate_axis, validate_flag, validate_int
 
 amax = max
 amin = min
@@ -321,7 +321,9 @@ def histogram(x, bins=10, range=None):  # noqa: A002  (keras.ops name)
     bins = validate_int("histogram", "bins", bins, minimum=1)
     if x.ndim != 1:
         raise ValueError(f"histogram expects a 1-D tensor, received shape {x.shape}.")
-    if range is not None and (len(range) != 2 or range[0] > range[1]):
+    if range is not None and (not isinstance(range, (tuple, list)) or len(range) != 2 or not all(
+            isinstance(end, (int, float, numpy.integer, numpy.floating)) and not isinstance(end, bool)
+            and math.isfinite(end) for end in range) or range[0] > range[1]):
         raise ValueError(f"histogram: range must be (min, max) with min <= max, received {range!r}.")
     def compute(xp, a):
         counts, edges = xp.histogram(a, bins=bins, range=range)
@@ -336,7 +338,7 @@ def bincount(x, weights=None, minlength=0, sparse=False):
     Raises:
         ValueError: ``sparse=True`` (minikeras has no sparse tensors) or ``x`` is not 1-D.
     """
-    if sparse:
+    if validate_flag("bincount", "sparse", sparse):
         raise ValueError("bincount: sparse=True is not supported (minikeras has no sparse tensors).")
     minlength = validate_int("bincount", "minlength", minlength, minimum=0)
     x = _tensor("bincount", x)
@@ -345,6 +347,9 @@ def bincount(x, weights=None, minlength=0, sparse=False):
     if weights is None:
         return call_without_gradient("bincount",
                                      lambda xp, a: xp.bincount(a, minlength=minlength).astype("int32"), x)
+    weights = _tensor("bincount", weights)
+    if weights.shape != x.shape:
+        raise ValueError(f"bincount: weights must have the shape of x {x.shape}, received {weights.shape}.")
     return call_without_gradient(
         "bincount", lambda xp, a, w: xp.bincount(a, weights=w, minlength=minlength).astype(w.dtype), x, weights)
 
@@ -354,7 +359,7 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
     y = _tensor("trapezoid", y)
     if not is_float_dtype(y.dtype):
         y = y.astype("float32")
-    axis = normalize_axis("trapezoid", axis, y.ndim)[0]
+    axis = validate_axis("trapezoid", axis, y.ndim)
     head = (slice(None),) * axis
     average_height = (getitem(y, head + (slice(1, None),)) + getitem(y, head + (slice(None, -1),))) * 0.5
     if x is None:

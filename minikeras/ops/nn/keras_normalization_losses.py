@@ -38,18 +38,28 @@ def _along(vector, axis, ndim):
 def batch_normalization(x, mean, variance, axis, offset=None, scale=None, epsilon=1e-3):  # noqa: A002
     """``(x - mean) / sqrt(variance + epsilon) * scale + offset`` with 1-D statistics along ``axis``."""
     x = _tensor("batch_normalization", x)
-    mean_t, variance_t = _tensor("batch_normalization", mean), _tensor("batch_normalization", variance)
-    inverse = rsqrt(_along(variance_t, axis, x.ndim) + epsilon)
+    axis = validate_axis("batch_normalization", axis, x.ndim)
+    epsilon = validate_number("batch_normalization", "epsilon", epsilon, minimum=0)
+    statistics = {}
+    for name, value in (("mean", mean), ("variance", variance), ("scale", scale), ("offset", offset)):
+        if value is None:
+            continue
+        vector = _tensor("batch_normalization", value)
+        if vector.shape != (x.shape[axis],):
+            raise ValueError(f"batch_normalization: {name} must be a vector of the length of axis {axis} of x "
+                             f"({x.shape[axis]}, x of shape {x.shape}), received shape {vector.shape}.")
+        statistics[name] = _along(vector, axis, x.ndim)
+    inverse = rsqrt(statistics["variance"] + epsilon)
     if scale is not None:
-        inverse = inverse * _along(_tensor("batch_normalization", scale), axis, x.ndim)
-    out = (x - _along(mean_t, axis, x.ndim)) * inverse
+        inverse = inverse * statistics["scale"]
+    out = (x - statistics["mean"]) * inverse
     if offset is not None:
-        out = out + _along(_tensor("batch_normalization", offset), axis, x.ndim)
+        out = out + statistics["offset"]
     return out
 
 
-def _epsilon(epsilon):
-    return keras_helpers.epsilon() if epsilon is None else epsilon
+def _epsilon(epsilon, op_name="normalize", minimum=0):
+    return keras_helpers.epsilon() if epsilon is None else validate_number(op_name, "epsilon", epsilon, minimum=minimum)
 
 
 def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None, **kwargs):
@@ -66,7 +76,7 @@ def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None, **kwarg
         x = x.astype("float32")
     center = mean(x, axis, True)
     centered = x - center
-    out = centered * rsqrt(mean(centered * centered, axis, True) + _epsilon(epsilon))
+    out = centered * rsqrt(mean(centered * centered, axis, True) + _epsilon(epsilon, "layer_normalization"))
     if gamma is not None:
         out = out * _tensor("layer_normalization", gamma)
     if beta is not None:
@@ -79,14 +89,14 @@ def rms_normalization(x, scale=None, axis=-1, epsilon=None):
     x = _tensor("rms_normalization", x)
     if not is_float_dtype(x.dtype):
         x = x.astype("float32")
-    out = x * rsqrt(mean(x * x, axis, True) + _epsilon(epsilon))
+    out = x * rsqrt(mean(x * x, axis, True) + _epsilon(epsilon, "rms_normalization"))
     return out * _tensor("rms_normalization", scale) if scale is not None else out
 
 
 def normalize(x, axis=-1, order=2, epsilon=None):
     """``x`` divided by its ``order``-norm over ``axis`` (the norm floored at ``epsilon``)."""
     x = _tensor("normalize", x)
-    epsilon = _epsilon(epsilon)
+    epsilon = _epsilon(epsilon, "normalize", minimum=math.ulp(0.0))  # the norm's floor: divided by
     if math.isnan(validate_number("normalize", "order", order, finite=False)):  # inf is a norm's order, NaN none
         raise ValueError(f"normalize: order must be a number (the norm's order), received {order!r}.")
     if order == 2:
