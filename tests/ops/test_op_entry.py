@@ -65,3 +65,11 @@ def test_window_sizes_past_int32_are_refused_by_2d_3d_ops_and_layers():
     with pytest.raises(ValueError, match="MaxPooling2D: strides must be at most 2147483647"):
         mk.layers.MaxPooling2D(2, strides=10**12)
     assert ops.avg_pool1d(mk.tensor(numpy.ones((1, 6, 2), "float32")), 2, strides=2**31 - 1).shape == (1, 1, 2)
+
+
+def test_a_dilated_window_past_int32_is_refused_even_when_each_size_fits():
+    # 3 taps 2**30 apart span 2**31 + 1 positions; SAME padding would pad by about that much.
+    x = mk.tensor(numpy.ones((1, 5, 2), "float32"))
+    with pytest.raises(ValueError, match=r"conv1d: the dilated window \(1, 2147483649\) and its padding .* must stay "
+                                         r"at most 2147483647"):
+        ops.conv1d(x, numpy.ones((3, 2, 1), "float32"), padding="same", dilation_rate=2**30)
