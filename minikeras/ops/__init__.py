@@ -4,6 +4,8 @@ Every op takes Tensors (or numbers/arrays as constants) and returns Tensors;
 the natural ones are also Tensor methods and operators (``x.sum()``,
 ``a @ b``).
 """
+import sys as _sys
+
 from minikeras.ops.array import *  # noqa: F401,F403
 from minikeras.ops.creation import *  # noqa: F401,F403
 from minikeras.ops.math.arithmetic import *  # noqa: F401,F403
@@ -68,6 +70,9 @@ from minikeras.ops import _tensor_methods
 from minikeras.ops import image, linalg, numpy  # noqa: F401,E402
 from minikeras.ops.creation_more import array  # noqa: F401,E402
 from minikeras.ops.nn import _keras_namespace
+from minikeras.ops import _entry
 
+# Last of all, when every op exists: each public op names itself in the argument errors under it.
+_entry.wrap_public_ops(_sys.modules[__name__])
 _keras_namespace.bind()
 _tensor_methods.install()

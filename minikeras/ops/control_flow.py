@@ -18,6 +18,7 @@ from minikeras.ops.array.indexing import getitem
 from minikeras.ops.array.joining import concatenate, stack
 from minikeras.ops.array.reshaping import moveaxis
 from minikeras.utils import nest
+from minikeras.utils.argument_validation import is_int, validate_axis, validate_flag, validate_int
 
 
 def _host_value(value):
@@ -26,13 +27,52 @@ def _host_value(value):
     return numpy.asarray(value)
 
 
+def _describe(value):
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
+
+
+def _function(op_name, name, value):
+    if not callable(value):
+        raise TypeError(f"{op_name}: {name} must be a function, received {_describe(value)}.")
+    return value
+
+
+def _host_int(op_name, name, value):
+    """An int, or a one-element integer tensor/array, as a Python int (read on the host)."""
+    if is_int(value):
+        return int(value)
+    host = _host_value(value) if isinstance(value, Tensor) or hasattr(value, "dtype") else None
+    if host is None or host.size != 1 or host.dtype.kind not in "iu":
+        raise TypeError(f"{op_name}: {name} must be an int or a one-element integer tensor, received "
+                        f"{_describe(value)}.")
+    return int(host.reshape(()))
+
+
+def _sequences(op_name, name, xs):
+    """The leaves of ``xs``, each with a leading axis of the same length; returns (leaves, length)."""
+    leaves = nest.flatten(xs)
+    if not leaves or not all(hasattr(leaf, "shape") and len(leaf.shape) >= 1 for leaf in leaves):
+        raise TypeError(f"{op_name}: {name} must be a tensor (or a nest of tensors) with a leading axis, "
+                        f"received {_describe(xs)}.")
+    lengths = {int(leaf.shape[0]) for leaf in leaves}
+    if len(lengths) != 1:
+        raise ValueError(f"{op_name}: the tensors of {name} must share their leading axis, received lengths "
+                         f"{sorted(lengths)}.")
+    return leaves, lengths.pop()
+
+
 def cond(pred, true_fn, false_fn):
     """``true_fn()`` if ``pred`` holds, else ``false_fn()``.
 
     Raises:
         ValueError: ``pred`` has more than one element.
     """
+    _function("cond", "true_fn", true_fn)
+    _function("cond", "false_fn", false_fn)
     value = _host_value(pred)
+    if value.dtype.kind not in "biuf":
+        raise TypeError(f"cond: pred must be a boolean (or a number), received {_describe(pred)}.")
     if value.size != 1:
         raise ValueError(f"cond: pred must be a single boolean, received shape {value.shape}.")
     return true_fn() if bool(value.reshape(())) else false_fn()
@@ -40,9 +80,13 @@ def cond(pred, true_fn, false_fn):
 
 def switch(index, branches, *operands):
     """``branches[index](*operands)``; ``index`` is clamped to the valid range, as Keras's."""
+    if not isinstance(branches, (list, tuple)):
+        raise TypeError(f"switch: branches must be a list of functions, received {_describe(branches)}.")
     if not branches:
         raise ValueError("switch expects at least one branch.")
-    value = int(_host_value(index).reshape(()))
+    for position, branch in enumerate(branches):
+        _function("switch", f"branches[{position}]", branch)
+    value = _host_int("switch", "index", index)
     return branches[max(0, min(value, len(branches) - 1))](*operands)
 
 
@@ -51,6 +95,10 @@ def while_loop(cond, body, loop_vars, maximum_iterations=None):  # noqa: A002  (
 
     ``loop_vars`` is a tuple/list (unpacked into the calls) or a single value.
     """
+    _function("while_loop", "cond", cond)
+    _function("while_loop", "body", body)
+    if maximum_iterations is not None:
+        maximum_iterations = validate_int("while_loop", "maximum_iterations", maximum_iterations, minimum=0)
     is_sequence = isinstance(loop_vars, (tuple, list))
     state = tuple(loop_vars) if is_sequence else (loop_vars,)
     iterations = 0
@@ -68,8 +116,10 @@ def while_loop(cond, body, loop_vars, maximum_iterations=None):  # noqa: A002  (
 
 def fori_loop(lower, upper, body_fun, init_val):
     """``val = body_fun(i, val)`` for ``i`` in ``range(lower, upper)``; returns ``val``."""
+    lower, upper = _host_int("fori_loop", "lower", lower), _host_int("fori_loop", "upper", upper)
+    _function("fori_loop", "body_fun", body_fun)
     value = init_val
-    for i in range(int(_host_value(lower)), int(_host_value(upper))):
+    for i in range(lower, upper):
         value = body_fun(i, value)
     return value
 
@@ -97,13 +147,18 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     ``xs=None`` runs ``length`` steps with ``x=None``. ``unroll`` is accepted
     for Keras's signature (every step runs eagerly anyway).
     """
+    _function("scan", "f", f)
+    reverse = validate_flag("scan", "reverse", reverse)
+    if not isinstance(unroll, bool):
+        validate_int("scan", "unroll", unroll, minimum=1)
+    if length is not None:
+        length = validate_int("scan", "length", length, minimum=0)
     if xs is None:
         if length is None:
             raise ValueError("scan: give xs or length.")
         steps = [(i, None) for i in (range(length - 1, -1, -1) if reverse else range(length))]
     else:
-        first = nest.flatten(xs)[0]
-        count = first.shape[0]
+        _, count = _sequences("scan", "xs", xs)
         if length is not None and length != count:
             raise ValueError(f"scan: length={length} but xs has {count} steps.")
         steps = list(_slices(xs, count, reverse))
@@ -121,7 +176,17 @@ def associative_scan(f, elems, reverse=False, axis=0):
     Runs in ``log2(n)`` vectorised steps (Hillis-Steele): each step combines
     every element with the one ``2**k`` before it.
     """
-    flat = [moveaxis(x, axis, 0) if axis else x for x in nest.flatten(elems)]
+    _function("associative_scan", "f", f)
+    reverse = validate_flag("associative_scan", "reverse", reverse)
+    leaves = nest.flatten(elems)
+    if not leaves or not all(hasattr(leaf, "shape") and len(leaf.shape) >= 1 for leaf in leaves):
+        raise TypeError(f"associative_scan: elems must be a tensor (or a nest of tensors) with at least one axis, "
+                        f"received {_describe(elems)}.")
+    axis = validate_axis("associative_scan", axis, min(len(leaf.shape) for leaf in leaves))
+    flat = [moveaxis(x, axis, 0) if axis else x for x in leaves]
+    if len({x.shape[0] for x in flat}) != 1:
+        raise ValueError(f"associative_scan: the tensors of elems must share axis {axis}, received shapes "
+                         f"{[tuple(leaf.shape) for leaf in leaves]}.")
     if reverse:
         flat = [getitem(x, slice(None, None, -1)) for x in flat]
     n = flat[0].shape[0]
@@ -140,10 +205,13 @@ def associative_scan(f, elems, reverse=False, axis=0):
 
 def map(f, xs):  # noqa: A001  (keras.ops name)
     """``f`` applied to each slice of ``xs`` along the leading axis, results stacked."""
-    count = nest.flatten(xs)[0].shape[0]
+    _function("map", "f", f)
+    _, count = _sequences("map", "xs", xs)
     return _stack_outputs([f(x) for _, x in _slices(xs, count, False)], False)
 
 
 def vectorized_map(function, elements):
     """``function`` applied to each slice of ``elements`` along axis 0, results stacked (run eagerly)."""
+    _function("vectorized_map", "function", function)
+    _sequences("vectorized_map", "elements", elements)
     return map(function, elements)

@@ -21,7 +21,7 @@ from minikeras.backend.dtypes import finfo, is_float_dtype
 from minikeras.device import to_host
 from minikeras.ops.math._elementwise import call_without_gradient, operand
 from minikeras.ops.math._operands import _as_tensor
-from minikeras.utils.argument_validation import check_dtype
+from minikeras.utils.argument_validation import check_dtype, is_int, validate_dtype
 
 
 def convert_to_numpy(x):
@@ -60,7 +60,7 @@ def size(x):
 
 def saturate_cast(x, dtype):  # noqa: A002
     """Cast to ``dtype``, clipping to its range first (no wrap-around, NaN of floats to ints gives 0)."""
-    target = check_dtype("saturate_cast", dtype)
+    target = validate_dtype("saturate_cast", dtype)
     x = _as_tensor("saturate_cast", operand("saturate_cast", x))
     if target.kind in "iu":
         info = numpy.iinfo(target)
@@ -160,7 +160,7 @@ def view(x, dtype=None):  # noqa: A002
     x = _as_tensor("view", operand("view", x))
     if dtype is None:
         return x
-    target = check_dtype("view", numpy.dtype(dtype))
+    target = validate_dtype("view", dtype)
     if x.ndim == 0 and target.itemsize != x.dtype.itemsize:
         raise ValueError(f"view: a scalar of {x.dtype} cannot be viewed as {target} (different sizes).")
     if x.ndim and (x.shape[-1] * x.dtype.itemsize) % target.itemsize:
@@ -185,6 +185,14 @@ def vectorize(pyfunc, excluded=None, signature=None):
     from minikeras.ops.array.joining import stack
     from minikeras.ops.array.reshaping import reshape
 
+    if not callable(pyfunc):
+        raise TypeError(f"vectorize: pyfunc must be a function, received {type(pyfunc).__name__} {pyfunc!r:.60}.")
+    if excluded is not None and (not isinstance(excluded, (set, frozenset, tuple, list)) or not all(
+            is_int(item) and item >= 0 or isinstance(item, str) for item in excluded)):
+        raise TypeError(f"vectorize: excluded must be a set of argument positions (or names), received "
+                        f"{excluded!r:.60}.")
+    if signature is not None and (not isinstance(signature, str) or "->" not in signature):
+        raise ValueError(f"vectorize: signature must be a string such as '(n),(n)->()', received {signature!r:.60}.")
     excluded = set(excluded or ())
 
     @functools.wraps(pyfunc)

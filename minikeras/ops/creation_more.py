@@ -20,7 +20,7 @@ from minikeras.ops._promotion import result_type
 from minikeras.ops.array.reshaping import expand_dims, moveaxis
 from minikeras.ops.creation import _make, full, zeros
 from minikeras.ops.math._elementwise import operand
-from minikeras.utils.argument_validation import validate_int, validate_number, validate_shape
+from minikeras.utils.argument_validation import validate_dtype, validate_flag, validate_int, validate_number, validate_shape, validate_tensor_input
 
 
 def array(x, dtype=None):
@@ -34,26 +34,30 @@ def array(x, dtype=None):
 
 def empty(shape, dtype=None):
     """An uninitialised tensor of ``shape`` (zeros here: reading it is still defined)."""
-    return zeros(validate_shape("empty", shape), dtype or "float32")
+    dtype = validate_dtype("empty", dtype) if dtype is not None else "float32"
+    return zeros(validate_shape("empty", shape), dtype)
 
 
 def empty_like(x, dtype=None):
     """An uninitialised tensor like ``x`` (zeros here)."""
     x = operand("empty_like", x)
-    return zeros(numpy.shape(x) if not hasattr(x, "shape") else x.shape, dtype or getattr(x, "dtype", "float32"))
+    dtype = validate_dtype("empty_like", dtype) if dtype is not None else getattr(x, "dtype", "float32")
+    return zeros(numpy.shape(x) if not hasattr(x, "shape") else x.shape, dtype)
 
 
 def full_like(x, fill_value, dtype=None):
     """A tensor like ``x`` filled with ``fill_value``."""
     x = operand("full_like", x)
     shape = numpy.shape(x) if not hasattr(x, "shape") else x.shape
-    return full(shape, fill_value, dtype or getattr(x, "dtype", "float32"))
+    dtype = validate_dtype("full_like", dtype) if dtype is not None else getattr(x, "dtype", "float32")
+    return full(shape, fill_value, dtype)
 
 
 def identity(n, dtype=None):
     """The ``n x n`` identity matrix."""
     n = validate_int("identity", "n", n, minimum=0)
-    return _make("identity", lambda xp, dt: xp.eye(n, dtype=dt), dtype or "float32", None)
+    dtype = validate_dtype("identity", dtype) if dtype is not None else "float32"
+    return _make("identity", lambda xp, dt: xp.eye(n, dtype=dt), dtype, None)
 
 
 def tri(N, M=None, k=0, dtype=None):  # noqa: N803  (keras.ops name)
@@ -61,7 +65,19 @@ def tri(N, M=None, k=0, dtype=None):  # noqa: N803  (keras.ops name)
     rows = validate_int("tri", "N", N, minimum=0)
     columns = rows if M is None else validate_int("tri", "M", M, minimum=0)
     k = validate_int("tri", "k", k)
+    dtype = validate_dtype("tri", dtype) if dtype is not None else "float32"
     return _make("tri", lambda xp, dt: xp.tri(rows, columns, k, dtype=dt), dtype or "float32", None)
+
+
+def _endpoints(op_name, start, stop):
+    """``start`` and ``stop`` checked: numbers, tensors, or (nested) lists of numbers made tensors."""
+    from minikeras.ops.keras_names import convert_to_tensor
+
+    checked = []
+    for value in (start, stop):
+        validate_tensor_input(op_name, value, allow_bool=False, allow_complex=False, allow_sequence=True)
+        checked.append(convert_to_tensor(value) if isinstance(value, (list, tuple)) else value)
+    return checked
 
 
 def _endpoint(op_name, value, dtype):
@@ -78,7 +94,11 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
         The values, and the step too when ``retstep``.
     """
     num = validate_int("linspace", "num", num, minimum=0)
-    compute = as_numpy_dtype(dtype) if dtype is not None else result_type(start, stop, 1.0)
+    endpoint = validate_flag("linspace", "endpoint", endpoint)
+    retstep = validate_flag("linspace", "retstep", retstep)
+    dtype = validate_dtype("linspace", dtype) if dtype is not None else None
+    start, stop = _endpoints("linspace", start, stop)
+    compute = dtype if dtype is not None else result_type(start, stop, 1.0)
     if not is_float_dtype(compute):
         compute = numpy.dtype("float64") if dtype is not None else numpy.dtype("float32")
     start_t, stop_t = _endpoint("linspace", start, compute), _endpoint("linspace", stop, compute)
@@ -102,7 +122,9 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
 def logspace(start, stop, num=50, endpoint=True, base=10, dtype=None, axis=0):
     """``base ** linspace(start, stop, num)``."""
     validate_number("logspace", "base", base)
-    exponents = linspace(start, stop, num, endpoint, dtype=None, axis=axis)
+    dtype = validate_dtype("logspace", dtype) if dtype is not None else None
+    start, stop = _endpoints("logspace", start, stop)
+    exponents = linspace(start, stop, num, validate_flag("logspace", "endpoint", endpoint), dtype=None, axis=axis)
     values = float(base) ** exponents
     return values.astype(dtype) if dtype is not None else values
 
@@ -116,8 +138,11 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     from minikeras.ops.math.abs_sign import abs as _abs, sign
     from minikeras.ops.math.exp_log import exp, log
 
-    compute = as_numpy_dtype(dtype) if dtype is not None and is_float_dtype(dtype) else result_type(
-        start, stop, 1.0)
+    num = validate_int("geomspace", "num", num, minimum=0)
+    endpoint = validate_flag("geomspace", "endpoint", endpoint)
+    dtype = validate_dtype("geomspace", dtype) if dtype is not None else None
+    start, stop = _endpoints("geomspace", start, stop)
+    compute = dtype if dtype is not None and is_float_dtype(dtype) else result_type(start, stop, 1.0)
     start_t, stop_t = _endpoint("geomspace", start, compute), _endpoint("geomspace", stop, compute)
     if bool((start_t.numpy() == 0).any()) or bool((stop_t.numpy() == 0).any()):
         raise ValueError("geomspace: the endpoints must not be 0.")

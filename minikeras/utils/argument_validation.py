@@ -223,12 +223,19 @@ def validate_dtype(op_name, dtype, name="dtype"):
     return check_dtype(op_name, result)
 
 
+# The largest window size, stride or dilation: the fused pooling/convolution
+# kernels take them as 32-bit ints on every device, so a larger one is refused
+# here, before any kernel, rather than overflow on a GPU only.
+INT32_MAX = 2**31 - 1
+
+
 def standardize_tuple(op_name, name, value, n, allow_zero=False):
     """An int or ``n`` ints as a tuple of ``n`` positive (or >= 0) ints, as
     Keras's ``standardize_tuple`` (strides, kernel sizes, dilation rates).
 
     Raises:
-        ValueError: wrong length, a non-int, or a value out of range.
+        ValueError: wrong length, a non-int, or a value out of range
+            (below 1, or 0 with ``allow_zero``; above :data:`INT32_MAX`).
     """
     if is_int(value):
         values = (int(value),) * n
@@ -240,6 +247,9 @@ def standardize_tuple(op_name, name, value, n, allow_zero=False):
     if min(values) < (0 if allow_zero else 1):
         bound = "non-negative" if allow_zero else "positive"
         raise ValueError(f"{op_name}: {name} must be {bound}, received {_describe(value)}.")
+    if max(values) > INT32_MAX:
+        raise ValueError(f"{op_name}: {name} must be at most {INT32_MAX} (window kernels take 32-bit sizes), "
+                         f"received {_describe(value)}.")
     return values
 
 
@@ -321,3 +331,9 @@ def entry_point(name, instance_name=None):
         relabeled = type(error)(f"{label}: {message}")
         relabeled._minikeras_entry = True
         raise relabeled.with_traceback(error.__traceback__) from None
+
+
+def raised_by_library_check(error):
+    """True when ``error`` was raised by one of minikeras's own argument checks
+    (a ``raise`` statement in the package), not by NumPy or Python internals."""
+    return _raised_by_library_check(error)

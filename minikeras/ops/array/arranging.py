@@ -18,14 +18,14 @@ import numpy
 
 from minikeras.autograd import Function, Tensor
 from minikeras.ops._checks import normalize_axis
-from minikeras.ops.array._common import _single_axis
+from minikeras.ops.array._common import _int_sequence, _single_axis
 from minikeras.ops.array.indexing import getitem, take
 from minikeras.ops.array.joining import concatenate, split, stack
 from minikeras.ops.array.reshaping import expand_dims, flatten, moveaxis, reshape, swapaxes
 from minikeras.ops.math._elementwise import call_without_gradient, operand
 from minikeras.ops.math._operands import _as_tensor
 from minikeras.ops.math.compare import where
-from minikeras.utils.argument_validation import validate_int, validate_shape
+from minikeras.utils.argument_validation import validate_flag, validate_tensor_input, validate_int, validate_shape
 
 
 def _tensor(op_name, x):
@@ -53,7 +53,7 @@ def rot90(array, k=1, axes=(0, 1)):
     """``array`` rotated by 90 degrees ``k`` times in the plane of ``axes`` (``numpy.rot90``)."""
     x = _tensor("rot90", array)
     k = validate_int("rot90", "k", k) % 4
-    if len(axes) != 2:
+    if not isinstance(axes, (tuple, list)) or len(axes) != 2:
         raise ValueError(f"rot90: axes must be two axes, received {axes!r}.")
     first, second = (_single_axis("rot90", axis, x.ndim) for axis in axes)
     if first == second:
@@ -71,9 +71,12 @@ def roll(x, shift, axis=None):
     """Elements shifted by ``shift`` along ``axis`` (None: the flattened tensor, reshaped back)."""
     x = _tensor("roll", x)
     if axis is None:
-        return reshape(roll(flatten(x), shift, 0), x.shape)
-    shifts = (shift,) if isinstance(shift, (int, numpy.integer)) else tuple(shift)
-    axes = (axis,) if isinstance(axis, (int, numpy.integer)) else tuple(axis)
+        shifts = _int_sequence("roll", "shift", shift)
+        if len(shifts) != 1:
+            raise ValueError(f"roll: with axis=None, shift must be one int, received {shift!r}.")
+        return reshape(roll(flatten(x), shifts[0], 0), x.shape)
+    shifts = _int_sequence("roll", "shift", shift)
+    axes = _int_sequence("roll", "axis", axis)
     if len(shifts) == 1 and len(axes) > 1:
         shifts = shifts * len(axes)
     if len(shifts) != len(axes):
@@ -285,6 +288,11 @@ def meshgrid(*x, indexing="xy"):
 
 def select(condlist, choicelist, default=0):
     """Per element, the choice of the first true condition, else ``default`` (``numpy.select``)."""
+    for name, value in (("condlist", condlist), ("choicelist", choicelist)):
+        if not isinstance(value, (list, tuple)):
+            raise TypeError(f"select: {name} must be a list of tensors, received {type(value).__name__} "
+                            f"{value!r:.60}.")
+    validate_tensor_input("select", default)
     if len(condlist) != len(choicelist):
         raise ValueError(f"select: condlist and choicelist must have the same length, received "
                          f"{len(condlist)} and {len(choicelist)}.")
@@ -308,20 +316,14 @@ def slice(inputs, start_indices, shape):  # noqa: A001  (keras.ops name)
         ValueError: the lengths differ from ``inputs``' rank, or the block leaves the tensor.
     """
     x = _tensor("slice", inputs)
-    starts = _host_ints(start_indices)
-    shape = _host_ints(shape)
+    starts = list(_int_sequence("slice", "start_indices", start_indices))
+    shape = list(_int_sequence("slice", "shape", shape))
     if len(starts) != x.ndim or len(shape) != x.ndim:
         raise ValueError(f"slice: start_indices and shape need {x.ndim} entries, received {starts} and {shape}.")
     for start, size, total in zip(starts, shape, x.shape):
         if start < 0 or size < 0 or start + size > total:
             raise ValueError(f"slice: the block at {starts} of shape {shape} leaves a tensor of shape {x.shape}.")
     return getitem(x, tuple(numpy.s_[start:start + size] for start, size in zip(starts, shape)))
-
-
-def _host_ints(values):
-    if isinstance(values, Tensor):
-        values = values.numpy()
-    return [int(value) for value in numpy.asarray(values).reshape(-1)]
 
 
 def nonzero(x):
@@ -332,6 +334,14 @@ def nonzero(x):
 def unravel_index(indices, shape):
     """Flat ``indices`` as a tuple of coordinate tensors in an array of ``shape``."""
     shape = validate_shape("unravel_index", shape)
+    flat = _tensor("unravel_index", indices)
+    host = numpy.asarray(flat.numpy())
+    if host.dtype.kind not in "iu":
+        raise TypeError(f"unravel_index: indices must be integers, received dtype {host.dtype}.")
+    size = int(numpy.prod(shape, dtype=object))
+    if host.size and (host.min() < 0 or host.max() >= size):
+        raise ValueError(f"unravel_index: indices must be in [0, {size}) for shape {shape}, received values in "
+                         f"[{host.min()}, {host.max()}].")
     return call_without_gradient(
         "unravel_index", lambda xp, i: tuple(c.astype(i.dtype) for c in xp.unravel_index(i, shape)), indices)
 
@@ -342,6 +352,7 @@ def vander(x, N=None, increasing=False):  # noqa: N803  (keras.ops name)
     if x.ndim != 1:
         raise ValueError(f"vander expects a 1-D tensor, received shape {x.shape}.")
     columns = x.shape[0] if N is None else validate_int("vander", "N", N, minimum=0)
+    increasing = validate_flag("vander", "increasing", increasing)
     powers = numpy.arange(columns)
     if not increasing:
         powers = powers[::-1]

@@ -12,6 +12,8 @@ __all__ = ["rearrange", "cdist"]
 
 import re
 
+from minikeras.utils.argument_validation import validate_int
+
 from minikeras.ops.array.reshaping import reshape, transpose
 from minikeras.ops.math._elementwise import operand
 from minikeras.ops.math._operands import _as_tensor
@@ -51,6 +53,11 @@ def rearrange(tensor, pattern, **axes_lengths):
             or sizes that do not fit.
     """
     x = _as_tensor("rearrange", operand("rearrange", tensor))
+    if not isinstance(pattern, str):
+        raise TypeError(f"rearrange: pattern must be a string such as 'b h w c -> b (h w) c', received "
+                        f"{type(pattern).__name__} {pattern!r:.60}.")
+    for name, size in axes_lengths.items():
+        validate_int("rearrange", name, size, minimum=1)
     if "->" not in pattern:
         raise ValueError(f"rearrange: the pattern needs '->', received {pattern!r}.")
     left_text, right_text = pattern.split("->")

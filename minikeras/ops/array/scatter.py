@@ -25,11 +25,10 @@ import numpy
 from minikeras.autograd import Function
 from minikeras.backend.dtypes import finfo, is_float_dtype
 from minikeras.device import to_host
-from minikeras.ops.array._common import _scatter_add_rows, _size
+from minikeras.ops.array._common import _int_sequence, _scatter_add_rows, _size
 from minikeras.ops.math._elementwise import call_without_gradient, detached, operand
 from minikeras.ops.math._operands import _as_tensor
-from minikeras.utils.argument_validation import validate_int, validate_shape
-from minikeras.autograd.tensor import array_of
+from minikeras.utils.argument_validation import validate_flag, validate_int, validate_shape
 
 
 def _tensor(op_name, x):
@@ -50,8 +49,9 @@ def _rows(xp, indices, shape):
     if depth == 0:
         return xp.zeros(indices.shape[:-1], dtype=numpy.intp).reshape(-1)
     strides = xp.asarray(_strides(shape[:depth]), dtype=numpy.intp)
-    wrapped = xp.where(indices < 0, indices + xp.asarray(shape[:depth], dtype=indices.dtype), indices)
-    return (wrapped.reshape(-1, depth).astype(numpy.intp) * strides).sum(axis=-1)
+    indices = indices.astype(numpy.intp)  # a shape past the ids' own dtype (10**12 with int32 ids) still fits
+    wrapped = xp.where(indices < 0, indices + xp.asarray(shape[:depth], dtype=numpy.intp), indices)
+    return (wrapped.reshape(-1, depth) * strides).sum(axis=-1)
 
 
 def _check_indices(op_name, indices, values_shape, shape):
@@ -80,7 +80,12 @@ class ScatterAdd(Function):
         self.values_shape = values.shape
         self.inner = self.shape[depth:]
         flat = values.reshape((self.rows.shape[0],) + self.inner)
-        return _scatter_add_rows(self.device, self.rows, flat, _size(self.shape[:depth])).reshape(self.shape)
+        try:
+            out = _scatter_add_rows(self.device, self.rows, flat, _size(self.shape[:depth]))
+        except IndexError as error:  # out-of-range ids (NumPy checks; bounds are not read back on a GPU)
+            raise IndexError(f"scatter: indices must address the first {depth} axes of shape {self.shape} "
+                             f"({error}).") from None
+        return out.reshape(self.shape)
 
     def backward(self, grad):
         return None, grad.reshape((-1,) + self.inner)[self.rows].reshape(self.values_shape)
@@ -196,7 +201,7 @@ def slice_update(inputs, start_indices, updates):
 
     inputs = _tensor("slice_update", inputs)
     updates = _tensor("slice_update", updates)
-    starts = [int(v) for v in numpy.asarray(to_host(array_of(start_indices))).reshape(-1)]
+    starts = list(_int_sequence("slice_update", "start_indices", start_indices))
     if len(starts) != inputs.ndim or updates.ndim != inputs.ndim:
         raise ValueError(f"slice_update: start_indices and updates need rank {inputs.ndim}, received "
                          f"{starts} and shape {updates.shape}.")
@@ -219,6 +224,9 @@ class SegmentReduce(Function):
 
     def forward(self, data, ids):
         xp = self.device.xp
+        if self.num_segments == 0:  # every id is out of range: nothing to gather, nothing to scatter back
+            self.data_shape = data.shape
+            return xp.zeros((0,) + data.shape[1:], dtype=data.dtype)
         valid = (ids >= 0) & (ids < self.num_segments)
         safe_ids = xp.where(valid, ids, 0).astype(numpy.intp)
         shape = (self.num_segments,) + data.shape[1:]
@@ -239,8 +247,10 @@ class SegmentReduce(Function):
         return out
 
     def backward(self, grad):
-        data, ids, valid_rows, out = self.saved
         xp = self.device.xp
+        if self.num_segments == 0:
+            return xp.zeros(self.data_shape, dtype=grad.dtype), None
+        data, ids, valid_rows, out = self.saved
         if self.kind == "sum":
             return grad[ids] * valid_rows, None
         if self.kind == "prod":
@@ -250,7 +260,8 @@ class SegmentReduce(Function):
         return hits * (grad / xp.maximum(counts, 1))[ids], None
 
 
-def _segment(op_name, data, segment_ids, num_segments, kind):
+def _segment(op_name, data, segment_ids, num_segments, kind, ids_sorted=False):
+    validate_flag(op_name, "sorted", ids_sorted)  # accepted for Keras's signature: any order of ids works
     data = _tensor(op_name, data)
     ids = detached(_tensor(op_name, segment_ids))
     if ids.ndim != 1 or ids.dtype.kind not in "iu" or data.ndim == 0 or ids.shape[0] != data.shape[0]:
@@ -268,19 +279,19 @@ def segment_sum(data, segment_ids, num_segments=None, sorted=False):  # noqa: A0
 
     ``sorted`` is accepted for Keras's signature; any order of ids works.
     """
-    return _segment("segment_sum", data, segment_ids, num_segments, "sum")
+    return _segment("segment_sum", data, segment_ids, num_segments, "sum", sorted)
 
 
 def segment_max(data, segment_ids, num_segments=None, sorted=False):  # noqa: A002
     """Maximum of the rows per segment (the dtype's lowest value for an empty segment)."""
-    return _segment("segment_max", data, segment_ids, num_segments, "max")
+    return _segment("segment_max", data, segment_ids, num_segments, "max", sorted)
 
 
 def segment_min(data, segment_ids, num_segments=None, sorted=False):  # noqa: A002
     """Minimum of the rows per segment (the dtype's highest value for an empty segment)."""
-    return _segment("segment_min", data, segment_ids, num_segments, "min")
+    return _segment("segment_min", data, segment_ids, num_segments, "min", sorted)
 
 
 def segment_prod(data, segment_ids, num_segments=None, sorted=False):  # noqa: A002
     """Product of the rows per segment (1 for an empty segment)."""
-    return _segment("segment_prod", data, segment_ids, num_segments, "prod")
+    return _segment("segment_prod", data, segment_ids, num_segments, "prod", sorted)

@@ -20,7 +20,7 @@ from minikeras.ops.array._common import _scatter_add_rows, _single_axis, _size
 from minikeras.ops.array.reshaping import flatten
 from minikeras.ops.math._elementwise import call_without_gradient, detached, operand
 from minikeras.ops.math._operands import _as_tensor
-from minikeras.utils.argument_validation import validate_int
+from minikeras.utils.argument_validation import validate_axis, validate_flag, validate_int, validate_number
 
 
 def scatter_add_flat(device, positions, values, size):
@@ -53,7 +53,11 @@ class TakeAlongAxis(Function):
         self.input_shape = x.shape
         if self.needs_input_grad[0]:
             self.save_for_backward(indices)
-        return xp.take_along_axis(x, indices, axis=self.axis)
+        try:
+            return xp.take_along_axis(x, indices, axis=self.axis)
+        except IndexError as error:  # out-of-range ids (NumPy checks; bounds are not read back on a GPU)
+            raise IndexError(f"take_along_axis: indices must be in [-{x.shape[self.axis]}, {x.shape[self.axis]}) "
+                             f"for axis {self.axis} of shape {x.shape} ({error}).") from None
 
     def backward(self, grad):
         (indices,) = self.saved
@@ -194,6 +198,7 @@ def top_k(x, k, sorted=True):  # noqa: A002  (keras.ops name)
     if x.ndim == 0:
         raise ValueError("top_k expects a tensor with at least 1 dimension, received a scalar.")
     k = validate_int("top_k", "k", k, minimum=0, maximum=x.shape[-1])
+    validate_flag("top_k", "sorted", sorted)  # accepted for Keras's signature: the values come sorted anyway
 
     if k < x.shape[-1] and x.shape[-1] > 64 and x.device.host_kernels:
         compute = functools.partial(_top_k_partial, k=k)
@@ -238,6 +243,9 @@ def searchsorted(sorted_sequence, values, side="left"):
 
 def digitize(x, bins):
     """The bin of each element of ``x`` (``numpy.digitize`` with increasing ``bins``; int32)."""
+    bins_tensor = _as_tensor("digitize", operand("digitize", bins), allow_complex=False)
+    if bins_tensor.ndim != 1:
+        raise ValueError(f"digitize: bins must be a 1-D tensor of edges, received shape {bins_tensor.shape}.")
     return call_without_gradient("digitize", lambda xp, a, b: xp.digitize(a, b).astype("int32"), x, bins)
 
 
@@ -249,6 +257,18 @@ def unique(x, sorted=True, return_index=False, return_inverse=False, return_coun
     result to a fixed length, as JAX's. No gradient.
     """
     x = detached(_as_tensor("unique", operand("unique", x)))
+    # sorted=False leaves the order free; the values come sorted either way, as with Keras's NumPy backend.
+    flags = {name: validate_flag("unique", name, value) for name, value in (
+        ("sorted", sorted), ("return_index", return_index), ("return_inverse", return_inverse),
+        ("return_counts", return_counts))}
+    return_index, return_inverse, return_counts = (flags[name] for name in ("return_index", "return_inverse",
+                                                                              "return_counts"))
+    if axis is not None:
+        axis = validate_axis("unique", axis, x.ndim)
+    if size is not None:
+        size = validate_int("unique", "size", size, minimum=1)
+    if fill_value is not None:
+        validate_number("unique", "fill_value", fill_value, finite=False)
     outputs = []
     with x.device.activate():
         xp = x.device.xp
@@ -259,7 +279,6 @@ def unique(x, sorted=True, return_index=False, return_inverse=False, return_coun
         values, index, inverse, counts = result
         values = values.astype(x.dtype, copy=False)
         if size is not None:
-            size = validate_int("unique", "size", size, minimum=1)
             fill = values.min() if fill_value is None and values.size else (fill_value or 0)
             if values.shape[0] >= size:
                 values, index, counts = values[:size], index[:size], counts[:size]

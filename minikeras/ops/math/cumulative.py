@@ -22,7 +22,7 @@ from minikeras.ops.math._elementwise import operand
 from minikeras.ops.math._operands import _as_tensor
 from minikeras.ops.math.compare import where
 from minikeras.ops.math.predicates import isnan
-from minikeras.utils.argument_validation import check_dtype, validate_int
+from minikeras.utils.argument_validation import check_dtype, validate_dtype, validate_int
 
 
 class CumSum(Function):
@@ -76,7 +76,7 @@ class CumProd(Function):
 def _prepare(op_name, x, axis, dtype):
     x = _as_tensor(op_name, operand(op_name, x))
     if dtype is not None:
-        x = x.astype(check_dtype(op_name, numpy.dtype(dtype)))
+        x = x.astype(validate_dtype(op_name, dtype))
     elif x.dtype.kind == "b":
         x = x.astype("int32")
     if axis is None:
@@ -117,7 +117,8 @@ def diff(a, n=1, axis=-1):
     a = _as_tensor("diff", operand("diff", a))
     n = validate_int("diff", "n", n, minimum=0)
     axis = _single_axis("diff", axis, a.ndim)
-    for _ in range(n):
+    # Each difference shortens the axis by one: past its length the result stays empty (NumPy's).
+    for _ in range(min(n, a.shape[axis])):
         head = tuple(slice(None) for _ in range(axis))
         a = getitem(a, head + (slice(1, None),)) - getitem(a, head + (slice(None, -1),))
     return a

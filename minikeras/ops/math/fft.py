@@ -15,6 +15,7 @@ from minikeras.autograd import Function
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras.ops.math._elementwise import operand
 from minikeras.ops.math._operands import _as_tensor
+from minikeras.utils.argument_validation import validate_flag, validate_int
 
 
 def _pair(op_name, x):
@@ -107,7 +108,9 @@ def rfft(x, fft_length=None):
     x = _as_tensor("rfft", operand("rfft", x))
     if not is_float_dtype(x.dtype):
         x = x.astype("float32")
-    length = x.shape[-1] if fft_length is None else int(fft_length)
+    if x.ndim == 0:
+        raise ValueError("rfft expects a signal with at least one axis, received a scalar.")
+    length = x.shape[-1] if fft_length is None else validate_int("rfft", "fft_length", fft_length, minimum=1)
     return Rfft(length).apply(x)
 
 
@@ -146,11 +149,28 @@ class Irfft(Function):
 def irfft(x, fft_length=None):
     """The inverse of :func:`rfft` from ``(real, imag)``: a real signal of ``fft_length`` samples."""
     real, imag = _pair("irfft", x)
-    length = 2 * (real.shape[-1] - 1) if fft_length is None else int(fft_length)
+    if real.ndim == 0:
+        raise ValueError("irfft expects (real, imag) with at least one axis, received scalars.")
+    length = 2 * (real.shape[-1] - 1) if fft_length is None else validate_int("irfft", "fft_length", fft_length,
+                                                                                 minimum=1)
+    if length < 1:
+        raise ValueError(f"irfft: {real.shape[-1]} frequency bin(s) give no signal; pass fft_length.")
     return Irfft(length).apply(real, imag)
 
 
-def _window_array(window, length):
+def _frame_arguments(op_name, sequence_length, sequence_stride, fft_length, center):
+    """Check the framing arguments shared by stft and istft; return them as ints."""
+    sequence_length = validate_int(op_name, "sequence_length", sequence_length, minimum=1)
+    sequence_stride = validate_int(op_name, "sequence_stride", sequence_stride, minimum=1)
+    fft_length = validate_int(op_name, "fft_length", fft_length, minimum=1)
+    if fft_length < sequence_length:
+        raise ValueError(f"{op_name}: fft_length must be at least sequence_length, received fft_length={fft_length} "
+                         f"and sequence_length={sequence_length}.")
+    validate_flag(op_name, "center", center)
+    return sequence_length, sequence_stride, fft_length
+
+
+def _window_array(window, length, op_name="stft"):
     if window is None:
         return numpy.ones(length)
     if isinstance(window, str):
@@ -158,8 +178,15 @@ def _window_array(window, length):
             return numpy.hanning(length + 1)[:-1]
         if window == "hamming":
             return numpy.hamming(length + 1)[:-1]
-        raise ValueError(f"stft: window must be 'hann', 'hamming', None or a tensor, received {window!r}.")
-    return numpy.asarray(window.numpy() if hasattr(window, "numpy") else window, dtype="float64")
+        raise ValueError(f"{op_name}: window must be 'hann', 'hamming', None or a tensor, received {window!r}.")
+    values = window.numpy() if hasattr(window, "numpy") else window
+    if isinstance(values, (bool, numpy.bool_)) or not hasattr(values, "shape") and not isinstance(values, (list, tuple)):
+        raise TypeError(f"{op_name}: window must be 'hann', 'hamming', None or a tensor, received {window!r}.")
+    values = numpy.asarray(values)
+    if values.dtype.kind not in "iuf" or values.shape != (length,):
+        raise ValueError(f"{op_name}: a window tensor must hold sequence_length ({length}) numbers, received "
+                         f"shape {values.shape} of dtype {values.dtype}.")
+    return values.astype("float64")
 
 
 def stft(x, sequence_length, sequence_stride, fft_length, window="hann", center=True):
@@ -168,6 +195,10 @@ def stft(x, sequence_length, sequence_stride, fft_length, window="hann", center=
     from minikeras.ops.nn.keras_functions import extract_sequences
 
     x = _as_tensor("stft", operand("stft", x))
+    sequence_length, sequence_stride, fft_length = _frame_arguments("stft", sequence_length, sequence_stride,
+                                                                    fft_length, center)
+    if x.ndim == 0:
+        raise ValueError("stft expects a signal with at least one axis, received a scalar.")
     if not is_float_dtype(x.dtype):
         x = x.astype("float32")
     if center:
@@ -187,8 +218,15 @@ def istft(x, sequence_length, sequence_stride, fft_length, length=None, window="
     from minikeras.ops.array.scatter import scatter
     from minikeras.ops.array.reshaping import moveaxis, reshape
 
+    sequence_length, sequence_stride, fft_length = _frame_arguments("istft", sequence_length, sequence_stride,
+                                                                    fft_length, center)
+    if length is not None:
+        length = validate_int("istft", "length", length, minimum=0)
+    weights = _window_array(window, sequence_length, "istft")
     frames = irfft(x, fft_length)  # (..., count, fft_length)
-    weights = _window_array(window, sequence_length)
+    if frames.ndim < 2:
+        raise ValueError(f"istft expects (real, imag) of shape (..., frames, bins), received shape "
+                         f"{tuple(x[0].shape) if isinstance(x, (tuple, list)) else '?'}.")
     left = (fft_length - sequence_length) // 2
     weights = numpy.pad(weights, (left, fft_length - sequence_length - left))
     # TensorFlow's inverse_stft_window_fn: the window divided by the sum of the squared

@@ -27,6 +27,7 @@ from minikeras.backend.dtypes import is_float_dtype
 from minikeras.ops.array.reshaping import swapaxes
 from minikeras.ops.math._elementwise import call_without_gradient, operand
 from minikeras.ops.math._operands import _as_tensor
+from minikeras.utils.argument_validation import validate_axis, validate_flag, validate_number
 
 
 def _matrix(op_name, x, square=True):
@@ -145,8 +146,10 @@ def solve(a, b):
     if b.dtype != a.dtype:
         b = b.astype(a.dtype)
     vector = b.ndim == a.ndim - 1
-    if b.shape[-1 if vector else -2] != a.shape[-1]:
-        raise ValueError(f"solve: a of shape {a.shape} and b of shape {b.shape} do not match.")
+    if b.ndim not in (a.ndim - 1, a.ndim) or b.shape[-1 if vector else -2] != a.shape[-1] or \
+            b.shape[:-1 if vector else -2] != a.shape[:-2]:
+        raise ValueError(f"solve: a of shape {a.shape} and b of shape {b.shape} do not match (b is a matrix "
+                         f"{a.shape[:-2] + (a.shape[-1], 'k')}, or a vector {a.shape[:-1]}).")
     return Solve(vector).apply(a, b)
 
 
@@ -154,6 +157,7 @@ def solve_triangular(a, b, lower=False):
     """``x`` with ``a @ x = b`` for triangular ``a`` (only the ``lower`` or upper triangle is read)."""
     from minikeras.ops.array.arranging import tril, triu
 
+    lower = validate_flag("solve_triangular", "lower", lower)
     a = _matrix("solve_triangular", a)
     return solve(tril(a) if lower else triu(a), b)
 
@@ -186,6 +190,7 @@ def cholesky(x, upper=False):
     Raises:
         ValueError: a matrix is not positive definite (from the array library).
     """
+    upper = validate_flag("cholesky", "upper", upper)
     lower = Cholesky().apply(_matrix("cholesky", x))
     return swapaxes(lower, -1, -2) if upper else lower
 
@@ -194,6 +199,7 @@ def cholesky_inverse(x, upper=False):
     """The inverse of ``A`` from its Cholesky factor ``x`` (``A = L L^T``, or ``U^T U`` with ``upper``)."""
     from minikeras.ops.math.matmul import matmul
 
+    upper = validate_flag("cholesky_inverse", "upper", upper)
     factor = _matrix("cholesky_inverse", x)
     inverse_factor = inv(factor)
     if upper:
@@ -273,30 +279,38 @@ class SingularValues(Function):
 def svd(x, full_matrices=True, compute_uv=True):
     """The singular value decomposition ``(u, s, v^T)``, or only ``s`` (differentiable) with ``compute_uv=False``."""
     x = _matrix("svd", x, square=False)
-    if not compute_uv:
+    if not validate_flag("svd", "compute_uv", compute_uv):
         return SingularValues().apply(x)
     x = x.detach()
     with x.device.activate():
-        u, s, vt = x.device.xp.linalg.svd(x.data, full_matrices=bool(full_matrices))
+        u, s, vt = x.device.xp.linalg.svd(x.data, full_matrices=validate_flag("svd", "full_matrices", full_matrices))
     return Tensor(u, device=x.device), Tensor(s, device=x.device), Tensor(vt, device=x.device)
 
 
 def pinv(x, rcond=None):
     """The Moore-Penrose pseudo-inverse of each matrix (singular values below ``rcond * max`` dropped)."""
     x = _matrix("pinv", x, square=False)
-    cutoff = 1e-15 if rcond is None else rcond
+    cutoff = 1e-15 if rcond is None else validate_number("pinv", "rcond", rcond, minimum=0)
     return call_without_gradient("pinv", lambda xp, a: xp.linalg.pinv(a, rcond=cutoff), x)
 
 
 def lstsq(a, b, rcond=None):
     """The least-squares solution ``x`` of ``a @ x = b``; no gradient."""
     a = _matrix("lstsq", a, square=False)
+    b = _as_tensor("lstsq", operand("lstsq", b), allow_bool=False)
+    if a.ndim != 2 or b.ndim not in (1, 2) or b.shape[0] != a.shape[0]:
+        raise ValueError(f"lstsq expects a matrix a (m, n) and b of shape (m,) or (m, k), received {a.shape} and "
+                         f"{b.shape}.")
+    if rcond is not None:
+        rcond = validate_number("lstsq", "rcond", rcond, minimum=0)
     return call_without_gradient("lstsq", lambda xp, m, v: xp.linalg.lstsq(m, v, rcond=rcond)[0], a, b)
 
 
 def matrix_rank(x, tol=None):
     """The rank of each matrix (singular values above ``tol``; NumPy's default tolerance)."""
     x = _matrix("matrix_rank", x, square=False)
+    if tol is not None:
+        tol = validate_number("matrix_rank", "tol", tol, minimum=0)
     return call_without_gradient("matrix_rank",
                                  lambda xp, a: xp.asarray(xp.linalg.matrix_rank(a, tol=tol)).astype("int32"), x)
 
@@ -348,8 +362,9 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002  (keras.ops name
         if ord is None:
             return _sum(x * x, axes, keepdims) ** 0.5
     else:
-        axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    axes = tuple(a % x.ndim for a in axes)
+        axes = tuple(validate_axis("norm", a, x.ndim) for a in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"norm: repeated axis in {axis!r}.")
     if len(axes) == 1:
         (a,) = axes
         if ord is None or ord == 2:

@@ -8,7 +8,7 @@ __all__ = ["isnan", "isinf", "isfinite", "isneginf", "isposinf", "isreal", "iscl
 from minikeras.ops._checks import normalize_axis
 from minikeras.ops.math._elementwise import call_without_gradient, operand, unary
 from minikeras.ops.math._operands import _as_tensor
-from minikeras.utils.argument_validation import validate_number
+from minikeras.utils.argument_validation import validate_flag, validate_number
 
 
 def _predicate(name, compute, doc):
@@ -33,30 +33,35 @@ def _tolerances(op_name, rtol, atol):
 def isclose(x1, x2, rtol=1e-5, atol=1e-8, equal_nan=False):
     """Elementwise ``|x1 - x2| <= atol + rtol * |x2|`` as a bool tensor."""
     _tolerances("isclose", rtol, atol)
+    equal_nan = validate_flag("isclose", "equal_nan", equal_nan)
     return call_without_gradient(
-        "isclose", lambda xp, a, b: xp.isclose(a, b, rtol=rtol, atol=atol, equal_nan=bool(equal_nan)), x1, x2)
+        "isclose", lambda xp, a, b: xp.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan), x1, x2)
 
 
 def allclose(x1, x2, rtol=1e-5, atol=1e-8, equal_nan=False):
     """Whether every element is close (a 0-d bool tensor, as Keras)."""
     _tolerances("allclose", rtol, atol)
+    equal_nan = validate_flag("allclose", "equal_nan", equal_nan)
     return call_without_gradient(
-        "allclose", lambda xp, a, b: xp.all(xp.isclose(a, b, rtol=rtol, atol=atol, equal_nan=bool(equal_nan))),
+        "allclose", lambda xp, a, b: xp.all(xp.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)),
         x1, x2)
 
 
 def isin(x1, x2, assume_unique=False, invert=False):
     """Elementwise: is each element of ``x1`` somewhere in ``x2``? (``invert``: is it absent?)"""
+    assume_unique = validate_flag("isin", "assume_unique", assume_unique)
+    invert = validate_flag("isin", "invert", invert)
     return call_without_gradient(
-        "isin", lambda xp, a, b: xp.isin(a, b, assume_unique=bool(assume_unique), invert=bool(invert)), x1, x2)
+        "isin", lambda xp, a, b: xp.isin(a, b, assume_unique=assume_unique, invert=invert), x1, x2)
 
 
 def _reduce(op_name, reducer, x, axis, keepdims, dtype=None):
     x = _as_tensor(op_name, operand(op_name, x))
     axes = normalize_axis(op_name, axis, x.ndim)
+    keepdims = validate_flag(op_name, "keepdims", keepdims)
 
     def compute(xp, a):
-        out = reducer(xp)(a, axis=axes, keepdims=bool(keepdims))
+        out = reducer(xp)(a, axis=axes, keepdims=keepdims)
         return out if dtype is None else out.astype(dtype)
 
     return call_without_gradient(op_name, compute, x)

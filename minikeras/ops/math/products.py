@@ -24,7 +24,7 @@ from minikeras.ops.math._operands import _as_tensor
 from minikeras.ops.math.matmul import matmul
 from minikeras.ops._promotion import result_type
 from minikeras.ops.reduce import sum as _sum
-from minikeras.utils.argument_validation import validate_int
+from minikeras.utils.argument_validation import validate_axis, validate_int
 
 
 def _explicit(subscripts, shapes):
@@ -140,17 +140,20 @@ def einsum(subscripts, *operands, **kwargs):
 def tensordot(x1, x2, axes=2):
     """Sum products over ``axes`` (an int: the last/first that many; or two lists of axes)."""
     a, b = _as_tensor("tensordot", operand("tensordot", x1)), _as_tensor("tensordot", operand("tensordot", x2))
-    if isinstance(axes, int):
+    if not isinstance(axes, (tuple, list)):
         axes = validate_int("tensordot", "axes", axes, minimum=0, maximum=min(a.ndim, b.ndim))
         axes_a, axes_b = list(range(a.ndim - axes, a.ndim)), list(range(axes))
     else:
-        axes_a, axes_b = axes
-        axes_a = [axes_a] if isinstance(axes_a, int) else list(axes_a)
-        axes_b = [axes_b] if isinstance(axes_b, int) else list(axes_b)
+        if len(axes) != 2:
+            raise ValueError(f"tensordot: axes must be an int or two lists of axes (of x1 and x2), received "
+                             f"{axes!r}.")
+        axes_a, axes_b = ([side] if not isinstance(side, (tuple, list)) else list(side) for side in axes)
         if len(axes_a) != len(axes_b):
             raise ValueError(f"tensordot: axes must pair up, received {axes!r}.")
-        axes_a = [axis % a.ndim for axis in axes_a]
-        axes_b = [axis % b.ndim for axis in axes_b]
+        axes_a = [validate_axis("tensordot", axis, a.ndim, "axes of x1") for axis in axes_a]
+        axes_b = [validate_axis("tensordot", axis, b.ndim, "axes of x2") for axis in axes_b]
+        if len(set(axes_a)) != len(axes_a) or len(set(axes_b)) != len(axes_b):
+            raise ValueError(f"tensordot: repeated axis in {axes!r}.")
     letters = iter(string.ascii_letters)
     term_a = [next(letters) for _ in range(a.ndim)]
     term_b = [next(letters) for _ in range(b.ndim)]

@@ -20,7 +20,7 @@ from minikeras.ops.math._elementwise import (binary, binary_dtype, call_without_
                                              unary)
 from minikeras.ops.math._operands import _as_tensor, _float_array
 from minikeras.ops.math.arithmetic import divide
-from minikeras.utils.argument_validation import validate_int, validate_number
+from minikeras.utils.argument_validation import INT32_MAX, validate_int, validate_number
 
 ceil = unary("ceil", lambda xp, x: xp.ceil(x), None, "Elementwise ceiling (float32 for integers; no gradient).")
 floor = unary("floor", lambda xp, x: xp.floor(x), None, "Elementwise floor (float32 for integers; no gradient).")
@@ -35,7 +35,7 @@ true_divide = divide
 
 def round(x, decimals=0):  # noqa: A001  (keras.ops name)
     """Round to ``decimals`` decimals, halves to even (as NumPy); integers stay integers. No gradient."""
-    decimals = validate_int("round", "decimals", decimals)
+    decimals = validate_int("round", "decimals", decimals, minimum=-INT32_MAX, maximum=INT32_MAX)  # a C int
 
     def compute(xp, a):
         if a.dtype.kind in "iub":
@@ -123,7 +123,7 @@ def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
     The gradient passes where ``x`` was finite and is 0 at replaced entries.
     """
     for name, value in (("nan", nan), ("posinf", posinf), ("neginf", neginf)):
-        validate_number("nan_to_num", name, value, finite=False, allow_none=True)
+        validate_number("nan_to_num", name, value, finite=False, allow_none=name != "nan")
     return NanToNum(nan, posinf, neginf).apply(_as_tensor("nan_to_num", operand("nan_to_num", x)))
 
 

@@ -30,7 +30,7 @@ from minikeras.ops.math._operands import _as_tensor
 from minikeras.ops.math.compare import where
 from minikeras.ops.math.predicates import isnan
 from minikeras.ops.reduce import argmax, argmin, max, mean, min, prod, sum
-from minikeras.utils.argument_validation import validate_int
+from minikeras.utils.argument_validation import validate_axis, validate_flag, validate_int
 
 amax = max
 amin = min
@@ -99,10 +99,14 @@ def _quantile(op_name, x, q, axis, method, keepdims, scale, ignore_nan=False):
     if method not in _METHODS:
         raise ValueError(f"{op_name}: method must be one of {_METHODS}, received {method!r}.")
     x = _tensor(op_name, x)
+    keepdims = validate_flag(op_name, "keepdims", keepdims)
     if not is_float_dtype(x.dtype):
         x = x.astype("float32")
-    q_host = numpy.asarray(q.numpy() if isinstance(q, Tensor) else q, dtype="float64") / scale
-    if q_host.ndim > 1 or numpy.any((q_host < 0) | (q_host > 1)):
+    q_host = numpy.asarray(q.numpy() if isinstance(q, Tensor) else q)
+    if q_host.dtype.kind not in "iuf":
+        raise TypeError(f"{op_name}: q must be a number or a 1-D sequence of numbers, received {q!r}.")
+    q_host = q_host.astype("float64") / scale
+    if q_host.ndim > 1 or not numpy.all((q_host >= 0) & (q_host <= 1)):
         raise ValueError(f"{op_name}: q must be a number or 1-D, within [0, {scale:g}], received {q!r}.")
     axes = normalize_axis(op_name, axis, x.ndim)
     rows = _moved_to_last(x, axes)
@@ -237,6 +241,7 @@ def nanmean(x, axis=None, keepdims=False):
 def nanvar(x, axis=None, keepdims=False):
     """Population variance ignoring NaNs."""
     filled, missing = _without_nan("nanvar", x, 0)
+    keepdims = validate_flag("nanvar", "keepdims", keepdims)
     if missing is None:
         from minikeras.ops.reduce import var
 
@@ -283,6 +288,7 @@ def moments(x, axes, keepdims=False, synchronized=False):
     ``synchronized`` (a distributed-training flag in Keras) changes nothing on one replica.
     """
     x = _tensor("moments", x)
+    validate_flag("moments", "synchronized", synchronized)  # a distributed-training flag: one replica here
     mean_keep = mean(x, axes, True)
     centered = x - mean_keep
     variance = mean(centered * centered, axes, keepdims)
@@ -315,7 +321,9 @@ def histogram(x, bins=10, range=None):  # noqa: A002  (keras.ops name)
     bins = validate_int("histogram", "bins", bins, minimum=1)
     if x.ndim != 1:
         raise ValueError(f"histogram expects a 1-D tensor, received shape {x.shape}.")
-    if range is not None and (len(range) != 2 or range[0] > range[1]):
+    if range is not None and (not isinstance(range, (tuple, list)) or len(range) != 2 or not all(
+            isinstance(end, (int, float, numpy.integer, numpy.floating)) and not isinstance(end, bool)
+            and math.isfinite(end) for end in range) or range[0] > range[1]):
         raise ValueError(f"histogram: range must be (min, max) with min <= max, received {range!r}.")
     def compute(xp, a):
         counts, edges = xp.histogram(a, bins=bins, range=range)
@@ -330,7 +338,7 @@ def bincount(x, weights=None, minlength=0, sparse=False):
     Raises:
         ValueError: ``sparse=True`` (minikeras has no sparse tensors) or ``x`` is not 1-D.
     """
-    if sparse:
+    if validate_flag("bincount", "sparse", sparse):
         raise ValueError("bincount: sparse=True is not supported (minikeras has no sparse tensors).")
     minlength = validate_int("bincount", "minlength", minlength, minimum=0)
     x = _tensor("bincount", x)
@@ -339,6 +347,9 @@ def bincount(x, weights=None, minlength=0, sparse=False):
     if weights is None:
         return call_without_gradient("bincount",
                                      lambda xp, a: xp.bincount(a, minlength=minlength).astype("int32"), x)
+    weights = _tensor("bincount", weights)
+    if weights.shape != x.shape:
+        raise ValueError(f"bincount: weights must have the shape of x {x.shape}, received {weights.shape}.")
     return call_without_gradient(
         "bincount", lambda xp, a, w: xp.bincount(a, weights=w, minlength=minlength).astype(w.dtype), x, weights)
 
@@ -348,7 +359,7 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
     y = _tensor("trapezoid", y)
     if not is_float_dtype(y.dtype):
         y = y.astype("float32")
-    axis = normalize_axis("trapezoid", axis, y.ndim)[0]
+    axis = validate_axis("trapezoid", axis, y.ndim)
     head = (slice(None),) * axis
     average_height = (getitem(y, head + (slice(1, None),)) + getitem(y, head + (slice(None, -1),))) * 0.5
     if x is None:

@@ -22,7 +22,7 @@ from minikeras.ops.math.exp_log import expm1
 from minikeras.ops.math.cumulative import cumsum
 from minikeras.ops.math.powers import sqrt
 from minikeras.ops.nn.activations import sigmoid, tanh
-from minikeras.utils.argument_validation import validate_number
+from minikeras.utils.argument_validation import validate_axis, validate_number
 
 
 def _float_input(op_name, x):
@@ -44,6 +44,7 @@ def glu(x, axis=-1):
         ValueError: the axis has an odd size.
     """
     x = _float_input("glu", x)
+    axis = validate_axis("glu", axis, x.ndim)
     if x.shape[axis] % 2:
         raise ValueError(f"glu: axis {axis} must have an even size, received shape {x.shape}.")
     first, second = split(x, 2, axis=axis)

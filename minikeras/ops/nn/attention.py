@@ -21,6 +21,7 @@ from minikeras.autograd import Function
 from minikeras.backend.dtypes import finfo, is_float_dtype
 from minikeras.ops.math._elementwise import detached, operand
 from minikeras.ops.math._operands import _as_tensor
+from minikeras.utils.argument_validation import validate_flag, validate_number
 
 
 def _batched_matmul(device, a, b):
@@ -130,7 +131,7 @@ def dot_product_attention(query, key, value, bias=None, mask=None, scale=None, i
     Returns:
         ``(B, T, N, H)``, in the query's dtype.
     """
-    if flash_attention:
+    if flash_attention is not None and validate_flag("dot_product_attention", "flash_attention", flash_attention):
         raise ValueError("dot_product_attention: flash_attention=True is not available in minikeras "
                          "(the fused op is its own kernel); pass None or False.")
     tensors = [_as_tensor("dot_product_attention", operand("dot_product_attention", v), allow_bool=False)
@@ -148,7 +149,7 @@ def dot_product_attention(query, key, value, bias=None, mask=None, scale=None, i
                          f"({k.shape[2]}).")
     dtype = q.dtype if is_float_dtype(q.dtype) else numpy.dtype("float32")
     q, k, v = (t if t.dtype == dtype else t.astype(dtype) for t in (q, k, v))
-    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else validate_number("dot_product_attention", "scale", scale)
     extras = []
     target = (q.shape[0], q.shape[2], q.shape[1], k.shape[1])
     for name, extra in (("bias", bias), ("mask", mask)):
@@ -163,7 +164,9 @@ def dot_product_attention(query, key, value, bias=None, mask=None, scale=None, i
             raise ValueError(f"dot_product_attention: {name} of shape {extra.shape} does not broadcast to "
                              f"(B, N, T, S) = {target}.") from None
         extras.append(detached(extra) if name == "mask" else (extra if extra.dtype == dtype else extra.astype(dtype)))
-    soft_cap = None if attn_logits_soft_cap is None else float(attn_logits_soft_cap)
-    out = DotProductAttention(scale, bool(is_causal), soft_cap, bias is not None, mask is not None,
+    soft_cap = None if attn_logits_soft_cap is None else validate_number(
+        "dot_product_attention", "attn_logits_soft_cap", attn_logits_soft_cap, minimum=math.ulp(0.0))
+    is_causal = validate_flag("dot_product_attention", "is_causal", is_causal)
+    out = DotProductAttention(scale, is_causal, soft_cap, bias is not None, mask is not None,
                               q.shape[2] // k.shape[2]).apply(q, k, v, *extras)
     return out.reshape(out.shape[1:]) if unbatched else out

@@ -17,17 +17,13 @@ import numpy
 from minikeras.autograd import Function
 from minikeras.ops.math.unary import _as_tensor
 from minikeras.ops.nn.half_precision import in_float32
-from minikeras.ops.nn.sliding_window import check_padding, is_int, same_padding
+from minikeras.ops.nn.sliding_window import check_padding, same_padding, standardize_tuple
 
 __all__ = ["conv3d", "max_pool3d", "avg_pool3d"]
 
 
 def _triple(op_name, name, value):
-    if is_int(value):
-        value = (int(value),) * 3
-    if not isinstance(value, (list, tuple)) or len(value) != 3 or not all(is_int(v) and v >= 1 for v in value):
-        raise ValueError(f"{op_name}: {name} must be a positive int or 3 positive ints, received {value!r}.")
-    return tuple(int(v) for v in value)
+    return standardize_tuple(op_name, name, value, 3)
 
 
 class _Geometry:

@@ -18,6 +18,7 @@ from minikeras.autograd import Function, Tensor
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras.ops.math._elementwise import operand
 from minikeras.ops.math._operands import _as_tensor
+from minikeras.utils.argument_validation import validate_int
 
 __all__ = ["ctc_loss"]
 
@@ -167,5 +168,8 @@ def ctc_loss(target, output, target_length, output_length, mask_index=0):
     if not is_float_dtype(output.dtype):
         output = output.astype("float32")
     if output.ndim == 3:
-        mask_index = int(mask_index) % output.shape[-1]
+        classes = output.shape[-1]
+        mask_index = validate_int("ctc_loss", "mask_index", mask_index, minimum=-classes, maximum=classes - 1) % classes
+    else:
+        mask_index = validate_int("ctc_loss", "mask_index", mask_index)
     return _ctc_loss(target, output, target_length, output_length, mask_index)

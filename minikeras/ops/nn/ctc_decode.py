@@ -17,6 +17,7 @@ from minikeras.autograd import Tensor
 from minikeras.ops.core import convert_to_numpy
 from minikeras.ops.math._elementwise import operand
 from minikeras.ops.math._operands import _as_tensor
+from minikeras.utils.argument_validation import validate_flag, validate_int
 
 
 def _greedy(scores, lengths, merge_repeated, blank):
@@ -78,21 +79,31 @@ def ctc_decode(inputs, sequence_lengths, strategy="greedy", beam_width=100, top_
     Raises:
         ValueError: an unknown ``strategy``.
     """
-    if strategy not in ("greedy", "beam_search"):
-        raise ValueError(f"Invalid strategy {strategy}. Supported values are 'greedy' and 'beam_search'.")
+    if not isinstance(strategy, str) or strategy not in ("greedy", "beam_search"):
+        raise ValueError(f"ctc_decode: strategy must be 'greedy' or 'beam_search', received {strategy!r}.")
+    beam_width = validate_int("ctc_decode", "beam_width", beam_width, minimum=1)
+    top_paths = validate_int("ctc_decode", "top_paths", top_paths, minimum=1)
+    if strategy == "beam_search" and top_paths > beam_width:
+        raise ValueError(f"ctc_decode: top_paths ({top_paths}) must be at most beam_width ({beam_width}).")
+    merge_repeated = validate_flag("ctc_decode", "merge_repeated", merge_repeated)
     inputs = _as_tensor("ctc_decode", operand("ctc_decode", inputs))
     scores = convert_to_numpy(inputs)
     if scores.dtype.kind != "f":
         scores = scores.astype("float32")
-    lengths = convert_to_numpy(sequence_lengths).astype(numpy.int64).reshape(-1)
+    lengths = convert_to_numpy(sequence_lengths)
+    if lengths.dtype.kind not in "iu":
+        raise TypeError(f"ctc_decode: sequence_lengths must be integers, received dtype {lengths.dtype}.")
+    lengths = lengths.astype(numpy.int64).reshape(-1)
     if scores.ndim != 3 or lengths.shape != (scores.shape[0],):
         raise ValueError(f"ctc_decode expects inputs (batch, steps, classes) and sequence_lengths (batch,), "
                          f"received {scores.shape} and {lengths.shape}.")
-    blank = mask_index % scores.shape[-1] if mask_index is not None else scores.shape[-1] - 1
+    classes = scores.shape[-1]
+    blank = validate_int("ctc_decode", "mask_index", mask_index, minimum=-classes, maximum=classes - 1) % classes \
+        if mask_index is not None else classes - 1
     if strategy == "greedy":
         decoded, totals = _greedy(scores, lengths, merge_repeated, blank)
     else:
         shifted = scores - scores.max(axis=-1, keepdims=True)
         log_probs = shifted - numpy.log(numpy.exp(shifted).sum(axis=-1, keepdims=True))
-        decoded, totals = _beam_search(log_probs, lengths, int(beam_width), int(top_paths), blank)
+        decoded, totals = _beam_search(log_probs, lengths, beam_width, top_paths, blank)
     return Tensor(decoded, device=inputs.device), Tensor(totals, device=inputs.device)

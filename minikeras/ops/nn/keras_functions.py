@@ -23,7 +23,7 @@ from minikeras.ops.math._elementwise import operand
 from minikeras.ops.math._operands import _as_tensor
 from minikeras.ops.nn import conv as _conv, conv3d as _conv3d, pool as _pool
 from minikeras.ops.reduce import max as _max, mean
-from minikeras.utils.argument_validation import validate_int
+from minikeras.utils.argument_validation import standardize_tuple, validate_int
 
 
 def _tensor(op_name, x):
@@ -31,8 +31,8 @@ def _tensor(op_name, x):
 
 
 def _data_format(op_name, data_format):
-    data_format = data_format or keras_helpers.image_data_format()
-    if data_format not in ("channels_last", "channels_first"):
+    data_format = keras_helpers.image_data_format() if data_format is None else data_format
+    if not isinstance(data_format, str) or data_format not in ("channels_last", "channels_first"):
         raise ValueError(f"{op_name}: data_format must be 'channels_last' or 'channels_first', "
                          f"received {data_format!r}.")
     return data_format
@@ -63,8 +63,9 @@ def _as_2d(x, kernel=None):
     return expand_dims(x, 1), (expand_dims(kernel, 0) if kernel is not None else None)
 
 
-def _pair(value):
-    return (1, value) if isinstance(value, int) else (1,) + tuple(value)
+def _pair(op_name, name, value, allow_zero=False):
+    """A 1-D op's size argument (an int or a 1-tuple) as the (1, size) of its 2-D view."""
+    return (1,) + standardize_tuple(op_name, name, value, 1, allow_zero)
 
 
 def conv(inputs, kernel, strides=1, padding="valid", data_format=None, dilation_rate=1):
@@ -93,9 +94,10 @@ def conv_transpose(inputs, kernel, strides=1, padding="valid", output_padding=No
     rank = _spatial_rank("conv_transpose", x, (1, 2))
     if rank == 1:
         x2, kernel2 = _as_2d(x, kernel)
-        out_padding = None if output_padding is None else _pair(output_padding)
-        out = squeeze(_conv.conv2d_transpose(x2, kernel2, _pair(strides), padding, out_padding,
-                                             _pair(dilation_rate)), 1)
+        out_padding = None if output_padding is None else _pair("conv_transpose", "output_padding", output_padding,
+                                                                allow_zero=True)
+        out = squeeze(_conv.conv2d_transpose(x2, kernel2, _pair("conv_transpose", "strides", strides), padding,
+                                             out_padding, _pair("conv_transpose", "dilation_rate", dilation_rate)), 1)
     else:
         out = _conv.conv2d_transpose(x, kernel, strides, padding, output_padding, dilation_rate)
     return _from_last(out, data_format)
@@ -108,7 +110,8 @@ def depthwise_conv(inputs, kernel, strides=1, padding="valid", data_format=None,
     rank = _spatial_rank("depthwise_conv", x, (1, 2))
     if rank == 1:
         x2, kernel2 = _as_2d(x, kernel)
-        out = squeeze(_conv.depthwise_conv2d(x2, kernel2, _pair(strides), padding, _pair(dilation_rate)), 1)
+        out = squeeze(_conv.depthwise_conv2d(x2, kernel2, _pair("depthwise_conv", "strides", strides), padding,
+                                             _pair("depthwise_conv", "dilation_rate", dilation_rate)), 1)
     else:
         out = _conv.depthwise_conv2d(x, kernel, strides, padding, dilation_rate)
     return _from_last(out, data_format)
@@ -145,9 +148,7 @@ def _adaptive(op_name, reducer, inputs, output_size, data_format):
     data_format = _data_format(op_name, data_format)
     x = _to_last(_tensor(op_name, inputs), data_format)
     rank = _spatial_rank(op_name, x)
-    sizes = (output_size,) * rank if isinstance(output_size, int) else tuple(output_size)
-    if len(sizes) != rank:
-        raise ValueError(f"{op_name}: output_size needs {rank} entries, received {output_size!r}.")
+    sizes = standardize_tuple(op_name, "output_size", output_size, rank)
     for axis, out_size in enumerate(sizes, start=1):
         length = x.shape[axis]
         pieces = []
@@ -203,10 +204,16 @@ def space_to_depth(x, block_size, data_format="channels_last"):
 
 
 def _pairs(op_name, value, name):
-    pair = (value, value) if isinstance(value, int) else tuple(value)
-    if len(pair) != 2:
-        raise ValueError(f"{op_name}: {name} must be an int or a pair, received {value!r}.")
-    return pair
+    return standardize_tuple(op_name, name, value, 2, allow_zero=name == "padding")
+
+
+def _block_count(op_name, size, kernel, dilation, padding, stride):
+    """(out_h, out_w) of unfold/fold; ValueError when a dilated kernel is larger than the padded image."""
+    counts = tuple((size[a] + 2 * padding[a] - dilation[a] * (kernel[a] - 1) - 1) // stride[a] + 1 for a in (0, 1))
+    if min(counts) < 1:
+        raise ValueError(f"{op_name}: a kernel of {kernel} with dilation {dilation} does not fit an image of "
+                         f"{size} padded by {padding}.")
+    return counts
 
 
 def _unfold_positions(channels, height, width, kernel, dilation, padding, stride):
@@ -231,6 +238,7 @@ def unfold(x, kernel_size, dilation=1, padding=0, stride=1):
     kernel, dilation, padding, stride = (_pairs("unfold", v, name) for v, name in (
         (kernel_size, "kernel_size"), (dilation, "dilation"), (padding, "padding"), (stride, "stride")))
     n, c, h, w = x.shape
+    _block_count("unfold", (h, w), kernel, dilation, padding, stride)
     positions, (hp, wp), _ = _unfold_positions(c, h, w, kernel, dilation, padding, stride)
     padded = pad(x, [(0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2])
     return take(reshape(padded, (n, c * hp * wp)), positions, axis=1)
@@ -248,6 +256,7 @@ def fold(x, output_size, kernel_size, dilation=1, padding=0, stride=1):
         raise ValueError(f"fold expects (N, C*kh*kw, L), received shape {x.shape}.")
     n = x.shape[0]
     c = x.shape[1] // (kernel[0] * kernel[1])
+    _block_count("fold", output_size, kernel, dilation, padding, stride)
     positions, (hp, wp), blocks = _unfold_positions(c, output_size[0], output_size[1], kernel, dilation,
                                                     padding, stride)
     if x.shape[2] != blocks:

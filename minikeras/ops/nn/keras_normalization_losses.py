@@ -23,6 +23,7 @@ from minikeras.ops.math.exp_log import log
 from minikeras.ops.math.powers import rsqrt
 from minikeras.ops.nn import softmax as _softmax
 from minikeras.ops.reduce import max as _max, mean, sum as _sum
+from minikeras.utils.argument_validation import validate_axis, validate_flag, validate_number
 
 
 def _tensor(op_name, x):
@@ -37,18 +38,28 @@ def _along(vector, axis, ndim):
 def batch_normalization(x, mean, variance, axis, offset=None, scale=None, epsilon=1e-3):  # noqa: A002
     """``(x - mean) / sqrt(variance + epsilon) * scale + offset`` with 1-D statistics along ``axis``."""
     x = _tensor("batch_normalization", x)
-    mean_t, variance_t = _tensor("batch_normalization", mean), _tensor("batch_normalization", variance)
-    inverse = rsqrt(_along(variance_t, axis, x.ndim) + epsilon)
+    axis = validate_axis("batch_normalization", axis, x.ndim)
+    epsilon = validate_number("batch_normalization", "epsilon", epsilon, minimum=0)
+    statistics = {}
+    for name, value in (("mean", mean), ("variance", variance), ("scale", scale), ("offset", offset)):
+        if value is None:
+            continue
+        vector = _tensor("batch_normalization", value)
+        if vector.shape != (x.shape[axis],):
+            raise ValueError(f"batch_normalization: {name} must be a vector of the length of axis {axis} of x "
+                             f"({x.shape[axis]}, x of shape {x.shape}), received shape {vector.shape}.")
+        statistics[name] = _along(vector, axis, x.ndim)
+    inverse = rsqrt(statistics["variance"] + epsilon)
     if scale is not None:
-        inverse = inverse * _along(_tensor("batch_normalization", scale), axis, x.ndim)
-    out = (x - _along(mean_t, axis, x.ndim)) * inverse
+        inverse = inverse * statistics["scale"]
+    out = (x - statistics["mean"]) * inverse
     if offset is not None:
-        out = out + _along(_tensor("batch_normalization", offset), axis, x.ndim)
+        out = out + statistics["offset"]
     return out
 
 
-def _epsilon(epsilon):
-    return keras_helpers.epsilon() if epsilon is None else epsilon
+def _epsilon(epsilon, op_name="normalize", minimum=0):
+    return keras_helpers.epsilon() if epsilon is None else validate_number(op_name, "epsilon", epsilon, minimum=minimum)
 
 
 def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None, **kwargs):
@@ -65,7 +76,7 @@ def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None, **kwarg
         x = x.astype("float32")
     center = mean(x, axis, True)
     centered = x - center
-    out = centered * rsqrt(mean(centered * centered, axis, True) + _epsilon(epsilon))
+    out = centered * rsqrt(mean(centered * centered, axis, True) + _epsilon(epsilon, "layer_normalization"))
     if gamma is not None:
         out = out * _tensor("layer_normalization", gamma)
     if beta is not None:
@@ -78,14 +89,16 @@ def rms_normalization(x, scale=None, axis=-1, epsilon=None):
     x = _tensor("rms_normalization", x)
     if not is_float_dtype(x.dtype):
         x = x.astype("float32")
-    out = x * rsqrt(mean(x * x, axis, True) + _epsilon(epsilon))
+    out = x * rsqrt(mean(x * x, axis, True) + _epsilon(epsilon, "rms_normalization"))
     return out * _tensor("rms_normalization", scale) if scale is not None else out
 
 
 def normalize(x, axis=-1, order=2, epsilon=None):
     """``x`` divided by its ``order``-norm over ``axis`` (the norm floored at ``epsilon``)."""
     x = _tensor("normalize", x)
-    epsilon = _epsilon(epsilon)
+    epsilon = _epsilon(epsilon, "normalize", minimum=math.ulp(0.0))  # the norm's floor: divided by
+    if math.isnan(validate_number("normalize", "order", order, finite=False)):  # inf is a norm's order, NaN none
+        raise ValueError(f"normalize: order must be a number (the norm's order), received {order!r}.")
     if order == 2:
         inverse = minimum(rsqrt(_sum(x * x, axis, True)), 1.0 / epsilon)
         return x * inverse
@@ -100,7 +113,7 @@ def binary_crossentropy(target, output, from_logits=False):
     if target.shape != output.shape:
         raise ValueError(f"binary_crossentropy: target and output must have the same shape, received "
                          f"{target.shape} and {output.shape}.")
-    if from_logits:
+    if validate_flag("binary_crossentropy", "from_logits", from_logits):
         return _softmax.sigmoid_cross_entropy(output, target)
     eps = keras_helpers.epsilon()
     output = clip(output, eps, 1.0 - eps)
@@ -113,7 +126,7 @@ def categorical_crossentropy(target, output, from_logits=False, axis=-1):
     if target.shape != output.shape:
         raise ValueError(f"categorical_crossentropy: target and output must have the same shape, received "
                          f"{target.shape} and {output.shape}.")
-    if from_logits:
+    if validate_flag("categorical_crossentropy", "from_logits", from_logits):
         return _softmax.softmax_cross_entropy(output, target, axis=axis)
     eps = keras_helpers.epsilon()
     output = clip(output / _sum(output, axis, True), eps, 1.0 - eps)
@@ -126,9 +139,13 @@ def sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1):
 
     target, output = _tensor("sparse_categorical_crossentropy", target), _tensor(
         "sparse_categorical_crossentropy", output)
+    from_logits = validate_flag("sparse_categorical_crossentropy", "from_logits", from_logits)
+    if output.ndim == 0:
+        raise ValueError("sparse_categorical_crossentropy expects output with a class axis, received a scalar.")
+    axis = validate_axis("sparse_categorical_crossentropy", axis, output.ndim)
     if target.ndim == output.ndim and target.shape[-1] == 1:
         target = squeeze(target, -1)
-    if axis not in (-1, output.ndim - 1):
+    if axis != output.ndim - 1:
         from minikeras.ops.array.reshaping import moveaxis
 
         output = moveaxis(output, axis, -1)
@@ -145,14 +162,15 @@ def multi_hot(inputs, num_classes=None, axis=-1, dtype=None, sparse=False, **kwa
     num_classes = kwargs.pop("num_tokens", num_classes)
     if kwargs:
         raise TypeError(f"multi_hot: unexpected keyword arguments {sorted(kwargs)}.")
-    if sparse:
+    if validate_flag("multi_hot", "sparse", sparse):
         raise ValueError("multi_hot: sparse=True is not supported (minikeras has no sparse tensors).")
     if num_classes is None:
         raise ValueError("multi_hot expects num_classes.")
     inputs = _tensor("multi_hot", inputs)
-    encoded = one_hot(inputs, num_classes, axis=-1, dtype=dtype or "float32")
+    encoded = one_hot(inputs, num_classes, axis=-1, dtype="float32" if dtype is None else dtype)
     reduced = _max(encoded, -2) if inputs.ndim > 1 else _max(encoded, 0)
-    if axis != -1 and reduced.ndim > 1:
+    axis = validate_axis("multi_hot", axis, reduced.ndim)
+    if axis != reduced.ndim - 1:
         from minikeras.ops.array.reshaping import moveaxis
 
         reduced = moveaxis(reduced, -1, axis)
@@ -164,6 +182,9 @@ def psnr(x1, x2, max_val):
     x1, x2 = _tensor("psnr", x1), _tensor("psnr", x2)
     if x1.shape != x2.shape:
         raise ValueError(f"psnr: the inputs must have the same shape, received {x1.shape} and {x2.shape}.")
+    max_val = validate_number("psnr", "max_val", max_val)
+    if max_val <= 0:
+        raise ValueError(f"psnr: max_val must be positive (the largest possible value), received {max_val!r}.")
     difference = x1 - x2
     mse = mean(difference * difference)
     return 20 * math.log10(max_val) - 10 * log(mse) * (1 / math.log(10))

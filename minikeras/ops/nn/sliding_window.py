@@ -21,7 +21,7 @@ import numpy
 from minikeras.backend import tuning
 from minikeras import kernels
 from minikeras.backend.blocks import even_slices
-from minikeras.utils.argument_validation import is_int, standardize_padding, standardize_tuple  # noqa: F401
+from minikeras.utils.argument_validation import INT32_MAX, is_int, standardize_padding, standardize_tuple  # noqa: F401
 
 def as_pair(op_name, name, value):
     """Return ``value`` (an int or a pair of ints, all positive) as a pair.
@@ -84,6 +84,10 @@ class WindowGeometry:
             pads = ((0, 0), (effective[1] - 1, 0))
         else:
             pads = tuple(tuple(p) for p in padding)
+        if max(effective) > INT32_MAX or max(p for pair in pads for p in pair) > INT32_MAX:
+            raise ValueError(f"{op_name}: the dilated window {effective} and its padding {pads} must stay at most "
+                             f"{INT32_MAX} (window kernels take 32-bit sizes); received window {tuple(window)} with "
+                             f"dilation {tuple(dilation)}.")
         self.pads = pads
         self.padded = (self.height + sum(pads[0]), self.width + sum(pads[1]))
         if self.padded[0] < effective[0] or self.padded[1] < effective[1]:
