@@ -48,7 +48,9 @@ class ProgbarLogger(Callback):
     def _close(self, logs):
         if self._bar is not None:
             self._bar.stateful_metrics.update(logs or {})
-            self._bar.update(self._seen, logs, finalize=True)
+            # As Keras: the last line shows the target when there is one (with
+            # steps_per_execution the last group is told a step past the end).
+            self._bar.update(self._bar.target or self._seen, logs, finalize=True)
             self._bar = None
 
     def on_train_begin(self, logs=None):

@@ -7,6 +7,7 @@ history, checkpoints, early stopping are all callbacks) and reads
 import contextlib
 import copy
 import functools
+import itertools
 import warnings
 
 import numpy
@@ -33,6 +34,21 @@ def _concatenate(batches):
     if isinstance(batches[0], (list, tuple)):
         return [numpy.concatenate([b[i] for b in batches]) for i in range(len(batches[0]))]
     return numpy.concatenate(batches)
+
+
+def _executions(batches, steps_per_execution):
+    """``(begin, end, group)`` for every ``steps_per_execution`` batches, as
+    Keras 3's EpochIterator yields them: batch-level callbacks run once per
+    group, told its first step and ``begin + steps_per_execution - 1`` (also
+    for a last group that is shorter, as in Keras)."""
+    iterator = iter(batches)
+    begin = 0
+    while True:
+        group = list(itertools.islice(iterator, steps_per_execution))
+        if not group:
+            return
+        yield begin, begin + steps_per_execution - 1, group
+        begin += steps_per_execution
 
 
 def _in_run_context(method):
@@ -88,6 +104,7 @@ class Trainer(TrainingSteps):
                 and not isinstance(self.optimizer, optimizers.LossScaleOptimizer)):
             self.optimizer = optimizers.LossScaleOptimizer(self.optimizer, name="loss_scale_optimizer")
         self._compile_args = {"loss": loss, "metrics": metrics, "loss_weights": loss_weights}
+        self.steps_per_execution = 1 if steps_per_execution is None else int(steps_per_execution)
         self._set_jit_compile(jit_compile)
         names = self._output_names()
         self.compiled_loss = LossContainer(loss, loss_weights, names)
@@ -97,6 +114,9 @@ class Trainer(TrainingSteps):
         if self.built:
             self._make_metrics()
         self.stop_training = False
+
+    def _steps_per_execution(self):
+        return getattr(self, "steps_per_execution", 1) or 1
 
     def _set_jit_compile(self, jit_compile):
         """``jit_compile=True``: on a GPU, each training step runs as one CUDA
@@ -178,12 +198,14 @@ class Trainer(TrainingSteps):
             callback_list.on_epoch_begin(epoch)
             logs = {}
             step = -1
-            for step, (bx, by, bw) in enumerate(data.batches(rng)):
-                callback_list.on_train_batch_begin(step)
-                result = self.train_step(pack_x_y_sample_weight(bx, by, bw))
+            for begin, end, group in _executions(data.batches(rng), self._steps_per_execution()):
+                callback_list.on_train_batch_begin(begin)
+                for bx, by, bw in group:
+                    result = self.train_step(pack_x_y_sample_weight(bx, by, bw))
+                step = end
                 # Flattened (read: host syncs on a GPU) only if a callback looks.
                 logs = LazyLogs(lambda result=result: flatten_logs(result, sort=True))
-                callback_list.on_train_batch_end(step, logs)
+                callback_list.on_train_batch_end(end, logs)
                 if self.stop_training:
                     break
             ran_out = getattr(data, "ran_out", False)
@@ -222,9 +244,10 @@ class Trainer(TrainingSteps):
         callback_list.on_test_begin()
         logs = {}
         step = -1
-        for step, (bx, by, bw) in enumerate(data.batches()):
-            callback_list.on_test_batch_begin(step)
-            result = self.test_step(pack_x_y_sample_weight(bx, by, bw))
+        for begin, step, group in _executions(data.batches(), self._steps_per_execution()):
+            callback_list.on_test_batch_begin(begin)
+            for bx, by, bw in group:
+                result = self.test_step(pack_x_y_sample_weight(bx, by, bw))
             logs = LazyLogs(lambda result=result: flatten_logs(result, sort=True))
             callback_list.on_test_batch_end(step, logs)
         if step < 0:  # no batch: there is no loss to report (not 0.0)
@@ -258,11 +281,12 @@ class Trainer(TrainingSteps):
         callback_list.on_predict_begin()
         outputs = []
         with no_grad():
-            for step, (bx, _, _) in enumerate(data.batches()):
-                callback_list.on_predict_batch_begin(step)
-                result = self.predict_step(pack_x_y_sample_weight(bx))
-                outputs.append(_map_host(result))
-                callback_list.on_predict_batch_end(step, {"outputs": outputs[-1]})
+            for begin, end, group in _executions(data.batches(), self._steps_per_execution()):
+                callback_list.on_predict_batch_begin(begin)
+                for bx, _, _ in group:
+                    outputs.append(_map_host(self.predict_step(pack_x_y_sample_weight(bx))))
+                group_outputs = outputs[-1] if len(group) == 1 else _concatenate(outputs[-len(group):])
+                callback_list.on_predict_batch_end(end, {"outputs": group_outputs})
         callback_list.on_predict_end()
         if not outputs:
             raise ValueError("predict() got no data: the input is empty.")

@@ -56,8 +56,8 @@ def compile_config(model):
         "metrics": _encode(arguments.get("metrics"), "metric"),
         "weighted_metrics": _encode(arguments.get("weighted_metrics"), "metric"),
         "run_eagerly": False,
-        "steps_per_execution": 1,
-        "jit_compile": False,
+        "steps_per_execution": getattr(model, "steps_per_execution", 1) or 1,
+        "jit_compile": bool(getattr(model, "jit_compile", False)),
     }
 
 
@@ -166,6 +166,10 @@ def compile_from_config(model, config, custom_objects, source):
                  "loss_weights": loss_weights}
     if config.get("weighted_metrics"):
         arguments["weighted_metrics"] = _decode(config["weighted_metrics"], "metric", custom_objects, source)
+    if isinstance(config.get("steps_per_execution"), int) and config["steps_per_execution"] > 1:
+        arguments["steps_per_execution"] = config["steps_per_execution"]
+    if config.get("jit_compile") is True:
+        arguments["jit_compile"] = True
     model.compile(**arguments)
     return True
 
