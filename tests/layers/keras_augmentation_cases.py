@@ -1,0 +1,126 @@
+"""Image augmentation cases recorded from Keras 3.15 (issue 25).
+
+Each random layer's deterministic part is pinned by replaying Keras's own
+draws: the recorder asks Keras's layer for ``get_random_transformation``
+(seeded) and ``transform_images``, and stores the transformation, the
+output and the config; the test hands the same transformation to the
+minikeras layer's ``transform_images``. Layers that draw inside their
+transform (RandomColorJitter) use factors that make every draw the same,
+and the deterministic ones (Equalization) are called as they are.
+
+Run ``/work/side/bin/python -m tests.layers.keras_augmentation_cases`` from
+the repository root (TensorFlow/Keras 3 installed) to rewrite
+``fixtures/keras_augmentation_outputs.npz`` and
+``fixtures/keras_augmentation_configs.json``.
+"""
+import json
+import os
+
+import numpy
+
+FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "keras_augmentation_outputs.npz")
+CONFIGS = os.path.join(os.path.dirname(__file__), "fixtures", "keras_augmentation_configs.json")
+
+_RGB = numpy.random.default_rng(300).uniform(0, 255, (3, 5, 6, 3)).astype("float32")
+_UNIT = numpy.random.default_rng(301).uniform(0.0, 1.0, (3, 5, 6, 3)).astype("float32")
+_RGB_FIRST = numpy.ascontiguousarray(_RGB.transpose(0, 3, 1, 2))
+_LOW_CONTRAST = numpy.random.default_rng(302).uniform(60, 140, (2, 6, 7, 3)).round().astype("float32")
+_LABELS = numpy.eye(3, dtype="float32")[[2, 0, 1]]
+
+# name: (class name, config, images, mode); mode "replay" (Keras's transformation replayed),
+# "replay_labels" (labels too), or "call" (layer(images, training=True)).
+CASES = {
+    "saturation": ("RandomSaturation", {"factor": 0.5, "seed": 1}, _RGB, "replay"),
+    "saturation_high_unit": ("RandomSaturation", {"factor": (0.6, 0.9), "value_range": (0, 1)}, _UNIT, "replay"),
+    "hue": ("RandomHue", {"factor": 0.8}, _RGB, "replay"),
+    "hue_unit_channels_first": ("RandomHue", {"factor": 1.0, "value_range": (0, 1), "data_format": "channels_first"},
+                                numpy.ascontiguousarray(_UNIT.transpose(0, 3, 1, 2)), "replay"),
+    "color_degeneration": ("RandomColorDegeneration", {"factor": 0.7}, _RGB, "replay"),
+    "sharpness": ("RandomSharpness", {"factor": 0.9}, _RGB, "replay"),
+    "mix_up": ("MixUp", {"alpha": 0.4}, _RGB, "replay_labels"),
+    "cut_mix": ("CutMix", {}, _RGB, "replay_labels"),
+    "cut_mix_channels_first": ("CutMix", {"factor": 0.5, "data_format": "channels_first"}, _RGB_FIRST,
+                               "replay_labels"),
+    "erasing_noise": ("RandomErasing", {"scale": (0.2, 0.5)}, _RGB, "replay"),
+    "erasing_per_channel_fill": ("RandomErasing", {"factor": 0.8, "fill_value": [10.0, 300.0, -5.0]}, _RGB,
+                                 "replay"),
+    "erasing_unit_channels_first": ("RandomErasing", {"fill_value": 0.5, "value_range": (0, 1),
+                                                      "data_format": "channels_first"},
+                                    numpy.ascontiguousarray(_UNIT.transpose(0, 3, 1, 2)), "replay"),
+    "crop_random": ("RandomCrop", {"height": 3, "width": 4}, _RGB, "replay"),
+    "crop_center_resize": ("RandomCrop", {"height": 6, "width": 4}, _RGB, "replay"),
+    "crop_channels_first": ("RandomCrop", {"height": 4, "width": 4, "data_format": "channels_first"}, _RGB_FIRST,
+                            "replay"),
+    "shear": ("RandomShear", {"x_factor": 0.3, "y_factor": 0.2}, _RGB, "replay"),
+    "shear_constant_nearest": ("RandomShear", {"x_factor": (0.2, 0.5), "fill_mode": "constant", "fill_value": 7.0,
+                                               "interpolation": "nearest"}, _RGB, "replay"),
+    "gaussian_blur": ("RandomGaussianBlur", {"factor": 0.7, "kernel_size": 5, "sigma": (0.3, 0.9)}, _RGB, "replay"),
+    "gaussian_blur_rectangular": ("RandomGaussianBlur", {"kernel_size": (3, 5), "sigma": 0.8, "value_range": (0, 1)},
+                                  _UNIT, "replay"),
+    "color_jitter_fixed": ("RandomColorJitter", {"brightness_factor": (0.1, 0.1), "contrast_factor": (0.0, 0.0),
+                                                 "saturation_factor": (0.8, 0.8), "hue_factor": (1.0, 1.0)},
+                           _RGB, "call"),
+    "color_jitter_unit_hue_only": ("RandomColorJitter", {"value_range": (0, 1), "hue_factor": (1.0, 1.0)}, _UNIT,
+                                   "call"),
+    "equalization": ("Equalization", {}, _LOW_CONTRAST, "call"),
+    "equalization_unit_bins": ("Equalization", {"value_range": (0, 1), "bins": 32}, _UNIT, "call"),
+    "equalization_channels_first": ("Equalization", {"data_format": "channels_first"},
+                                    numpy.ascontiguousarray(_LOW_CONTRAST.transpose(0, 3, 1, 2)), "call"),
+}
+
+
+def _plain(value):
+    return json.loads(json.dumps(value))
+
+
+def _transformation_arrays(transformation):
+    """Keras's transformation (a dict or a tuple of tensors) as named NumPy arrays."""
+    if isinstance(transformation, dict):
+        return {key: numpy.asarray(value) for key, value in transformation.items()}
+    return {f"item{index}": numpy.asarray(value) for index, value in enumerate(transformation)}
+
+
+def recorded_transformation(arrays, name):
+    """The transformation stored for ``name``, in the form the layer takes."""
+    prefix = f"{name}/t/"
+    found = {key[len(prefix):]: arrays[key] for key in arrays if key.startswith(prefix)}
+    if found and all(key.startswith("item") for key in found):
+        return tuple(found[f"item{index}"] for index in range(len(found)))
+    return found
+
+
+def keras_case(name):
+    """Run one case in Keras: (output arrays, transformation arrays, config)."""
+    import keras
+
+    class_name, config, images, mode = CASES[name]
+    layer = getattr(keras.layers, class_name)(**config)
+    if mode == "call":
+        return {"output": numpy.asarray(layer(images, training=True))}, {}, layer.get_config()
+    transformation = layer.get_random_transformation(images, training=True, seed=keras.random.SeedGenerator(7))
+    outputs = {"output": numpy.asarray(layer.transform_images(keras.ops.convert_to_tensor(images), transformation,
+                                                                training=True))}
+    if mode == "replay_labels":
+        outputs["labels"] = numpy.asarray(layer.transform_labels(keras.ops.convert_to_tensor(_LABELS),
+                                                                 transformation, training=True))
+    return outputs, _transformation_arrays(transformation), layer.get_config()
+
+
+def main():
+    os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+    arrays, configs = {}, {}
+    for name in CASES:
+        outputs, transformation, config = keras_case(name)
+        for key, value in outputs.items():
+            arrays[f"{name}/{key}"] = value
+        for key, value in transformation.items():
+            arrays[f"{name}/t/{key}"] = value
+        configs[name] = _plain({key: value for key, value in config.items() if key not in ("name", "dtype")})
+    numpy.savez_compressed(FIXTURE, **arrays)
+    with open(CONFIGS, "w") as handle:
+        json.dump(configs, handle, indent=1, sort_keys=True)
+    print(f"wrote {len(CASES)} cases to {FIXTURE}")
+
+
+if __name__ == "__main__":
+    main()
