@@ -42,3 +42,4 @@ from minikeras.layers.color_jitter import *  # noqa: F401,F403
 from minikeras.layers.mixing_augmentation import *  # noqa: F401,F403
 from minikeras.layers.spatial_augmentation import *  # noqa: F401,F403
 from minikeras.layers.equalization import *  # noqa: F401,F403
+from minikeras.layers.policy_augmentation import *  # noqa: F401,F403

@@ -69,24 +69,71 @@ CASES = {
 }
 
 
+_RANDAUGMENT_ORDERS = {"rand_augment_shear_degeneration": [0, 4], "rand_augment_sharpness_equalization": [6, 10],
+                       "rand_augment_auto_contrast_twice_shear": [9, 9, 0]}
+CASES.update({name: ("RandAugment", {"factor": 0.7, **({"value_range": (0, 1), "num_ops": 3} if "twice" in name else {})},
+                     _UNIT if "twice" in name else _RGB, "replay") for name in _RANDAUGMENT_ORDERS})
+_AUGMIX_CHAINS = {"aug_mix": [["random_shear", "equalization"], ["auto_contrast"],
+                              ["random_sharpness", "random_color_degeneration", "random_shear"]],
+                  "aug_mix_unit_empty_chain": [[], ["random_color_degeneration"]]}
+CASES.update({
+    "aug_mix": ("AugMix", {"factor": 0.5}, _RGB, "replay"),
+    "aug_mix_unit_empty_chain": ("AugMix", {"num_chains": 2, "value_range": (0, 1), "alpha": 0.5}, _UNIT, "replay"),
+})
+
+
+def _keras_override(name, layer, images, transformation):
+    """Policies: Keras's draw with the operations fixed to ones minikeras can
+    replay from Keras's own parameters (Keras's other choices are random)."""
+    import keras
+
+    if name in _RANDAUGMENT_ORDERS:
+        transformation["layer_idxes"] = numpy.array(_RANDAUGMENT_ORDERS[name], "int32")
+    if name in _AUGMIX_CHAINS:
+        seeds = iter(range(20, 100))
+        transformation["chain_transforms"] = [
+            [{"layer_name": op, "transformation": getattr(layer, op).get_random_transformation(
+                images, training=True, seed=keras.random.SeedGenerator(next(seeds)))} for op in chain]
+            for chain in _AUGMIX_CHAINS[name]]
+    return transformation
+
+
 def _plain(value):
     return json.loads(json.dumps(value))
 
 
-def _transformation_arrays(transformation):
-    """Keras's transformation (a dict or a tuple of tensors) as named NumPy arrays."""
-    if isinstance(transformation, dict):
-        return {key: numpy.asarray(value) for key, value in transformation.items()}
-    return {f"item{index}": numpy.asarray(value) for index, value in enumerate(transformation)}
+def flatten_transformation(value, prefix, out):
+    """A nested transformation (dicts, lists, None, arrays) as flat NumPy entries."""
+    if isinstance(value, dict):
+        out[f"{prefix}/__dict__"] = numpy.array(len(value))
+        for key, item in value.items():
+            flatten_transformation(item, f"{prefix}/{key}", out)
+    elif isinstance(value, (list, tuple)):
+        out[f"{prefix}/__list__"] = numpy.array(len(value))
+        for index, item in enumerate(value):
+            flatten_transformation(item, f"{prefix}/{index}", out)
+    elif value is None:
+        out[f"{prefix}/__none__"] = numpy.array(0)
+    else:
+        out[prefix] = numpy.asarray(value)
+    return out
+
+
+def _unflatten(arrays, prefix):
+    if f"{prefix}/__none__" in arrays:
+        return None
+    if f"{prefix}/__list__" in arrays:
+        return [_unflatten(arrays, f"{prefix}/{index}") for index in range(int(arrays[f"{prefix}/__list__"]))]
+    if f"{prefix}/__dict__" in arrays:
+        start = len(prefix) + 1
+        keys = {key[start:].split("/")[0] for key in arrays if key.startswith(prefix + "/")} - {"__dict__"}
+        return {key: _unflatten(arrays, f"{prefix}/{key}") for key in keys}
+    return arrays[prefix]
 
 
 def recorded_transformation(arrays, name):
     """The transformation stored for ``name``, in the form the layer takes."""
-    prefix = f"{name}/t/"
-    found = {key[len(prefix):]: arrays[key] for key in arrays if key.startswith(prefix)}
-    if found and all(key.startswith("item") for key in found):
-        return tuple(found[f"item{index}"] for index in range(len(found)))
-    return found
+    return _unflatten(arrays, f"{name}/t") if any(key.startswith(f"{name}/t/") for key in arrays) else None
 
 
 def keras_case(name):
@@ -98,12 +145,17 @@ def keras_case(name):
     if mode == "call":
         return {"output": numpy.asarray(layer(images, training=True))}, {}, layer.get_config()
     transformation = layer.get_random_transformation(images, training=True, seed=keras.random.SeedGenerator(7))
+    transformation = _keras_override(name, layer, images, transformation)
     outputs = {"output": numpy.asarray(layer.transform_images(keras.ops.convert_to_tensor(images), transformation,
                                                                 training=True))}
     if mode == "replay_labels":
         outputs["labels"] = numpy.asarray(layer.transform_labels(keras.ops.convert_to_tensor(_LABELS),
                                                                  transformation, training=True))
-    return outputs, _transformation_arrays(transformation), layer.get_config()
+    if name in _RANDAUGMENT_ORDERS:  # keep only the operations applied (the others' draws are large)
+        chosen = {layer._AUGMENT_LAYERS[index] for index in _RANDAUGMENT_ORDERS[name]}
+        transformation["transforms"] = {key: value for key, value in transformation["transforms"].items()
+                                        if key in chosen}
+    return outputs, flatten_transformation(transformation, f"{name}/t", {}), layer.get_config()
 
 
 def main():
@@ -113,8 +165,7 @@ def main():
         outputs, transformation, config = keras_case(name)
         for key, value in outputs.items():
             arrays[f"{name}/{key}"] = value
-        for key, value in transformation.items():
-            arrays[f"{name}/t/{key}"] = value
+        arrays.update(transformation)
         configs[name] = _plain({key: value for key, value in config.items() if key not in ("name", "dtype")})
     numpy.savez_compressed(FIXTURE, **arrays)
     with open(CONFIGS, "w") as handle:

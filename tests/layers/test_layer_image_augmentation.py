@@ -9,6 +9,7 @@ import numpy
 import pytest
 
 from minikeras import layers, ops
+from minikeras.layers import policy_augmentation as policy
 from tests.layers.keras_augmentation_cases import (_LABELS, CASES, CONFIGS, FIXTURE, keras_case,
                                                     recorded_transformation)
 from tests.layers.layer_check import run_layer_test
@@ -57,7 +58,7 @@ def test_matches_live_keras_output(name):
     pytest.importorskip("tensorflow")
     pytest.importorskip("keras")
     expected, arrays, _ = keras_case(name)
-    transformation = recorded_transformation({f"{name}/t/{key}": value for key, value in arrays.items()}, name)
+    transformation = recorded_transformation(arrays, name)
     outputs, _ = minikeras_case(name, transformation)
     for key, value in outputs.items():
         numpy.testing.assert_allclose(value, expected[key], **TOLERANCE, err_msg=f"{name}/{key}")
@@ -77,6 +78,8 @@ MAKERS = {
     "RandomGaussianBlur": lambda **kw: layers.RandomGaussianBlur(kernel_size=5, seed=3, **kw),
     "RandomCrop": lambda **kw: layers.RandomCrop(4, 5, seed=3, **kw),
     "Equalization": lambda **kw: layers.Equalization(**kw),
+    "RandAugment": lambda **kw: layers.RandAugment(num_ops=3, seed=3, **kw),
+    "AugMix": lambda **kw: layers.AugMix(seed=3, **kw),
 }
 
 
@@ -234,6 +237,12 @@ def test_color_jitter_steps_compose_in_keras_order(images):
     (lambda: layers.Equalization(bins=0), ValueError, "bins"),
     (lambda: layers.RandomColorJitter(hue_factor=3.0), ValueError, "factor"),
     (lambda: layers.MixUp(seed=-2), ValueError, "seed"),
+    (lambda: layers.RandAugment(num_ops=-1), ValueError, "num_ops"),
+    (lambda: layers.RandAugment(factor=1.5), ValueError, "factor"),
+    (lambda: layers.RandAugment(interpolation="area"), ValueError, "interpolation"),
+    (lambda: layers.AugMix(num_chains=0), ValueError, "num_chains"),
+    (lambda: layers.AugMix(alpha=-1.0), ValueError, "alpha"),
+    (lambda: layers.AugMix(value_range=(0,)), ValueError, "value_range"),
 ])
 def test_bad_arguments_are_refused(make, error, match):
     with pytest.raises(error, match=match):
@@ -260,3 +269,37 @@ def test_augmentation_trains_in_fit_and_stays_out_of_predict(rng):
     history = model.fit(x, y, epochs=2, batch_size=8, verbose=0)
     assert numpy.isfinite(history.history["loss"]).all()
     numpy.testing.assert_array_equal(model.predict(x, verbose=0), model.predict(x, verbose=0))
+
+
+def test_rand_augment_applies_the_drawn_operations_in_order(images):
+    layer = layers.RandAugment(num_ops=2, factor=0.6, seed=8)
+    transformation = layer.get_random_transformation(images, seed=1)
+    names = [layers.RandAugment._AUGMENT_LAYERS[i] for i in transformation["layer_idxes"]]
+    assert set(transformation["transforms"]) == set(names)
+    by_hand = images
+    for name in names:
+        step = layer._bank[name]
+        by_hand = policy._apply_operation(step, ops.convert_to_tensor(by_hand), transformation["transforms"][name]).numpy()
+    numpy.testing.assert_allclose(layer.transform_images(images, transformation).numpy(), by_hand, rtol=1e-6)
+    with pytest.raises(NotImplementedError, match="RandomRotation"):
+        layer.transform_images(images, {"transforms": {"random_rotation": {"angle": numpy.zeros(4)}},
+                                        "layer_idxes": numpy.array([2, 2])})
+    chosen = set()
+    for _ in range(40):
+        chosen.update(int(i) for i in layer.get_random_transformation(images)["layer_idxes"])
+    assert chosen == set(range(11))
+
+
+def test_aug_mix_is_a_convex_mix_of_its_chains(images):
+    layer = layers.AugMix(num_chains=2, chain_depth=2, seed=4)
+    transformation = layer.get_random_transformation(images, seed=2)
+    weights = transformation["chain_mixing_weights"]
+    numpy.testing.assert_allclose(weights.sum(), 1.0, rtol=1e-6)
+    empty = {**transformation, "chain_transforms": [[], []]}  # no operations: the image itself
+    numpy.testing.assert_allclose(layer.transform_images(images, empty).numpy(), images, rtol=1e-5, atol=1e-3)
+    out = layer(images, training=True).numpy()
+    assert out.min() >= 0 and out.max() <= 255
+    few = layers.AugMix(all_ops=False, chain_depth=5, seed=0)
+    names = {step["layer_name"] for _ in range(10) for chain in few.get_random_transformation(images)[
+        "chain_transforms"] for step in chain}
+    assert names == set(layers.AugMix._SOME_LAYERS)
