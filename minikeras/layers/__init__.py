@@ -43,3 +43,6 @@ from minikeras.layers.mixing_augmentation import *  # noqa: F401,F403
 from minikeras.layers.spatial_augmentation import *  # noqa: F401,F403
 from minikeras.layers.equalization import *  # noqa: F401,F403
 from minikeras.layers.policy_augmentation import *  # noqa: F401,F403
+from minikeras.layers.warp_augmentation import *  # noqa: F401,F403
+from minikeras.layers.clahe import *  # noqa: F401,F403
+from minikeras.layers.bounding_boxes import *  # noqa: F401,F403

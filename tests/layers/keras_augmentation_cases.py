@@ -28,7 +28,8 @@ _LOW_CONTRAST = numpy.random.default_rng(302).uniform(60, 140, (2, 6, 7, 3)).rou
 _LABELS = numpy.eye(3, dtype="float32")[[2, 0, 1]]
 
 # name: (class name, config, images, mode); mode "replay" (Keras's transformation replayed),
-# "replay_labels" (labels too), or "call" (layer(images, training=True)).
+# "replay_labels" (labels too), "call" / "inference" (layer(images, training=True / False)),
+# "boxes" (a detection dict in, its bounding boxes out) or "config" (the config only).
 CASES = {
     "saturation": ("RandomSaturation", {"factor": 0.5, "seed": 1}, _RGB, "replay"),
     "saturation_high_unit": ("RandomSaturation", {"factor": (0.6, 0.9), "value_range": (0, 1)}, _UNIT, "replay"),
@@ -79,6 +80,26 @@ _AUGMIX_CHAINS = {"aug_mix": [["random_shear", "equalization"], ["auto_contrast"
 CASES.update({
     "aug_mix": ("AugMix", {"factor": 0.5}, _RGB, "replay"),
     "aug_mix_unit_empty_chain": ("AugMix", {"num_chains": 2, "value_range": (0, 1), "alpha": 0.5}, _UNIT, "replay"),
+})
+
+_BOXES = {"images": _RGB, "bounding_boxes": {"boxes": numpy.arange(24, dtype="float32").reshape(3, 2, 4),
+                                             "labels": numpy.array([[1, 2], [3, 4], [5, 6]], "float32")}}
+CASES.update({
+    "perspective": ("RandomPerspective", {"factor": 0.8, "scale": 0.6}, _RGB, "replay"),
+    "perspective_nearest_channels_first": ("RandomPerspective", {"interpolation": "nearest", "fill_value": 9.0,
+                                                                 "data_format": "channels_first"}, _RGB_FIRST,
+                                           "replay"),
+    "elastic_transform": ("RandomElasticTransform", {"factor": 0.5, "scale": (0.2, 0.6), "fill_mode": "constant",
+                                                     "value_range": (0, 1)}, _UNIT, "config"),
+    "clahe": ("ContrastLimitedAdaptiveHistogramEqualization", {"tile_grid_size": (2, 3)}, _LOW_CONTRAST, "call"),
+    "clahe_unit_no_limit_padded": ("ContrastLimitedAdaptiveHistogramEqualization",
+                                   {"value_range": (0, 1), "clip_limit": 0, "tile_grid_size": (2, 4)}, _UNIT, "call"),
+    "clahe_inference_channels_first": ("ContrastLimitedAdaptiveHistogramEqualization",
+                                       {"clip_limit": 2.0, "tile_grid_size": (3, 3), "data_format": "channels_first"},
+                                       numpy.ascontiguousarray(_LOW_CONTRAST.transpose(0, 3, 1, 2)), "inference"),
+    "max_boxes_pad": ("MaxNumBoundingBoxes", {"max_number": 4, "fill_value": -2, "bounding_box_format": "xyxy"},
+                      _BOXES, "boxes"),
+    "max_boxes_truncate": ("MaxNumBoundingBoxes", {"max_number": 1, "bounding_box_format": "xyxy"}, _BOXES, "boxes"),
 })
 
 
@@ -142,8 +163,13 @@ def keras_case(name):
 
     class_name, config, images, mode = CASES[name]
     layer = getattr(keras.layers, class_name)(**config)
-    if mode == "call":
-        return {"output": numpy.asarray(layer(images, training=True))}, {}, layer.get_config()
+    if mode in ("call", "inference"):
+        return {"output": numpy.asarray(layer(images, training=mode == "call"))}, {}, layer.get_config()
+    if mode == "config":
+        return {}, {}, layer.get_config()
+    if mode == "boxes":
+        output = layer(images)["bounding_boxes"]
+        return {key: numpy.asarray(value) for key, value in output.items()}, {}, layer.get_config()
     transformation = layer.get_random_transformation(images, training=True, seed=keras.random.SeedGenerator(7))
     transformation = _keras_override(name, layer, images, transformation)
     outputs = {"output": numpy.asarray(layer.transform_images(keras.ops.convert_to_tensor(images), transformation,

@@ -26,15 +26,19 @@ def recorded():
 def minikeras_case(name, transformation):
     class_name, config, images, mode = CASES[name]
     layer = getattr(layers, class_name)(**config)
-    if mode == "call":
-        return {"output": layer(images, training=True).numpy()}, layer
+    if mode in ("call", "inference"):
+        return {"output": layer(images, training=mode == "call").numpy()}, layer
+    if mode == "config":
+        return {}, layer
+    if mode == "boxes":
+        return {key: value.numpy() for key, value in layer(images)["bounding_boxes"].items()}, layer
     outputs = {"output": layer.transform_images(images, transformation, training=True).numpy()}
     if mode == "replay_labels":
         outputs["labels"] = layer.transform_labels(ops.convert_to_tensor(_LABELS), transformation).numpy()
     return outputs, layer
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", sorted(name for name in CASES if CASES[name][3] != "config"))
 def test_matches_recorded_keras_output(name, recorded):
     outputs, _ = minikeras_case(name, recorded_transformation(recorded, name))
     for key, value in outputs.items():
@@ -53,7 +57,7 @@ def test_config_has_keras_keys_and_values(name, recorded):
     assert ours == theirs
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", sorted(name for name in CASES if CASES[name][3] != "config"))
 def test_matches_live_keras_output(name):
     pytest.importorskip("tensorflow")
     pytest.importorskip("keras")
@@ -80,6 +84,8 @@ MAKERS = {
     "Equalization": lambda **kw: layers.Equalization(**kw),
     "RandAugment": lambda **kw: layers.RandAugment(num_ops=3, seed=3, **kw),
     "AugMix": lambda **kw: layers.AugMix(seed=3, **kw),
+    "RandomPerspective": lambda **kw: layers.RandomPerspective(scale=0.5, seed=3, **kw),
+    "RandomElasticTransform": lambda **kw: layers.RandomElasticTransform(scale=(0.5, 1.0), seed=3, **kw),
 }
 
 
@@ -243,6 +249,15 @@ def test_color_jitter_steps_compose_in_keras_order(images):
     (lambda: layers.AugMix(num_chains=0), ValueError, "num_chains"),
     (lambda: layers.AugMix(alpha=-1.0), ValueError, "alpha"),
     (lambda: layers.AugMix(value_range=(0,)), ValueError, "value_range"),
+    (lambda: layers.RandomPerspective(scale=1.5), ValueError, "scale"),
+    (lambda: layers.RandomPerspective(interpolation="bicubic"), NotImplementedError, "interpolation"),
+    (lambda: layers.RandomElasticTransform(fill_mode="mirror"), NotImplementedError, "fill_mode"),
+    (lambda: layers.RandomElasticTransform(scale=2.0), ValueError, "scale"),
+    (lambda: layers.ContrastLimitedAdaptiveHistogramEqualization(tile_grid_size=(0, 2)), ValueError,
+     "tile_grid_size"),
+    (lambda: layers.ContrastLimitedAdaptiveHistogramEqualization(clip_limit="high"), ValueError, "clip_limit"),
+    (lambda: layers.MaxNumBoundingBoxes(0), ValueError, "max_number"),
+    (lambda: layers.MaxNumBoundingBoxes(2, bounding_box_format=3), ValueError, "bounding_box_format"),
 ])
 def test_bad_arguments_are_refused(make, error, match):
     with pytest.raises(error, match=match):
@@ -303,3 +318,69 @@ def test_aug_mix_is_a_convex_mix_of_its_chains(images):
     names = {step["layer_name"] for _ in range(10) for chain in few.get_random_transformation(images)[
         "chain_transforms"] for step in chain}
     assert names == set(layers.AugMix._SOME_LAYERS)
+
+
+def test_perspective_moves_the_corners_it_drew(images):
+    layer = layers.RandomPerspective(factor=(1.0, 1.0), scale=0.4, fill_value=-1.0, seed=2)
+    transformation = layer.get_random_transformation(images)
+    assert transformation["apply_perspective"].all()
+    start, end = transformation["start_points"], transformation["end_points"]
+    numpy.testing.assert_array_equal(start[0], [[0, 0], [6, 0], [0, 5], [6, 5]])
+    moved = (end - start) / numpy.where(start == 0, 1, start)
+    assert (numpy.abs(moved) <= 0.2 + 1e-6).all() and (end[:, 0] == 0).all()  # the origin corner stays put
+    still = {**transformation, "end_points": start, "apply_perspective": numpy.ones(4, bool)}
+    numpy.testing.assert_allclose(layer.transform_images(images, still).numpy(), images, atol=1e-3)
+    never = layers.RandomPerspective(factor=(0.0, 0.0), seed=2)
+    numpy.testing.assert_array_equal(never(images, training=True).numpy(), images)
+
+
+def test_elastic_transform_is_the_op_on_the_chosen_images(images):
+    layer = layers.RandomElasticTransform(factor=(1.0, 1.0), scale=(0.8, 0.8), fill_mode="nearest", seed=6)
+    transformation = layer.get_random_transformation(images)
+    alpha, sigma = layer.get_elastic_transform_params(6, 7, 0.8)
+    assert (alpha, sigma) == pytest.approx((0.56, 0.24))
+    expected = ops.image.elastic_transform(images, alpha=alpha, sigma=sigma, fill_mode="nearest",
+                                           seed=transformation["seed"]).numpy()
+    numpy.testing.assert_allclose(layer.transform_images(images, transformation).numpy(), numpy.clip(expected, 0, 255),
+                                  rtol=1e-5, atol=1e-3)
+    skipped = {**transformation, "apply_transform": numpy.array([True, False, True, False])}
+    out = layer.transform_images(images, skipped).numpy()
+    numpy.testing.assert_array_equal(out[1::2], images[1::2])
+    assert layers.RandomElasticTransform(scale=0.0).get_random_transformation(images) is None
+    numpy.testing.assert_array_equal(layers.RandomElasticTransform(factor=0.0)(images).numpy(), images)
+
+
+def test_clahe_applies_in_inference_too_and_round_trips(rng, tmp_path):
+    images = rng.normal(100, 8, (2, 8, 9, 1)).clip(0, 255).round().astype("float32")  # 8-bit pixel values
+    make = lambda **kw: layers.ContrastLimitedAdaptiveHistogramEqualization(tile_grid_size=(2, 2), **kw)  # noqa
+    layer = run_layer_test(make, images, tmp_path=tmp_path, gradient=False, atol=1e-3)
+    out = layer(images, training=False).numpy()
+    assert out.std() > 2 * images.std()  # local contrast stretched
+    numpy.testing.assert_array_equal(layer(images, training=True).numpy(), out)
+    limited = layers.ContrastLimitedAdaptiveHistogramEqualization(clip_limit=1.0, tile_grid_size=(2, 2))(images)
+    assert limited.numpy().std() < out.std()  # the limit caps the stretch
+    flat = numpy.full((1, 4, 4, 3), 77.0, "float32")
+    assert numpy.isfinite(layers.ContrastLimitedAdaptiveHistogramEqualization(tile_grid_size=(2, 2))(flat).numpy()).all()
+
+
+def test_max_num_bounding_boxes_pads_truncates_and_needs_a_format(images, tmp_path):
+    boxes = numpy.arange(4 * 3 * 4, dtype="float32").reshape(4, 3, 4)
+    labels = numpy.arange(12, dtype="float32").reshape(4, 3)
+    data = {"images": images, "bounding_boxes": {"boxes": boxes, "labels": labels}}
+    out = layers.MaxNumBoundingBoxes(5, fill_value=-3, bounding_box_format="xyxy")(data)
+    numpy.testing.assert_array_equal(out["images"].numpy(), images)
+    numpy.testing.assert_array_equal(out["bounding_boxes"]["boxes"].numpy()[:, :3], boxes)
+    assert (out["bounding_boxes"]["boxes"].numpy()[:, 3:] == -3).all()
+    assert (out["bounding_boxes"]["labels"].numpy()[:, 3:] == -3).all()
+    cut = layers.MaxNumBoundingBoxes(2, bounding_box_format="xyxy")(data)["bounding_boxes"]
+    numpy.testing.assert_array_equal(cut["labels"].numpy(), labels[:, :2])
+    layer = layers.MaxNumBoundingBoxes(2, bounding_box_format="xyxy")
+    assert layer.compute_output_shape({"bounding_boxes": {"boxes": (None, 7, 4), "labels": (None, 7)}}) == {
+        "bounding_boxes": {"boxes": (None, 2, 4), "labels": (None, 2)}}
+    assert type(layer).from_config(layer.get_config()).get_config() == layer.get_config()
+    numpy.testing.assert_array_equal(layers.MaxNumBoundingBoxes(2)(images).numpy(), images)
+    with pytest.raises(ValueError, match="bounding_box_format"):
+        layers.MaxNumBoundingBoxes(2)(data)
+    with pytest.raises(KeyError, match="unsupported"):
+        layers.MaxNumBoundingBoxes(2, bounding_box_format="xyxy")(
+            {"images": images, "bounding_boxes": {"boxes": boxes, "labels": labels, "scores": labels}})
