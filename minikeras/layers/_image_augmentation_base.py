@@ -14,7 +14,9 @@ As in Keras, a direct call without ``training`` augments (Keras's
 ``call(data, training=True)`` default); ``fit`` passes ``training=True``,
 ``predict``/``evaluate`` ``training=False``, which returns the images as they
 are. Inputs are images, or a dict with ``"images"`` and optionally
-``"labels"`` (MixUp and CutMix mix the labels with the same draws).
+``"labels"`` (MixUp and CutMix mix the labels with the same draws); a dict
+with bounding boxes or segmentation masks is refused rather than passed
+through untransformed.
 Transformations are computed on channels-last batches; the arrays of a
 transformation that follow the image layout (``_LAYOUT_KEYS``) are given in
 the layer's ``data_format``, as Keras gives them.
@@ -110,6 +112,10 @@ class ImageAugmentation(_Augmentation):
         training = True if training is None else training
         data = dict(inputs) if isinstance(inputs, dict) else None
         images = data["images"] if data is not None else inputs
+        unsupported = set(data or ()) & {"bounding_boxes", "segmentation_masks"}
+        if unsupported:
+            raise NotImplementedError(f"{type(self).__name__}: transforming {sorted(unsupported)} is not supported "
+                                      f"yet; only 'images' and 'labels' are.")
         if not isinstance(images, Tensor):
             raise TypeError(f"{type(self).__name__}: expected images (a tensor) or a dict with 'images', received "
                             f"{type(inputs).__name__}.")

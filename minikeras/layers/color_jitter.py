@@ -169,11 +169,14 @@ class RandomColorJitter(ImageAugmentation):
                        for layer_class, factor in steps if factor is not None]
 
     def _draw(self, rng, shape):
-        return {"rng": rng}  # each step draws when it runs, as Keras's jitter does
+        # each step draws when it runs (as Keras's jitter does), from a generator seeded here,
+        # so the transformation replays
+        return {"seed": int(rng.integers(2 ** 63))}
 
     def _transform(self, images, transformation):
+        rng = numpy.random.default_rng(int(numpy.asarray(transformation["seed"])))
         for step in self._steps:
-            images = step._augment(images, transformation["rng"])
+            images = step._augment(images, rng)
         return images
 
     def get_config(self):

@@ -147,6 +147,8 @@ def test_mix_up_mixes_labels_with_the_images_weights(images):
     assert set(transformation) == {"mix_weight", "permutation_order"}
     unchanged = layer({"images": images, "labels": labels}, training=False)
     numpy.testing.assert_array_equal(unchanged["labels"].numpy(), labels)
+    with pytest.raises(NotImplementedError, match="bounding_boxes"):
+        layer({"images": images, "bounding_boxes": {"boxes": numpy.zeros((4, 1, 4), "float32")}})
 
 
 def test_cut_mix_label_weights_are_the_kept_area(images):
@@ -218,6 +220,10 @@ def test_color_jitter_steps_compose_in_keras_order(images):
     numpy.testing.assert_allclose(jitter(images, training=True).numpy(), numpy.clip(images + 25.5, 0, 255),
                                   atol=0.05)
     assert numpy.array_equal(layers.RandomColorJitter()(images, training=True).numpy(), images)
+    jitter = layers.RandomColorJitter(brightness_factor=0.3, contrast_factor=0.3, hue_factor=0.5, seed=1)
+    transformation = jitter.get_random_transformation(images)
+    numpy.testing.assert_array_equal(jitter.transform_images(images, transformation).numpy(),
+                                     jitter.transform_images(images, transformation).numpy())  # replays
 
 
 @pytest.mark.parametrize("make, error, match", [
