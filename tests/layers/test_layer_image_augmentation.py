@@ -390,3 +390,13 @@ def test_max_num_bounding_boxes_pads_truncates_and_needs_a_format(images, tmp_pa
     with pytest.raises(KeyError, match="unsupported"):
         layers.MaxNumBoundingBoxes(2, bounding_box_format="xyxy")(
             {"images": images, "bounding_boxes": {"boxes": boxes, "labels": labels, "scores": labels}})
+
+
+@pytest.mark.parametrize("name", ["MixUp", "CutMix", "RandomErasing", "RandomColorDegeneration", "RandomHue"])
+def test_gradients_through_a_fixed_transformation(name, rng):
+    from minikeras.autograd import gradcheck
+
+    layer = MAKERS[name](dtype="float64")
+    images = rng.uniform(30, 220, (2, 3, 3, 3))
+    transformation = layer.get_random_transformation(images, seed=4)
+    gradcheck(lambda x: layer.transform_images(x, transformation), [images], atol=1e-4, rtol=1e-3)
