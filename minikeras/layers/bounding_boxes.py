@@ -53,8 +53,9 @@ class MaxNumBoundingBoxes(Layer):
 
     def _fit(self, values, rank):
         if not isinstance(values, Tensor) or values.ndim != rank:
+            received = f"shape {tuple(values.shape)}" if isinstance(values, Tensor) else repr(values)
             raise ValueError(f"MaxNumBoundingBoxes expects batched boxes (batch, n, 4) and labels (batch, n), "
-                             f"received {'shape ' + str(tuple(values.shape)) if isinstance(values, Tensor) else values!r}.")
+                             f"received {received}.")
         values = values[:, :self.max_number]
         missing = self.max_number - values.shape[1]
         if missing > 0:

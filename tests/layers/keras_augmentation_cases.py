@@ -72,7 +72,8 @@ CASES = {
 
 _RANDAUGMENT_ORDERS = {"rand_augment_shear_degeneration": [0, 4], "rand_augment_sharpness_equalization": [6, 10],
                        "rand_augment_auto_contrast_twice_shear": [9, 9, 0]}
-CASES.update({name: ("RandAugment", {"factor": 0.7, **({"value_range": (0, 1), "num_ops": 3} if "twice" in name else {})},
+CASES.update({name: ("RandAugment",
+                     {"factor": 0.7, **({"value_range": (0, 1), "num_ops": 3} if "twice" in name else {})},
                      _UNIT if "twice" in name else _RGB, "replay") for name in _RANDAUGMENT_ORDERS})
 _AUGMIX_CHAINS = {"aug_mix": [["random_shear", "equalization"], ["auto_contrast"],
                               ["random_sharpness", "random_color_degeneration", "random_shear"]],
