@@ -16,6 +16,7 @@ import numbers
 import numpy
 
 from minikeras import ops, random
+from minikeras.autograd import Tensor
 from minikeras.layers.base import Layer
 from minikeras.layers.image_preprocessing import _as_channels_last_batch, _data_format
 from minikeras.ops.nn.affine_transform import FILL_MODES, INTERPOLATIONS
@@ -240,8 +241,16 @@ class RandomContrast(_Augmentation):
         self.value_range = tuple(float(v) for v in value_range)
 
     def _augment(self, images, rng):
-        contrast = rng.uniform(1.0 - self.factor[0], 1.0 + self.factor[1], size=images.shape[0])
-        contrast = contrast.reshape(-1, 1, 1, 1).astype(images.dtype)
+        return self._transform(images, self._draw(rng, images.shape))
+
+    def _draw(self, rng, shape):
+        """Keras's transformation (``contrast_factor``), as the policies replay it."""
+        contrast = rng.uniform(1.0 - self.factor[0], 1.0 + self.factor[1], size=shape[0])
+        return {"contrast_factor": contrast.reshape(-1, 1, 1, 1)}
+
+    def _transform(self, images, transformation):
+        contrast = Tensor(numpy.asarray(transformation["contrast_factor"]).reshape(-1, 1, 1, 1).astype(images.dtype),
+                          device=images.device)
         mean = ops.mean(images, axis=(1, 2), keepdims=True)
         return ops.clip((images - mean) * contrast + mean, self.value_range[0], self.value_range[1])
 

@@ -6,12 +6,10 @@ rotation, brightness, colour degeneration, contrast, sharpness,
 posterization, solarization, auto-contrast, equalization), each made with
 the policy's ``factor``, ``value_range`` and ``interpolation``. An operation
 chosen for a batch draws its parameters once and applies them to the whole
-batch, as Keras does. A transformation Keras drew can be replayed for the
-operations that follow Keras's transformation protocol here (shear, colour
-degeneration, sharpness, equalization, auto-contrast); the older layers
-(translation, rotation, brightness, contrast, posterization, solarization)
-replay only their own draws, which ``get_random_transformation`` stores as
-a seed.
+batch, as Keras does. A transformation Keras drew can be replayed for
+every operation but the two older geometric layers (translation and
+rotation draw and warp in one step here), which replay only their own
+draws, stored by ``get_random_transformation`` as a seed.
 """
 import numbers
 
@@ -55,8 +53,10 @@ def _operation_bank(names, factor, value_range, interpolation, dtype):
 
 
 def _draw_operation(layer, rng, shape):
-    """One operation's parameters for a batch of ``shape`` (channels last)."""
-    if isinstance(layer, ImageAugmentation):
+    """One operation's parameters for a batch of ``shape`` (channels last):
+    Keras's transformation where the layer draws one, else a seed for its
+    own draws."""
+    if hasattr(layer, "_draw"):
         return layer._draw(rng, shape)
     return {"seed": int(rng.integers(2 ** 63))}
 
@@ -67,7 +67,7 @@ def _apply_operation(layer, images, transformation):
         if isinstance(layer, AutoContrast):
             return layer._augment(images, None)
         return layer._transform(images, {}) if isinstance(layer, Equalization) else images
-    if isinstance(layer, ImageAugmentation):
+    if hasattr(layer, "_transform"):
         return layer._transform(images, transformation)
     if "seed" not in transformation:
         raise NotImplementedError(f"{type(layer).__name__} inside a policy replays only minikeras's own draws; "
