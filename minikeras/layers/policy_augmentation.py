@@ -6,10 +6,8 @@ rotation, brightness, colour degeneration, contrast, sharpness,
 posterization, solarization, auto-contrast, equalization), each made with
 the policy's ``factor``, ``value_range`` and ``interpolation``. An operation
 chosen for a batch draws its parameters once and applies them to the whole
-batch, as Keras does. A transformation Keras drew can be replayed for
-every operation but the two older geometric layers (translation and
-rotation draw and warp in one step here), which replay only their own
-draws, stored by ``get_random_transformation`` as a seed.
+batch, as Keras does. The transformations have Keras's form, so one Keras
+drew replays here exactly.
 """
 import numbers
 
@@ -27,8 +25,6 @@ from minikeras.ops.nn.affine_transform import INTERPOLATIONS
 from minikeras.utils.argument_validation import validate_int
 
 __all__ = ["RandAugment", "AugMix"]
-
-_DETERMINISTIC = (AutoContrast, Equalization)
 
 
 def _operation_bank(names, factor, value_range, interpolation, dtype):
@@ -53,26 +49,18 @@ def _operation_bank(names, factor, value_range, interpolation, dtype):
 
 
 def _draw_operation(layer, rng, shape):
-    """One operation's parameters for a batch of ``shape`` (channels last):
-    Keras's transformation where the layer draws one, else a seed for its
-    own draws."""
-    if hasattr(layer, "_draw"):
-        return layer._draw(rng, shape)
-    return {"seed": int(rng.integers(2 ** 63))}
+    """One operation's parameters for a batch of ``shape`` (channels last),
+    as Keras draws them (None for auto-contrast, which draws nothing)."""
+    return layer._draw(rng, shape) if hasattr(layer, "_draw") else None
 
 
 def _apply_operation(layer, images, transformation):
     """``layer``'s operation with ``transformation`` on a channels-last batch."""
-    if transformation is None:  # Keras draws nothing for the deterministic operations
-        if isinstance(layer, AutoContrast):
-            return layer._augment(images, None)
+    if isinstance(layer, AutoContrast):  # deterministic
+        return layer._augment(images, None)
+    if transformation is None:  # Keras draws nothing for equalization
         return layer._transform(images, {}) if isinstance(layer, Equalization) else images
-    if hasattr(layer, "_transform"):
-        return layer._transform(images, transformation)
-    if "seed" not in transformation:
-        raise NotImplementedError(f"{type(layer).__name__} inside a policy replays only minikeras's own draws; "
-                                  f"received a transformation with keys {sorted(transformation)}.")
-    return layer._augment(images, numpy.random.default_rng(int(numpy.asarray(transformation["seed"]))))
+    return layer._transform(images, transformation)
 
 
 def _interpolation(layer_name, interpolation):

@@ -72,7 +72,8 @@ CASES = {
 
 _RANDAUGMENT_ORDERS = {"rand_augment_shear_degeneration": [0, 4], "rand_augment_sharpness_equalization": [6, 10],
                        "rand_augment_auto_contrast_twice_shear": [9, 9, 0],
-                       "rand_augment_brightness_contrast": [3, 5], "rand_augment_posterize_solarize": [7, 8]}
+                       "rand_augment_brightness_contrast": [3, 5], "rand_augment_posterize_solarize": [7, 8],
+                       "rand_augment_translate_rotate": [1, 2]}
 CASES.update({name: ("RandAugment",
                      {"factor": 0.7, **({"value_range": (0, 1), "num_ops": 3} if "twice" in name else {})},
                      _UNIT if "twice" in name else _RGB, "replay") for name in _RANDAUGMENT_ORDERS})
@@ -80,11 +81,13 @@ _AUGMIX_CHAINS = {"aug_mix": [["random_shear", "equalization"], ["auto_contrast"
                               ["random_sharpness", "random_color_degeneration", "random_shear"]],
                   "aug_mix_unit_empty_chain": [[], ["random_color_degeneration"]],
                   "aug_mix_tonal": [["random_brightness", "random_posterization"], ["solarization", "random_contrast"],
-                                    ["random_contrast"]]}
+                                    ["random_contrast"]],
+                  "aug_mix_geometric": [["random_translation"], ["random_rotation", "random_shear"]]}
 CASES.update({
     "aug_mix": ("AugMix", {"factor": 0.5}, _RGB, "replay"),
     "aug_mix_unit_empty_chain": ("AugMix", {"num_chains": 2, "value_range": (0, 1), "alpha": 0.5}, _UNIT, "replay"),
     "aug_mix_tonal": ("AugMix", {"factor": 0.6}, _RGB, "replay"),
+    "aug_mix_geometric": ("AugMix", {"num_chains": 2, "factor": 0.2, "interpolation": "nearest"}, _RGB, "replay"),
 })
 
 _BOXES = {"images": _RGB, "bounding_boxes": {"boxes": numpy.arange(24, dtype="float32").reshape(3, 2, 4),

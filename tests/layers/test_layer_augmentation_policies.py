@@ -28,9 +28,10 @@ def test_rand_augment_applies_the_drawn_operations_in_order(images):
         by_hand = policy._apply_operation(step, ops.convert_to_tensor(by_hand),
                                           transformation["transforms"][name]).numpy()
     numpy.testing.assert_allclose(layer.transform_images(images, transformation).numpy(), by_hand, rtol=1e-6)
-    with pytest.raises(NotImplementedError, match="RandomRotation"):
-        layer.transform_images(images, {"transforms": {"random_rotation": {"angle": numpy.zeros(4)}},
-                                        "layer_idxes": numpy.array([2, 2])})
+    identity = numpy.tile(numpy.eye(3).reshape(-1)[:8], (4, 1))
+    unrotated = layer.transform_images(images, {"transforms": {"random_rotation": {"rotation_matrix": identity}},
+                                                "layer_idxes": numpy.array([2, 2])})
+    numpy.testing.assert_allclose(unrotated.numpy(), images, atol=1e-3)
     chosen = set()
     for _ in range(40):
         chosen.update(int(i) for i in layer.get_random_transformation(images)["layer_idxes"])
