@@ -38,3 +38,11 @@ from minikeras.layers.reversible_embedding import *  # noqa: F401,F403
 from minikeras.layers.pipeline import *  # noqa: F401,F403
 from minikeras.layers.color_augmentation import *  # noqa: F401,F403
 from minikeras.layers.stacked_rnn_cells import *  # noqa: F401,F403
+from minikeras.layers.color_jitter import *  # noqa: F401,F403
+from minikeras.layers.mixing_augmentation import *  # noqa: F401,F403
+from minikeras.layers.spatial_augmentation import *  # noqa: F401,F403
+from minikeras.layers.equalization import *  # noqa: F401,F403
+from minikeras.layers.policy_augmentation import *  # noqa: F401,F403
+from minikeras.layers.warp_augmentation import *  # noqa: F401,F403
+from minikeras.layers.clahe import *  # noqa: F401,F403
+from minikeras.layers.bounding_boxes import *  # noqa: F401,F403

@@ -16,6 +16,7 @@ import numbers
 import numpy
 
 from minikeras import ops, random
+from minikeras.autograd import Tensor
 from minikeras.layers.base import Layer
 from minikeras.layers.image_preprocessing import _as_channels_last_batch, _data_format
 from minikeras.ops.nn.affine_transform import FILL_MODES, INTERPOLATIONS
@@ -114,8 +115,19 @@ class _Warp(_Augmentation):
         self.fill_mode, self.interpolation, self.fill_value = fill_mode, interpolation, float(fill_value)
 
     def _augment(self, images, rng):
-        transforms = self._transforms(rng, images.shape[0], images.shape[1], images.shape[2])
-        return ops.affine_transform(images, transforms, interpolation=self.interpolation, fill_mode=self.fill_mode,
+        return self._transform(images, self._draw(rng, images.shape))
+
+    def _draw(self, rng, shape):
+        """The transformation of a batch of ``shape`` (channels last); the
+        rotation and the translation give Keras's (RandAugment replays it)."""
+        return {"transforms": self._transforms(rng, shape[0], shape[1], shape[2])}
+
+    def _matrices(self, transformation):
+        return transformation["transforms"]
+
+    def _transform(self, images, transformation):
+        matrices = numpy.asarray(self._matrices(transformation), "float64").reshape(-1, 8)
+        return ops.affine_transform(images, matrices, interpolation=self.interpolation, fill_mode=self.fill_mode,
                                     fill_value=self.fill_value)
 
     def get_config(self):
@@ -139,8 +151,16 @@ class RandomRotation(_Warp):
         super().__init__(fill_mode, interpolation, seed, fill_value, data_format, **kwargs)
         self.factor = _factor_range("RandomRotation", "factor", factor)
 
-    def _transforms(self, rng, batch, height, width):
-        degrees = rng.uniform(self.factor[0] * 360.0, self.factor[1] * 360.0, size=batch)
+    def _draw(self, rng, shape):
+        degrees = rng.uniform(self.factor[0] * 360.0, self.factor[1] * 360.0, size=shape[0])
+        return {"angle": degrees, "rotation_matrix": self._rotations(degrees, shape[1], shape[2])}
+
+    def _matrices(self, transformation):
+        return transformation["rotation_matrix"]
+
+    @staticmethod
+    def _rotations(degrees, height, width):
+        batch = len(degrees)
         angle = numpy.radians(degrees)
         cos, sin = numpy.cos(angle), numpy.sin(angle)
         center_x, center_y = (width - 1) / 2.0, (height - 1) / 2.0
@@ -203,11 +223,16 @@ class RandomTranslation(_Warp):
         self._height_range = _factor_range("RandomTranslation", "height_factor", height_factor)
         self._width_range = _factor_range("RandomTranslation", "width_factor", width_factor)
 
-    def _transforms(self, rng, batch, height, width):
+    def _draw(self, rng, shape):
+        batch, height, width, _ = shape
         shift_y = rng.uniform(*self._height_range, size=batch) * height
         shift_x = rng.uniform(*self._width_range, size=batch) * width
-        ones, zeros = numpy.ones(batch), numpy.zeros(batch)
-        return numpy.stack([ones, zeros, -shift_x, zeros, ones, -shift_y, zeros, zeros], axis=1)
+        return {"translations": numpy.stack([shift_x, shift_y], axis=1), "input_shape": tuple(shape)}
+
+    def _matrices(self, transformation):
+        translations = numpy.asarray(transformation["translations"], "float64").reshape(-1, 2)
+        ones, zeros = numpy.ones(len(translations)), numpy.zeros(len(translations))
+        return numpy.stack([ones, zeros, -translations[:, 0], zeros, ones, -translations[:, 1], zeros, zeros], axis=1)
 
     def get_config(self):
         return {**super().get_config(), "height_factor": _listed(self.height_factor),
@@ -240,8 +265,16 @@ class RandomContrast(_Augmentation):
         self.value_range = tuple(float(v) for v in value_range)
 
     def _augment(self, images, rng):
-        contrast = rng.uniform(1.0 - self.factor[0], 1.0 + self.factor[1], size=images.shape[0])
-        contrast = contrast.reshape(-1, 1, 1, 1).astype(images.dtype)
+        return self._transform(images, self._draw(rng, images.shape))
+
+    def _draw(self, rng, shape):
+        """Keras's transformation (``contrast_factor``), as the policies replay it."""
+        contrast = rng.uniform(1.0 - self.factor[0], 1.0 + self.factor[1], size=shape[0])
+        return {"contrast_factor": contrast.reshape(-1, 1, 1, 1)}
+
+    def _transform(self, images, transformation):
+        contrast = Tensor(numpy.asarray(transformation["contrast_factor"]).reshape(-1, 1, 1, 1).astype(images.dtype),
+                          device=images.device)
         mean = ops.mean(images, axis=(1, 2), keepdims=True)
         return ops.clip((images - mean) * contrast + mean, self.value_range[0], self.value_range[1])
 

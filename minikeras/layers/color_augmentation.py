@@ -12,6 +12,7 @@ import numpy
 
 from minikeras import ops
 from minikeras.autograd import Tensor
+from minikeras.layers._image_augmentation_base import per_image
 from minikeras.layers.augmentation import _Augmentation, _factor_range
 from minikeras.layers.image_preprocessing import _as_channels_last_batch
 
@@ -172,11 +173,16 @@ class Solarization(_Augmentation):
         self.value_range = sorted(_value_range("Solarization", value_range))
 
     def _augment(self, images, rng):
-        shape = (images.shape[0], 1, 1, 1)
-        additions = rng.uniform(self.addition_factor[0], self.addition_factor[1] * 255, size=shape)
-        thresholds = rng.uniform(self.threshold_factor[0], self.threshold_factor[1] * 255, size=shape)
-        additions = Tensor(additions.astype(images.dtype), device=images.device)
-        thresholds = Tensor(thresholds.astype(images.dtype), device=images.device)
+        return self._transform(images, self._draw(rng, images.shape))
+
+    def _draw(self, rng, shape):
+        """Keras's transformation (``additions``, ``thresholds``), as the policies replay it."""
+        shape = (shape[0], 1, 1, 1)
+        return {"additions": rng.uniform(self.addition_factor[0], self.addition_factor[1] * 255, size=shape),
+                "thresholds": rng.uniform(self.threshold_factor[0], self.threshold_factor[1] * 255, size=shape)}
+
+    def _transform(self, images, transformation):
+        additions, thresholds = (per_image(images, transformation[key]) for key in ("additions", "thresholds"))
         shifted = ops.clip(_to_255(images, self.value_range) + additions, 0.0, 255.0)
         solarized = ops.where(ops.less(shifted, thresholds), shifted, 255.0 - shifted)
         return _from_255(solarized, self.value_range)
@@ -219,10 +225,17 @@ class RandomPosterization(_Augmentation):
         self.value_range = sorted(_value_range("RandomPosterization", value_range))
 
     def _augment(self, images, rng):
-        batch = images.shape[0]
+        return self._transform(images, self._draw(rng, images.shape))
+
+    def _draw(self, rng, shape):
+        """Keras's transformation (``shift_factor``: 8 - bits), as the policies replay it."""
+        batch = shape[0]
         low, high = int(self.factor[0]), int(self.factor[1])
         bits = rng.integers(low, high, size=batch) if low != high else numpy.full(batch, low)
-        shift = (8 - bits).reshape(-1, 1, 1, 1)
+        return {"shift_factor": (8 - bits).astype(numpy.uint8)}
+
+    def _transform(self, images, transformation):
+        shift = numpy.asarray(transformation["shift_factor"]).reshape(-1, 1, 1, 1)
         device = images.device
         with device.activate():
             pixels = device.xp.clip(_to_255(images, self.value_range).data, 0, 255).astype(numpy.uint8)
@@ -251,9 +264,16 @@ class RandomBrightness(_Augmentation):
         self.value_range = sorted(_value_range("RandomBrightness", value_range))
 
     def _augment(self, images, rng):
+        return self._transform(images, self._draw(rng, images.shape))
+
+    def _draw(self, rng, shape):
+        """Keras's transformation (``rgb_delta``), as the policies replay it."""
         low, high = self.value_range
-        delta = rng.uniform(self.factor[0], self.factor[1], size=(images.shape[0], 1, 1, 1)) * (high - low)
-        return ops.clip(images + Tensor(delta.astype(images.dtype), device=images.device), low, high)
+        return {"rgb_delta": rng.uniform(self.factor[0], self.factor[1], size=(shape[0], 1, 1, 1)) * (high - low)}
+
+    def _transform(self, images, transformation):
+        low, high = self.value_range
+        return ops.clip(images + per_image(images, transformation["rgb_delta"]), low, high)
 
     def get_config(self):
         return {**super().get_config(), "factor": self.factor, "value_range": self.value_range}

@@ -21,7 +21,8 @@ text (``StringLookup(invert=True)``) returns ``tf.string``.
 """
 import numpy
 
-from minikeras.utils.nest import flatten as _flatten
+from minikeras.utils.nest import flatten as _flatten, map_structure as _map_structure, \
+    pack_sequence_as as _pack_sequence_as
 
 
 def is_tf_tensor(value):
@@ -39,9 +40,11 @@ def call_on_tf_tensors(layer, inputs, args, kwargs):
     outputs are TensorFlow tensors (see the module docstring)."""
     import tensorflow as tf  # the input is a TensorFlow tensor, so TensorFlow is loaded
 
+    if isinstance(inputs, dict) and all(is_tf_tensor(leaf) for leaf in _flatten(inputs)):
+        return _dict_call(tf, layer, inputs, args, kwargs)
     if not is_tf_tensor(inputs):
         raise TypeError(f"Layer '{layer.name}' ({type(layer).__name__}): inside tf.data a layer takes one "
-                        f"TensorFlow tensor, received {type(inputs).__name__}.")
+                        f"TensorFlow tensor or a dict of them, received {type(inputs).__name__}.")
     if tf.executing_eagerly():
         return _to_tf(tf, _host_outputs(layer, inputs.numpy(), args, kwargs))
     return _traced_call(tf, layer, inputs, args, kwargs)
@@ -58,6 +61,41 @@ def _traced_call(tf, layer, inputs, args, kwargs):
     output = tf.numpy_function(compute, [inputs], dtype, stateful=True)
     output.set_shape(shape)
     return output
+
+
+def _dict_call(tf, layer, inputs, args, kwargs):
+    """A dict of tensors in (``{"images": ..., "labels": ...}``, as Keras's
+    augmentation layers take), a dict of tensors out: every leaf crosses
+    in one ``numpy_function``, the output structure found by the probes."""
+    leaves = _flatten(inputs)
+    if tf.executing_eagerly():
+        outputs = _host_structure(layer, inputs, [leaf.numpy() for leaf in leaves], args, kwargs)
+        return _map_structure(lambda array: _to_tf(tf, array), outputs)
+    probes = [_host_structure(layer, inputs, [_zeros_like_static(tf, leaf, size) for leaf in leaves], args, kwargs)
+              for size in (1, 2)]
+    flat_probes = [_flatten(probe) for probe in probes]
+
+    def compute(*arrays):
+        return [_as_tf_array(array) for array in _flatten(_host_structure(layer, inputs, arrays, args, kwargs))]
+
+    outputs = tf.numpy_function(compute, leaves, [_tf_dtype(tf, probe) for probe in flat_probes[0]], stateful=True)
+    for output, small, large in zip(outputs, *flat_probes):
+        output.set_shape([a if a == b else None for a, b in zip(small.shape, large.shape)])
+    return _pack_sequence_as(probes[0], outputs)
+
+
+def _zeros_like_static(tf, tensor, unknown_size):
+    shape = [unknown_size if size is None else size for size in tensor.shape.as_list()]
+    return numpy.zeros(shape, dtype=tensor.dtype.as_numpy_dtype)
+
+
+def _host_structure(layer, structure, arrays, args, kwargs):
+    """``layer`` on ``structure``'s leaves replaced by host ``arrays``; the
+    output's leaves as host arrays."""
+    from minikeras.autograd import Tensor
+
+    output = layer(_pack_sequence_as(structure, list(arrays)), *args, **kwargs)
+    return _map_structure(lambda leaf: numpy.asarray(leaf.numpy() if isinstance(leaf, Tensor) else leaf), output)
 
 
 def _host_outputs(layer, array, args, kwargs):

@@ -164,6 +164,16 @@ LAYER_CASES = {
     "Solarization": dict(addition_factor=0.1), "SpectralNormalization": "wrap", "StackedRNNCells": "wrap",
     "UnitNormalization": dict(axis=[1, 2]), "UpSampling3D": dict(size=(1, 2, 2)), "Wrapper": "wrap",
     "ZeroPadding3D": dict(padding=(1, 2, 0)),
+    # Issue 25's image augmentation layers.
+    "RandomCrop": dict(height=3, width=4, seed=5), "RandomErasing": dict(factor=0.5, fill_value=[1, 2, 3]),
+    "RandomSaturation": dict(factor=(0.3, 0.7)), "RandomHue": dict(factor=0.4, value_range=(0, 1)),
+    "RandomColorJitter": dict(brightness_factor=0.1, hue_factor=0.2), "RandomColorDegeneration": dict(factor=0.3),
+    "RandomSharpness": dict(factor=0.6), "RandomGaussianBlur": dict(kernel_size=5, sigma=(0.2, 0.8)),
+    "RandomShear": dict(x_factor=(0.1, 0.4), fill_mode="constant"), "RandomPerspective": dict(scale=0.4),
+    "RandomElasticTransform": dict(scale=0.5, interpolation="nearest"), "MixUp": dict(alpha=0.3),
+    "CutMix": dict(factor=0.6), "RandAugment": dict(num_ops=3, factor=0.4), "AugMix": dict(num_chains=2, all_ops=False),
+    "Equalization": dict(bins=64), "ContrastLimitedAdaptiveHistogramEqualization": dict(tile_grid_size=(4, 4)),
+    "MaxNumBoundingBoxes": dict(max_number=5, bounding_box_format="xyxy"),
 }
 
 
