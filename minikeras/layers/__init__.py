@@ -38,3 +38,5 @@ from minikeras.layers.reversible_embedding import *  # noqa: F401,F403
 from minikeras.layers.pipeline import *  # noqa: F401,F403
 from minikeras.layers.color_augmentation import *  # noqa: F401,F403
 from minikeras.layers.stacked_rnn_cells import *  # noqa: F401,F403
+from minikeras.layers.conv_lstm import *  # noqa: F401,F403
+from minikeras.layers.conv3d_transpose import *  # noqa: F401,F403

@@ -263,7 +263,7 @@ class Conv2DTranspose(_Conv):
 
     def _spatial_output(self, input_shape):
         sizes = []
-        for axis, size in enumerate(input_shape[1:3]):
+        for axis, size in enumerate(input_shape[1:-1]):  # also Conv3DTranspose's three axes
             k = (self.kernel_size[axis] - 1) * self.dilation_rate[axis] + 1
             s = self.strides[axis]
             if size is None:

@@ -40,6 +40,7 @@ from minikeras.saving.keras_order import keras_layer_order, keras_trainable_orde
 # "query/kernel" is Keras's "query_dense/vars/0").
 OWN_WEIGHTS_PATH = {
     "LSTM": "cell", "GRU": "cell", "SimpleRNN": "cell",
+    "ConvLSTM1D": "cell", "ConvLSTM2D": "cell", "ConvLSTM3D": "cell",
     "MultiHeadAttention": {"query": "query_dense", "key": "key_dense", "value": "value_dense",
                            "attention_output": "output_dense"},
 }

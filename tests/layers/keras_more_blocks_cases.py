@@ -1,0 +1,83 @@
+"""Layer cases of issue 25's second batch (ConvLSTM, Conv3DTranspose,
+Hashing, HashedCrossing, the spectrograms, EinsumDense's LoRA) recorded
+from Keras 3.15 for forward parity.
+
+Run ``/work/side/bin/python -m tests.layers.keras_more_blocks_cases`` from
+the repository root (TensorFlow/Keras 3 installed) to rewrite
+``fixtures/keras_more_blocks_outputs.npz`` (outputs on copied weights) and
+``fixtures/keras_more_blocks_configs.json`` (Keras's get_config). Same case
+format as ``keras_layer_cases.py``: name -> (class name, config, input,
+call kwargs).
+"""
+import json
+import os
+
+import numpy
+
+from tests.layers.keras_blocks_layer_cases import _plain, build_layer
+from tests.layers.keras_layer_cases import _normal, call_case, case_weights
+
+FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "keras_more_blocks_outputs.npz")
+CONFIGS = os.path.join(os.path.dirname(__file__), "fixtures", "keras_more_blocks_configs.json")
+
+_FRAMES_1D, _FRAMES_2D = _normal(300, (2, 3, 7, 2)), _normal(301, (2, 3, 5, 4, 2))
+_FRAMES_3D = _normal(302, (1, 2, 3, 4, 3, 2))
+_STEP_MASK = numpy.array([[1, 1, 0], [1, 0, 1]], bool)
+CASES = {
+    "conv_lstm1d": ("ConvLSTM1D", {"filters": 3, "kernel_size": 3}, _FRAMES_1D, {}),
+    "conv_lstm1d_same_strided_sequences": ("ConvLSTM1D", {"filters": 2, "kernel_size": 2, "strides": 2,
+                                                          "padding": "same", "return_sequences": True},
+                                           _FRAMES_1D, {}),
+    "conv_lstm2d": ("ConvLSTM2D", {"filters": 3, "kernel_size": (3, 2)}, _FRAMES_2D, {}),
+    "conv_lstm2d_same_backwards_state": ("ConvLSTM2D", {"filters": 2, "kernel_size": 3, "padding": "same",
+                                                        "go_backwards": True, "return_state": True},
+                                         _FRAMES_2D, {"__output__": 2}),
+    "conv_lstm2d_dilated_no_bias_relu": ("ConvLSTM2D", {"filters": 2, "kernel_size": 2, "dilation_rate": 2,
+                                                        "use_bias": False, "activation": "relu",
+                                                        "return_sequences": True}, _FRAMES_2D, {}),
+    "conv_lstm2d_masked": ("ConvLSTM2D", {"filters": 2, "kernel_size": 2, "return_sequences": True},
+                           _FRAMES_2D, {"mask": _STEP_MASK}),
+    "conv_lstm3d": ("ConvLSTM3D", {"filters": 2, "kernel_size": 2, "padding": "same"}, _FRAMES_3D, {}),
+}
+
+_VOL = _normal(303, (2, 2, 3, 4, 3))
+CASES.update({
+    "conv3d_transpose": ("Conv3DTranspose", {"filters": 2, "kernel_size": 3}, _VOL, {}),
+    "conv3d_transpose_strided_same": ("Conv3DTranspose", {"filters": 3, "kernel_size": (2, 3, 2),
+                                                          "strides": (2, 1, 2), "padding": "same",
+                                                          "activation": "relu"}, _VOL, {}),
+    "conv3d_transpose_output_padding": ("Conv3DTranspose", {"filters": 2, "kernel_size": 3, "strides": 2,
+                                                            "output_padding": (1, 0, 1), "use_bias": False},
+                                        _VOL, {}),
+})
+
+
+def keras_output(name):
+    """Run one case in Keras: (output, weights, config)."""
+    import keras
+
+    class_name, config, inputs, call_kwargs = CASES[name]
+    layer = build_layer(keras.layers, class_name, config)
+    call_case(layer, inputs, call_kwargs)
+    weights = case_weights(name, [tuple(w.shape) for w in layer.weights])
+    layer.set_weights(weights)
+    return numpy.asarray(call_case(layer, inputs, call_kwargs)), weights, layer.get_config()
+
+
+def main():
+    os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+    arrays, configs = {}, {}
+    for name in CASES:
+        output, weights, config = keras_output(name)
+        arrays[f"{name}/output"] = output
+        for index, weight in enumerate(weights):
+            arrays[f"{name}/weight{index}"] = weight
+        configs[name] = _plain({key: value for key, value in config.items() if key not in ("name", "dtype")})
+    numpy.savez_compressed(FIXTURE, **arrays)
+    with open(CONFIGS, "w") as handle:
+        json.dump(configs, handle, indent=1, sort_keys=True)
+    print(f"wrote {len(CASES)} cases to {FIXTURE}")
+
+
+if __name__ == "__main__":
+    main()

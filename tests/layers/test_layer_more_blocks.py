@@ -1,0 +1,152 @@
+"""Issue 25's second batch of layers (ConvLSTM1D/2D/3D, Conv3DTranspose, ...):
+forward parity with Keras 3.15 on copied weights (recorded; live where
+Keras is installed), Keras's config, and the shared layer check (shapes,
+devices, config and save round trips, float64 gradients) on every device."""
+import json
+
+import numpy
+import pytest
+
+import minikeras as mk
+from minikeras import layers
+from tests.layers.keras_blocks_layer_cases import build_layer
+from tests.layers.keras_layer_cases import call_case
+from tests.layers.keras_more_blocks_cases import CASES, CONFIGS, FIXTURE, keras_output
+from tests.layers.layer_check import run_layer_test
+
+TOLERANCE = {"atol": 2e-5, "rtol": 2e-4}
+
+
+@pytest.fixture(scope="module")
+def recorded():
+    with numpy.load(FIXTURE) as data:
+        return {key: data[key] for key in data.files}
+
+
+def minikeras_output(name, weights):
+    class_name, config, inputs, call_kwargs = CASES[name]
+    layer = build_layer(layers, class_name, config)
+    call_case(layer, inputs, call_kwargs)
+    assert [tuple(w.shape) for w in layer.weights] == [w.shape for w in weights], f"{class_name}: weights differ"
+    layer.set_weights(weights)
+    return numpy.asarray(call_case(layer, inputs, call_kwargs).numpy()), layer
+
+
+def _weights(recorded, name):
+    weights, index = [], 0
+    while f"{name}/weight{index}" in recorded:
+        weights.append(recorded[f"{name}/weight{index}"])
+        index += 1
+    return weights
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_matches_recorded_keras_output(name, recorded):
+    output, _ = minikeras_output(name, _weights(recorded, name))
+    expected = recorded[f"{name}/output"]
+    if expected.dtype.kind in "iu":
+        numpy.testing.assert_array_equal(output, expected)
+    else:
+        numpy.testing.assert_allclose(output, expected, **TOLERANCE)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_config_has_keras_keys_and_values(name, recorded):
+    with open(CONFIGS) as handle:
+        theirs = json.load(handle)[name]
+    _, layer = minikeras_output(name, _weights(recorded, name))
+    ours = json.loads(json.dumps({k: v for k, v in layer.get_config().items() if k not in ("name", "dtype")},
+                                 default=str))
+    assert set(ours) == set(theirs)
+    for key in ours:
+        if key.endswith("initializer") or key in ("trainable",):
+            continue
+        assert ours[key] == theirs[key], f"{name}: {key} is {ours[key]!r}, Keras has {theirs[key]!r}"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_matches_live_keras_output(name):
+    pytest.importorskip("tensorflow")
+    pytest.importorskip("keras")
+    expected, weights, _ = keras_output(name)
+    output = minikeras_output(name, weights)[0]
+    if expected.dtype.kind in "iu":
+        numpy.testing.assert_array_equal(output, expected)
+    else:
+        numpy.testing.assert_allclose(output, expected, **TOLERANCE)
+
+
+LAYER_CHECKS = {
+    "conv_lstm1d": (lambda **kw: layers.ConvLSTM1D(2, 2, return_sequences=True, **kw), (2, 2, 4, 2)),
+    "conv_lstm2d": (lambda **kw: layers.ConvLSTM2D(2, 2, padding="same", **kw), (1, 2, 3, 3, 2)),
+    "conv_lstm3d": (lambda **kw: layers.ConvLSTM3D(1, 2, strides=2, go_backwards=True, **kw), (1, 2, 3, 2, 2, 1)),
+    "conv3d_transpose": (lambda **kw: layers.Conv3DTranspose(2, 2, strides=2, output_padding=1, **kw),
+                         (1, 2, 2, 1, 2)),
+    "conv3d_transpose_same": (lambda **kw: layers.Convolution3DTranspose(2, (3, 2, 1), padding="same",
+                                                                        dilation_rate=(1, 2, 1), **kw),
+                              (1, 2, 3, 2, 2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAYER_CHECKS))
+def test_layer_check(name, tmp_path):
+    make_layer, shape = LAYER_CHECKS[name]
+    run_layer_test(make_layer, input_shape=shape, tmp_path=tmp_path)
+
+
+def test_conv_lstm_dropout_trains_only_and_state_is_kept_when_stateful():
+    x = numpy.random.default_rng(0).normal(size=(2, 3, 4, 4, 2)).astype("float32")
+    layer = layers.ConvLSTM2D(3, 2, dropout=0.5, recurrent_dropout=0.5, padding="same")
+    inference = layer(x).numpy()
+    numpy.testing.assert_array_equal(layer(x, training=False).numpy(), inference)
+    assert not numpy.allclose(layer(x, training=True).numpy(), inference)
+    stateful = layers.ConvLSTM2D(3, 2, stateful=True)
+    first = stateful(x).numpy()
+    assert not numpy.allclose(stateful(x).numpy(), first)  # the second batch starts from the kept state
+    stateful.reset_state()
+    numpy.testing.assert_allclose(stateful(x).numpy(), first, rtol=1e-6, atol=1e-6)
+
+
+def test_conv_lstm_initial_state_and_unit_forget_bias():
+    layer = layers.ConvLSTM1D(2, 3, padding="same", return_state=True)
+    x = numpy.ones((1, 2, 5, 1), "float32")
+    _, h, c = layer(x)
+    numpy.testing.assert_array_equal(layer.bias.numpy(), [0, 0, 1, 1, 0, 0, 0, 0])
+    again, _, _ = layer(x, initial_state=[h, c])
+    assert not numpy.allclose(again.numpy(), h.numpy())
+    with pytest.raises(ValueError, match=r"initial_state \[h, c\]"):
+        layer(x, initial_state=[h])
+
+
+def test_bad_arguments_are_refused_clearly():
+    with pytest.raises(ValueError, match="ConvLSTM2D.*dilation_rate"):
+        layers.ConvLSTM2D(2, 3, strides=2, dilation_rate=2)
+    with pytest.raises(ValueError, match="ConvLSTM1D.*padding"):
+        layers.ConvLSTM1D(2, 3, padding="causal")
+    with pytest.raises(ValueError, match="ConvLSTM3D.*dropout"):
+        layers.ConvLSTM3D(2, 3, dropout=1.5)
+    with pytest.raises(ValueError, match="channels_first"):
+        layers.ConvLSTM2D(2, 3, data_format="channels_first")
+    with pytest.raises(ValueError, match=r"ConvLSTM2D.*\(batch, timesteps"):
+        layers.ConvLSTM2D(2, 3)(numpy.zeros((2, 4, 4, 1), "float32"))
+    with pytest.raises(ValueError, match="Conv3DTranspose.*output_padding"):
+        layers.Conv3DTranspose(2, 3, strides=2, output_padding=2)
+    with pytest.raises(ValueError, match="conv3d_transpose.*kernel"):
+        mk.ops.conv3d_transpose(numpy.zeros((1, 2, 2, 2, 3), "float32"), numpy.zeros((2, 2, 2, 4, 2), "float32"))
+
+
+def test_conv3d_transpose_is_the_adjoint_of_conv3d():
+    """<conv3d(y), x> == <y, conv3d_transpose(x)>: the transposed convolution
+    is conv3d's adjoint (with strides, dilation, "same" padding, output_padding)."""
+    rng = numpy.random.default_rng(1)
+    for strides, dilation, padding, output_padding in (((2, 1, 2), 1, "same", None), (1, (2, 1, 2), "valid", None),
+                                                       (2, 1, "valid", (1, 0, 1)), (3, 1, "same", 2)):
+        kernel = rng.normal(size=(2, 3, 2, 3, 2))
+        x = rng.normal(size=(2, 3, 2, 3, 2))
+        transposed = mk.ops.conv3d_transpose(x, kernel, strides, padding, output_padding, dilation).numpy()
+        keras_form = mk.ops.conv_transpose(x, kernel, strides, padding, output_padding, dilation_rate=dilation)
+        numpy.testing.assert_array_equal(keras_form.numpy(), transposed)  # keras.ops.conv_transpose takes 3-D too
+        y = rng.normal(size=transposed.shape)
+        convolved = mk.ops.conv3d(y, kernel, strides, padding, dilation).numpy()
+        assert convolved.shape == x.shape
+        numpy.testing.assert_allclose((convolved * x).sum(), (y * transposed).sum(), rtol=1e-10)
