@@ -51,6 +51,37 @@ CASES.update({
                                         _VOL, {}),
 })
 
+_WORDS = numpy.array([["A"], ["B"], ["C"], ["D"], ["E"], [""], ["héllo wörld"],
+                      ["a string of more than sixty-four bytes, so that FarmHash runs its block loop"]])
+_INTS = numpy.array([[0, 7, -3], [123456789012, 42, 7]], "int64")
+_FLOATS = numpy.array([[1.7, -2.5, 0.2], [3.0, 1e6, -0.9]], "float32")
+_WORD_ROWS = numpy.array([["A", "B", "A"], ["C", "", "D"]])
+CASES.update({
+    "hashing_strings": ("Hashing", {"num_bins": 3}, _WORDS, {}),
+    "hashing_strings_many_bins": ("Hashing", {"num_bins": 1000003}, _WORDS, {}),
+    "hashing_strings_mask_salt": ("Hashing", {"num_bins": 5, "mask_value": "", "salt": 133}, _WORDS, {}),
+    "hashing_ints_salt_pair": ("Hashing", {"num_bins": 97, "salt": [1, 2]}, _INTS, {}),
+    "hashing_ints_mask": ("Hashing", {"num_bins": 11, "mask_value": 7}, _INTS, {}),
+    "hashing_floats": ("Hashing", {"num_bins": 1009}, _FLOATS, {}),
+    "hashing_one_hot": ("Hashing", {"num_bins": 4, "output_mode": "one_hot"}, _WORDS, {}),
+    "hashing_multi_hot": ("Hashing", {"num_bins": 5, "output_mode": "multi_hot", "salt": 9}, _WORD_ROWS, {}),
+    "hashing_count_int32": ("Hashing", {"num_bins": 3, "output_mode": "count"}, _WORD_ROWS, {}),
+    "hashing_int32": ("Hashing", {"num_bins": 50, "dtype": "int32"}, _INTS, {}),
+})
+
+_rng = numpy.random.default_rng(310)
+#: Byte strings of every FarmHash length class (0-16, 17-32, 33-64, the 64-byte loop) for the hash fixtures.
+HASH_STRINGS = [bytes(_rng.integers(0, 256, n, dtype=numpy.uint8)) for n in list(range(0, 130)) + [255, 256, 1000]]
+
+
+def hash_fixtures():
+    """TensorFlow's fast and strong (key (133, 2**63 - 5)) buckets of HASH_STRINGS."""
+    import tensorflow as tf
+
+    buckets = (1 << 62) + 12345
+    return {"hash/fast": tf.strings.to_hash_bucket_fast(HASH_STRINGS, buckets).numpy(),
+            "hash/strong": tf.strings.to_hash_bucket_strong(HASH_STRINGS, buckets, key=[133, 2**63 - 5]).numpy()}
+
 
 def keras_output(name):
     """Run one case in Keras: (output, weights, config)."""
@@ -73,6 +104,7 @@ def main():
         for index, weight in enumerate(weights):
             arrays[f"{name}/weight{index}"] = weight
         configs[name] = _plain({key: value for key, value in config.items() if key not in ("name", "dtype")})
+    arrays.update(hash_fixtures())
     numpy.savez_compressed(FIXTURE, **arrays)
     with open(CONFIGS, "w") as handle:
         json.dump(configs, handle, indent=1, sort_keys=True)
