@@ -29,10 +29,10 @@ OTHER_ISSUES = {"optimizers": {"LossScaleOptimizer"}}
 NOT_YET = {
     "layers": {
         "AugMix", "ContrastLimitedAdaptiveHistogramEqualization", "CutMix", "Equalization", "HashedCrossing",
-        "MaxNumBoundingBoxes", "MelSpectrogram", "MixUp", "RandAugment",
+        "MaxNumBoundingBoxes", "MixUp", "RandAugment",
         "RandomColorDegeneration", "RandomColorJitter", "RandomCrop", "RandomElasticTransform", "RandomErasing",
         "RandomGaussianBlur", "RandomHue", "RandomPerspective", "RandomSaturation",
-        "RandomSharpness", "RandomShear", "STFTSpectrogram",
+        "RandomSharpness", "RandomShear",
     },
     "optimizers": {"MultiOptimizer", "OptimizerMap"},
 }

@@ -41,3 +41,4 @@ from minikeras.layers.stacked_rnn_cells import *  # noqa: F401,F403
 from minikeras.layers.conv_lstm import *  # noqa: F401,F403
 from minikeras.layers.conv3d_transpose import *  # noqa: F401,F403
 from minikeras.layers.hashing import *  # noqa: F401,F403
+from minikeras.layers.spectrograms import *  # noqa: F401,F403
