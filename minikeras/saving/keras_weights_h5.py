@@ -73,7 +73,11 @@ def _is_model_container(layer):
 
 
 def own_weights(layer):
-    """The weights a layer holds itself, in Keras's ``vars`` order."""
+    """The weights a layer holds itself, in Keras's ``vars`` order (a layer
+    whose file layout differs from its weights says so: LoRA's merged kernel)."""
+    saved = getattr(layer, "_keras_saved_weights", None)
+    if saved is not None:
+        return saved()
     return list(layer._trainable_weights) + list(layer._non_trainable_weights)
 
 

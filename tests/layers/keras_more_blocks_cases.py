@@ -17,6 +17,7 @@ import numpy
 from tests.layers.keras_blocks_layer_cases import _plain, build_layer
 from tests.layers.keras_layer_cases import _normal, call_case, case_weights
 
+LORA_MODEL = os.path.join(os.path.dirname(__file__), "fixtures", "keras_lora_model")
 FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "keras_more_blocks_outputs.npz")
 CONFIGS = os.path.join(os.path.dirname(__file__), "fixtures", "keras_more_blocks_configs.json")
 
@@ -93,6 +94,15 @@ CASES.update({
                                           "top_db": 20.0, "ref_power": 0.5, "sampling_rate": 4000}, _WAVE[0], {}),
 })
 
+_TOKENS_IN = _normal(330, (2, 4, 5))
+CASES.update({
+    "einsum_dense_lora": ("EinsumDense", {"equation": "abc,cde->abde", "output_shape": (None, 2, 3),
+                                          "bias_axes": "de", "lora_rank": 2}, _TOKENS_IN, {}),
+    "einsum_dense_lora_alpha": ("EinsumDense", {"equation": "ab,bc->ac", "output_shape": 4, "lora_rank": 3,
+                                                "lora_alpha": 1.5, "activation": "relu"}, _TOKENS_IN[:, 0], {}),
+    "dense_lora": ("Dense", {"units": 3, "lora_rank": 2, "lora_alpha": 4}, _TOKENS_IN, {}),
+})
+
 _rng = numpy.random.default_rng(310)
 #: Byte strings of every FarmHash length class (0-16, 17-32, 33-64, the 64-byte loop) for the hash fixtures.
 HASH_STRINGS = [bytes(_rng.integers(0, 256, n, dtype=numpy.uint8)) for n in list(range(0, 130)) + [255, 256, 1000]]
@@ -126,6 +136,24 @@ def keras_output(name):
     return numpy.asarray(call_case(layer, inputs, call_kwargs)), weights, layer.get_config()
 
 
+def lora_model(module):
+    """Dense and EinsumDense with LoRA on, in ``module`` (keras or minikeras)."""
+    return module.Sequential([module.layers.Input((5,)), module.layers.Dense(4, lora_rank=2),
+                              module.layers.EinsumDense("ab,bc->ac", 3, bias_axes="c", lora_rank=2, lora_alpha=1.0)])
+
+
+def save_lora_model():
+    """Keras's files of :func:`lora_model` with trained-looking (nonzero) adapters, and its output."""
+    import keras
+
+    model = lora_model(keras)
+    model.set_weights(case_weights("lora_model", [tuple(w.shape) for w in model.weights]))
+    x = _normal(331, (3, 5))
+    model.save(LORA_MODEL + ".keras")
+    model.save_weights(LORA_MODEL + ".weights.h5")
+    numpy.savez(LORA_MODEL + ".npz", x=x, y=numpy.asarray(model(x)))
+
+
 def main():
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")
     arrays, configs = {}, {}
@@ -139,6 +167,7 @@ def main():
     numpy.savez_compressed(FIXTURE, **arrays)
     with open(CONFIGS, "w") as handle:
         json.dump(configs, handle, indent=1, sort_keys=True)
+    save_lora_model()
     print(f"wrote {len(CASES)} cases to {FIXTURE}")
 
 

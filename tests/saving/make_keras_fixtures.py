@@ -164,6 +164,13 @@ LAYER_CASES = {
     "Solarization": dict(addition_factor=0.1), "SpectralNormalization": "wrap", "StackedRNNCells": "wrap",
     "UnitNormalization": dict(axis=[1, 2]), "UpSampling3D": dict(size=(1, 2, 2)), "Wrapper": "wrap",
     "ZeroPadding3D": dict(padding=(1, 2, 0)),
+    # Issue 25's second batch.
+    "ConvLSTM1D": dict(filters=2, kernel_size=3), "ConvLSTM2D": dict(filters=2, kernel_size=(3, 2), padding="same",
+                                                                     return_sequences=True),
+    "ConvLSTM3D": dict(filters=1, kernel_size=2, go_backwards=True), "Conv3DTranspose": dict(filters=2, kernel_size=3,
+                                                                                             strides=2),
+    "Hashing": dict(num_bins=5, salt=3), "MelSpectrogram": dict(num_mel_bins=20, fft_length=512),
+    "STFTSpectrogram": dict(mode="magnitude", frame_length=64),
 }
 
 
