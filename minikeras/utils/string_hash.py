@@ -11,13 +11,16 @@ A bucket is the hash, read as an unsigned 64-bit integer, modulo the number
 of buckets. Both are written from the algorithms' published descriptions on
 Python ints masked to 64 bits, so minikeras needs no compiled dependency
 and gives Keras's buckets on every platform (byte order is fixed:
-little-endian reads, as both algorithms define them). The tests compare
-them with TensorFlow on strings of every length class (0-16, 17-32, 33-64
+little-endian reads, as both algorithms define them). ``cross_hash`` is
+TensorFlow's ``sparse.cross_hashed`` of one value per feature (Keras's
+HashedCrossing): the features' fingerprints (an integer stands for
+itself) folded by ``FingerprintCat64``. The tests compare them with
+TensorFlow on strings of every length class (0-16, 17-32, 33-64
 and the 64-byte loop) and with the salts Keras users pass.
 """
 import struct
 
-__all__ = ["fingerprint64", "siphash", "hash_bucket"]
+__all__ = ["fingerprint64", "siphash", "hash_bucket", "fingerprint_cat64", "cross_hash"]
 
 _MASK = (1 << 64) - 1
 _K0 = 0xC3A5C85C97CB3127
@@ -195,3 +198,31 @@ def hash_bucket(data, num_buckets, key=None):
         data = data.encode("utf-8")
     value = fingerprint64(data) if key is None else siphash(key, data)
     return value % num_buckets
+
+
+_CAT_MUL = 0xC6A4A7935BD1E995
+#: tf.sparse.cross_hashed's default hash key.
+CROSS_HASH_KEY = 0xDECAFCAFFE
+
+
+def fingerprint_cat64(first, second):
+    """TensorFlow's ``FingerprintCat64``: two 64-bit fingerprints combined, order-sensitive."""
+    result = first ^ _CAT_MUL
+    result ^= (_shift_mix((second * _CAT_MUL) & _MASK) * _CAT_MUL) & _MASK
+    result = (result * _CAT_MUL) & _MASK
+    result = (_shift_mix(result) * _CAT_MUL) & _MASK
+    return _shift_mix(result)
+
+
+def cross_hash(features, num_buckets, key=CROSS_HASH_KEY):
+    """The bucket of one cross of ``features`` (ints or strings/bytes), as
+    ``tf.sparse.cross_hashed``: strings by Fingerprint64, ints as their
+    64-bit two's complement, folded from ``key``; modulo ``num_buckets``
+    (or the largest int64 when it is 0)."""
+    hashed = key
+    for feature in features:
+        if isinstance(feature, str):
+            feature = feature.encode("utf-8")
+        value = fingerprint64(feature) if isinstance(feature, bytes) else int(feature) & _MASK
+        hashed = fingerprint_cat64(hashed, value)
+    return hashed % (num_buckets if num_buckets > 0 else (1 << 63) - 1)

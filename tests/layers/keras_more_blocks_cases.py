@@ -103,6 +103,16 @@ CASES.update({
     "dense_lora": ("Dense", {"units": 3, "lora_rank": 2, "lora_alpha": 4}, _TOKENS_IN, {}),
 })
 
+_IDS_A = numpy.array([1, -5, 123456789012, 0, 7], "int64")
+_WORDS_B = numpy.array(["x", "hello world", "", "a string longer than sixty-four bytes for the block loop!!!!", "x"])
+CASES.update({
+    "hashed_crossing_int_string": ("HashedCrossing", {"num_bins": 7}, {"args": [[_IDS_A, _WORDS_B]]}, {}),
+    "hashed_crossing_column_one_hot": ("HashedCrossing", {"num_bins": 4, "output_mode": "one_hot"},
+                                       {"args": [[_WORDS_B[:, None], _IDS_A[:, None]]]}, {}),
+    "hashed_crossing_three_many_bins": ("HashedCrossing", {"num_bins": 1000003},
+                                        {"args": [[_IDS_A, _IDS_A * 3, _WORDS_B]]}, {}),
+})
+
 _rng = numpy.random.default_rng(310)
 #: Byte strings of every FarmHash length class (0-16, 17-32, 33-64, the 64-byte loop) for the hash fixtures.
 HASH_STRINGS = [bytes(_rng.integers(0, 256, n, dtype=numpy.uint8)) for n in list(range(0, 130)) + [255, 256, 1000]]

@@ -359,3 +359,43 @@ def test_live_keras_reads_minikeras_files(name, tmp_path):
     model.save(tmp_path / "model.keras")
     theirs = keras.models.load_model(tmp_path / "model.keras")
     numpy.testing.assert_allclose(numpy.asarray(theirs(x)), model(x).numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.filterwarnings("ignore:No training configuration")
+def test_hashed_crossing_config_save_and_shapes(tmp_path):
+    layer = layers.HashedCrossing(num_bins=5)
+    first, second = numpy.array([1, 2, 3]), numpy.array(["a", "b", "a"])
+    bins = layer([first, second]).numpy()
+    assert bins.shape == (3,) and bins.dtype == numpy.int64 and bins.min() >= 0 and bins.max() < 5
+    assert layer([numpy.array(1), numpy.array("a")]).numpy() == bins[0]  # scalars cross as one sample
+    config = layer.get_config()
+    assert set(config) == {"num_bins", "output_mode", "sparse", "name", "dtype"}  # Keras's keys, no "trainable"
+    clone = layers.HashedCrossing.from_config(config)
+    numpy.testing.assert_array_equal(clone([first, second]).numpy(), bins)
+    one_hot = layers.HashedCrossing(5, output_mode="one_hot")
+    assert one_hot.compute_output_shape([(3, 1), (3, 1)]) == (3, 5)
+    numpy.testing.assert_array_equal(one_hot([first[:, None], second[:, None]]).numpy().argmax(-1), bins)
+    inputs = [layers.Input((1,), dtype="int64"), layers.Input((1,), dtype="int64")]
+    model = mk.Model(inputs, layers.HashedCrossing(6, output_mode="one_hot")(inputs))
+    ids = [numpy.array([[1], [2]]), numpy.array([[3], [4]])]
+    before = model(ids).numpy()
+    model.save(tmp_path / "crossing.keras")
+    numpy.testing.assert_array_equal(mk.models.load_model(tmp_path / "crossing.keras")(ids).numpy(), before)
+
+
+def test_hashed_crossing_bad_inputs_are_refused_clearly():
+    layer = layers.HashedCrossing(3)
+    with pytest.raises(ValueError, match="list or tuple"):
+        layer(numpy.array([1, 2]))
+    with pytest.raises(ValueError, match="at least two"):
+        layer([numpy.array([1, 2])])
+    with pytest.raises(ValueError, match="equal shape"):
+        layer([numpy.array([1, 2]), numpy.array([1, 2, 3])])
+    with pytest.raises(ValueError, match=r"\(batch_size, 1\)"):
+        layer([numpy.ones((2, 2), "int64"), numpy.ones((2, 2), "int64")])
+    with pytest.raises(ValueError, match="integer or string"):
+        layer([numpy.array([1.5, 2.0]), numpy.array([1, 2])])
+    with pytest.raises(ValueError, match="output_mode"):
+        layers.HashedCrossing(3, output_mode="multi_hot")
+    with pytest.raises(ValueError, match="num_bins"):
+        layers.HashedCrossing(0)

@@ -169,7 +169,8 @@ LAYER_CASES = {
                                                                      return_sequences=True),
     "ConvLSTM3D": dict(filters=1, kernel_size=2, go_backwards=True), "Conv3DTranspose": dict(filters=2, kernel_size=3,
                                                                                              strides=2),
-    "Hashing": dict(num_bins=5, salt=3), "MelSpectrogram": dict(num_mel_bins=20, fft_length=512),
+    "Hashing": dict(num_bins=5, salt=3), "HashedCrossing": dict(num_bins=4, output_mode="one_hot"),
+    "MelSpectrogram": dict(num_mel_bins=20, fft_length=512),
     "STFTSpectrogram": dict(mode="magnitude", frame_length=64),
 }
 
