@@ -34,7 +34,6 @@ NOT_YET = {
         "RandomGaussianBlur", "RandomHue", "RandomPerspective", "RandomSaturation",
         "RandomSharpness", "RandomShear",
     },
-    "optimizers": {"MultiOptimizer", "OptimizerMap"},
 }
 
 # Names present in minikeras before issue 25 (counted by the same rule), for the record.

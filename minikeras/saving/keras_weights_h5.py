@@ -191,6 +191,10 @@ def write_optimizer(group, optimizer, model):
     inner = getattr(optimizer, "inner_optimizer", None)
     if inner is not None:  # Keras also writes a LossScaleOptimizer's inner optimizer on its own
         write_optimizer(group.require_group("inner_optimizer"), inner, model)
+    inners = getattr(optimizer, "optimizers", None)
+    if isinstance(inners, list):  # ... and each of a MultiOptimizer's, under optimizers/<snake_case class>
+        for name, each in zip(_container_names(inners), inners):
+            write_optimizer(group.require_group(_join("optimizers", name)), each, model)
 
 
 # ------------------------------------------------------------------ reading
