@@ -6,7 +6,7 @@ activation and config are Conv2DTranspose's.
 """
 from minikeras import ops
 from minikeras.layers.base import _LAYER_CLASSES
-from minikeras.layers.conv import Conv2DTranspose, _Conv, _int_tuple
+from minikeras.layers.conv import Conv2DTranspose
 
 __all__ = ["Conv3DTranspose", "Convolution3DTranspose"]
 
@@ -29,15 +29,8 @@ class Conv3DTranspose(Conv2DTranspose):
 
     def __init__(self, filters, kernel_size, strides=(1, 1, 1), padding="valid", output_padding=None,
                  data_format=None, dilation_rate=(1, 1, 1), activation=None, use_bias=True, **kwargs):
-        _Conv.__init__(self, filters, kernel_size, strides, padding, data_format, dilation_rate, 1, activation,
-                       use_bias, **kwargs)
-        if output_padding is not None:
-            output_padding = _int_tuple("Conv3DTranspose", "output_padding", output_padding, 3, allow_zero=True)
-            if any(p >= s for p, s in zip(output_padding, self.strides)):
-                raise ValueError(
-                    f"Conv3DTranspose: output_padding {output_padding} must be smaller than strides {self.strides}."
-                )
-        self.output_padding = output_padding
+        super().__init__(filters, kernel_size, strides, padding, output_padding, data_format, dilation_rate,
+                         activation, use_bias, **kwargs)
 
     def _convolve(self, inputs):
         return ops.conv3d_transpose(inputs, self.kernel, self.strides, self.padding, self.output_padding,

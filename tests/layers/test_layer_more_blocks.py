@@ -13,8 +13,8 @@ from tests.layers.keras_blocks_layer_cases import build_layer
 from tests.layers.keras_layer_cases import call_case
 from tests.layers.keras_more_blocks_cases import CASES, CONFIGS, FIXTURE, LORA_MODEL, keras_output, lora_model
 from tests.layers.layer_check import run_layer_test
+from tests.layers.test_layer_blocks import TOLERANCE, _weights
 
-TOLERANCE = {"atol": 2e-5, "rtol": 2e-4}
 
 
 @pytest.fixture(scope="module")
@@ -30,14 +30,6 @@ def minikeras_output(name, weights):
     assert [tuple(w.shape) for w in layer.weights] == [w.shape for w in weights], f"{class_name}: weights differ"
     layer.set_weights(weights)
     return numpy.asarray(call_case(layer, inputs, call_kwargs).numpy()), layer
-
-
-def _weights(recorded, name):
-    weights, index = [], 0
-    while f"{name}/weight{index}" in recorded:
-        weights.append(recorded[f"{name}/weight{index}"])
-        index += 1
-    return weights
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
