@@ -113,6 +113,21 @@ CASES.update({
                                         {"args": [[_IDS_A, _IDS_A * 3, _WORDS_B]]}, {}),
 })
 
+_VOCAB_WORDS = ["cat", "dog", "bird"]
+_LOOKUP_WORDS = numpy.array([["cat", "fish", "emu"], ["dog", "yak", "a word that is longer than sixteen bytes"]])
+_LOOKUP_IDS = numpy.array([[3, 99, 12], [7, -4, 123456]], "int64")
+CASES.update({
+    "string_lookup_oov_hashed": ("StringLookup", {"vocabulary": _VOCAB_WORDS, "num_oov_indices": 3},
+                                 _LOOKUP_WORDS, {}),
+    "string_lookup_oov_salted_masked": ("StringLookup", {"vocabulary": _VOCAB_WORDS, "num_oov_indices": 4,
+                                                         "mask_token": "", "salt": [5, 8]}, _LOOKUP_WORDS, {}),
+    "integer_lookup_farmhash": ("IntegerLookup", {"vocabulary": [3, 7, 12], "num_oov_indices": 5,
+                                                  "oov_method": "farmhash"}, _LOOKUP_IDS, {}),
+    "integer_lookup_farmhash_salt": ("IntegerLookup", {"vocabulary": [3, 7], "num_oov_indices": 3,
+                                                       "oov_method": "farmhash", "salt": 17}, _LOOKUP_IDS, {}),
+    "integer_lookup_floormod": ("IntegerLookup", {"vocabulary": [3, 7], "num_oov_indices": 3}, _LOOKUP_IDS, {}),
+})
+
 _rng = numpy.random.default_rng(310)
 #: Byte strings of every FarmHash length class (0-16, 17-32, 33-64, the 64-byte loop) for the hash fixtures.
 HASH_STRINGS = [bytes(_rng.integers(0, 256, n, dtype=numpy.uint8)) for n in list(range(0, 130)) + [255, 256, 1000]]

@@ -50,9 +50,11 @@ def test_config_has_keras_keys_and_values(name, recorded):
     _, layer = minikeras_output(name, _weights(recorded, name))
     ours = json.loads(json.dumps({k: v for k, v in layer.get_config().items() if k not in ("name", "dtype")},
                                  default=str))
-    if CASES[name][0] == "Dense":  # Dense's other keys are the Dense tests' business
-        ours = {key: ours[key] for key in ("lora_rank", "lora_alpha")}
-        theirs = {key: theirs[key] for key in ("lora_rank", "lora_alpha")}
+    # Dense's and the lookups' other keys are their own tests' business.
+    checked = {"Dense": ("lora_rank", "lora_alpha"), "StringLookup": ("num_oov_indices", "oov_method", "salt"),
+               "IntegerLookup": ("num_oov_indices", "oov_method", "salt")}.get(CASES[name][0])
+    if checked:
+        ours, theirs = {key: ours[key] for key in checked}, {key: theirs[key] for key in checked}
     assert set(ours) == set(theirs)
     for key in ours:
         if key.endswith("initializer") or key in ("trainable",):
@@ -391,3 +393,17 @@ def test_hashed_crossing_bad_inputs_are_refused_clearly():
         layers.HashedCrossing(3, output_mode="multi_hot")
     with pytest.raises(ValueError, match="num_bins"):
         layers.HashedCrossing(0)
+
+
+def test_lookup_oov_hashing_round_trips_and_refusals(tmp_path):
+    words = numpy.array([["cat", "fish", "emu", "yak"]])
+    layer = layers.StringLookup(vocabulary=["cat", "dog"], num_oov_indices=3, salt=4)
+    ids = layer(words).numpy()
+    assert ids[0, 0] == 3 and all(0 <= i < 3 for i in ids[0, 1:])  # OOV tokens spread over the 3 buckets
+    numpy.testing.assert_array_equal(layers.StringLookup.from_config(layer.get_config())(words).numpy(), ids)
+    with pytest.raises(ValueError, match="salt"):
+        layers.IntegerLookup(vocabulary=[1], num_oov_indices=2, salt=3)  # salt needs oov_method="farmhash"
+    with pytest.raises(ValueError, match="oov_method"):
+        layers.IntegerLookup(oov_method="md5")
+    with pytest.raises(ValueError, match="salt"):
+        layers.StringLookup(salt="pepper")
