@@ -18,12 +18,13 @@ channels read only their own kernel slice. Input dropout draws four masks
 (one per gate, as Keras's ``dropout_mask_count = 4``), so with dropout the
 input convolution runs per gate. Weights (kernel, recurrent_kernel, bias)
 and ``get_config`` are Keras's, and Keras files keep them under the layer's
-``cell`` (saving/keras_weights_h5.py).
+``cell`` (saving/keras_weights_h5.py). A channels-first layer transposes its
+input once to channels last and its outputs back.
 """
 from minikeras import activations, constraints, initializers, ops, regularizers
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras.layers.base import Layer
-from minikeras.layers.conv import _check_channels_last, _conv_output_length, _int_tuple
+from minikeras.layers.conv import _conv_output_length, _int_tuple
 from minikeras.layers.core import _add_activity_loss
 from minikeras.layers.input_spec import InputSpec
 from minikeras.layers.rnn_base import _rate
@@ -32,6 +33,12 @@ from minikeras.layers.rnn_state import StatefulStates
 from minikeras.utils.argument_validation import standardize_padding, validate_int
 
 __all__ = ["ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D"]
+
+
+def _data_format(class_name, value):
+    if value in (None, "channels_last", "channels_first"):
+        return value or "channels_last"
+    raise ValueError(f"{class_name}: data_format must be 'channels_last' or 'channels_first', received {value!r}.")
 
 
 class _ConvLSTM(StatefulStates, Layer):
@@ -53,7 +60,7 @@ class _ConvLSTM(StatefulStates, Layer):
         self.kernel_size = _int_tuple(name, "kernel_size", kernel_size, rank)
         self.strides = _int_tuple(name, "strides", strides, rank)
         self.padding = standardize_padding(name, padding)
-        self.data_format = _check_channels_last(name, data_format)
+        self.data_format = _data_format(name, data_format)
         self.dilation_rate = _int_tuple(name, "dilation_rate", dilation_rate, rank)
         if max(self.strides) > 1 and max(self.dilation_rate) > 1:
             raise ValueError(f"{name}: strides > 1 cannot be combined with dilation_rate > 1 (as in Keras), "
@@ -85,7 +92,33 @@ class _ConvLSTM(StatefulStates, Layer):
         self.kernel = self.recurrent_kernel = self.bias = None
 
     # --------------------------------------------------------- weights
+    def _last(self, shape):
+        """A shape in the channels-last order the computation uses."""
+        shape = tuple(shape)
+        if self.data_format == "channels_first" and len(shape) >= 3:
+            return shape[:-self.rank - 1] + shape[-self.rank:] + (shape[-self.rank - 1],)
+        return shape
+
+    def _first(self, shape):
+        """A channels-last shape in the layer's data_format."""
+        shape = tuple(shape)
+        if self.data_format == "channels_first":
+            return shape[:-self.rank - 1] + (shape[-1],) + shape[-self.rank - 1:-1]
+        return shape
+
+    def _transposed(self, tensor, to_last):
+        """``tensor`` (channels at one end of its last rank + 1 axes) moved to the other layout."""
+        if self.data_format != "channels_first":
+            return tensor
+        lead = tensor.ndim - self.rank - 1
+        spatial = list(range(lead + 1, tensor.ndim)) if to_last else list(range(lead, tensor.ndim - 1))
+        channel = [lead] if to_last else [tensor.ndim - 1]
+        order = list(range(lead)) + (spatial + channel if to_last else channel + spatial)
+        return ops.transpose(tensor, tuple(order))
+
     def _check_shape(self, input_shape):
+        if input_shape is not None:
+            input_shape = self._last(input_shape)
         if input_shape is None or len(input_shape) != self.rank + 3 or None in tuple(input_shape)[2:]:
             raise ValueError(
                 f"Layer '{self.name}' ({type(self).__name__}) expects inputs of shape (batch, timesteps, "
@@ -95,6 +128,7 @@ class _ConvLSTM(StatefulStates, Layer):
 
     def build(self, input_shape):
         self._check_shape(input_shape)
+        input_shape = self._last(input_shape)
         channels = int(input_shape[-1])
         width = 4 * self.filters
         self.kernel = self.add_weight("kernel", self.kernel_size + (channels, width),
@@ -108,7 +142,8 @@ class _ConvLSTM(StatefulStates, Layer):
                 else self.bias_initializer
             self.bias = self.add_weight("bias", (width,), initializer=bias_initializer,
                                         regularizer=self.bias_regularizer, constraint=self.bias_constraint)
-        self.input_spec = InputSpec(ndim=self.rank + 3, axes={-1: channels})
+        self.input_spec = InputSpec(ndim=self.rank + 3, axes={-1 if self.data_format == "channels_last" else 2:
+                                                               channels})
         self.built = True
 
     def _state_shape(self, input_shape):
@@ -181,11 +216,16 @@ class _ConvLSTM(StatefulStates, Layer):
         if not is_float_dtype(inputs.dtype):
             inputs = ops.cast(inputs, self.compute_dtype)
         self._check_shape(tuple(inputs.shape))
+        inputs = self._transposed(inputs, to_last=True)
         batch, steps = inputs.shape[0], inputs.shape[1]
         if steps == 0:
             raise ValueError(f"Layer '{self.name}' received a sequence with 0 timesteps (shape {inputs.shape}).")
         state_shape = self._state_shape(tuple(inputs.shape))
-        h, c = self._initial_states(self._stateful_initial_states(initial_state, batch), state_shape, inputs)
+        initial_state = self._stateful_initial_states(initial_state, batch)  # in the layer's data_format
+        if initial_state is not None:
+            initial_state = [self._transposed(self._convert_input(state), to_last=True) for state in
+                             (initial_state if isinstance(initial_state, (list, tuple)) else [initial_state])]
+        h, c = self._initial_states(initial_state, state_shape, inputs)
         projected = self._input_projection(inputs, training)
         recurrent_masks = None
         if training and self.recurrent_dropout > 0:
@@ -207,12 +247,13 @@ class _ConvLSTM(StatefulStates, Layer):
             if self.return_sequences:
                 outputs.append(sequence_output)
         output = ops.stack(outputs, axis=1) if self.return_sequences else h
+        output, h, c = (self._transposed(value, to_last=False) for value in (output, h, c))
         self._keep_final_states([h, c])
         _add_activity_loss(self, output)
         return [output, h, c] if self.return_state else output
 
     def compute_output_shape(self, input_shape):
-        state = self._state_shape(tuple(input_shape))
+        state = self._first(self._state_shape(self._last(input_shape)))
         output = (state[0], input_shape[1]) + state[1:] if self.return_sequences else state
         return [output, state, state] if self.return_state else output
 
@@ -277,8 +318,9 @@ class ConvLSTM2D(_ConvLSTM):
             dilation of the input convolution; the state's convolution has
             stride 1, padding "same", no dilation).
         padding: "valid" or "same", of the input convolution.
-        data_format: "channels_last" (channels_first is refused, as by
-            minikeras's other convolutions).
+        data_format: "channels_last" (default; ``(batch, timesteps, height,
+            width, channels)``) or "channels_first" (``(batch, timesteps,
+            channels, height, width)``; states and outputs likewise).
         activation, recurrent_activation: default "tanh", "sigmoid".
         use_bias, unit_forget_bias: as LSTM.
         kernel_initializer, recurrent_initializer, bias_initializer,

@@ -77,6 +77,8 @@ def test_matches_live_keras_output(name):
 LAYER_CHECKS = {
     "conv_lstm1d": (lambda **kw: layers.ConvLSTM1D(1, 2, return_sequences=True, **kw), (1, 2, 3, 1)),
     "conv_lstm2d": (lambda **kw: layers.ConvLSTM2D(1, 2, padding="same", **kw), (1, 2, 2, 2, 2)),
+    "conv_lstm2d_first": (lambda **kw: layers.ConvLSTM2D(1, 2, return_state=True, data_format="channels_first",
+                                                        **kw), (1, 2, 1, 3, 2)),
     "conv_lstm3d": (lambda **kw: layers.ConvLSTM3D(1, 2, strides=2, go_backwards=True, **kw), (1, 2, 3, 2, 2, 1)),
     "conv3d_transpose": (lambda **kw: layers.Conv3DTranspose(2, 2, strides=2, output_padding=1, **kw),
                          (1, 2, 2, 1, 2)),
@@ -131,8 +133,8 @@ def test_bad_arguments_are_refused_clearly():
         layers.ConvLSTM1D(2, 3, padding="causal")
     with pytest.raises(ValueError, match="ConvLSTM3D.*dropout"):
         layers.ConvLSTM3D(2, 3, dropout=1.5)
-    with pytest.raises(ValueError, match="channels_first"):
-        layers.ConvLSTM2D(2, 3, data_format="channels_first")
+    with pytest.raises(ValueError, match="data_format"):
+        layers.ConvLSTM2D(2, 3, data_format="channels_middle")
     with pytest.raises(ValueError, match=r"ConvLSTM2D.*\(batch, timesteps"):
         layers.ConvLSTM2D(2, 3)(numpy.zeros((2, 4, 4, 1), "float32"))
     with pytest.raises(ValueError, match="Conv3DTranspose.*output_padding"):
@@ -407,3 +409,24 @@ def test_lookup_oov_hashing_round_trips_and_refusals(tmp_path):
         layers.IntegerLookup(oov_method="md5")
     with pytest.raises(ValueError, match="salt"):
         layers.StringLookup(salt="pepper")
+
+
+@pytest.mark.parametrize("rank", [1, 2])
+def test_conv_lstm_channels_first_is_channels_last_transposed(rank):
+    """Same weights, same numbers: inputs, initial states, sequences and
+    final states all in the (batch, [time,] channels, spatial...) layout."""
+    make = layers.ConvLSTM1D if rank == 1 else layers.ConvLSTM2D
+    spatial = (5,) if rank == 1 else (4, 3)
+    x = numpy.random.default_rng(6).normal(size=(2, 3) + spatial + (2,)).astype("float32")
+    state = numpy.random.default_rng(7).normal(size=(2,) + spatial + (3,)).astype("float32")
+    to_first = lambda a, lead: numpy.moveaxis(a, -1, lead)  # noqa: E731
+    last = make(3, 2, padding="same", return_sequences=True, return_state=True)
+    first = make(3, 2, padding="same", return_sequences=True, return_state=True, data_format="channels_first")
+    expected = last(x, initial_state=[state, state * 0.5])
+    first(to_first(x, 2), initial_state=[to_first(state, 1), to_first(state * 0.5, 1)])
+    first.set_weights(last.get_weights())
+    got = first(to_first(x, 2), initial_state=[to_first(state, 1), to_first(state * 0.5, 1)])
+    numpy.testing.assert_allclose(got[0].numpy(), to_first(expected[0].numpy(), 2), rtol=1e-5, atol=1e-6)
+    for ours, theirs in zip(got[1:], expected[1:]):
+        numpy.testing.assert_allclose(ours.numpy(), to_first(theirs.numpy(), 1), rtol=1e-5, atol=1e-6)
+    assert [tuple(o.shape) for o in got] == [tuple(s) for s in first.compute_output_shape(to_first(x, 2).shape)]
