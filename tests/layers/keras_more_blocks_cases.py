@@ -179,6 +179,44 @@ def save_lora_model():
     numpy.savez(LORA_MODEL + ".npz", x=x, y=numpy.asarray(model(x)))
 
 
+#: Small models of the new layers whose files must move both ways: name -> (build(module), input shape).
+INTEROP_MODELS = {
+    "conv_lstm2d": (lambda m: m.Sequential([m.layers.Input((3, 5, 4, 2)), m.layers.ConvLSTM2D(3, 2, padding="same"),
+                                            m.layers.Flatten()]), (2, 3, 5, 4, 2)),
+    "conv_lstm3d": (lambda m: m.Sequential([m.layers.Input((2, 2, 3, 4, 1)),
+                                            m.layers.ConvLSTM3D(2, 2, return_sequences=True),
+                                            m.layers.Flatten()]), (1, 2, 2, 3, 4, 1)),
+    "conv3d_transpose": (lambda m: m.Sequential([m.layers.Input((2, 3, 2, 3)),
+                                                 m.layers.Conv3DTranspose(2, 2, strides=2, padding="same")]),
+                         (1, 2, 3, 2, 3)),
+    "lora": (lora_model, (3, 5)),
+    "stft": (lambda m: m.Sequential([m.layers.Input((32, 1)), m.layers.STFTSpectrogram(frame_length=8)]), (2, 32, 1)),
+}
+#: Those whose Keras-written files are recorded (LoRA's are keras_lora_model.*).
+RECORDED_INTEROP = sorted(set(INTEROP_MODELS) - {"lora"})
+
+
+def interop_files(name):
+    """Paths of Keras's recorded files of INTEROP_MODELS[name]: (.keras, .weights.h5, .npz with x and y)."""
+    stem = os.path.join(os.path.dirname(__file__), "fixtures", "keras_interop", name)
+    return stem + ".keras", stem + ".weights.h5", stem + ".npz"
+
+
+def save_interop_models():
+    import keras
+
+    for name in RECORDED_INTEROP:
+        build, shape = INTEROP_MODELS[name]
+        model = build(keras)
+        model.set_weights(case_weights(name, [tuple(w.shape) for w in model.weights]))
+        x = _normal(340, shape)
+        keras_file, weights_file, arrays = interop_files(name)
+        os.makedirs(os.path.dirname(keras_file), exist_ok=True)
+        model.save(keras_file)
+        model.save_weights(weights_file)
+        numpy.savez(arrays, x=x, y=numpy.asarray(model(x)))
+
+
 def main():
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")
     arrays, configs = {}, {}
@@ -193,6 +231,7 @@ def main():
     with open(CONFIGS, "w") as handle:
         json.dump(configs, handle, indent=1, sort_keys=True)
     save_lora_model()
+    save_interop_models()
     print(f"wrote {len(CASES)} cases to {FIXTURE}")
 
 

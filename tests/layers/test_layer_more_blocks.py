@@ -11,7 +11,7 @@ import minikeras as mk
 from minikeras import layers
 from tests.layers.keras_blocks_layer_cases import build_layer
 from tests.layers.keras_layer_cases import call_case
-from tests.layers.keras_more_blocks_cases import CASES, CONFIGS, FIXTURE, keras_output, lora_model
+from tests.layers.keras_more_blocks_cases import CASES, CONFIGS, FIXTURE, INTEROP_MODELS, RECORDED_INTEROP, interop_files, keras_output
 from tests.layers.layer_check import run_layer_test
 from tests.layers.test_layer_blocks import TOLERANCE, _weights
 
@@ -221,27 +221,13 @@ def _with_kernels(layer, inputs, real, imag):
     return layer.call(inputs)
 
 
-_INTEROP_MODELS = {
-    "conv_lstm2d": (lambda m: m.Sequential([m.layers.Input((3, 5, 4, 2)), m.layers.ConvLSTM2D(3, 2, padding="same"),
-                                            m.layers.Flatten()]), (2, 3, 5, 4, 2)),
-    "conv_lstm3d": (lambda m: m.Sequential([m.layers.Input((2, 2, 3, 4, 1)),
-                                               m.layers.ConvLSTM3D(2, 2, return_sequences=True),
-                                               m.layers.Flatten()]), (1, 2, 2, 3, 4, 1)),
-    "conv3d_transpose": (lambda m: m.Sequential([m.layers.Input((2, 3, 2, 3)),
-                                                 m.layers.Conv3DTranspose(2, 2, strides=2, padding="same")]),
-                         (1, 2, 3, 2, 3)),
-    "lora": (lora_model, (3, 5)),
-    "stft": (lambda m: m.Sequential([m.layers.Input((32, 1)), m.layers.STFTSpectrogram(frame_length=8)]), (2, 32, 1)),
-}
-
-
 @pytest.mark.filterwarnings("ignore:No training configuration")
-@pytest.mark.parametrize("name", sorted(_INTEROP_MODELS))
+@pytest.mark.parametrize("name", sorted(INTEROP_MODELS))
 def test_live_keras_reads_minikeras_files(name, tmp_path):
     """A minikeras .keras file loads in Keras 3.15 and computes the same (live; skipped without Keras)."""
     pytest.importorskip("tensorflow")
     keras = pytest.importorskip("keras")
-    build, shape = _INTEROP_MODELS[name]
+    build, shape = INTEROP_MODELS[name]
     x = numpy.random.default_rng(5).normal(size=shape).astype("float32")
     model = build(mk)
     model(x)
@@ -271,3 +257,17 @@ def test_conv_lstm_channels_first_is_channels_last_transposed(rank):
     for ours, theirs in zip(got[1:], expected[1:]):
         numpy.testing.assert_allclose(ours.numpy(), to_first(theirs.numpy(), 1), rtol=1e-5, atol=1e-6)
     assert [tuple(o.shape) for o in got] == [tuple(s) for s in first.compute_output_shape(to_first(x, 2).shape)]
+
+
+@pytest.mark.filterwarnings("ignore:No training configuration")
+@pytest.mark.parametrize("name", RECORDED_INTEROP)
+def test_reads_keras_written_files(name):
+    """Keras's .keras and .weights.h5 files of each model (recorded) load here and compute Keras's output."""
+    build, _ = INTEROP_MODELS[name]
+    keras_file, weights_file, arrays = interop_files(name)
+    with numpy.load(arrays) as data:
+        x, expected = data["x"], data["y"]
+    numpy.testing.assert_allclose(mk.models.load_model(keras_file)(x).numpy(), expected, rtol=1e-4, atol=1e-5)
+    model = build(mk)
+    model.load_weights(weights_file)
+    numpy.testing.assert_allclose(model(x).numpy(), expected, rtol=1e-4, atol=1e-5)
