@@ -46,3 +46,8 @@ from minikeras.layers.policy_augmentation import *  # noqa: F401,F403
 from minikeras.layers.warp_augmentation import *  # noqa: F401,F403
 from minikeras.layers.clahe import *  # noqa: F401,F403
 from minikeras.layers.bounding_boxes import *  # noqa: F401,F403
+
+from minikeras.layers.conv_lstm import *  # noqa: F401,F403
+from minikeras.layers.conv3d_transpose import *  # noqa: F401,F403
+from minikeras.layers.hashing import *  # noqa: F401,F403
+from minikeras.layers.spectrograms import *  # noqa: F401,F403

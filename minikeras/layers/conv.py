@@ -246,11 +246,12 @@ class Conv2DTranspose(_Conv):
                  data_format=None, dilation_rate=(1, 1), activation=None, use_bias=True, **kwargs):
         super().__init__(filters, kernel_size, strides, padding, data_format, dilation_rate, 1, activation,
                          use_bias, **kwargs)
-        if output_padding is not None:
-            output_padding = _int_tuple("Conv2DTranspose", "output_padding", output_padding, 2, allow_zero=True)
+        if output_padding is not None:  # (Conv3DTranspose shares this with rank 3)
+            name = type(self).__name__
+            output_padding = _int_tuple(name, "output_padding", output_padding, self.rank, allow_zero=True)
             if any(p >= s for p, s in zip(output_padding, self.strides)):
                 raise ValueError(
-                    f"Conv2DTranspose: output_padding {output_padding} must be smaller than strides {self.strides}."
+                    f"{name}: output_padding {output_padding} must be smaller than strides {self.strides}."
                 )
         self.output_padding = output_padding
 
@@ -263,7 +264,7 @@ class Conv2DTranspose(_Conv):
 
     def _spatial_output(self, input_shape):
         sizes = []
-        for axis, size in enumerate(input_shape[1:3]):
+        for axis, size in enumerate(input_shape[1:-1]):  # also Conv3DTranspose's three axes
             k = (self.kernel_size[axis] - 1) * self.dilation_rate[axis] + 1
             s = self.strides[axis]
             if size is None:

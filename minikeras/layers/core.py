@@ -18,6 +18,7 @@ from minikeras.backend.dtypes import is_float_dtype
 from minikeras import activations, constraints, initializers, ops, regularizers
 from minikeras.layers.base import Layer
 from minikeras.layers.input_spec import InputSpec
+from minikeras.layers.lora import LoraMixin
 from minikeras.losses.logits import attach_logits
 
 __all__ = ["Dense", "Activation", "Flatten", "Reshape", "Permute", "RepeatVector", "Lambda"]
@@ -84,7 +85,7 @@ def _set_kernel_arguments(layer, activation, use_bias, kernel_initializer, bias_
     layer.bias_constraint = constraints.get(bias_constraint)
 
 
-class Dense(Layer):
+class Dense(LoraMixin, Layer):
     """A densely-connected layer: ``activation(inputs @ kernel + bias)``.
 
     Applied to the last axis of inputs of any rank >= 2 (a ``(batch, steps,
@@ -101,6 +102,11 @@ class Dense(Layer):
             the batch size, as Keras 3 does).
         kernel_constraint, bias_constraint: optional projections applied
             after each update.
+        lora_rank, lora_alpha: enable LoRA when built (layers/lora.py,
+            :meth:`enable_lora`): the kernel frozen, a rank-``lora_rank``
+            update trained instead. As in Keras 3.15, building resets
+            lora_alpha to lora_rank (scale 1); call ``enable_lora(rank,
+            lora_alpha)`` on a built layer for another scale.
         **kwargs: base Layer arguments (name, dtype, trainable, input_shape...).
 
     Example:
@@ -110,11 +116,13 @@ class Dense(Layer):
     """
 
     supports_masking = True
+    _build_keeps_lora_alpha = False
 
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
-                 kernel_constraint=None, bias_constraint=None, **kwargs):
+                 kernel_constraint=None, bias_constraint=None, lora_rank=None, lora_alpha=None, **kwargs):
         super().__init__(**kwargs)
+        self._init_lora(lora_rank, lora_alpha)
         if isinstance(units, bool) or not isinstance(units, (int, numpy.integer)) or units <= 0:
             raise ValueError(f"Dense: units must be a positive integer, received units={units!r}.")
         self.units = int(units)
@@ -142,6 +150,7 @@ class Dense(Layer):
                                         regularizer=self.bias_regularizer, constraint=self.bias_constraint)
         self.input_spec = InputSpec(min_ndim=2, axes={-1: in_dim})
         self.built = True
+        self._build_lora()
 
     def call(self, inputs):
         inputs = _float_input(self, inputs)
@@ -159,6 +168,7 @@ class Dense(Layer):
             **super().get_config(),
             "units": self.units,
             **_kernel_config(self),
+            **self._lora_config(),
         }
 
 

@@ -13,6 +13,7 @@ from minikeras import activations, constraints, initializers, ops, regularizers
 from minikeras.initializers.variance_scaling import VarianceScaling
 from minikeras.layers.base import Layer
 from minikeras.layers.input_spec import InputSpec
+from minikeras.layers.lora import LoraMixin
 from minikeras.ops.nn.einsum_dense import _einsum2
 
 __all__ = ["EinsumDense"]
@@ -124,7 +125,7 @@ class _FannedInitializer:
         return numpy.asarray(self.initializer((fan_in, fan_out), dtype=dtype)).reshape(shape)
 
 
-class EinsumDense(Layer):
+class EinsumDense(LoraMixin, Layer):
     """``activation(einsum(equation, inputs, kernel) + bias)``.
 
     Args:
@@ -136,8 +137,11 @@ class EinsumDense(Layer):
         bias_axes: the output labels the bias spans (default None: no bias).
         kernel_initializer, bias_initializer, kernel_regularizer,
         bias_regularizer, kernel_constraint, bias_constraint: as Dense.
-        lora_rank, lora_alpha: accepted for Keras compatibility; LoRA is not
-            implemented (a rank raises ValueError).
+        lora_rank: a rank enables LoRA when the layer is built (the kernel
+            frozen, ``lora_kernel_a``/``lora_kernel_b`` trained; see
+            layers/lora.py and :meth:`enable_lora`).
+        lora_alpha: the LoRA update's scale is ``lora_alpha / lora_rank``
+            (default lora_rank).
         **kwargs: base Layer arguments.
 
     Example:
@@ -151,8 +155,6 @@ class EinsumDense(Layer):
                  bias_constraint=None, lora_rank=None, lora_alpha=None, gptq_unpacked_column_size=None,
                  quantization_config=None, activity_regularizer=None, **kwargs):
         super().__init__(**kwargs)
-        if lora_rank:
-            raise ValueError("EinsumDense: LoRA (lora_rank) is not implemented in minikeras.")
         if not isinstance(equation, str):
             raise TypeError(f"EinsumDense: equation must be a string, received {equation!r}.")
         _split_equation(equation, 0)
@@ -167,7 +169,7 @@ class EinsumDense(Layer):
         self.activity_regularizer = regularizers.get(activity_regularizer)
         self.kernel_constraint = constraints.get(kernel_constraint)
         self.bias_constraint = constraints.get(bias_constraint)
-        self.lora_rank, self.lora_alpha = None, None
+        self._init_lora(lora_rank, lora_alpha)
         self.quantization_config = quantization_config
         self._matmul_form = _as_matmul(equation)
         self.kernel = self.bias = None
@@ -184,9 +186,12 @@ class EinsumDense(Layer):
         if bias_shape is not None:
             self.bias = self.add_weight(name="bias", shape=tuple(bias_shape), initializer=self.bias_initializer,
                                         regularizer=self.bias_regularizer, constraint=self.bias_constraint)
+        self.built = True
+        self._build_lora()
 
     def call(self, inputs):
-        kernel = self.kernel if self.kernel.dtype == inputs.dtype else ops.cast(self.kernel, inputs.dtype)
+        kernel = self.kernel  # with LoRA on, the merged kernel: computed once per call
+        kernel = kernel if kernel.dtype == inputs.dtype else ops.cast(kernel, inputs.dtype)
         if self._matmul_form is not None:
             # One 2-D GEMM on the device's threaded matmul (NumPy's einsum runs single-threaded BLAS).
             contracted, produced = self._matmul_form
@@ -223,4 +228,5 @@ class EinsumDense(Layer):
                 self.kernel_constraint),
             "bias_constraint": None if self.bias_constraint is None else constraints.serialize(self.bias_constraint),
             "quantization_config": self.quantization_config,
+            **self._lora_config(),
         }

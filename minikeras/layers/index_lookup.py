@@ -14,6 +14,8 @@ import numpy
 
 from minikeras.autograd import Tensor
 from minikeras.layers.base import Layer
+from minikeras.utils.argument_validation import is_int
+from minikeras.utils.string_hash import hash_bucket
 
 __all__ = ["StringLookup", "IntegerLookup"]
 
@@ -30,6 +32,24 @@ def host_tokens(inputs):
     if array.dtype.kind == "S" or (array.dtype == object and array.size and isinstance(array.flat[0], bytes)):
         array = numpy.vectorize(lambda b: b.decode("utf-8") if isinstance(b, bytes) else b, otypes=[object])(array)
     return array
+
+
+def _oov_method(class_name, value):
+    if value not in ("floormod", "farmhash"):
+        raise ValueError(f"{class_name}: oov_method must be 'floormod' or 'farmhash', received {value!r}.")
+    return value
+
+
+def _salt(class_name, salt):
+    """Keras's salt: None, or a list of two ints (an int ``s`` is ``[s, s]``)."""
+    if salt is None:
+        return None
+    if isinstance(salt, (tuple, list)) and len(salt) == 2 and all(is_int(s) for s in salt):
+        return [int(s) for s in salt]
+    if is_int(salt) and not isinstance(salt, bool):
+        return [int(salt), int(salt)]
+    raise ValueError(f"The `salt` argument for `{class_name}` can only be a tuple of 2 integers, or a single integer. "
+                     f"Received: salt={salt}.")
 
 
 class _IndexLookup(Layer):
@@ -246,8 +266,10 @@ class StringLookup(_IndexLookup):
 
     Args:
         max_tokens: cap on the vocabulary size (special tokens included).
-        num_oov_indices: 1 (default) or 0 (then unknown tokens raise);
-            more need Keras's string hash, which is not implemented.
+        num_oov_indices: OOV indices (default 1; 0: unknown tokens raise);
+            with more, an unknown token goes to the bucket Keras gives it
+            (FarmHash Fingerprint64, or SipHash with ``salt``;
+            utils/string_hash.py).
         mask_token: a padding token mapped to 0 (default None: no mask).
         oov_token: the token returned for OOV indices with invert (default "[UNK]").
         vocabulary: a list of tokens (else call ``adapt``).
@@ -259,6 +281,7 @@ class StringLookup(_IndexLookup):
         idf_weights: one weight per vocabulary token, with ``vocabulary``,
             in "tf_idf" mode only.
         pad_to_max_tokens: encode to ``max_tokens`` columns.
+        salt: an int or two ints keying the OOV hash (SipHash-2-4).
         **kwargs: base Layer arguments; ``encoding`` is accepted (utf-8).
 
     Example:
@@ -269,10 +292,9 @@ class StringLookup(_IndexLookup):
 
     def __init__(self, max_tokens=None, num_oov_indices=1, mask_token=None, oov_token="[UNK]", vocabulary=None,
                  idf_weights=None, invert=False, output_mode="int", pad_to_max_tokens=False, sparse=False,
-                 encoding="utf-8", **kwargs):
-        if num_oov_indices > 1:
-            raise ValueError("StringLookup: num_oov_indices > 1 needs Keras's farmhash buckets, which minikeras "
-                             f"does not implement; received num_oov_indices={num_oov_indices}.")
+                 encoding="utf-8", salt=None, **kwargs):
+        self.oov_method = _oov_method("StringLookup", kwargs.pop("oov_method", "floormod"))
+        self.salt = _salt("StringLookup", salt)
         self.encoding = encoding
         super().__init__(max_tokens, num_oov_indices, mask_token, oov_token, vocabulary, invert, output_mode,
                          pad_to_max_tokens, sparse, idf_weights=idf_weights, **kwargs)
@@ -281,8 +303,12 @@ class StringLookup(_IndexLookup):
     def _token(token):
         return token.decode("utf-8") if isinstance(token, bytes) else str(token)
 
+    def _oov_bucket(self, token):
+        return hash_bucket(token, self.num_oov_indices, self.salt)  # strings always hash, as in Keras
+
     def get_config(self):
-        return {**super().get_config(), "encoding": self.encoding}
+        return {**super().get_config(), "encoding": self.encoding, "oov_method": self.oov_method,
+                "salt": self.salt}
 
 
 class IntegerLookup(_IndexLookup):
@@ -290,17 +316,19 @@ class IntegerLookup(_IndexLookup):
 
     Args as StringLookup, with integer tokens: ``mask_token`` None by
     default, ``oov_token=-1``; with ``num_oov_indices > 1`` an unknown
-    value ``v`` goes to OOV bucket ``v mod num_oov_indices`` (Keras).
+    value ``v`` goes to OOV bucket ``v mod num_oov_indices`` (Keras's
+    ``oov_method="floormod"``), or with ``oov_method="farmhash"`` to the
+    hash bucket of its decimal string (SipHash-2-4 keyed by ``salt``).
     """
 
     def __init__(self, max_tokens=None, num_oov_indices=1, mask_token=None, oov_token=-1, vocabulary=None,
                  vocabulary_dtype="int64", idf_weights=None, invert=False, output_mode="int", sparse=False,
                  pad_to_max_tokens=False, oov_method="floormod", salt=None, **kwargs):
-        if oov_method != "floormod":
-            raise ValueError("IntegerLookup: only oov_method='floormod' is implemented (Keras's 'farmhash' needs "
-                             f"TensorFlow's fingerprint hash); received oov_method={oov_method!r}.")
+        oov_method = _oov_method("IntegerLookup", oov_method)
+        if salt is not None and oov_method != "farmhash":
+            raise ValueError(f"`salt` can only be used when `oov_method='farmhash'`. Received: oov_method={oov_method}")
         self.vocabulary_dtype = vocabulary_dtype
-        self.oov_method, self.salt = oov_method, salt
+        self.oov_method, self.salt = oov_method, _salt("IntegerLookup", salt)
         super().__init__(max_tokens, num_oov_indices, mask_token, oov_token, vocabulary, invert, output_mode,
                          pad_to_max_tokens, sparse, idf_weights=idf_weights, **kwargs)
 
@@ -312,6 +340,8 @@ class IntegerLookup(_IndexLookup):
         return int(token)
 
     def _oov_bucket(self, token):
+        if self.oov_method == "farmhash":  # the decimal string's hash, as Keras
+            return hash_bucket(str(token), self.num_oov_indices, self.salt)
         return token % self.num_oov_indices
 
     def _inverted(self, tokens):

@@ -21,6 +21,7 @@ from minikeras.ops.nn.resize import *  # noqa: F401,F403
 from minikeras.ops.nn.affine_transform import *  # noqa: F401,F403
 from minikeras.ops.nn.group_norm import *  # noqa: F401,F403
 from minikeras.ops.nn.conv3d import *  # noqa: F401,F403
+from minikeras.ops.nn.conv3d_transpose import *  # noqa: F401,F403
 from minikeras.ops.nn.softmax import *  # noqa: F401,F403
 from minikeras.ops.nn.dense import *  # noqa: F401,F403
 from minikeras.ops.nn.bias_activation import *  # noqa: F401,F403

@@ -19,6 +19,7 @@ from minikeras.optimizers.adam import Adam
 from minikeras.optimizers.adamax import Adamax
 from minikeras.optimizers.adamw import AdamW
 from minikeras.optimizers.loss_scale_optimizer import LossScaleOptimizer
+from minikeras.optimizers.multi_optimizer import MultiOptimizer, OptimizerMap
 from minikeras.optimizers.nadam import Nadam
 from minikeras.optimizers.optimizer import Optimizer
 from minikeras.optimizers.rmsprop import RMSprop
@@ -30,12 +31,14 @@ __all__ = [
     "LossScaleOptimizer",
 ]
 __all__ += ["Lion", "Lamb", "Ftrl", "Adafactor", "Muon", "ScheduleFreeAdamW"]
+__all__ += ["MultiOptimizer", "OptimizerMap"]
 
 # Lower-case class name -> class; names are matched case-insensitively, as in Keras.
 _BUILT_IN = {cls.__name__.lower(): cls for cls in (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Nadam, Adamax)}
 _BUILT_IN["lossscaleoptimizer"] = LossScaleOptimizer
 
 _BUILT_IN.update({cls.__name__.lower(): cls for cls in (Lion, Lamb, Ftrl, Adafactor, Muon, ScheduleFreeAdamW)})
+_BUILT_IN["multioptimizer"] = MultiOptimizer
 
 
 def serialize(optimizer):

@@ -40,6 +40,7 @@ from minikeras.saving.keras_order import keras_layer_order, keras_trainable_orde
 # "query/kernel" is Keras's "query_dense/vars/0").
 OWN_WEIGHTS_PATH = {
     "LSTM": "cell", "GRU": "cell", "SimpleRNN": "cell",
+    "ConvLSTM1D": "cell", "ConvLSTM2D": "cell", "ConvLSTM3D": "cell",
     "MultiHeadAttention": {"query": "query_dense", "key": "key_dense", "value": "value_dense",
                            "attention_output": "output_dense"},
 }
@@ -72,7 +73,11 @@ def _is_model_container(layer):
 
 
 def own_weights(layer):
-    """The weights a layer holds itself, in Keras's ``vars`` order."""
+    """The weights a layer holds itself, in Keras's ``vars`` order (a layer
+    whose file layout differs from its weights says so: LoRA's merged kernel)."""
+    saved = getattr(layer, "_keras_saved_weights", None)
+    if saved is not None:
+        return saved()
     return list(layer._trainable_weights) + list(layer._non_trainable_weights)
 
 
@@ -186,6 +191,10 @@ def write_optimizer(group, optimizer, model):
     inner = getattr(optimizer, "inner_optimizer", None)
     if inner is not None:  # Keras also writes a LossScaleOptimizer's inner optimizer on its own
         write_optimizer(group.require_group("inner_optimizer"), inner, model)
+    inners = getattr(optimizer, "optimizers", None)
+    if isinstance(inners, list):  # ... and each of a MultiOptimizer's, under optimizers/<snake_case class>
+        for name, each in zip(_container_names(inners), inners):
+            write_optimizer(group.require_group(_join("optimizers", name)), each, model)
 
 
 # ------------------------------------------------------------------ reading

@@ -125,7 +125,8 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
 
 
 def _learning_rate_array(optimizer):
-    return numpy.asarray(optimizer.learning_rate, dtype="float32")
+    saved = getattr(optimizer, "saved_learning_rate", None)  # a wrapper's own (MultiOptimizer has no rate to read)
+    return numpy.asarray(optimizer.learning_rate if saved is None else saved, dtype="float32")
 
 
 def _attribute_text(value):

@@ -112,6 +112,7 @@ BASE_CALLS = {
     "conv2d": ((_array(1, 5, 5, 2), _ones(2, 2, 2, 3)), {}),
     "conv3d": ((_array(1, 4, 4, 4, 2), _ones(2, 2, 2, 2, 3)), {}),
     "conv2d_transpose": ((_array(1, 4, 4, 2), _ones(2, 2, 3, 2)), {}),
+    "conv3d_transpose": ((_array(1, 2, 3, 2, 2), _ones(2, 2, 2, 3, 2)), {}),
     "depthwise_conv2d": ((_array(1, 5, 5, 2), _ones(2, 2, 2, 1)), {}),
     "max_pool1d": ((_array(1, 6, 2),), {}),
     "avg_pool1d": ((_array(1, 6, 2),), {}),

@@ -45,5 +45,5 @@ def test_idf_weights_are_checked():
         layers.StringLookup(output_mode="tf_idf", vocabulary=["a"])
     with pytest.raises(ValueError, match="same length as the vocabulary"):
         layers.StringLookup(output_mode="tf_idf", vocabulary=["a", "b"], idf_weights=[1.0])
-    with pytest.raises(ValueError, match="oov_method='floormod'"):
-        layers.IntegerLookup(oov_method="farmhash")
+    with pytest.raises(ValueError, match="oov_method must be 'floormod' or 'farmhash'"):
+        layers.IntegerLookup(oov_method="siphash")

@@ -51,8 +51,8 @@ def test_lookup_mask_and_errors():
         strict(["q"])
     with pytest.raises(ValueError, match="repeats"):
         layers.StringLookup(vocabulary=["a", "a"])
-    with pytest.raises(ValueError, match="farmhash"):
-        layers.StringLookup(num_oov_indices=2)
+    with pytest.raises(ValueError, match="num_oov_indices"):
+        layers.StringLookup(num_oov_indices=-1)
     with pytest.raises(ValueError, match="output_mode"):
         layers.StringLookup(output_mode="tf_idf_weights")
     with pytest.raises(TypeError, match="integer tokens"):

@@ -174,6 +174,15 @@ LAYER_CASES = {
     "CutMix": dict(factor=0.6), "RandAugment": dict(num_ops=3, factor=0.4), "AugMix": dict(num_chains=2, all_ops=False),
     "Equalization": dict(bins=64), "ContrastLimitedAdaptiveHistogramEqualization": dict(tile_grid_size=(4, 4)),
     "MaxNumBoundingBoxes": dict(max_number=5, bounding_box_format="xyxy"),
+
+    # Issue 25's second batch.
+    "ConvLSTM1D": dict(filters=2, kernel_size=3), "ConvLSTM2D": dict(filters=2, kernel_size=(3, 2), padding="same",
+                                                                     return_sequences=True),
+    "ConvLSTM3D": dict(filters=1, kernel_size=2, go_backwards=True), "Conv3DTranspose": dict(filters=2, kernel_size=3,
+                                                                                             strides=2),
+    "Hashing": dict(num_bins=5, salt=3), "HashedCrossing": dict(num_bins=4, output_mode="one_hot"),
+    "MelSpectrogram": dict(num_mel_bins=20, fft_length=512),
+    "STFTSpectrogram": dict(mode="magnitude", frame_length=64),
 }
 
 

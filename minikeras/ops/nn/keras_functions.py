@@ -22,6 +22,7 @@ from minikeras.ops.array.reshaping import expand_dims, reshape, squeeze, transpo
 from minikeras.ops.math._elementwise import operand
 from minikeras.ops.math._operands import _as_tensor
 from minikeras.ops.nn import conv as _conv, conv3d as _conv3d, pool as _pool
+from minikeras.ops.nn import conv3d_transpose as _conv3d_transpose
 from minikeras.ops.reduce import max as _max, mean
 from minikeras.utils.argument_validation import standardize_tuple, validate_int
 
@@ -84,15 +85,13 @@ def conv(inputs, kernel, strides=1, padding="valid", data_format=None, dilation_
 
 def conv_transpose(inputs, kernel, strides=1, padding="valid", output_padding=None, data_format=None,
                    dilation_rate=1):
-    """Transposed convolution, 1-D or 2-D; kernel ``(spatial..., out, in)`` as Keras's.
-
-    Raises:
-        ValueError: 3-D inputs (minikeras has no 3-D transposed convolution yet).
-    """
+    """Transposed convolution, 1-D, 2-D or 3-D; kernel ``(spatial..., out, in)`` as Keras's."""
     data_format = _data_format("conv_transpose", data_format)
     x, kernel = _to_last(_tensor("conv_transpose", inputs), data_format), _tensor("conv_transpose", kernel)
-    rank = _spatial_rank("conv_transpose", x, (1, 2))
-    if rank == 1:
+    rank = _spatial_rank("conv_transpose", x)
+    if rank == 3:
+        out = _conv3d_transpose.conv3d_transpose(x, kernel, strides, padding, output_padding, dilation_rate)
+    elif rank == 1:
         x2, kernel2 = _as_2d(x, kernel)
         out_padding = None if output_padding is None else _pair("conv_transpose", "output_padding", output_padding,
                                                                 allow_zero=True)
