@@ -163,6 +163,7 @@ def _cases(dtype):
                        ([(g, None, w, None, None) for g, w in (_arrays((5, 2), (5, 2), dtype=dtype),)], 0.1, 0.0,
                         False)],
         "sparse_softmax_cross_entropy": [(logits, labels, True), (logits, labels, False)],
+        "sparse_softmax_cross_entropy_mean": [(logits, labels, True), (logits, labels, False)],
         "sparse_softmax_cross_entropy_backward": [
             (probabilities, labels, labels.astype(dtype)),
             (probabilities, labels, numpy.broadcast_to(numpy.ones(1, dtype), (4,)).view(_DeviceArray))],  # a mean's
