@@ -151,6 +151,7 @@ def _cases(dtype):
     return {
         "bias_relu": [(out, bias, True), (out, None, True)],
         "relu_backward": [(grad, relu_out, target)],
+        "relu_bias_backward": [(grad, relu_out, target)],
         "adam_update": [(adam, 0.01, 0.9, 0.999, 1e-7)],
         "rmsprop_update": [
             ([(g, v, a, m, w, None, None) for g, v, a, m, w in (_arrays(*[(3, 2)] * 5, dtype=dtype),)], 0.01, 0.9,
