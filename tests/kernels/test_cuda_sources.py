@@ -152,6 +152,8 @@ def _cases(dtype):
         "bias_relu": [(out, bias, True), (out, None, True)],
         "relu_backward": [(grad, relu_out, target)],
         "relu_bias_backward": [(grad, relu_out, target)],
+        "matmul_bias_relu": [(grad, _arrays((3, 5), dtype=dtype)[0], _arrays((5,), dtype=dtype)[0], True),
+                             (grad, _arrays((3, 5), dtype=dtype)[0], None, False)],
         "adam_update": [(adam, 0.01, 0.9, 0.999, 1e-7)],
         "rmsprop_update": [
             ([(g, v, a, m, w, None, None) for g, v, a, m, w in (_arrays(*[(3, 2)] * 5, dtype=dtype),)], 0.01, 0.9,

@@ -6,6 +6,7 @@ temporaries the size of the output and two graph nodes per layer against
 composing matmul, add and relu.
 """
 from minikeras import kernels
+from minikeras.kernels import matmul_epilogue
 from minikeras.autograd import Function
 from minikeras.utils.argument_validation import as_tensor, validate_flag
 from minikeras.ops.nn import bias_relu
@@ -27,9 +28,12 @@ class DenseFunction(Function):
     def forward(self, x, kernel, bias=None):
         self.input_shape = x.shape
         x2 = x if x.ndim == 2 else x.reshape(-1, x.shape[-1])
-        out = self.device.matmul(x2, kernel)
-        if bias is not None or self.relu:
-            kernels.get("bias_relu", self.device)(out, bias, self.relu)  # one fused kernel on a GPU
+        if (bias is not None or self.relu) and matmul_epilogue.fits(x2.shape[0], x2.shape[1], kernel.shape[1]):
+            out = kernels.get("matmul_bias_relu", self.device)(x2, kernel, bias, self.relu)  # one kernel on a GPU
+        else:
+            out = self.device.matmul(x2, kernel)
+            if bias is not None or self.relu:
+                kernels.get("bias_relu", self.device)(out, bias, self.relu)  # one fused kernel on a GPU
         needs = self.needs_input_grad
         self.has_bias = bias is not None
         self.save_for_backward(x2 if needs[1] else None, kernel if needs[0] else None, out if self.relu else None)
