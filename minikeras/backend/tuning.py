@@ -32,7 +32,8 @@ Attributes:
     FUSED_MATMUL_MAX_MACS: the largest product (rows * inner * columns
         multiply-adds) that a GPU computes with the fused matmul + bias +
         ReLU kernel rather than cuBLAS and a bias kernel
-        (kernels/matmul_epilogue.py).
+        (kernels/matmul_epilogue.py). Measured on an H200 (benchmarks/NOTES.md):
+        faster up to 128x512x256 (16.7M), slower from 128x784x512 on.
     GEMM_NS_PER_FLOP, COPY_NS, ADD_NS: one core's cost of a float32 GEMM
         flop in cache, of one element of an im2col copy and of one strided
         read-modify-write add of col2im; they only choose between two
@@ -66,7 +67,7 @@ ELEMENTWISE_BLOCKS_PER_THREAD = _read("ELEMENTWISE_BLOCKS_PER_THREAD", 2, minimu
 CHUNK_BYTES = _read("CHUNK_BYTES", 4 << 20, minimum=1)
 KEEP_PATCHES_MAX_BYTES = _read("KEEP_PATCHES_MAX_BYTES", 64 << 20)
 KEEP_PATCHES_MAX_BYTES_GPU = _read("KEEP_PATCHES_MAX_BYTES_GPU", 512 << 20)
-FUSED_MATMUL_MAX_MACS = _read("FUSED_MATMUL_MAX_MACS", 1 << 27)
+FUSED_MATMUL_MAX_MACS = _read("FUSED_MATMUL_MAX_MACS", 1 << 24)
 GEMM_NS_PER_FLOP = _read("GEMM_NS_PER_FLOP", 0.0118, float)
 COPY_NS = _read("COPY_NS", 0.15, float)
 ADD_NS = _read("ADD_NS", 0.7, float)

@@ -32,6 +32,6 @@ def test_relu_keeps_nan(kernel_device, upload):
 
 
 def test_only_small_products_fit():
-    assert fits(128, 784, 512) and fits(128, 2304, 256)  # the benchmark models' Dense layers
-    assert not fits(4096, 4096, 4096)
+    assert fits(128, 512, 256) and fits(128, 256, 10)  # measured faster than cuBLAS + bias_relu on an H200
+    assert not fits(128, 2304, 256) and not fits(4096, 4096, 4096)  # measured slower
     assert fits(1, 1, tuning.FUSED_MATMUL_MAX_MACS) and not fits(1, 2, tuning.FUSED_MATMUL_MAX_MACS)
