@@ -257,11 +257,12 @@ class Layer:
     def _sublayers(self):
         """Layers held as attributes (or in lists of attributes), in order."""
         found = []
-        for value in self.__dict__.values():
-            if isinstance(value, Layer):
-                found.append(value)
-            elif isinstance(value, (list, tuple)):
-                found.extend(item for item in value if isinstance(item, Layer))
+        for value in self.__dict__.values():  # every call of every step: one isinstance per attribute
+            if isinstance(value, _LAYER_OR_SEQUENCE):
+                if isinstance(value, Layer):
+                    found.append(value)
+                else:
+                    found.extend(item for item in value if isinstance(item, Layer))
         return found
 
     @property
@@ -520,6 +521,7 @@ class _WeightInfo:
         self.order = _weight_counter
 
 
+_LAYER_OR_SEQUENCE = (Layer, list, tuple)  # what _sublayers looks into
 _weight_counter = 0
 
 
