@@ -10,17 +10,30 @@ import numpy
 
 from minikeras.kernels.kernel import Kernel, blocks_for, register
 
-SPARSE_SOFTMAX_CE_SOURCE = r"""
+# The shift and normalizer of one row's softmax, shared by the kernels below (part of each source).
+ROW_SOFTMAX_SOURCE = r"""
+__device__ inline scalar_t row_max(const scalar_t* x, long long classes) {
+    scalar_t top = x[0];
+    for (long long c = 1; c < classes; ++c) top = x[c] > top ? x[c] : top;
+    return top;
+}
+
+__device__ inline scalar_t row_exp_total(const scalar_t* x, long long classes, scalar_t top) {
+    scalar_t total = 0;
+    for (long long c = 0; c < classes; ++c) total += exp(x[c] - top);
+    return total;
+}
+"""
+
+SPARSE_SOFTMAX_CE_SOURCE = ROW_SOFTMAX_SOURCE + r"""
 extern "C" __global__ void sparse_softmax_cross_entropy(const scalar_t* logits, const long long* labels,
                                                         scalar_t* loss, scalar_t* probabilities, long long rows,
                                                         long long classes, int keep_probabilities) {
     for (long long row = blockIdx.x * (long long)blockDim.x + threadIdx.x; row < rows;
          row += (long long)blockDim.x * gridDim.x) {
         const scalar_t* x = logits + row * classes;
-        scalar_t top = x[0];
-        for (long long c = 1; c < classes; ++c) top = x[c] > top ? x[c] : top;
-        scalar_t total = 0;
-        for (long long c = 0; c < classes; ++c) total += exp(x[c] - top);
+        const scalar_t top = row_max(x, classes);
+        const scalar_t total = row_exp_total(x, classes, top);
         const long long label = labels[row];
         /* An out-of-range label gives NaN (as TensorFlow on a GPU); the op checks labels before. */
         const scalar_t picked = (label >= 0 && label < classes) ? x[label] - top : (scalar_t)nan("");
@@ -51,12 +64,16 @@ def sparse_softmax_cross_entropy_reference(device, logits, labels, keep_probabil
     return loss, exp
 
 
-def _sparse_softmax_cross_entropy_launch(launcher, device, logits, labels, keep_probabilities):
-    xp = device.xp
-    logits = xp.ascontiguousarray(logits)
+def _kernel_operands(xp, logits, labels):
+    """C-contiguous logits and int64 labels, as the kernels index them."""
     if labels.dtype != numpy.int64:
         labels = labels.astype(numpy.int64)
-    labels = xp.ascontiguousarray(labels)
+    return xp.ascontiguousarray(logits), xp.ascontiguousarray(labels)
+
+
+def _sparse_softmax_cross_entropy_launch(launcher, device, logits, labels, keep_probabilities):
+    xp = device.xp
+    logits, labels = _kernel_operands(xp, logits, labels)
     rows, classes = logits.shape
     loss = xp.empty((rows,), logits.dtype)
     probabilities = xp.empty_like(logits) if keep_probabilities else loss
@@ -128,7 +145,7 @@ register(Kernel("sparse_softmax_cross_entropy_backward", sparse_softmax_cross_en
                 SPARSE_SOFTMAX_CE_BACKWARD_SOURCE, _sparse_softmax_cross_entropy_backward_launch))
 
 # ------------------------------------------- the mean loss and its gradient, one launch
-SPARSE_SOFTMAX_CE_MEAN_SOURCE = r"""
+SPARSE_SOFTMAX_CE_MEAN_SOURCE = ROW_SOFTMAX_SOURCE + r"""
 extern "C" __global__ void sparse_softmax_cross_entropy_mean(const scalar_t* logits, const long long* labels,
                                                              scalar_t* loss, scalar_t* grad_logits, long long rows,
                                                              long long classes, int keep_gradient) {
@@ -139,10 +156,8 @@ extern "C" __global__ void sparse_softmax_cross_entropy_mean(const scalar_t* log
     scalar_t sum = 0;
     for (long long row = threadIdx.x; row < rows; row += blockDim.x) {
         const scalar_t* x = logits + row * classes;
-        scalar_t top = x[0];
-        for (long long c = 1; c < classes; ++c) top = x[c] > top ? x[c] : top;
-        scalar_t total = 0;
-        for (long long c = 0; c < classes; ++c) total += exp(x[c] - top);
+        const scalar_t top = row_max(x, classes);
+        const scalar_t total = row_exp_total(x, classes, top);
         const long long label = labels[row];
         const bool valid = label >= 0 && label < classes;
         /* An out-of-range label gives NaN (as TensorFlow on a GPU); labels are checked before. */
@@ -188,10 +203,7 @@ def sparse_softmax_cross_entropy_mean_reference(device, logits, labels, keep_gra
 
 def _sparse_softmax_cross_entropy_mean_launch(launcher, device, logits, labels, keep_gradient):
     xp = device.xp
-    logits = xp.ascontiguousarray(logits)
-    if labels.dtype != numpy.int64:
-        labels = labels.astype(numpy.int64)
-    labels = xp.ascontiguousarray(labels)
+    logits, labels = _kernel_operands(xp, logits, labels)
     rows, classes = logits.shape
     loss = xp.empty((), logits.dtype)
     grad_logits = xp.empty_like(logits) if keep_gradient else logits
