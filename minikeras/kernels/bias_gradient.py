@@ -16,7 +16,7 @@ of every addition is fixed by the grid, so the result is deterministic
 """
 import numpy
 
-from minikeras.kernels.kernel import Kernel, register
+from minikeras.kernels.kernel import Kernel, UnsupportedDtype, register
 
 TILE_COLUMNS = 32  # threads along a row: one warp reads 32 consecutive columns
 LANES = 16  # threads along the rows of a block
@@ -101,6 +101,8 @@ def _counters(device, tiles):
 def _relu_bias_backward_launch(launcher, device, grad, out, target):
     xp = device.xp
     launcher.check(out.dtype, target.dtype)
+    if not target.flags.c_contiguous:  # the kernel writes it flat; a strided target takes the reference
+        raise UnsupportedDtype("relu_bias_backward writes a C-contiguous target; received a strided one.")
     if grad.dtype != target.dtype:
         grad = grad.astype(target.dtype)
     grad = xp.ascontiguousarray(grad)
