@@ -361,12 +361,16 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
                          from_logits=from_logits, ignore_class=ignore_class, axis=axis)
         self.from_logits, self.ignore_class, self.axis = from_logits, ignore_class, axis
 
-    def fused_mean(self, y_true, y_pred):
+    def _fused_mean(self, y_true, y_pred):
         """The mean loss as one fused op (one kernel launch on a GPU for
         forward and backward together) when the class axis is last and no
         class is ignored; None otherwise."""
         if self.ignore_class is not None or not _is_last_axis(self.axis, len(getattr(y_pred, "shape", ()))):
             return None
+        cls = type(self)
+        if cls.call_with_mask is not SparseCategoricalCrossentropy.call_with_mask \
+                or cls.call is not LossFunctionWrapper.call:
+            return None  # a subclass that computes its own per-sample losses gets them averaged as they are
         return sparse_categorical_crossentropy_mean(y_true, y_pred, self.from_logits)
 
     def call_with_mask(self, y_true, y_pred):

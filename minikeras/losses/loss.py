@@ -261,7 +261,7 @@ class Loss:
             _validate_inputs(owner, y_true, y_pred, sample_weight)
             if sample_weight is None and self.reduction in ("sum_over_batch_size", "mean") \
                     and not _has_keras_mask(y_pred):
-                mean = self.fused_mean(y_true, y_pred)
+                mean = self._fused_mean(y_true, y_pred)
                 if mean is not None:
                     return mean
             values, mask = self.call_with_mask(y_true, y_pred)
@@ -272,7 +272,7 @@ class Loss:
         """Per-sample losses (a Tensor)."""
         raise NotImplementedError
 
-    def fused_mean(self, y_true, y_pred):
+    def _fused_mean(self, y_true, y_pred):
         """The mean of the per-sample losses as one fused op, or None (the
         default) to take ``call`` and the mean. Asked only when the reduction
         is a plain mean (no sample weights, no Keras mask); a loss whose

@@ -77,6 +77,19 @@ def test_the_general_path_where_the_fused_op_does_not_apply(batch, case):
     assert type(value._node) is not SparseSoftmaxCrossEntropyMean
 
 
+def test_a_subclass_with_its_own_per_sample_losses_keeps_them(batch):
+    labels, logits = batch
+
+    class Doubled(losses.SparseCategoricalCrossentropy):
+        def call_with_mask(self, y_true, y_pred):
+            values, mask = super().call_with_mask(y_true, y_pred)
+            return values * 2.0, mask
+
+    value = Doubled(from_logits=True)(labels, mk.tensor(logits))
+    plain = losses.SparseCategoricalCrossentropy(from_logits=True)(labels, mk.tensor(logits))
+    numpy.testing.assert_allclose(value.item(), 2 * plain.item(), rtol=1e-6)
+
+
 def test_out_of_range_labels_raise_on_the_fused_path(batch):
     labels, logits = batch
     labels = labels.copy()

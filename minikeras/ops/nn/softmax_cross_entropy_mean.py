@@ -10,7 +10,7 @@ writes the mean loss and, when the logits need a gradient, ``(softmax - one_hot)
 the root of ``backward()`` (``takes_unit_gradient``: the engine passes no seed of ones),
 or scaled by the incoming gradient otherwise (a loss weight, a loss scale).
 
-The losses decide when to use it (``Loss.fused_mean``); the per-row op and the mean
+The losses decide when to use it (``Loss._fused_mean``); the per-row op and the mean
 stay the general path.
 """
 import numpy
