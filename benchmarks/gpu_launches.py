@@ -18,11 +18,17 @@ prints per model:
   (so it is paid once per batch, outside the step);
 - ``predict_launches`` / ``predict_syncs``: one ``predict_step``.
 
+``--breakdown`` also prints where the training step's launches go: each
+launch is charged to the op whose ``forward`` or ``backward`` issued it
+(``Conv2DFunction.backward``), or to the optimizer, the backward engine's
+gradient accumulation, or the trainer (see :class:`_LaunchLog`).
+
 It runs on the CPU in seconds:
 
     python benchmarks/gpu_launches.py [--models mlp cnn] [--json out.json]
 """
 import argparse
+import collections
 import os
 import sys
 
@@ -50,7 +56,77 @@ def _counted(device, work):
     return after["kernel_launches"] - before["kernel_launches"], after["host_syncs"] - before["host_syncs"]
 
 
-def measure(model_name, batch=anchors.BATCH, warmup=2):
+class _LaunchLog:
+    """Counts launches like ``DeviceStats`` and charges each to its caller.
+
+    Installed as ``device.stats.kernel_launches``'s owner for one step: each
+    increment walks the Python stack to the innermost frame that names an
+    owner (a Function's forward/backward, an optimizer method, the backward
+    engine), so the table says which op costs how many launches.
+    """
+
+    def __init__(self):
+        self.by_owner = collections.Counter()
+
+    def charge(self, count):
+        frame = sys._getframe(2)
+        while frame is not None:
+            owner = _owner_of(frame)
+            if owner is not None:
+                self.by_owner[owner] += count
+                return
+            frame = frame.f_back
+        self.by_owner["(other)"] += count
+
+
+def _owner_of(frame):
+    from minikeras.autograd.function import Function
+
+    code = frame.f_code
+    path = code.co_filename.replace(os.sep, "/")
+    this = frame.f_locals.get("self")
+    if code.co_name in ("forward", "backward") and isinstance(this, Function):
+        return f"{type(this).__name__}.{code.co_name}"
+    if "/minikeras/optimizers/" in path:
+        return "optimizer"
+    if path.endswith("/minikeras/autograd/engine.py"):
+        return f"engine.{code.co_name}"
+    if "/minikeras/losses/" in path:
+        return f"loss.{code.co_name}"
+    if "/minikeras/models/" in path:
+        return f"model.{code.co_name}"
+    return None
+
+
+class _ChargedStats:
+    """A stand-in for ``device.stats`` whose ``kernel_launches`` charges a _LaunchLog."""
+
+    def __init__(self, stats, log):
+        object.__setattr__(self, "_stats", stats)
+        object.__setattr__(self, "_log", log)
+
+    def __getattr__(self, name):
+        return getattr(self._stats, name)
+
+    def __setattr__(self, name, value):
+        if name == "kernel_launches":
+            self._log.charge(value - self._stats.kernel_launches)
+        setattr(self._stats, name, value)
+
+
+def breakdown(device, work):
+    """``{owner: launches}`` of ``work()`` on ``device`` (see _LaunchLog)."""
+    log = _LaunchLog()
+    stats = device.stats
+    device.stats = _ChargedStats(stats, log)
+    try:
+        work()
+    finally:
+        device.stats = stats
+    return dict(log.by_owner.most_common())
+
+
+def measure(model_name, batch=anchors.BATCH, warmup=2, show_breakdown=False):
     """One row of the table for ``model_name`` (a key of INPUT_SHAPES)."""
     import minikeras as mk
 
@@ -71,6 +147,12 @@ def measure(model_name, batch=anchors.BATCH, warmup=2):
         model._flush_logs()
     train = _counted(device, lambda: model.train_step((x, y)))
     logs = _counted(device, model._flush_logs)
+    if show_breakdown:
+        by_owner = breakdown(device, lambda: model.train_step((x, y)))
+        model._flush_logs()
+        print(f"{model_name}: launches per training step by owner ({sum(by_owner.values())})")
+        for owner, count in by_owner.items():
+            print(f"  {count:4d}  {owner}")
     model.predict_step((x,))
     predict = _counted(device, lambda: model.predict_step((x,)))
     return {"model": model_name, "train_launches": train[0], "train_syncs": train[1], "logs_launches": logs[0],
@@ -81,8 +163,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=list(INPUT_SHAPES), choices=list(INPUT_SHAPES))
     parser.add_argument("--json", default=None, help="where to write the JSON (default benchmarks/results/)")
+    parser.add_argument("--breakdown", action="store_true", help="print each training step's launches by op")
     args = parser.parse_args(argv)
-    rows = [measure(name) for name in args.models]
+    rows = [measure(name, show_breakdown=args.breakdown) for name in args.models]
     report("gpu_launches", rows, COLUMNS, extra={"batch": anchors.BATCH, "optimizer": "Adam",
                                                  "device": "strict simulated GPU"}, path=args.json)
     return rows

@@ -73,12 +73,16 @@ def backward(tensor, gradient=None, retain_graph=False):
             "backward() called on a tensor that does not require grad: no input of the ops that made it "
             "had requires_grad=True, or it was computed inside no_grad()."
         )
-    with tensor.device.activate():
-        gradient = _initial_gradient(tensor, gradient)
     root = tensor._node
-    if root is None:
-        _accumulate_leaf(tensor, gradient)
-        return
+    if gradient is None and root is not None and root.takes_unit_gradient and root._n_outputs == 1:
+        # The root's backward takes None for a seed of ones: no kernel to make them.
+        _check_one_element(tensor)
+    else:
+        with tensor.device.activate():
+            gradient = _initial_gradient(tensor, gradient)
+        if root is None:
+            _accumulate_leaf(tensor, gradient)
+            return
     pending = {id(root): [None] * root._n_outputs}
     pending[id(root)][tensor._index] = gradient
     for function in _topological_order(root):
@@ -132,14 +136,18 @@ def backward(tensor, gradient=None, retain_graph=False):
             function._freed = True
 
 
+def _check_one_element(tensor):
+    if tensor.data.size != 1:
+        raise RuntimeError(
+            f"backward() without a gradient needs a tensor with one element; received shape "
+            f"{tensor.shape}. Reduce it first (e.g. .sum()) or pass gradient=."
+        )
+
+
 def _initial_gradient(tensor, gradient):
     xp = tensor.device.xp
     if gradient is None:
-        if tensor.data.size != 1:
-            raise RuntimeError(
-                f"backward() without a gradient needs a tensor with one element; received shape "
-                f"{tensor.shape}. Reduce it first (e.g. .sum()) or pass gradient=."
-            )
+        _check_one_element(tensor)
         gradient = xp.ones_like(tensor.data)
     else:
         gradient = tensor.device.asarray(array_of(gradient), tensor.data.dtype)

@@ -45,6 +45,9 @@ class Function:
     autocasts = True  # inside a layer's autocast scope, variables arrive cast (autocast.py)
     keeps_dtype = True  # outputs stay bfloat16 when the inputs are (False for casts)
     half_in_float32 = False  # True: 16-bit float inputs computed in float32 (module docstring)
+    # True: backward(None) stands for a gradient of ones, which engine.backward then passes
+    # to this op when its one-element output is the root, instead of launching a fill.
+    takes_unit_gradient = False
     _half_inputs = None  # per input, its 16-bit dtype when half_in_float32 widened it
     _parents = None
     _freed = False

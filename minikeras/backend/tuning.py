@@ -26,6 +26,14 @@ Attributes:
         stay in the last-level cache next to the product's output.
     KEEP_PATCHES_MAX_BYTES: the largest patch matrix a few-channel
         convolution keeps for backward instead of rebuilding it.
+    KEEP_PATCHES_MAX_BYTES_GPU: the same on a GPU, for any convolution: a
+        rebuild there costs an im2col launch and a pass over memory, while
+        the GPU's memory holds a CIFAR-sized layer's matrix (132 MB) easily.
+    FUSED_MATMUL_MAX_MACS: the largest product (rows * inner * columns
+        multiply-adds) that a GPU computes with the fused matmul + bias +
+        ReLU kernel rather than cuBLAS and a bias kernel
+        (kernels/matmul_epilogue.py). Measured on an H200 (benchmarks/NOTES.md):
+        faster up to 128x512x256 (16.7M), slower from 128x784x512 on.
     GEMM_NS_PER_FLOP, COPY_NS, ADD_NS: one core's cost of a float32 GEMM
         flop in cache, of one element of an im2col copy and of one strided
         read-modify-write add of col2im; they only choose between two
@@ -58,6 +66,8 @@ ELEMENTWISE_PARALLEL_MIN = _read("ELEMENTWISE_PARALLEL_MIN", 1 << 18)
 ELEMENTWISE_BLOCKS_PER_THREAD = _read("ELEMENTWISE_BLOCKS_PER_THREAD", 2, minimum=1)
 CHUNK_BYTES = _read("CHUNK_BYTES", 4 << 20, minimum=1)
 KEEP_PATCHES_MAX_BYTES = _read("KEEP_PATCHES_MAX_BYTES", 64 << 20)
+KEEP_PATCHES_MAX_BYTES_GPU = _read("KEEP_PATCHES_MAX_BYTES_GPU", 512 << 20)
+FUSED_MATMUL_MAX_MACS = _read("FUSED_MATMUL_MAX_MACS", 1 << 24)
 GEMM_NS_PER_FLOP = _read("GEMM_NS_PER_FLOP", 0.0118, float)
 COPY_NS = _read("COPY_NS", 0.15, float)
 ADD_NS = _read("ADD_NS", 0.7, float)

@@ -6,6 +6,8 @@ path, and the simulated GPU's, counted there as one launch). One family per
 module:
 
 - ``elementwise``: bias + ReLU forward, the ReLU mask backward;
+- ``bias_gradient``: the ReLU mask backward and the bias gradient (its sum over rows) in one launch;
+- ``matmul_epilogue``: a small matrix product with its bias and ReLU (a Dense layer's forward) in one launch;
 - ``optimizer_updates``: multi-tensor Adam, SGD, RMSprop and weight decay (every variable in one
   launch);
 - ``reductions``: sparse softmax cross-entropy forward and backward;
@@ -16,6 +18,7 @@ See ``kernel.py`` for how a Kernel's source, reference and launch fit
 together, and ARCHITECTURE.md ("GPU kernels") for an example end to end.
 """
 from minikeras.kernels.kernel import Kernel, cuda_source, get, register, registered
-from minikeras.kernels import elementwise, im2col, optimizer_updates, pooling, reductions  # noqa: F401  (they register)
+from minikeras.kernels import (  # noqa: F401  (they register)
+    bias_gradient, elementwise, im2col, matmul_epilogue, optimizer_updates, pooling, reductions)
 
 __all__ = ["Kernel", "cuda_source", "get", "register", "registered"]

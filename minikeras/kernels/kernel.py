@@ -53,6 +53,7 @@ class Kernel:
         self.launch = launch
         self.dtypes = tuple(dtypes)
         self._compiled = {}
+        self._accepted = set()  # dtype objects (or names) check_dtype has passed
 
     def bound(self, device):
         """The callable that runs this kernel on ``device``."""
@@ -72,21 +73,30 @@ class Kernel:
             return self.reference(device, *args, **params)
 
     def compiled(self, device, dtype):
-        """The CuPy RawKernel of ``dtype`` on ``device`` (built on first use)."""
-        dtype = numpy.dtype(dtype).name
+        """The CuPy RawKernel of ``dtype`` on ``device`` (built on first use).
+
+        Looked up by the dtype object as it comes first (every launch asks,
+        and ``numpy.dtype(...).name`` costs a microsecond), by its name on a miss."""
         key = (device.cuda_id, dtype)
         function = self._compiled.get(key)
         if function is None:
-            self.check_dtype(dtype)
-            function = device.xp.RawKernel(cuda_source(self.cuda_source, dtype), self.name)
+            name = numpy.dtype(dtype).name
+            function = self._compiled.get((device.cuda_id, name))
+            if function is None:
+                self.check_dtype(name)
+                function = device.xp.RawKernel(cuda_source(self.cuda_source, name), self.name)
+                self._compiled[(device.cuda_id, name)] = function
             self._compiled[key] = function
         return function
 
     def check_dtype(self, dtype):
         """Raise UnsupportedDtype unless the CUDA source is built for ``dtype``
         (a launch glue checks every dtype before its first launch)."""
+        if dtype in self._accepted:
+            return
         if numpy.dtype(dtype).name not in self.dtypes:
             raise UnsupportedDtype(f"Kernel {self.name!r} is built for {self.dtypes}, received dtype {dtype}.")
+        self._accepted.add(dtype)
 
     def __repr__(self):
         return f"Kernel({self.name!r}, cuda={'yes' if self.cuda_source else 'no'})"

@@ -10,17 +10,30 @@ import numpy
 
 from minikeras.kernels.kernel import Kernel, blocks_for, register
 
-SPARSE_SOFTMAX_CE_SOURCE = r"""
+# The shift and normalizer of one row's softmax, shared by the kernels below (part of each source).
+ROW_SOFTMAX_SOURCE = r"""
+__device__ inline scalar_t row_max(const scalar_t* x, long long classes) {
+    scalar_t top = x[0];
+    for (long long c = 1; c < classes; ++c) top = x[c] > top ? x[c] : top;
+    return top;
+}
+
+__device__ inline scalar_t row_exp_total(const scalar_t* x, long long classes, scalar_t top) {
+    scalar_t total = 0;
+    for (long long c = 0; c < classes; ++c) total += exp(x[c] - top);
+    return total;
+}
+"""
+
+SPARSE_SOFTMAX_CE_SOURCE = ROW_SOFTMAX_SOURCE + r"""
 extern "C" __global__ void sparse_softmax_cross_entropy(const scalar_t* logits, const long long* labels,
                                                         scalar_t* loss, scalar_t* probabilities, long long rows,
                                                         long long classes, int keep_probabilities) {
     for (long long row = blockIdx.x * (long long)blockDim.x + threadIdx.x; row < rows;
          row += (long long)blockDim.x * gridDim.x) {
         const scalar_t* x = logits + row * classes;
-        scalar_t top = x[0];
-        for (long long c = 1; c < classes; ++c) top = x[c] > top ? x[c] : top;
-        scalar_t total = 0;
-        for (long long c = 0; c < classes; ++c) total += exp(x[c] - top);
+        const scalar_t top = row_max(x, classes);
+        const scalar_t total = row_exp_total(x, classes, top);
         const long long label = labels[row];
         /* An out-of-range label gives NaN (as TensorFlow on a GPU); the op checks labels before. */
         const scalar_t picked = (label >= 0 && label < classes) ? x[label] - top : (scalar_t)nan("");
@@ -51,12 +64,16 @@ def sparse_softmax_cross_entropy_reference(device, logits, labels, keep_probabil
     return loss, exp
 
 
-def _sparse_softmax_cross_entropy_launch(launcher, device, logits, labels, keep_probabilities):
-    xp = device.xp
-    logits = xp.ascontiguousarray(logits)
+def _kernel_operands(xp, logits, labels):
+    """C-contiguous logits and int64 labels, as the kernels index them."""
     if labels.dtype != numpy.int64:
         labels = labels.astype(numpy.int64)
-    labels = xp.ascontiguousarray(labels)
+    return xp.ascontiguousarray(logits), xp.ascontiguousarray(labels)
+
+
+def _sparse_softmax_cross_entropy_launch(launcher, device, logits, labels, keep_probabilities):
+    xp = device.xp
+    logits, labels = _kernel_operands(xp, logits, labels)
     rows, classes = logits.shape
     loss = xp.empty((rows,), logits.dtype)
     probabilities = xp.empty_like(logits) if keep_probabilities else loss
@@ -126,3 +143,75 @@ def _sparse_softmax_cross_entropy_backward_launch(launcher, device, probabilitie
 
 register(Kernel("sparse_softmax_cross_entropy_backward", sparse_softmax_cross_entropy_backward_reference,
                 SPARSE_SOFTMAX_CE_BACKWARD_SOURCE, _sparse_softmax_cross_entropy_backward_launch))
+
+# ------------------------------------------- the mean loss and its gradient, one launch
+SPARSE_SOFTMAX_CE_MEAN_SOURCE = ROW_SOFTMAX_SOURCE + r"""
+extern "C" __global__ void sparse_softmax_cross_entropy_mean(const scalar_t* logits, const long long* labels,
+                                                             scalar_t* loss, scalar_t* grad_logits, long long rows,
+                                                             long long classes, int keep_gradient) {
+    /* One block (blockDim.x a power of two, at most 1024): each thread takes rows in a stride, writes
+       their gradient (softmax - one_hot) / rows, and the block sums the losses in a fixed order. */
+    __shared__ scalar_t partial[1024];
+    const scalar_t scale = (scalar_t)1 / (scalar_t)rows;
+    scalar_t sum = 0;
+    for (long long row = threadIdx.x; row < rows; row += blockDim.x) {
+        const scalar_t* x = logits + row * classes;
+        const scalar_t top = row_max(x, classes);
+        const scalar_t total = row_exp_total(x, classes, top);
+        const long long label = labels[row];
+        const bool valid = label >= 0 && label < classes;
+        /* An out-of-range label gives NaN (as TensorFlow on a GPU); labels are checked before. */
+        sum += log(total) - (valid ? x[label] - top : (scalar_t)nan(""));
+        if (keep_gradient) {
+            scalar_t* g = grad_logits + row * classes;
+            for (long long c = 0; c < classes; ++c) {
+                scalar_t value = exp(x[c] - top) / total * scale;
+                if (c == label) value -= scale;
+                g[c] = value;
+            }
+        }
+    }
+    partial[threadIdx.x] = sum;
+    __syncthreads();
+    for (unsigned int stride = blockDim.x / 2; stride > 0; stride >>= 1) {
+        if (threadIdx.x < stride) partial[threadIdx.x] += partial[threadIdx.x + stride];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) loss[0] = partial[0] * scale;
+}
+"""
+
+MEAN_MAX_ROWS = 1 << 16  # one block loops over the rows: beyond this the unfused per-row kernel + mean is faster
+
+
+def sparse_softmax_cross_entropy_mean_reference(device, logits, labels, keep_gradient):
+    """``(mean loss as a 0-d array, its gradient with respect to the 2-D
+    logits or None)``: the per-row loss of ``sparse_softmax_cross_entropy``
+    averaged, and ``(softmax - one_hot(label)) / rows``, computed as the
+    per-row kernel's backward computes it for the mean's gradient ``1 / rows``."""
+    xp = device.xp
+    loss, probabilities = sparse_softmax_cross_entropy_reference(device, logits, labels, keep_gradient)
+    mean = loss.mean()
+    if not keep_gradient:
+        return mean, None
+    scale = 1.0 / logits.shape[0]
+    probabilities *= scale
+    valid, safe = _valid_labels(xp, labels, logits.shape[1])
+    probabilities[xp.arange(labels.shape[0]), safe] -= valid * probabilities.dtype.type(scale)
+    return mean, probabilities
+
+
+def _sparse_softmax_cross_entropy_mean_launch(launcher, device, logits, labels, keep_gradient):
+    xp = device.xp
+    logits, labels = _kernel_operands(xp, logits, labels)
+    rows, classes = logits.shape
+    loss = xp.empty((), logits.dtype)
+    grad_logits = xp.empty_like(logits) if keep_gradient else logits
+    threads = 256 if rows <= 4096 else 1024
+    launcher.run(logits.dtype, (1,), (threads,), (logits, labels, loss, grad_logits, numpy.int64(rows),
+                                                  numpy.int64(classes), numpy.int32(keep_gradient)))
+    return loss, (grad_logits if keep_gradient else None)
+
+
+register(Kernel("sparse_softmax_cross_entropy_mean", sparse_softmax_cross_entropy_mean_reference,
+                SPARSE_SOFTMAX_CE_MEAN_SOURCE, _sparse_softmax_cross_entropy_mean_launch))

@@ -257,11 +257,17 @@ class Layer:
     def _sublayers(self):
         """Layers held as attributes (or in lists of attributes), in order."""
         found = []
-        for value in self.__dict__.values():
-            if isinstance(value, Layer):
-                found.append(value)
-            elif isinstance(value, (list, tuple)):
-                found.extend(item for item in value if isinstance(item, Layer))
+        attributes = self.__dict__
+        # Runs several times a step for every layer: one isinstance per attribute, and the layer's own
+        # weight and loss lists (which hold Variables and Tensors, never layers) are not scanned.
+        own = (attributes.get("_trainable_weights"), attributes.get("_non_trainable_weights"),
+               attributes.get("_losses"))
+        for value in attributes.values():
+            if isinstance(value, _LAYER_OR_SEQUENCE):
+                if isinstance(value, Layer):
+                    found.append(value)
+                elif value and value is not own[0] and value is not own[1] and value is not own[2]:
+                    found.extend([item for item in value if isinstance(item, Layer)])
         return found
 
     @property
@@ -520,6 +526,7 @@ class _WeightInfo:
         self.order = _weight_counter
 
 
+_LAYER_OR_SEQUENCE = (Layer, list, tuple)  # what _sublayers looks into
 _weight_counter = 0
 
 

@@ -15,7 +15,9 @@ import numpy
 from minikeras import backend, ops
 from minikeras.autograd import Tensor
 from minikeras.backend.dtypes import is_float_dtype
+from minikeras.kernels.reductions import MEAN_MAX_ROWS
 from minikeras.ops.nn.softmax import SparseSoftmaxCrossEntropy
+from minikeras.ops.nn.softmax_cross_entropy_mean import FUSED_DTYPES, fusable, sparse_softmax_cross_entropy_mean
 from minikeras.losses.logits import logits_of
 from minikeras.losses.loss import (
     EPSILON, LossFunctionWrapper, as_prediction, as_target, check_same_shape, checks_inputs, matched_shapes,
@@ -147,6 +149,47 @@ def _integer_label_array(name, data, y_pred, axis):
     return data
 
 
+def _labels_checked(name, labels, classes, device):
+    """Check the label range now when the labels are still on the host
+    (before the upload: no device round trip in the training step), or defer
+    it in a GPU training step (checked when the logs are read: no host sync).
+    False when neither applies: the op checks it (one device round trip)."""
+    if isinstance(labels, numpy.ndarray):
+        _check_label_range(name, labels, classes, device)
+        return True
+    if deferred_checks.active() and not device.host_kernels:
+        deferred_checks.defer_label_range(name, device, labels, classes)
+        return True
+    return False
+
+
+def _sparse_logits_losses(name, logits, labels, classes):
+    """Per-sample cross-entropy of last-axis ``logits`` and integer ``labels`` (one fused op)."""
+    if _labels_checked(name, labels, classes, logits.device):
+        return SparseSoftmaxCrossEntropy(labels_checked=True).apply(logits, Tensor(labels, device=logits.device))
+    return ops.sparse_softmax_cross_entropy(logits, Tensor(labels, device=logits.device))
+
+
+def sparse_categorical_crossentropy_mean(y_true, y_pred, from_logits):
+    """The batch mean of ``sparse_categorical_crossentropy`` (class axis
+    last, no ignored class) as one fused op, or None where that op does not
+    apply (see ``ops.nn.softmax_cross_entropy_mean.fusable``; then the
+    per-sample losses and their mean give the same value)."""
+    name = "sparse_categorical_crossentropy"
+    y_pred = as_prediction(y_pred)
+    if y_pred.ndim != 2 or not 0 < y_pred.shape[0] <= MEAN_MAX_ROWS or y_pred.dtype not in FUSED_DTYPES:
+        return None
+    labels = _integer_labels(name, y_true, y_pred, -1)
+    logits = _logits_or_none(y_pred, from_logits, "softmax", name)
+    if logits is None:
+        return None
+    classes = y_pred.shape[-1]
+    if not fusable(logits, labels):  # e.g. float16 logits behind a float32 softmax
+        return ops.mean(_sparse_logits_losses(name, logits, labels, classes))
+    checked = _labels_checked(name, labels, classes, logits.device)
+    return sparse_softmax_cross_entropy_mean(logits, Tensor(labels, device=logits.device), labels_checked=checked)
+
+
 def _check_label_range(name, labels, classes, device):
     """Checked on the host when the labels are still there (before upload),
     else on the device in one transfer."""
@@ -185,18 +228,7 @@ def sparse_categorical_crossentropy_with_mask(y_true, y_pred, from_logits=False,
     if logits is not None and (from_logits or last_axis):
         if not last_axis:
             logits = ops.moveaxis(logits, axis, -1)
-        if isinstance(labels, numpy.ndarray):
-            # Host labels are checked here, before the upload: no device
-            # round trip in the training step.
-            _check_label_range(name, labels, classes, device)
-            losses = SparseSoftmaxCrossEntropy(labels_checked=True).apply(logits, Tensor(labels, device=logits.device))
-        elif deferred_checks.active() and not logits.device.host_kernels:
-            # In a training step on a GPU: checked when the logs are read, not now (no host sync).
-            deferred_checks.defer_label_range(name, logits.device, labels, classes)
-            losses = SparseSoftmaxCrossEntropy(labels_checked=True).apply(logits, Tensor(labels, device=logits.device))
-        else:
-            # The fused op checks the label range itself (one device round trip on GPU).
-            losses = ops.sparse_softmax_cross_entropy(logits, Tensor(labels, device=logits.device))
+        losses = _sparse_logits_losses(name, logits, labels, classes)
     else:
         _check_label_range(name, labels, classes, device)
         xp = device.xp
@@ -328,6 +360,18 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
         super().__init__(sparse_categorical_crossentropy, reduction=reduction, name=name, dtype=dtype,
                          from_logits=from_logits, ignore_class=ignore_class, axis=axis)
         self.from_logits, self.ignore_class, self.axis = from_logits, ignore_class, axis
+
+    def _fused_mean(self, y_true, y_pred):
+        """The mean loss as one fused op (one kernel launch on a GPU for
+        forward and backward together) when the class axis is last and no
+        class is ignored; None otherwise."""
+        if self.ignore_class is not None or not _is_last_axis(self.axis, len(getattr(y_pred, "shape", ()))):
+            return None
+        cls = type(self)
+        if cls.call_with_mask is not SparseCategoricalCrossentropy.call_with_mask \
+                or cls.call is not LossFunctionWrapper.call:
+            return None  # a subclass that computes its own per-sample losses gets them averaged as they are
+        return sparse_categorical_crossentropy_mean(y_true, y_pred, self.from_logits)
 
     def call_with_mask(self, y_true, y_pred):
         """Per-sample losses and the ``ignore_class`` mask."""

@@ -11,6 +11,7 @@ import numpy
 
 from minikeras import ops
 from minikeras.autograd import Tensor
+from minikeras.autograd.keras_mask import get_keras_mask
 from minikeras.utils.array_like import foreign_to_array
 from minikeras.utils.argument_validation import entry_point, validate_tensor_input
 
@@ -143,6 +144,10 @@ def _with_keras_mask(mask, y_pred, values):
         return keras_mask if mask is None else device.xp.logical_and(device.asarray(mask), keras_mask)
 
 
+def _has_keras_mask(y_pred):
+    return isinstance(y_pred, Tensor) and get_keras_mask(y_pred) is not None
+
+
 def reduce_weighted_values(values, sample_weight=None, mask=None, reduction="sum_over_batch_size"):
     """Weight per-sample losses and reduce them as Keras 3 does.
 
@@ -254,6 +259,11 @@ class Loss:
         sample_weight = foreign_to_array(sample_weight)
         with entry_point(owner, self.name):
             _validate_inputs(owner, y_true, y_pred, sample_weight)
+            if sample_weight is None and self.reduction in ("sum_over_batch_size", "mean") \
+                    and not _has_keras_mask(y_pred):
+                mean = self._fused_mean(y_true, y_pred)
+                if mean is not None:
+                    return mean
             values, mask = self.call_with_mask(y_true, y_pred)
             mask = _with_keras_mask(mask, y_pred, values)
             return reduce_weighted_values(values, sample_weight, mask, self.reduction)
@@ -261,6 +271,14 @@ class Loss:
     def call(self, y_true, y_pred):  # pragma: no cover - abstract
         """Per-sample losses (a Tensor)."""
         raise NotImplementedError
+
+    def _fused_mean(self, y_true, y_pred):
+        """The mean of the per-sample losses as one fused op, or None (the
+        default) to take ``call`` and the mean. Asked only when the reduction
+        is a plain mean (no sample weights, no Keras mask); a loss whose
+        mean is one kernel on a GPU (SparseCategoricalCrossentropy from
+        logits) answers it, and must give what ``call`` and the mean give."""
+        return None
 
     def call_with_mask(self, y_true, y_pred):
         """Per-sample losses and a validity mask (None: all valid)."""

@@ -16,6 +16,7 @@ Gradients in a custom step: either
 or ``loss.backward()`` and then each ``variable.grad``.
 """
 import inspect
+import weakref
 import warnings
 
 import numpy
@@ -38,13 +39,27 @@ def log_value(value):
     return float(value) if isinstance(value, (int, float, numpy.number)) else value
 
 
+_ACCEPTS_TRAINING = weakref.WeakKeyDictionary()  # function -> bool: inspect.signature costs ~50 us a step
+
+
 def _accepts_training(method):
-    """Whether ``method`` takes ``training=`` (by name or ``**kwargs``)."""
+    """Whether ``method`` takes ``training=`` (by name or ``**kwargs``);
+    remembered per function (a bound method's ``__func__``)."""
+    function = getattr(method, "__func__", method)
+    try:
+        return _ACCEPTS_TRAINING[function]
+    except (KeyError, TypeError):  # TypeError: not weakly referenceable, asked every time
+        pass
     try:
         parameters = inspect.signature(method).parameters.values()
     except (TypeError, ValueError):
         return True
-    return any(p.name == "training" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+    accepts = any(p.name == "training" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+    try:
+        _ACCEPTS_TRAINING[function] = accepts
+    except TypeError:
+        pass
+    return accepts
 
 
 def flatten_logs(logs, sort=False):

@@ -6,13 +6,21 @@ import contextlib
 import numpy
 import pytest
 
-from minikeras.device import registry
+from minikeras import backend
+from minikeras.device import registry, simulated
 
 
-@pytest.fixture(params=["cpu", "simulated_gpu"])
+@pytest.fixture(params=["cpu", "simulated_gpu", "gpu"])
 def kernel_device(request):
+    """The CPU and the simulated GPU (each kernel's reference), and a real
+    GPU where one is visible (the compiled CUDA kernels, checked against
+    the same expectations)."""
     if request.param == "cpu":
         return registry.get_device("cpu:0")
+    if request.param == "gpu":
+        if simulated.requested_count() or not backend.gpu_available():
+            pytest.skip("no real GPU: the compiled kernels run where one is visible")
+        return registry.get_device("gpu:0")
     return request.getfixturevalue("simulated_gpu")
 
 

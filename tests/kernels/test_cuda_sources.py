@@ -151,6 +151,9 @@ def _cases(dtype):
     return {
         "bias_relu": [(out, bias, True), (out, None, True)],
         "relu_backward": [(grad, relu_out, target)],
+        "relu_bias_backward": [(grad, relu_out, target)],
+        "matmul_bias_relu": [(grad, _arrays((3, 5), dtype=dtype)[0], _arrays((5,), dtype=dtype)[0], True),
+                             (grad, _arrays((3, 5), dtype=dtype)[0], None, False)],
         "adam_update": [(adam, 0.01, 0.9, 0.999, 1e-7)],
         "rmsprop_update": [
             ([(g, v, a, m, w, None, None) for g, v, a, m, w in (_arrays(*[(3, 2)] * 5, dtype=dtype),)], 0.01, 0.9,
@@ -163,6 +166,7 @@ def _cases(dtype):
                        ([(g, None, w, None, None) for g, w in (_arrays((5, 2), (5, 2), dtype=dtype),)], 0.1, 0.0,
                         False)],
         "sparse_softmax_cross_entropy": [(logits, labels, True), (logits, labels, False)],
+        "sparse_softmax_cross_entropy_mean": [(logits, labels, True), (logits, labels, False)],
         "sparse_softmax_cross_entropy_backward": [
             (probabilities, labels, labels.astype(dtype)),
             (probabilities, labels, numpy.broadcast_to(numpy.ones(1, dtype), (4,)).view(_DeviceArray))],  # a mean's
@@ -215,3 +219,17 @@ def test_a_compiled_max_pool_backward_leaves_a_reference_index_to_the_reference(
     expected = kernels.registered()["max_pool_backward"].reference(cpu, grad, index, geometry)
     numpy.testing.assert_array_equal(routed, expected)
     assert routed.sum() == grad.size
+
+
+def test_a_strided_target_of_the_bias_gradient_takes_the_reference():
+    """The kernel writes its target flat: a strided one is written by the reference, nothing is compiled."""
+    cpu = registry.get_device("cpu:0")
+    device = types.SimpleNamespace(xp=_ArrayModule(), cuda_id=0, compiles_kernels=True, row_blocks=cpu.row_blocks,
+                                   one_kernel=cpu.one_kernel)
+    grad, out = _arrays((4, 3), (4, 3))
+    target = numpy.zeros((3, 4), "float32").T  # (4, 3), Fortran order
+    masked, grad_bias = kernels.get("relu_bias_backward", device)(grad, out, target)
+    assert masked is target
+    numpy.testing.assert_array_equal(target, grad * (out > 0))
+    numpy.testing.assert_allclose(grad_bias, (grad * (out > 0)).sum(axis=0), rtol=1e-6)
+    assert not kernels.registered()["relu_bias_backward"]._compiled

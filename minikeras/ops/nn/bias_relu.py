@@ -10,7 +10,7 @@ over rows for the bias in one pass.
 Everything works on 2-D ``(rows, channels)`` views through ``xp``.
 """
 
-__all__ = ["epilogue", "apply", "mask_block", "gradient"]
+__all__ = ["epilogue", "apply", "mask_block", "mask_and_sum", "gradient"]
 
 from minikeras import kernels
 from minikeras.backend.blocks import sum_in_order
@@ -57,6 +57,16 @@ def mask_block(device, grad, out, relu, target):
     return kernels.get("relu_backward", device)(grad, out, target)
 
 
+def mask_and_sum(device, grad, out, relu, wants_bias, target):
+    """``(grad through ReLU, its sum over rows or None)`` for one 2-D block:
+    with both, the fused ``relu_bias_backward`` kernel (one launch on a GPU)
+    writes the mask into ``target`` and sums it; with one of them, that one."""
+    if relu and wants_bias:
+        return kernels.get("relu_bias_backward", device)(grad, out, target)
+    block = mask_block(device, grad, out, relu, target)
+    return block, block.sum(axis=0) if wants_bias else None
+
+
 def gradient(device, grad, out, relu, wants_bias):
     """``(grad through ReLU, its sum over rows or None)`` for 2-D ``grad``
     and ``out`` (the ReLU output; unused without ``relu``), split over rows
@@ -65,9 +75,8 @@ def gradient(device, grad, out, relu, wants_bias):
     masked = xp.empty_like(grad) if relu else grad
 
     def part(start, stop):
-        block = mask_block(device, grad[start:stop], None if out is None else out[start:stop], relu,
-                           masked[start:stop])
-        return block.sum(axis=0) if wants_bias else None
+        return mask_and_sum(device, grad[start:stop], None if out is None else out[start:stop], relu, wants_bias,
+                            masked[start:stop])[1]
 
     sums = _row_blocks(device, part, grad.shape[0], grad.size)
     grad_bias = sum_in_order(xp, sums, grad.shape[-1], grad.dtype) if wants_bias else None

@@ -85,10 +85,8 @@ class Conv(Function):
             sums = {}
 
             def left_block(rows):
-                block = bias_relu.mask_block(self.device, grad[rows], None if out is None else out[rows], self.relu,
-                                             masked[rows])
-                if wants_bias:
-                    sums[rows.start] = block.sum(axis=0)
+                block, sums[rows.start] = bias_relu.mask_and_sum(
+                    self.device, grad[rows], None if out is None else out[rows], self.relu, wants_bias, masked[rows])
                 return block
         elif self.relu or wants_bias:
             masked, grad_bias = bias_relu.gradient(self.device, grad, out, self.relu, wants_bias)

@@ -6,8 +6,10 @@ temporaries the size of the output and two graph nodes per layer against
 composing matmul, add and relu.
 """
 from minikeras import kernels
+from minikeras.kernels import matmul_epilogue
 from minikeras.autograd import Function
 from minikeras.utils.argument_validation import as_tensor, validate_flag
+from minikeras.ops.nn import bias_relu
 from minikeras.ops.nn._blocks import matmul_pair
 
 __all__ = ["dense"]
@@ -26,9 +28,12 @@ class DenseFunction(Function):
     def forward(self, x, kernel, bias=None):
         self.input_shape = x.shape
         x2 = x if x.ndim == 2 else x.reshape(-1, x.shape[-1])
-        out = self.device.matmul(x2, kernel)
-        if bias is not None or self.relu:
-            kernels.get("bias_relu", self.device)(out, bias, self.relu)  # one fused kernel on a GPU
+        if (bias is not None or self.relu) and matmul_epilogue.fits(x2.shape[0], x2.shape[1], kernel.shape[1]):
+            out = kernels.get("matmul_bias_relu", self.device)(x2, kernel, bias, self.relu)  # one kernel on a GPU
+        else:
+            out = self.device.matmul(x2, kernel)
+            if bias is not None or self.relu:
+                kernels.get("bias_relu", self.device)(out, bias, self.relu)  # one fused kernel on a GPU
         needs = self.needs_input_grad
         self.has_bias = bias is not None
         self.save_for_backward(x2 if needs[1] else None, kernel if needs[0] else None, out if self.relu else None)
@@ -40,10 +45,12 @@ class DenseFunction(Function):
         x2, kernel, out = self.saved
         needs = self.needs_input_grad
         grad2 = grad if grad.ndim == 2 else grad.reshape(-1, grad.shape[-1])
-        if out is not None:
-            grad2 = kernels.get("relu_backward", self.device)(grad2, out, self.device.xp.empty_like(out))
-        grad_x = grad_kernel = grad_bias = None
-        xp = self.device.xp
+        wants_bias = self.has_bias and needs[2]
+        grad_bias = None
+        if out is not None or wants_bias:  # the ReLU mask and the bias gradient: one kernel on a GPU
+            grad2, grad_bias = bias_relu.mask_and_sum(self.device, grad2, out, out is not None, wants_bias,
+                                                      None if out is None else self.device.xp.empty_like(out))
+        grad_x = grad_kernel = None
         if needs[0] and needs[1]:
             grad_x, grad_kernel = matmul_pair(self.device, (grad2, kernel.T), (x2.T, grad2))
         elif needs[0]:
@@ -52,8 +59,6 @@ class DenseFunction(Function):
             grad_kernel = self.device.matmul(x2.T, grad2)
         if grad_x is not None and len(self.input_shape) != 2:
             grad_x = grad_x.reshape(self.input_shape)
-        if self.has_bias and needs[2]:
-            grad_bias = grad2.sum(axis=0)
         if self.has_bias:
             return grad_x, grad_kernel, grad_bias
         return grad_x, grad_kernel

@@ -299,14 +299,15 @@ def keeps_patch_matrix(device, geometry):
     ``tuning.KEEP_PATCHES_MAX_BYTES``; the measured gain is in
     benchmarks/NOTES.md).
 
-    On a GPU, for any input while the matrix stays that small: rebuilding it
-    in backward costs a kernel launch, which is what a small model's GPU
-    step is bound by (benchmarks/gpu_launches.py).
+    On a GPU, for any input while the matrix stays under
+    ``tuning.KEEP_PATCHES_MAX_BYTES_GPU``: rebuilding it in backward costs a
+    kernel launch, which is what a small model's GPU step is bound by
+    (benchmarks/gpu_launches.py).
     """
-    small = geometry.batch * geometry.rows_per_sample * geometry.patch_size * 4 <= tuning.KEEP_PATCHES_MAX_BYTES
+    size = geometry.batch * geometry.rows_per_sample * geometry.patch_size * 4
     if not device.host_kernels:
-        return small
-    return small and few_channels(device, geometry)
+        return size <= tuning.KEEP_PATCHES_MAX_BYTES_GPU
+    return size <= tuning.KEEP_PATCHES_MAX_BYTES and few_channels(device, geometry)
 
 
 def col2im_product(device, left, right, geometry, dtype):
