@@ -46,11 +46,60 @@ class KerasTensor:
         layer = self.node.layer.name if self.node is not None else None
         return f"<KerasTensor shape={self.shape}, dtype={self.dtype}, from layer '{layer}'>"
 
+    # Arithmetic records a graph node (layers/symbolic_ops.py), as Keras's operations do.
+    def __add__(self, other):
+        return _operation("add", self, other)
+
+    def __radd__(self, other):
+        return _operation("add", self, other, reflected=True)
+
+    def __sub__(self, other):
+        return _operation("subtract", self, other)
+
+    def __rsub__(self, other):
+        return _operation("subtract", self, other, reflected=True)
+
+    def __mul__(self, other):
+        return _operation("multiply", self, other)
+
+    def __rmul__(self, other):
+        return _operation("multiply", self, other, reflected=True)
+
+    def __truediv__(self, other):
+        return _operation("divide", self, other)
+
+    def __rtruediv__(self, other):
+        return _operation("divide", self, other, reflected=True)
+
+    def __pow__(self, other):
+        return _operation("power", self, other)
+
+    def __rpow__(self, other):
+        return _operation("power", self, other, reflected=True)
+
+    def __matmul__(self, other):
+        return _operation("matmul", self, other)
+
+    def __rmatmul__(self, other):
+        return _operation("matmul", self, other, reflected=True)
+
+    def __neg__(self):
+        return _operation("negative", self)
+
+    def __abs__(self):
+        return _operation("absolute", self)
+
     def __array__(self, *args, **kwargs):
         raise TypeError(
             "A symbolic KerasTensor (from Input) has no value: use it only to build a Model, "
             "then call the model on data."
         )
+
+
+def _operation(name, left, right=None, reflected=False):
+    from minikeras.layers import symbolic_ops
+
+    return symbolic_ops.apply(name, left, right, reflected)
 
 
 def is_string_dtype(dtype):

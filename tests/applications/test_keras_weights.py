@@ -34,6 +34,18 @@ def test_keras_weights_file_gives_keras_outputs():
     _compare(model, FIXTURES / "mobilenet_025", "model.weights.h5", atol=1e-5)
 
 
+def test_keras_convnext_weights_in_both_layouts_give_keras_outputs():
+    """A small ConvNeXt (Keras's builder with depths [1, 1, 2, 1], 8-32
+    channels, logits) saved by Keras 3.15: its nested Sequential blocks,
+    grouped 7x7 convolutions, LayerScale and residual operations load by
+    name from .weights.h5 and by order from tf.keras's .h5."""
+    for file_name in ("model.weights.h5", "model.h5"):
+        mk.backend.clear_session()
+        model = mk.applications.convnext.ConvNeXt([1, 1, 2, 1], [8, 16, 24, 32], name="convnext_mini",
+                                                  input_shape=(32, 32, 3), classes=5, classifier_activation=None)
+        _compare(model, FIXTURES / "convnext_mini", file_name, atol=1e-5)
+
+
 def test_weights_argument_takes_a_path_and_imagenet_reads_the_keras_cache(tmp_path, monkeypatch):
     path = FIXTURES / "mobilenet_025" / "model.weights.h5"
     recorded = numpy.load(FIXTURES / "mobilenet_025" / "io.npz")
@@ -82,6 +94,7 @@ LIVE = [
     ("Xception", {"include_top": False, "input_shape": [71, 71, 3]}),
     ("InceptionV3", {"include_top": False, "input_shape": [75, 75, 3], "pooling": "max"}),
     ("InceptionResNetV2", {"include_top": False, "input_shape": [75, 75, 3]}),
+    ("ConvNeXtTiny", {"include_top": False, "input_shape": [32, 32, 3], "pooling": "avg"}),
 ]
 
 

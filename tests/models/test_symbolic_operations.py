@@ -1,0 +1,66 @@
+"""Arithmetic on symbolic tensors while a functional model is built
+(``inputs + x``, ``2 * x``, ``-x``), as Keras 3 records operations: nodes
+of the graph that run, save and reload with the model, but are not in
+``model.layers`` (ConvNeXt's residuals rely on both)."""
+import numpy
+import pytest
+
+import minikeras as mk
+from minikeras import layers
+
+
+def _model():
+    inputs = mk.Input((4,))
+    hidden = layers.Dense(4, name="dense_a")(inputs)
+    x = inputs + hidden
+    x = 2.0 * x - 1.0
+    x = x / 4.0 + (-hidden) * x
+    x = 1.0 - x ** 2
+    return mk.Model(inputs, layers.Dense(3, name="dense_b")(x))
+
+
+def _reference(model, data):
+    kernel_a, bias_a, kernel_b, bias_b = model.get_weights()
+    hidden = data @ kernel_a + bias_a
+    x = 2.0 * (data + hidden) - 1.0
+    x = x / 4.0 + (-hidden) * x
+    return (1.0 - x ** 2) @ kernel_b + bias_b
+
+
+def test_operators_build_nodes_that_compute_and_are_not_layers(rng):
+    model = _model()
+    assert [type(layer).__name__ for layer in model.layers] == ["InputLayer", "Dense", "Dense"]
+    operations = [layer.operation for layer in model._layers if getattr(layer, "_is_operation", False)]
+    assert operations == ["add", "multiply", "subtract", "divide", "negative", "multiply", "add", "power",
+                          "subtract"]
+    assert model.output_shape == (None, 3) and len(model.weights) == 4
+    data = rng.standard_normal((5, 4)).astype("float32")
+    numpy.testing.assert_allclose(model.predict(data, verbose=0), _reference(model, data), rtol=1e-5, atol=1e-5)
+
+
+def test_operations_train_and_survive_a_keras_file(rng, tmp_path):
+    model = _model()
+    data = rng.standard_normal((16, 4)).astype("float32")
+    model.compile(optimizer="sgd", loss="mse")
+    before = model.get_weights()[0].copy()
+    model.fit(data, numpy.zeros((16, 3), "float32"), epochs=1, verbose=0)
+    assert not numpy.allclose(model.get_weights()[0], before)  # gradients flow through the operations
+    model.save(tmp_path / "model.keras")
+    loaded = mk.models.load_model(tmp_path / "model.keras")
+    numpy.testing.assert_allclose(loaded.predict(data, verbose=0), model.predict(data, verbose=0), rtol=1e-6)
+
+
+def test_two_tensor_operands_and_matmul():
+    a, b = mk.Input((2, 3)), mk.Input((3, 2))
+    product = a @ b
+    assert product.shape == (None, 2, 2)
+    model = mk.Model([a, b], product)
+    left, right = numpy.ones((1, 2, 3), "float32"), numpy.full((1, 3, 2), 2.0, "float32")
+    numpy.testing.assert_allclose(model.predict([left, right], verbose=0), numpy.full((1, 2, 2), 6.0))
+
+
+def test_unsupported_operands_raise_type_error():
+    with pytest.raises(TypeError):
+        mk.Input((2,)) + "text"
+    with pytest.raises(TypeError):
+        mk.Input((2,)) + [1.0, 2.0]
