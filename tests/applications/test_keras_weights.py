@@ -46,6 +46,18 @@ def test_keras_convnext_weights_in_both_layouts_give_keras_outputs():
         _compare(model, FIXTURES / "convnext_mini", file_name, atol=1e-5)
 
 
+def test_keras_efficientnet_v2_weights_in_both_layouts_give_keras_outputs():
+    """A small EfficientNetV2 (Keras's builder on B0's stages, width 0.125,
+    depth 0.34, logits): Fused-MBConv and MBConv blocks with
+    squeeze-and-excitation and the in-model Normalization."""
+    for file_name in ("model.weights.h5", "model.h5"):
+        mk.backend.clear_session()
+        model = mk.applications.efficientnet_v2.EfficientNetV2(
+            0.125, 0.34, 32, name="efficientnetv2-b0", weights=None, input_shape=(32, 32, 3), classes=5,
+            classifier_activation=None)
+        _compare(model, FIXTURES / "efficientnetv2_mini", file_name, atol=1e-5)
+
+
 def test_weights_argument_takes_a_path_and_imagenet_reads_the_keras_cache(tmp_path, monkeypatch):
     path = FIXTURES / "mobilenet_025" / "model.weights.h5"
     recorded = numpy.load(FIXTURES / "mobilenet_025" / "io.npz")
@@ -95,6 +107,8 @@ LIVE = [
     ("InceptionV3", {"include_top": False, "input_shape": [75, 75, 3], "pooling": "max"}),
     ("InceptionResNetV2", {"include_top": False, "input_shape": [75, 75, 3]}),
     ("ConvNeXtTiny", {"include_top": False, "input_shape": [32, 32, 3], "pooling": "avg"}),
+    ("EfficientNetV2B0", {"include_top": True, "input_shape": [32, 32, 3], "classes": 10}),
+    ("EfficientNetV2S", {"include_top": False, "input_shape": [32, 32, 3], "pooling": "max"}),
 ]
 
 
