@@ -20,8 +20,9 @@ Keras's ``from_config`` does).
 """
 import numpy
 
-from minikeras.layers.base import Layer, get_layer_class, layer_from_config
+from minikeras.layers.base import Layer
 from minikeras.layers.naming import unique_name
+from minikeras.layers.serialization import deserialize, serialize
 
 __all__ = ["FeatureSpace"]
 
@@ -46,14 +47,12 @@ class Feature:
                              f"Received: output_mode={output_mode}")
         self.dtype = dtype
         if isinstance(preprocessor, dict):
-            preprocessor = layer_from_config(get_layer_class(preprocessor["class_name"]), preprocessor["config"])
+            preprocessor = deserialize(preprocessor)
         self.preprocessor = preprocessor
         self.output_mode = output_mode
 
     def get_config(self):
-        from minikeras.saving.serialization_lib import serialize_keras_object
-
-        return {"dtype": self.dtype, "preprocessor": serialize_keras_object(self.preprocessor),
+        return {"dtype": self.dtype, "preprocessor": serialize(self.preprocessor),
                 "output_mode": self.output_mode}
 
     @classmethod
