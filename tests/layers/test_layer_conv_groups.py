@@ -62,3 +62,17 @@ def test_grouped_conv1d_and_conv3d(rng, tmp_path):
 def test_input_channels_must_split_into_the_groups():
     with pytest.raises(ValueError, match=r"input channels must be evenly divisible .* groups=2, but the input has 3"):
         layers.Conv2D(4, 3, groups=2)(numpy.zeros((1, 5, 5, 3), "float32"))
+
+
+@pytest.mark.parametrize("kernel_shape", [(3, 3, 2, 6), (3, 3, 1, 4)])
+def test_ops_conv_infers_the_groups_from_the_kernel_and_its_gradients_are_right(rng, kernel_shape):
+    from minikeras import ops
+    from minikeras.autograd import gradcheck
+
+    x = rng.standard_normal((2, 5, 5, 4))
+    kernel = rng.standard_normal(kernel_shape)
+    groups = 4 // kernel_shape[2]
+    out = ops.conv(x.astype("float32"), kernel.astype("float32"), padding="same")
+    expected = _reference_grouped(x, kernel, groups, padding="same")
+    numpy.testing.assert_allclose(out.numpy(), expected, rtol=1e-4, atol=1e-4)
+    assert gradcheck(lambda a, b: ops.conv(a, b, strides=2, padding="same"), [x, kernel])
