@@ -19,7 +19,7 @@ import math
 
 from minikeras import initializers, layers
 from minikeras.applications import imagenet_utils
-from minikeras.applications.efficientnet import _bn_axis, _conv_initializer
+from minikeras.applications.efficientnet import _bn_axis, _conv_initializer, squeeze_excite
 from minikeras.backend.keras_helpers import image_data_format
 
 BASE_WEIGHTS_PATH = "https://storage.googleapis.com/tensorflow/keras-applications/efficientnet_v2/"
@@ -69,18 +69,6 @@ def _batch_norm(x, momentum, name):
     return layers.BatchNormalization(axis=_bn_axis(), momentum=momentum, name=name)(x)
 
 
-def _squeeze_excite(x, filters, input_filters, se_ratio, activation, name):
-    """Channel attention: pool, squeeze to ``input_filters * se_ratio``, expand, gate."""
-    squeezed = max(1, int(input_filters * se_ratio))
-    se = layers.GlobalAveragePooling2D(name=f"{name}se_squeeze")(x)
-    se = layers.Reshape((1, 1, filters) if _bn_axis() == -1 else (filters, 1, 1), name=f"{name}se_reshape")(se)
-    se = layers.Conv2D(squeezed, 1, padding="same", activation=activation, kernel_initializer=_conv_initializer(),
-                       name=f"{name}se_reduce")(se)
-    se = layers.Conv2D(filters, 1, padding="same", activation="sigmoid", kernel_initializer=_conv_initializer(),
-                       name=f"{name}se_expand")(se)
-    return layers.multiply([x, se], name=f"{name}se_excite")
-
-
 def _residual(x, inputs, strides, input_filters, output_filters, survival_probability, name):
     """The skip connection of a block that keeps the shape. Keras passes
     ``survival_probability`` to Dropout as its rate; kept so, for its files
@@ -109,7 +97,7 @@ def MBConvBlock(input_filters, output_filters, expand_ratio=1, kernel_size=3, st
         x = _batch_norm(x, bn_momentum, f"{name}bn")
         x = layers.Activation(activation, name=f"{name}activation")(x)
         if 0 < se_ratio <= 1:
-            x = _squeeze_excite(x, filters, input_filters, se_ratio, activation, name)
+            x = squeeze_excite(x, filters, input_filters, se_ratio, activation, name)
         x = layers.Conv2D(output_filters, 1, strides=1, kernel_initializer=_conv_initializer(), padding="same",
                           use_bias=False, name=f"{name}project_conv")(x)
         x = _batch_norm(x, bn_momentum, f"{name}project_bn")
@@ -132,7 +120,7 @@ def FusedMBConvBlock(input_filters, output_filters, expand_ratio=1, kernel_size=
             x = _batch_norm(x, bn_momentum, f"{name}expand_bn")
             x = layers.Activation(activation, name=f"{name}expand_activation")(x)
         if 0 < se_ratio <= 1:
-            x = _squeeze_excite(x, filters, input_filters, se_ratio, activation, name)
+            x = squeeze_excite(x, filters, input_filters, se_ratio, activation, name)
         fused = expand_ratio == 1
         x = layers.Conv2D(output_filters, kernel_size=kernel_size if fused else 1, strides=strides if fused else 1,
                           kernel_initializer=_conv_initializer(), padding="same", use_bias=False,

@@ -18,6 +18,17 @@ from minikeras.utils.nest import flatten as _flatten
 from minikeras.utils.nest import map_structure as _map
 
 
+def _operator(name, reflected=False):
+    """A KerasTensor operator method recording the operation ``name``."""
+    def method(self, other=None):
+        from minikeras.layers import symbolic_ops
+
+        return symbolic_ops.apply(name, self, other, reflected)
+
+    method.__name__ = f"__{'r' if reflected else ''}{name}__"
+    return method
+
+
 class KerasTensor:
     """A symbolic tensor: a shape (batch axis None), a dtype and the node
     that produces it.
@@ -47,59 +58,19 @@ class KerasTensor:
         return f"<KerasTensor shape={self.shape}, dtype={self.dtype}, from layer '{layer}'>"
 
     # Arithmetic records a graph node (layers/symbolic_ops.py), as Keras's operations do.
-    def __add__(self, other):
-        return _operation("add", self, other)
-
-    def __radd__(self, other):
-        return _operation("add", self, other, reflected=True)
-
-    def __sub__(self, other):
-        return _operation("subtract", self, other)
-
-    def __rsub__(self, other):
-        return _operation("subtract", self, other, reflected=True)
-
-    def __mul__(self, other):
-        return _operation("multiply", self, other)
-
-    def __rmul__(self, other):
-        return _operation("multiply", self, other, reflected=True)
-
-    def __truediv__(self, other):
-        return _operation("divide", self, other)
-
-    def __rtruediv__(self, other):
-        return _operation("divide", self, other, reflected=True)
-
-    def __pow__(self, other):
-        return _operation("power", self, other)
-
-    def __rpow__(self, other):
-        return _operation("power", self, other, reflected=True)
-
-    def __matmul__(self, other):
-        return _operation("matmul", self, other)
-
-    def __rmatmul__(self, other):
-        return _operation("matmul", self, other, reflected=True)
-
-    def __neg__(self):
-        return _operation("negative", self)
-
-    def __abs__(self):
-        return _operation("absolute", self)
+    __add__, __radd__ = _operator("add"), _operator("add", reflected=True)
+    __sub__, __rsub__ = _operator("subtract"), _operator("subtract", reflected=True)
+    __mul__, __rmul__ = _operator("multiply"), _operator("multiply", reflected=True)
+    __truediv__, __rtruediv__ = _operator("divide"), _operator("divide", reflected=True)
+    __pow__, __rpow__ = _operator("power"), _operator("power", reflected=True)
+    __matmul__, __rmatmul__ = _operator("matmul"), _operator("matmul", reflected=True)
+    __neg__, __abs__ = _operator("negative"), _operator("absolute")
 
     def __array__(self, *args, **kwargs):
         raise TypeError(
             "A symbolic KerasTensor (from Input) has no value: use it only to build a Model, "
             "then call the model on data."
         )
-
-
-def _operation(name, left, right=None, reflected=False):
-    from minikeras.layers import symbolic_ops
-
-    return symbolic_ops.apply(name, left, right, reflected)
 
 
 def is_string_dtype(dtype):
