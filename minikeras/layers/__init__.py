@@ -38,3 +38,4 @@ from minikeras.layers.reversible_embedding import *  # noqa: F401,F403
 from minikeras.layers.pipeline import *  # noqa: F401,F403
 from minikeras.layers.color_augmentation import *  # noqa: F401,F403
 from minikeras.layers.stacked_rnn_cells import *  # noqa: F401,F403
+from minikeras.layers import symbolic_ops as _symbolic_ops  # noqa: E402,F401  (registers SymbolicOperation for loading)

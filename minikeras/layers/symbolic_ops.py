@@ -16,7 +16,7 @@ from minikeras.layers.base import Layer
 __all__ = []  # built by KerasTensor's operators, not by users
 
 # Keras's operation names (the nodes' default names), and the op each applies.
-_BINARY = {"add": ops.add, "subtract": ops.subtract, "multiply": ops.multiply, "divide": ops.divide,
+_BINARY = {"add": ops.add, "subtract": ops.subtract, "multiply": ops.multiply, "true_divide": ops.true_divide,
            "power": ops.power, "matmul": ops.matmul}
 _UNARY = {"negative": ops.negative, "absolute": ops.absolute}
 

@@ -17,6 +17,7 @@ import inspect
 
 from minikeras.layers.base import Layer, get_layer_class
 from minikeras.saving import _safety
+from minikeras.saving.keras_operations import is_keras_operation, operation_to_minikeras
 
 # Arguments Keras has and minikeras's constructors do not take, with the
 # values for which dropping them changes nothing (ANY: no effect on the
@@ -246,6 +247,9 @@ def _model_config_to_minikeras(class_name, config, custom_objects, safe_mode, so
     config.pop("dtype", None)
     layers = []
     for spec in config.get("layers", []):
+        if class_name == "Functional" and is_keras_operation(spec):  # ``inputs + x`` and kin
+            layers.append(operation_to_minikeras(spec, _tensor_reference, source))
+            continue
         converted = to_minikeras(spec, custom_objects, safe_mode, source)
         if class_name == "Functional":
             converted["name"] = spec.get("name") or converted["config"].get("name")

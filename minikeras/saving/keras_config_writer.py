@@ -8,6 +8,7 @@ shapes, and layers are listed in Keras's order (keras_order.py). What Keras
 keras_config.py.
 """
 from minikeras.layers.base import get_layer_class
+from minikeras.saving.keras_operations import operation_to_keras
 from minikeras.saving.keras_config import (_LAYER_ARGUMENTS, _MODEL_MODULES, _OBJECT_MODULES, NOT_IN_KERAS,
                                            RENAMED_ARGUMENTS)
 
@@ -77,6 +78,9 @@ def _model_config_to_keras(class_name, config):
                                                    "name": f"{config['name']}_input"}))
         config["build_input_shape"] = shape
     for spec in config["layers"]:
+        if spec["class_name"] == "SymbolicOperation":  # written as Keras's operation node
+            layers.append(operation_to_keras(spec, _reference_to_keras))
+            continue
         keras_spec = spec_to_keras(spec["class_name"], spec["config"])
         if class_name == "Functional":
             keras_spec["name"] = spec["name"]
