@@ -97,6 +97,14 @@ def resolve_layer_class(class_name, registered_name=None, custom_objects=None, s
     try:
         return get_layer_class(class_name)
     except ValueError:
+        pass
+    # The applications' own layers (ConvNeXt's LayerScale, ...) register when
+    # minikeras's applications package loads: a fixed module of the library.
+    import minikeras.applications  # noqa: F401
+
+    try:
+        return get_layer_class(class_name)
+    except ValueError:
         raise UnknownObjectError(
             f"Unknown layer class '{registered_name or class_name}' in {source}: it is neither a minikeras layer "
             f"nor given in custom_objects. Pass it when loading: load_model(path, custom_objects="

@@ -117,7 +117,9 @@ def spec_to_keras(class_name, config, cls=None):
     from minikeras.models.functional import Functional
     from minikeras.models.sequential import Sequential
 
-    if cls.__module__.startswith("minikeras."):
+    if cls.__module__.startswith("minikeras.applications."):  # ConvNeXt's LayerScale: where Keras defines it
+        module, registered_name = "keras.src.applications." + cls.__module__.rsplit(".", 1)[-1], cls.__name__
+    elif cls.__module__.startswith("minikeras."):
         module, registered_name = "keras.layers", None
     else:
         module, registered_name = None, keras_registered_name(cls)

@@ -10,6 +10,7 @@ import os
 import pathlib
 import shutil
 import subprocess
+import zipfile
 
 import numpy
 import pytest
@@ -70,6 +71,24 @@ def test_keras_nasnet_weights_in_both_layouts_give_keras_outputs():
                                           skip_reduction=False, weights=None, classes=5, default_size=32,
                                           classifier_activation=None, name="nasnet_mini")
     _compare_both_layouts(model, FIXTURES / "nasnet_mini")
+
+
+def test_a_keras_saved_convnext_file_loads_and_is_saved_as_keras_saves_it(tmp_path):
+    """A whole .keras file of a small ConvNeXt saved by Keras 3.15
+    (fixtures/record_convnext_keras_file.py): nested Sequential blocks,
+    LayerScale layers and the residual operation nodes load, give Keras's
+    outputs, and are written back under Keras's modules."""
+    recorded = numpy.load(FIXTURES / "convnext_mini_model.npz")
+    model = mk.models.load_model(FIXTURES / "convnext_mini_model.keras")
+    numpy.testing.assert_allclose(model.predict(recorded["inputs"], verbose=0), recorded["outputs"], atol=1e-5)
+    model.save(tmp_path / "again.keras")
+    with zipfile.ZipFile(tmp_path / "again.keras") as archive:
+        layers = json.loads(archive.read("config.json"))["config"]["layers"]
+    modules = {(spec["class_name"], spec["module"], spec["registered_name"]) for spec in layers}
+    assert ("LayerScale", "keras.src.applications.convnext", "LayerScale") in modules
+    assert ("Add", "keras.src.ops.numpy", "Add") in modules
+    again = mk.models.load_model(tmp_path / "again.keras")
+    numpy.testing.assert_allclose(again.predict(recorded["inputs"], verbose=0), recorded["outputs"], atol=1e-5)
 
 
 def test_weights_argument_takes_a_path_and_imagenet_reads_the_keras_cache(tmp_path, monkeypatch):
