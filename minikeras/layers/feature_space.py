@@ -9,7 +9,10 @@ sized by the preprocessor's vocabulary or bins). ``adapt`` fits every
 preprocessor that learns state on its column; calling the FeatureSpace on a
 dict of columns (or of single values) encodes them; ``get_inputs`` and
 ``get_encoded_features`` give the same computation as symbolic tensors, to
-build a model that takes the raw columns.
+build a model that takes the raw columns. Inside a ``tf.data`` pipeline
+(``dataset.map(lambda x, y: (feature_space(x), y))``, ``adapt`` on a
+dataset of dicts) it runs on the host, as minikeras's other preprocessing
+layers do there.
 
 Not built: the hashed features (``string_hashed``, ``integer_hashed``) and
 feature crosses, which need Keras's ``Hashing`` and ``HashedCrossing``
@@ -23,6 +26,7 @@ import numpy
 from minikeras.layers.base import Layer
 from minikeras.layers.naming import unique_name
 from minikeras.layers.serialization import deserialize, serialize
+from minikeras.layers.tf_data import has_tf_tensors
 
 __all__ = ["FeatureSpace"]
 
@@ -314,6 +318,8 @@ class FeatureSpace(Layer):
         if not isinstance(data, dict):
             raise ValueError(f"A FeatureSpace can only be called with a dict. Received: data={data} (of type "
                              f"{type(data)}")
+        if has_tf_tensors(list(data.values())) and not _executing_eagerly():
+            return self._call_in_tf_graph(data)
         missing = [name for name in self.features if name not in data]
         if missing:
             raise ValueError(f"FeatureSpace {self.name!r}: the data has no column(s) {missing}; expected "
@@ -327,6 +333,29 @@ class FeatureSpace(Layer):
             return {name: value[0] if value.ndim == 2 and value.shape[0] == 1 else value
                     for name, value in merged.items()}
         return merged
+
+    def _call_in_tf_graph(self, data):
+        """Inside ``dataset.map`` (a traced TensorFlow graph): the encoding runs
+        on the host through ``tf.numpy_function``, with the output dtypes and
+        static shapes of ``get_encoded_features()``, as Keras's
+        ``dataset.map(lambda x, y: (feature_space(x), y))`` expects."""
+        import tensorflow as tf  # the data are TensorFlow tensors, so TensorFlow is loaded
+
+        names = sorted(self.features)
+        encoded = self.get_encoded_features()
+        symbolic = [encoded[name] for name in names] if self.output_mode == "dict" else [encoded]
+        unbatched = all(len(data[name].shape) == 0 for name in names)
+
+        def compute(*arrays):
+            result = self(dict(zip(names, arrays)))
+            results = [result[name] for name in names] if self.output_mode == "dict" else [result]
+            return [numpy.asarray(value.numpy()) for value in results]
+
+        outputs = tf.numpy_function(compute, [data[name] for name in names],
+                                    [tf.as_dtype(tensor.dtype) for tensor in symbolic], stateful=True)
+        for output, tensor in zip(outputs, symbolic):
+            output.set_shape(tensor.shape[1:] if unbatched else (None,) + tuple(tensor.shape[1:]))
+        return dict(zip(names, outputs)) if self.output_mode == "dict" else outputs[0]
 
     # ------------------------------------------------------------ config
     def get_config(self):
@@ -356,8 +385,17 @@ def _column(value, dtype):
     elif array.ndim == 1:
         array = array[:, None]
     if dtype == "string":
-        return array.astype(str) if array.dtype.kind == "S" else array
+        if array.dtype.kind in "OS":  # bytes (TensorFlow's strings) as text
+            decoded = [value.decode("utf-8") if isinstance(value, bytes) else str(value) for value in array.ravel()]
+            return numpy.array(decoded, dtype=str).reshape(array.shape)
+        return array
     return array.astype(dtype)
+
+
+def _executing_eagerly():
+    import tensorflow as tf  # only asked about TensorFlow tensors, so TensorFlow is loaded
+
+    return tf.executing_eagerly()
 
 
 def _dtype_name(value):
