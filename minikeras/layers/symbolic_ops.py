@@ -51,6 +51,11 @@ class SymbolicOperation(Layer):
         self.operation, self.constant, self.constant_first = operation, constant, bool(constant_first)
         self.built = True
 
+    @property
+    def keras_class_name(self):
+        """Keras's class of the operation (``Add``, ``TrueDivide``, ...), as its summary shows it."""
+        return "".join(part.capitalize() for part in self.operation.split("_"))
+
     def call(self, inputs):
         if self.operation in _UNARY:
             return _UNARY[self.operation](inputs)

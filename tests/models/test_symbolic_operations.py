@@ -101,3 +101,24 @@ def test_keras_files_with_operations_load_and_are_written_as_keras_writes_them(t
     again = mk.models.load_model(tmp_path / "again.keras")
     numpy.testing.assert_allclose(again.predict(recorded["inputs"], verbose=0), recorded["outputs"], rtol=1e-5,
                                   atol=1e-6)
+
+
+def test_summary_lists_operations_as_keras_does():
+    from minikeras.layers.symbolic_ops import SymbolicOperation
+    from minikeras.saving.keras_operations import KERAS_CLASSES
+
+    assert {name: SymbolicOperation(name).keras_class_name for name in KERAS_CLASSES} == KERAS_CLASSES
+    inputs = mk.Input((4,))
+    hidden = layers.Dense(4, name="d")(inputs)
+    model = mk.Model(inputs, layers.Dense(2, name="o")((inputs + hidden) / 2.0))
+    lines = []
+    model.summary(print_fn=lines.append)
+    text = "\n".join(lines)
+    add_row = next(line for line in lines if "(Add)" in line)
+    assert add_row.split()[1].startswith("add") and "d[0][0]" in add_row and "(TrueDivide)" in text
+    assert "Total params: 30" in text
+    from minikeras.utils.model_visualization import model_to_graph  # the DOT text needs no pydot
+
+    drawing = model_to_graph(model).to_string()
+    # input->d, input->add, d->add, add->true_divide, true_divide->o: the operations are drawn, as in Keras
+    assert "(Add)</font>" in drawing and "(TrueDivide)</font>" in drawing and drawing.count("->") == 5
