@@ -41,6 +41,19 @@ def _bn_axis():
     return -1 if image_data_format() == "channels_last" else 1
 
 
+def squeeze_excite(x, filters, filters_in, se_ratio, activation, name):
+    """Channel attention (EfficientNet's and EfficientNetV2's): pool, squeeze
+    to ``filters_in * se_ratio`` channels, expand, and gate ``x`` with it."""
+    squeezed = max(1, int(filters_in * se_ratio))
+    se = layers.GlobalAveragePooling2D(name=f"{name}se_squeeze")(x)
+    se = layers.Reshape((1, 1, filters) if _bn_axis() == -1 else (filters, 1, 1), name=f"{name}se_reshape")(se)
+    se = layers.Conv2D(squeezed, 1, padding="same", activation=activation, kernel_initializer=_conv_initializer(),
+                       name=f"{name}se_reduce")(se)
+    se = layers.Conv2D(filters, 1, padding="same", activation="sigmoid", kernel_initializer=_conv_initializer(),
+                       name=f"{name}se_expand")(se)
+    return layers.multiply([x, se], name=f"{name}se_excite")
+
+
 def block(inputs, activation="swish", drop_rate=0.0, name="", filters_in=32, filters_out=16, kernel_size=3, strides=1,
           expand_ratio=1, se_ratio=0.0, id_skip=True):
     """An inverted residual block with squeeze-and-excitation (MBConv)."""
@@ -58,14 +71,7 @@ def block(inputs, activation="swish", drop_rate=0.0, name="", filters_in=32, fil
     x = layers.BatchNormalization(axis=_bn_axis(), name=f"{name}bn")(x)
     x = layers.Activation(activation, name=f"{name}activation")(x)
     if 0 < se_ratio <= 1:
-        squeezed = max(1, int(filters_in * se_ratio))
-        se = layers.GlobalAveragePooling2D(name=f"{name}se_squeeze")(x)
-        se = layers.Reshape((1, 1, filters) if _bn_axis() == -1 else (filters, 1, 1), name=f"{name}se_reshape")(se)
-        se = layers.Conv2D(squeezed, 1, padding="same", activation=activation, kernel_initializer=_conv_initializer(),
-                           name=f"{name}se_reduce")(se)
-        se = layers.Conv2D(filters, 1, padding="same", activation="sigmoid", kernel_initializer=_conv_initializer(),
-                           name=f"{name}se_expand")(se)
-        x = layers.multiply([x, se], name=f"{name}se_excite")
+        x = squeeze_excite(x, filters, filters_in, se_ratio, activation, name)
     x = layers.Conv2D(filters_out, 1, padding="same", use_bias=False, kernel_initializer=_conv_initializer(),
                       name=f"{name}project_conv")(x)
     x = layers.BatchNormalization(axis=_bn_axis(), name=f"{name}project_bn")(x)

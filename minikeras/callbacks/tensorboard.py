@@ -10,7 +10,8 @@ Keras 3's callback (``keras/src/callbacks/tensorboard.py``):
   ``write_steps_per_second``; with ``update_freq`` a number of batches (or
   ``"batch"``), ``batch_<name>`` at the global batch count every that many
   batches; weight histograms ``<weight path>/histogram`` every
-  ``histogram_freq`` epochs; the model's JSON (the graph dashboard's
+  ``histogram_freq`` epochs, and with ``write_images`` the weights as
+  images ``<weight path>/image`` (``tensorboard_images.py``); the model's JSON (the graph dashboard's
   "conceptual graph") with ``write_graph``.
 - ``log_dir/validation``: ``epoch_<name>`` for the ``val_`` logs (prefix
   dropped) and ``evaluation_<name>_vs_iterations`` at the optimizer's step.
@@ -30,6 +31,7 @@ import numpy
 
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras.callbacks.callback import Callback
+from minikeras.callbacks.tensorboard_images import image_summary_strings, weight_as_images
 
 _HISTOGRAM_BUCKETS = 30  # tf.summary.histogram's default bucket count
 _warned_fallback = []
@@ -69,6 +71,9 @@ class _EventWriter:
 
     def __init__(self, folder, modules):
         event_file_writer, self._summary_pb2, self._event_pb2, self._tensor_pb2 = modules
+        from tensorboard.compat.proto import tensor_shape_pb2
+
+        self._tensor_shape_pb2 = tensor_shape_pb2
         self._writer = event_file_writer.EventFileWriter(folder, filename_suffix=".v2")
 
     def _add(self, step, value):
@@ -80,6 +85,16 @@ class _EventWriter:
 
     def histogram(self, tag, values, step):
         self._add(step, self._summary_pb2.Summary.Value(tag=tag, histo=_histogram_proto(self._summary_pb2, values)))
+
+    def image(self, tag, strings, step):
+        """An image summary as ``tf.summary.image`` writes it: the string
+        tensor ``[width, height, png, ...]`` under the ``images`` plugin."""
+        metadata = self._summary_pb2.SummaryMetadata(
+            plugin_data=self._summary_pb2.SummaryMetadata.PluginData(plugin_name="images"))
+        shape = self._tensor_shape_pb2.TensorShapeProto(dim=[self._tensor_shape_pb2.TensorShapeProto.Dim(
+            size=len(strings))])
+        tensor = self._tensor_pb2.TensorProto(dtype=7, tensor_shape=shape, string_val=strings)  # 7: DT_STRING
+        self._add(step, self._summary_pb2.Summary.Value(tag=tag, metadata=metadata, tensor=tensor))
 
     def keras_model(self, tag, model_json, step):
         """The model's JSON under the ``graph_keras_model`` plugin, which the
@@ -110,6 +125,9 @@ class _JsonLinesWriter:
 
     def histogram(self, tag, values, step):
         pass  # the JSON-lines fallback keeps scalars only (said in the warning)
+
+    def image(self, tag, strings, step):
+        pass
 
     def keras_model(self, tag, model_json, step):
         pass
@@ -142,8 +160,8 @@ class TensorBoard(Callback):
         histogram_freq: every how many epochs to write weight histograms
             (0: never).
         write_graph: write the model's JSON for the graph dashboard.
-        write_images: accepted for Keras compatibility; weight images are
-            not written (a warning says so).
+        write_images: with ``histogram_freq``, also write the weights as
+            images (``<weight path>/image``), as Keras does.
         write_steps_per_second: also write ``epoch_steps_per_second`` and
             ``batch_steps_per_second``.
         update_freq: ``"epoch"``, ``"batch"`` (every batch) or an int: write
@@ -180,9 +198,6 @@ class TensorBoard(Callback):
         self.update_freq = update_freq
         self.embeddings_freq = embeddings_freq
         self.embeddings_metadata = embeddings_metadata
-        if write_images:
-            warnings.warn("minikeras's TensorBoard callback does not write weight images (write_images=True); "
-                          "scalars, histograms and the graph are written.", UserWarning, stacklevel=2)
         self._modules = _tensorboard_writer_module()
         if self._modules is None and not _warned_fallback:
             _warned_fallback.append(True)
@@ -301,5 +316,9 @@ class TensorBoard(Callback):
         for layer in self.model.layers:
             for weight in layer.weights:
                 name = getattr(weight, "path", None) or weight.name
-                writer.histogram(f"{name.replace(':', '_')}/histogram", weight.numpy(), epoch)
+                values = weight.numpy()
+                writer.histogram(f"{name.replace(':', '_')}/histogram", values, epoch)
+                images = weight_as_images(values) if self.write_images else None
+                if images is not None:
+                    writer.image(f"{name.replace(':', '_')}/image", image_summary_strings(images), epoch)
         writer.flush()

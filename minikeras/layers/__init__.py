@@ -51,3 +51,5 @@ from minikeras.layers.conv_lstm import *  # noqa: F401,F403
 from minikeras.layers.conv3d_transpose import *  # noqa: F401,F403
 from minikeras.layers.hashing import *  # noqa: F401,F403
 from minikeras.layers.spectrograms import *  # noqa: F401,F403
+
+from minikeras.layers import symbolic_ops as _symbolic_ops  # noqa: E402,F401  (registers SymbolicOperation for loading)

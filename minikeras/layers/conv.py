@@ -19,6 +19,7 @@ from minikeras.layers.core import (_add_activity_loss, _apply_activation, _float
                                   _set_kernel_arguments)
 from minikeras.layers.input_spec import InputSpec
 from minikeras.ops.nn.conv import conv_bias_relu
+from minikeras.ops.nn.conv_grouped import grouped_conv
 from minikeras.utils.argument_validation import standardize_padding, standardize_tuple, validate_int
 
 __all__ = ["Conv1D", "Conv2D", "Conv2DTranspose", "DepthwiseConv2D", "SeparableConv2D",
@@ -86,9 +87,10 @@ class _Conv(Layer):
         self.padding = standardize_padding(name, padding, self._paddings)
         self.data_format = _check_channels_last(name, data_format)
         self.dilation_rate = _int_tuple(name, "dilation_rate", dilation_rate, rank)
-        if groups != 1:
-            raise ValueError(f"{name}: only groups=1 is supported, received groups={groups!r}.")
-        self.groups = 1
+        self.groups = validate_int(name, "groups", groups, minimum=1)
+        if self.filters is not None and self.filters % self.groups:
+            raise ValueError(f"{name}: the number of filters must be evenly divisible by the number of groups. "
+                             f"Received: groups={self.groups}, filters={self.filters}.")
         if max(self.strides) > 1 and max(self.dilation_rate) > 1:
             raise ValueError(
                 f"{name}: strides > 1 cannot be combined with dilation_rate > 1 (as in Keras), received "
@@ -112,10 +114,16 @@ class _Conv(Layer):
                 f"Layer '{self.name}': the channel axis (last) of the input must be known, received input shape "
                 f"{tuple(input_shape)}."
             )
+        if channels % self.groups:
+            raise ValueError(
+                f"Layer '{self.name}' ({type(self).__name__}): the number of input channels must be evenly "
+                f"divisible by the number of groups. Received groups={self.groups}, but the input has "
+                f"{channels} channels (full input shape is {tuple(input_shape)})."
+            )
         return int(channels)
 
     def _kernel_shape(self, channels):
-        return self.kernel_size + (channels, self.filters)
+        return self.kernel_size + (channels // self.groups, self.filters)
 
     def _bias_size(self, channels):
         return self.filters
@@ -131,13 +139,17 @@ class _Conv(Layer):
         self.built = True
 
     def _convolve(self, inputs):
+        if self.groups > 1:
+            unpack = (lambda value: value[0]) if self.rank == 1 else (lambda value: value)
+            return grouped_conv(inputs, self.kernel, self.groups, self.rank, unpack(self.strides), self.padding,
+                                unpack(self.dilation_rate))
         if self.rank == 1:
             return ops.conv1d(inputs, self.kernel, self.strides[0], self.padding, self.dilation_rate[0])
         return ops.conv2d(inputs, self.kernel, self.strides, self.padding, self.dilation_rate)
 
     def call(self, inputs):
         inputs = _float_input(self, inputs)
-        if type(self)._convolve is not _Conv._convolve:  # transposed, depthwise, separable
+        if type(self)._convolve is not _Conv._convolve or self.groups > 1:  # transposed, depthwise, separable
             return _finish(self, self._convolve(inputs), self.bias)
         # Conv1D / Conv2D: bias and ReLU inside the convolution op.
         relu = self.activation is activations.relu
@@ -189,7 +201,10 @@ class Conv2D(_Conv):
             ceil(size / stride), the odd padding at the bottom/right).
         data_format: None or "channels_last" (channels_first is refused).
         dilation_rate: an int or pair; cannot be combined with strides > 1.
-        groups: only 1.
+        groups: split the input channels and the filters into this many
+            groups, filter group g seeing only input group g (kernel
+            ``(kh, kw, in_channels // groups, filters)``); ``groups ==
+            in_channels`` is a depthwise convolution.
         activation: a name or function; None for linear.
         use_bias: add a bias of ``filters`` values.
         kernel_initializer, bias_initializer: default glorot_uniform, zeros.

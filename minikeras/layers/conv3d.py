@@ -2,6 +2,7 @@
 from minikeras import ops
 from minikeras.layers.conv import _Conv
 from minikeras.layers.pooling import _Pooling
+from minikeras.ops.nn.conv_grouped import grouped_conv
 
 __all__ = ["Conv3D", "MaxPooling3D", "AveragePooling3D", "Convolution3D", "MaxPool3D", "AvgPool3D"]
 
@@ -11,7 +12,7 @@ class Conv3D(_Conv):
 
     Args as Conv2D with triples: kernel ``(kd, kh, kw, in_channels,
     filters)``, strides/dilation_rate an int or 3 ints, padding "valid" or
-    "same". Weights: kernel, bias.
+    "same", ``groups`` as Conv2D's. Weights: kernel, bias.
     """
 
     rank = 3
@@ -22,6 +23,8 @@ class Conv3D(_Conv):
                          use_bias, **kwargs)
 
     def _convolve(self, inputs):
+        if self.groups > 1:
+            return grouped_conv(inputs, self.kernel, self.groups, 3, self.strides, self.padding, self.dilation_rate)
         return ops.conv3d(inputs, self.kernel, self.strides, self.padding, self.dilation_rate)
 
 

@@ -18,6 +18,17 @@ from minikeras.utils.nest import flatten as _flatten
 from minikeras.utils.nest import map_structure as _map
 
 
+def _operator(name, reflected=False):
+    """A KerasTensor operator method recording the operation ``name``."""
+    def method(self, other=None):
+        from minikeras.layers import symbolic_ops
+
+        return symbolic_ops.apply(name, self, other, reflected)
+
+    method.__name__ = f"__{'r' if reflected else ''}{name}__"
+    return method
+
+
 class KerasTensor:
     """A symbolic tensor: a shape (batch axis None), a dtype and the node
     that produces it.
@@ -45,6 +56,15 @@ class KerasTensor:
     def __repr__(self):
         layer = self.node.layer.name if self.node is not None else None
         return f"<KerasTensor shape={self.shape}, dtype={self.dtype}, from layer '{layer}'>"
+
+    # Arithmetic records a graph node (layers/symbolic_ops.py), as Keras's operations do.
+    __add__, __radd__ = _operator("add"), _operator("add", reflected=True)
+    __sub__, __rsub__ = _operator("subtract"), _operator("subtract", reflected=True)
+    __mul__, __rmul__ = _operator("multiply"), _operator("multiply", reflected=True)
+    __truediv__, __rtruediv__ = _operator("true_divide"), _operator("true_divide", reflected=True)
+    __pow__, __rpow__ = _operator("power"), _operator("power", reflected=True)
+    __matmul__, __rmatmul__ = _operator("matmul"), _operator("matmul", reflected=True)
+    __neg__, __abs__ = _operator("negative"), _operator("absolute")
 
     def __array__(self, *args, **kwargs):
         raise TypeError(
@@ -184,7 +204,8 @@ def _run_probe(layer, inputs, args, kwargs, unknown_size):
     # Stateful layers keep no state from a probe; they need the batch size.
     batches = [t.shape[0] for t in _flatten(inputs) if isinstance(t, KerasTensor) and t.shape]
     setattr(_context, PROBING, batches[0] if batches else None)
-    with no_grad():
+    # The probe's zeros are placeholders: a 1 / x node dividing by them is no error worth a warning.
+    with no_grad(), numpy.errstate(divide="ignore", invalid="ignore", over="ignore"):
         try:
             return layer(probe_inputs, *probe_args, **probe_kwargs)
         finally:

@@ -67,7 +67,9 @@ class Functional(Model):
 
     @property
     def layers(self):
-        return list(self._layers)
+        """The model's layers; arithmetic on its symbolic tensors (``x + y``)
+        is a node of the graph but, as Keras's operations, not a layer."""
+        return [layer for layer in self._layers if not getattr(layer, "_is_operation", False)]
 
     def _sublayers(self):
         return [layer for layer in self._layers if not isinstance(layer, InputLayer)]

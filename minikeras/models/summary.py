@@ -130,13 +130,15 @@ def print_summary(model, line_length=None, print_fn=None, show_trainable=False):
     if show_trainable:
         headers.append("Trainable")
     rows = []
-    for layer in model.layers:
+    # Keras lists a functional model's operations (``inputs + x``) as rows too.
+    for layer in getattr(model, "_layers", None) if functional else model.layers:
         if isinstance(layer, InputLayer) and not functional:
             continue
         params = f"{_count(layer.weights):,}"
         if not layer.built and type(layer).build is not Layer.build:
             params = "0 (unbuilt)"  # its weights are made on the first call
-        row = [f"{layer.name} ({type(layer).__name__})", _output_shape(layer), params]
+        row = [f"{layer.name} ({getattr(layer, 'keras_class_name', type(layer).__name__)})", _output_shape(layer),
+               params]
         if not chain:
             row.append(", ".join(_connections(layer, model._nodes)) or "-")
         if show_trainable:

@@ -17,6 +17,7 @@ import inspect
 
 from minikeras.layers.base import Layer, get_layer_class
 from minikeras.saving import _safety
+from minikeras.saving.keras_operations import is_keras_operation, operation_to_minikeras
 
 # Arguments Keras has and minikeras's constructors do not take, with the
 # values for which dropping them changes nothing (ANY: no effect on the
@@ -93,6 +94,14 @@ def resolve_layer_class(class_name, registered_name=None, custom_objects=None, s
         return registered
     if class_name in ("Model", "Functional"):
         class_name = "Functional"
+    try:
+        return get_layer_class(class_name)
+    except ValueError:
+        pass
+    # The applications' own layers (ConvNeXt's LayerScale, ...) register when
+    # minikeras's applications package loads: a fixed module of the library.
+    import minikeras.applications  # noqa: F401
+
     try:
         return get_layer_class(class_name)
     except ValueError:
@@ -246,6 +255,9 @@ def _model_config_to_minikeras(class_name, config, custom_objects, safe_mode, so
     config.pop("dtype", None)
     layers = []
     for spec in config.get("layers", []):
+        if class_name == "Functional" and is_keras_operation(spec):  # ``inputs + x`` and kin
+            layers.append(operation_to_minikeras(spec, _tensor_reference, source))
+            continue
         converted = to_minikeras(spec, custom_objects, safe_mode, source)
         if class_name == "Functional":
             converted["name"] = spec.get("name") or converted["config"].get("name")

@@ -8,6 +8,7 @@ shapes, and layers are listed in Keras's order (keras_order.py). What Keras
 keras_config.py.
 """
 from minikeras.layers.base import get_layer_class
+from minikeras.saving.keras_operations import operation_to_keras
 from minikeras.saving.keras_config import (_LAYER_ARGUMENTS, _MODEL_MODULES, _OBJECT_MODULES, NOT_IN_KERAS,
                                            RENAMED_ARGUMENTS)
 
@@ -77,6 +78,9 @@ def _model_config_to_keras(class_name, config):
                                                    "name": f"{config['name']}_input"}))
         config["build_input_shape"] = shape
     for spec in config["layers"]:
+        if spec["class_name"] == "SymbolicOperation":  # written as Keras's operation node
+            layers.append(operation_to_keras(spec, _reference_to_keras))
+            continue
         keras_spec = spec_to_keras(spec["class_name"], spec["config"])
         if class_name == "Functional":
             keras_spec["name"] = spec["name"]
@@ -113,7 +117,9 @@ def spec_to_keras(class_name, config, cls=None):
     from minikeras.models.functional import Functional
     from minikeras.models.sequential import Sequential
 
-    if cls.__module__.startswith("minikeras."):
+    if cls.__module__.startswith("minikeras.applications."):  # ConvNeXt's LayerScale: where Keras defines it
+        module, registered_name = "keras.src.applications." + cls.__module__.rsplit(".", 1)[-1], cls.__name__
+    elif cls.__module__.startswith("minikeras."):
         module, registered_name = "keras.layers", None
     else:
         module, registered_name = None, keras_registered_name(cls)

@@ -27,3 +27,12 @@ from minikeras.utils.audio_dataset import audio_dataset_from_directory  # noqa: 
 from minikeras.utils.timeseries_dataset import timeseries_dataset_from_array  # noqa: F401,E402
 from minikeras.utils.split_dataset import normalize, split_dataset  # noqa: F401,E402
 from minikeras.utils.model_visualization import model_to_dot, plot_model  # noqa: F401,E402
+
+
+def __getattr__(name):
+    # FeatureSpace is a layer: loaded on first use, as minikeras loads its layers.
+    if name == "FeatureSpace":
+        from minikeras.layers.feature_space import FeatureSpace
+
+        return FeatureSpace
+    raise AttributeError(f"module 'minikeras.utils' has no attribute {name!r}")

@@ -87,7 +87,7 @@ def _first_node(layer):
 
 def make_layer_label(layer, show_layer_names, show_layer_activations, show_dtype, show_shapes, show_trainable):
     """Keras's HTML-like table label of one layer's node."""
-    class_name = type(layer).__name__
+    class_name = getattr(layer, "keras_class_name", type(layer).__name__)
     span = max(1, int(show_dtype) + int(show_trainable) + (2 if show_shapes else 0))
     title = f"<b>{html.escape(layer.name)}</b> ({class_name})" if show_layer_names else f"<b>{class_name}</b>"
     table = ('<<table border="0" cellborder="1" bgcolor="black" cellpadding="10">'
@@ -130,7 +130,8 @@ def _graph(model, label_options, rankdir, expand_nested, dpi, splines, subgraph=
     if not isinstance(model, (Functional, Sequential)):
         graph.add_node(str(id(model)), make_layer_label(model, **label_options))
         return graph
-    layers = model.layers
+    # A functional model's operations (``inputs + x``) are nodes of the drawing too, as in Keras.
+    layers = model._layers if isinstance(model, Functional) else model.layers
     for layer in layers:
         if expand_nested and isinstance(layer, (Functional, Sequential)):
             graph.subgraphs.append(_graph(layer, label_options, rankdir, expand_nested, dpi, splines, True))

@@ -10,6 +10,7 @@ import os
 import pathlib
 import shutil
 import subprocess
+import zipfile
 
 import numpy
 import pytest
@@ -29,9 +30,65 @@ def _compare(model, folder, file_name, atol):
     numpy.testing.assert_allclose(outputs, recorded["outputs"], atol=atol * scale, rtol=0)
 
 
+def _compare_both_layouts(model, folder):
+    """Keras's outputs after loading each of its layouts, the weights zeroed
+    in between so the second file must set every one of them."""
+    for file_name in ("model.weights.h5", "model.h5"):
+        model.set_weights([numpy.zeros(weight.shape, "float32") for weight in model.weights])
+        _compare(model, folder, file_name, atol=1e-5)
+
+
 def test_keras_weights_file_gives_keras_outputs():
     model = mk.applications.MobileNet(weights=None, alpha=0.25, include_top=False, input_shape=(32, 32, 3))
     _compare(model, FIXTURES / "mobilenet_025", "model.weights.h5", atol=1e-5)
+
+
+def test_keras_convnext_weights_in_both_layouts_give_keras_outputs():
+    """A small ConvNeXt (Keras's builder with depths [1, 1, 2, 1], 8-32
+    channels, logits) saved by Keras 3.15: its nested Sequential blocks,
+    grouped 7x7 convolutions, LayerScale and residual operations load by
+    name from .weights.h5 and by order from tf.keras's .h5."""
+    model = mk.applications.convnext.ConvNeXt([1, 1, 2, 1], [8, 16, 24, 32], name="convnext_mini",
+                                              input_shape=(32, 32, 3), classes=5, classifier_activation=None)
+    _compare_both_layouts(model, FIXTURES / "convnext_mini")
+
+
+def test_keras_efficientnet_v2_weights_in_both_layouts_give_keras_outputs():
+    """A small EfficientNetV2 (Keras's builder on B0's stages, width 0.125,
+    depth 0.34, logits): Fused-MBConv and MBConv blocks with
+    squeeze-and-excitation and the in-model Normalization."""
+    model = mk.applications.efficientnet_v2.EfficientNetV2(
+        0.125, 0.34, 32, name="efficientnetv2-b0", weights=None, input_shape=(32, 32, 3), classes=5,
+        classifier_activation=None)
+    _compare_both_layouts(model, FIXTURES / "efficientnetv2_mini")
+
+
+def test_keras_nasnet_weights_in_both_layouts_give_keras_outputs():
+    """A small NASNet-A (Keras's builder, 1 @ 96, stem 8, logits): the
+    factorised reductions, projections and cells load by name from
+    .weights.h5 and by Keras's layer order from tf.keras's .h5."""
+    model = mk.applications.nasnet.NASNet((32, 32, 3), penultimate_filters=96, num_blocks=1, stem_block_filters=8,
+                                          skip_reduction=False, weights=None, classes=5, default_size=32,
+                                          classifier_activation=None, name="nasnet_mini")
+    _compare_both_layouts(model, FIXTURES / "nasnet_mini")
+
+
+def test_a_keras_saved_convnext_file_loads_and_is_saved_as_keras_saves_it(tmp_path):
+    """A whole .keras file of a small ConvNeXt saved by Keras 3.15
+    (fixtures/record_convnext_keras_file.py): nested Sequential blocks,
+    LayerScale layers and the residual operation nodes load, give Keras's
+    outputs, and are written back under Keras's modules."""
+    recorded = numpy.load(FIXTURES / "convnext_mini_model.npz")
+    model = mk.models.load_model(FIXTURES / "convnext_mini_model.keras")
+    numpy.testing.assert_allclose(model.predict(recorded["inputs"], verbose=0), recorded["outputs"], atol=1e-5)
+    model.save(tmp_path / "again.keras")
+    with zipfile.ZipFile(tmp_path / "again.keras") as archive:
+        layers = json.loads(archive.read("config.json"))["config"]["layers"]
+    modules = {(spec["class_name"], spec["module"], spec["registered_name"]) for spec in layers}
+    assert ("LayerScale", "keras.src.applications.convnext", "LayerScale") in modules
+    assert ("Add", "keras.src.ops.numpy", "Add") in modules
+    again = mk.models.load_model(tmp_path / "again.keras")
+    numpy.testing.assert_allclose(again.predict(recorded["inputs"], verbose=0), recorded["outputs"], atol=1e-5)
 
 
 def test_weights_argument_takes_a_path_and_imagenet_reads_the_keras_cache(tmp_path, monkeypatch):
@@ -82,6 +139,10 @@ LIVE = [
     ("Xception", {"include_top": False, "input_shape": [71, 71, 3]}),
     ("InceptionV3", {"include_top": False, "input_shape": [75, 75, 3], "pooling": "max"}),
     ("InceptionResNetV2", {"include_top": False, "input_shape": [75, 75, 3]}),
+    ("ConvNeXtTiny", {"include_top": False, "input_shape": [32, 32, 3], "pooling": "avg"}),
+    ("EfficientNetV2B0", {"include_top": True, "input_shape": [32, 32, 3], "classes": 10}),
+    ("EfficientNetV2S", {"include_top": False, "input_shape": [32, 32, 3], "pooling": "max"}),
+    ("NASNetMobile", {"include_top": True, "input_shape": [32, 32, 3], "classes": 10}),
 ]
 
 

@@ -294,7 +294,8 @@ def test_channels_first_is_refused_clearly():
 
 
 @pytest.mark.parametrize("make, message", [
-    (lambda: layers.Conv2D(2, 3, groups=2), "only groups=1"),
+    (lambda: layers.Conv2D(3, 3, groups=2), "filters must be evenly divisible by the number of groups"),
+    (lambda: layers.Conv2D(2, 3, groups=0), "groups must be positive"),
     (lambda: layers.Conv2D(0, 3), "filters must be positive, received 0"),
     (lambda: layers.Conv2D(2, (3, 3, 3)), "kernel_size must be an int or a tuple of 2 ints"),
     (lambda: layers.Conv2D(2, 3, padding="full"), "padding must be 'valid' or 'same', received 'full'"),

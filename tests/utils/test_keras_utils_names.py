@@ -31,7 +31,7 @@ LEFT_OUT = {
 ELSEWHERE = {
     "config": {"enable_traceback_filtering", "disable_traceback_filtering", "is_traceback_filtering_enabled",
                "dtype_policy", "set_dtype_policy"},
-    "utils": {"FeatureSpace"},
+    "utils": set(),
 }
 
 

@@ -23,6 +23,8 @@ from minikeras.ops.math._elementwise import operand
 from minikeras.ops.math._operands import _as_tensor
 from minikeras.ops.nn import conv as _conv, conv3d as _conv3d, pool as _pool
 from minikeras.ops.nn import conv3d_transpose as _conv3d_transpose
+
+from minikeras.ops.nn.conv_grouped import grouped_conv
 from minikeras.ops.reduce import max as _max, mean
 from minikeras.utils.argument_validation import standardize_tuple, validate_int
 
@@ -70,11 +72,16 @@ def _pair(op_name, name, value, allow_zero=False):
 
 
 def conv(inputs, kernel, strides=1, padding="valid", data_format=None, dilation_rate=1):
-    """N-D convolution (1-D, 2-D or 3-D by the input's rank); kernel ``(spatial..., in, out)``."""
+    """N-D convolution (1-D, 2-D or 3-D by the input's rank); kernel ``(spatial..., in, out)``, or
+    ``(spatial..., in // groups, out)`` for a grouped convolution (the groups inferred, as Keras does)."""
     data_format = _data_format("conv", data_format)
     x, kernel = _to_last(_tensor("conv", inputs), data_format), _tensor("conv", kernel)
     rank = _spatial_rank("conv", x)
-    if rank == 1:
+    channels, kernel_channels = x.shape[-1], kernel.shape[-2]
+    if kernel_channels != channels and kernel_channels and channels % kernel_channels == 0:
+        # As Keras's backends: a kernel over in_channels // groups channels is a grouped convolution.
+        out = grouped_conv(x, kernel, channels // kernel_channels, rank, strides, padding, dilation_rate)
+    elif rank == 1:
         out = _conv.conv1d(x, kernel, strides, padding, dilation_rate)
     elif rank == 2:
         out = _conv.conv2d(x, kernel, strides, padding, dilation_rate)

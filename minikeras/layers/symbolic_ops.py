@@ -1,0 +1,86 @@
+"""Arithmetic on symbolic tensors: ``x + y``, ``x * 2``, ``-x`` while a
+functional model is built (Keras 3 records these as operations in the graph).
+
+``KerasTensor``'s operators call a ``SymbolicOperation``: a weightless layer
+holding which ``ops`` function to apply and, for ``tensor op number``, the
+number. Like Keras's operations it is a node of the graph (so the model runs
+it, saves it and rebuilds it) but not one of ``model.layers``, which lists
+layers only: ConvNeXt's ``inputs + layer(x)`` leaves Keras's layer count,
+and the weights' order, as they are.
+"""
+import numbers
+
+from minikeras import ops
+from minikeras.layers.base import Layer
+
+__all__ = []  # built by KerasTensor's operators, not by users
+
+# Keras's operation names (the nodes' default names), and the op each applies.
+_BINARY = {"add": ops.add, "subtract": ops.subtract, "multiply": ops.multiply, "true_divide": ops.true_divide,
+           "power": ops.power, "matmul": ops.matmul}
+_UNARY = {"negative": ops.negative, "absolute": ops.absolute}
+
+
+class SymbolicOperation(Layer):
+    """One arithmetic operation as a graph node.
+
+    Args:
+        operation: a name of ``_BINARY`` or ``_UNARY`` (Keras's op names).
+        constant: for ``tensor op number``, the number (None: both operands
+            are tensors, or the operation is unary).
+        constant_first: the number is the left operand (``2 - x``).
+        **kwargs: base Layer arguments (name).
+    """
+
+    _is_operation = True  # a graph node that Functional.layers leaves out, as Keras's operations
+    _casts_inputs = False  # ops keep their operands' dtypes (int + int stays int)
+
+    def __init__(self, operation, constant=None, constant_first=False, **kwargs):
+        if operation not in _BINARY and operation not in _UNARY:
+            raise ValueError(f"SymbolicOperation: unknown operation {operation!r}; expected one of "
+                             f"{sorted(_BINARY) + sorted(_UNARY)}.")
+        if constant is not None and not isinstance(constant, numbers.Number):
+            raise TypeError(f"SymbolicOperation {operation!r}: the constant operand must be a number, received "
+                            f"{type(constant).__name__}.")
+        kwargs.setdefault("name", None)
+        if kwargs["name"] is None:
+            from minikeras.layers.naming import unique_name
+
+            kwargs["name"] = unique_name(operation)
+        super().__init__(**kwargs)
+        self.operation, self.constant, self.constant_first = operation, constant, bool(constant_first)
+        self.built = True
+
+    @property
+    def keras_class_name(self):
+        """Keras's class of the operation (``Add``, ``TrueDivide``, ...), as its summary shows it."""
+        return "".join(part.capitalize() for part in self.operation.split("_"))
+
+    def call(self, inputs):
+        if self.operation in _UNARY:
+            return _UNARY[self.operation](inputs)
+        function = _BINARY[self.operation]
+        if self.constant is None:
+            left, right = inputs
+            return function(left, right)
+        return function(self.constant, inputs) if self.constant_first else function(inputs, self.constant)
+
+    def get_config(self):
+        return {"name": self.name, "operation": self.operation, "constant": self.constant,
+                "constant_first": self.constant_first}
+
+
+def apply(operation, left, right=None, reflected=False):
+    """``left <operation> right`` (``right <operation> left`` when
+    ``reflected``) where at least one is a KerasTensor; ``NotImplemented``
+    for operands this cannot record (so Python tries the other side)."""
+    from minikeras.layers.input import KerasTensor
+
+    if operation in _UNARY:
+        return SymbolicOperation(operation)(left)
+    if isinstance(right, KerasTensor):
+        operands = [right, left] if reflected else [left, right]
+        return SymbolicOperation(operation)(operands)
+    if isinstance(right, numbers.Number) and not isinstance(right, bool):
+        return SymbolicOperation(operation, constant=right, constant_first=reflected)(left)
+    return NotImplemented
