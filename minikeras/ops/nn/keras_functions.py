@@ -77,7 +77,9 @@ def conv(inputs, kernel, strides=1, padding="valid", data_format=None, dilation_
     data_format = _data_format("conv", data_format)
     x, kernel = _to_last(_tensor("conv", inputs), data_format), _tensor("conv", kernel)
     rank = _spatial_rank("conv", x)
-    channels, kernel_channels = x.shape[-1], kernel.shape[-2]
+    channels = x.shape[-1]
+    # (a kernel of the wrong rank is refused, clearly, by the convolution itself)
+    kernel_channels = kernel.shape[-2] if kernel.ndim == x.ndim else channels
     if kernel_channels != channels and kernel_channels and channels % kernel_channels == 0:
         # As Keras's backends: a kernel over in_channels // groups channels is a grouped convolution.
         out = grouped_conv(x, kernel, channels // kernel_channels, rank, strides, padding, dilation_rate)
