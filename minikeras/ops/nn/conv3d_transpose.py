@@ -11,6 +11,7 @@ matrix is built. The output size and "same" padding are TensorFlow's
 2-D transposed convolutions (``conv_transpose._output_length``).
 """
 from minikeras.autograd import Function
+from minikeras.ops.nn.half_precision import in_float32
 from minikeras.ops.math.unary import _as_tensor
 from minikeras.ops.nn.conv3d import _Geometry, _check_input, _triple
 from minikeras.ops.nn.conv_transpose import _output_length
@@ -96,4 +97,4 @@ def conv3d_transpose(x, kernel, strides=1, padding="valid", output_padding=None,
         raise ValueError(f"{op_name}: output_padding {output_padding!r} gives an output of spatial shape {spatial} "
                          f"whose convolution has size {geometry.out}, not the input's {tuple(x.shape[1:4])}.")
     output_shape = (x.shape[0],) + spatial + (kernel.shape[3],)
-    return Conv3DTranspose(geometry, output_shape).apply(x, kernel)
+    return in_float32(Conv3DTranspose(geometry, output_shape), x, kernel)  # CuPy cannot batch-matmul bfloat16
