@@ -7,8 +7,9 @@ import gc
 import numpy
 import pytest
 
-from minikeras import ops
+from minikeras import kernels, ops
 from minikeras.autograd import Tensor
+from minikeras.device import registry
 from minikeras.device.graph import GraphCaptureError
 from minikeras.kernels import captured_random
 
@@ -35,19 +36,33 @@ def test_outside_a_capture_a_draw_is_the_generators_own(simulated_gpu):
     assert captured_random.stream_of(first) is None  # no stream, no device state: eager is untouched
 
 
-def test_each_replay_draws_a_new_mask_and_advances_the_device_offset(simulated_gpu):
-    generator = simulated_gpu.new_rng(11)
-    graph, out = _capture_dropout(simulated_gpu, generator)
+def _check_replays(device):
+    generator = device.new_rng(11)
+    graph, out = _capture_dropout(device, generator)
     stream = captured_random.stream_of(generator)
-    assert simulated_gpu.to_host(stream.offset) == 0  # as on CUDA, the capture ran nothing
+    assert device.to_host(stream.offset) == 0  # as on CUDA, the capture ran nothing
+    cpu = registry.get_device("cpu:0")
     masks = []
     for replay in range(1, 4):
         graph.launch()
-        masks.append(simulated_gpu.to_host(out.data).copy())
-        assert simulated_gpu.to_host(stream.offset) == replay * out.size
-    for mask in masks:
-        assert set(numpy.unique(mask)) == {0.0, 2.0}  # kept ones scaled by 1 / (1 - rate)
+        masks.append(device.to_host(out.data).copy())
+        assert device.to_host(stream.offset) == replay * out.size
+        # The stream's numbers at the offset the replay read: the CPU reference of the kernel.
+        state = numpy.array([(replay - 1) * out.size, 0], numpy.uint64)
+        uniform = kernels.registered()["counter_random"].reference(cpu, out.shape, numpy.float32, stream.key, state,
+                                                                   False)
+        numpy.testing.assert_array_equal(masks[-1], (uniform >= 0.5) * numpy.float32(2.0))
     assert not numpy.array_equal(masks[0], masks[1]) and not numpy.array_equal(masks[1], masks[2])
+    graph.release()
+
+
+def test_each_replay_draws_a_new_mask_and_advances_the_device_offset(simulated_gpu):
+    _check_replays(simulated_gpu)
+
+
+@pytest.mark.cuda
+def test_each_cuda_graph_replay_draws_the_next_masks_of_the_stream():
+    _check_replays(registry.get_device("gpu:0"))  # the compiled kernel, captured and replayed by CUDA
 
 
 def test_the_masks_follow_the_seed_and_the_rate(simulated_gpu):
