@@ -58,7 +58,8 @@ def draw(generator, device, method, shape, dtype):
         not covered, e.g. a host generator).
     """
     capture = graph.active_capture()
-    if capture is None or capture.device is not device or not _draws_on(generator, device):
+    if (capture is None or capture.device is not device or method not in _METHODS
+            or not _draws_on(generator, device)):
         return getattr(generator, method)(shape, dtype=dtype)
     stream = _stream(generator, device)
     if not any(kept is stream for kept in capture.keep_alive):

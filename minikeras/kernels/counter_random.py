@@ -126,7 +126,7 @@ def counter_random_reference(device, shape, dtype, key, state, normal):
     elif dtype == numpy.float32:
         values = (z >> _u64(40)).astype(numpy.float32) * numpy.float32(2.0 ** -24)
     else:
-        values = (z >> _u64(11)).astype(numpy.float64) * 2.0 ** -53
+        values = ((z >> _u64(11)).astype(numpy.float64) * 2.0 ** -53).astype(dtype, copy=False)
     offset = state[:1]
     offset += _u64(count)  # in place on the device word (no copy back, as `state[:1] += n` would add)
     return values.reshape(shape)
