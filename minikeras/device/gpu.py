@@ -210,7 +210,7 @@ class GpuDevice(Device):
     def new_rng(self, entropy):
         seed = None if entropy is None else int(numpy.random.SeedSequence(entropy).generate_state(1)[0])
         with self.activate():
-            return _Generator(self.xp.random.default_rng(seed), self)
+            return _Generator(self.xp.random.default_rng(seed), self, entropy)
 
     def copy_array(self, array):
         with self.activate():
@@ -231,11 +231,17 @@ class _Generator:
     (``_state``). The copy gets a new lock and its own copy of the states,
     so it draws what the original would draw next, independently."""
 
-    __slots__ = ("_generator", "_device")
+    __slots__ = ("_generator", "_device", "entropy", "__weakref__")
 
-    def __init__(self, generator, device):
+    def __init__(self, generator, device, entropy=None):
         self._generator = generator
         self._device = weakref.ref(device)  # device.rng holds the generator: no cycle
+        self.entropy = entropy  # what it was seeded from: the key of its stream in a captured step
+
+    @property
+    def device(self):
+        """The device it draws on (kernels/captured_random.py)."""
+        return self._device()
 
     def __getattr__(self, name):
         value = getattr(self._generator, name)
@@ -259,7 +265,7 @@ class _Generator:
                 for name, value in vars(owner).items():
                     if isinstance(value, xp.ndarray):
                         setattr(owner, name, value.copy())
-        return _Generator(clone, device)
+        return _Generator(clone, device, self.entropy)
 
 
 def tagged_owner(array):

@@ -80,6 +80,9 @@ class Capture:
         mode: the CUDA stream capture mode.
         graph: the captured graph (``graph.launch()``), once the block exited
             without error.
+        keep_alive: objects the graph's kernels use that must live as long as
+            it does (the counter streams of random draws,
+            ``kernels/captured_random.py``); the graph holds them.
     """
 
     def __init__(self, device, mode):
@@ -88,6 +91,7 @@ class Capture:
         self.device = device
         self.mode = mode
         self.graph = None
+        self.keep_alive = []
 
     @contextlib.contextmanager
     def _current(self):
@@ -112,10 +116,11 @@ class CudaGraph:
             is handed out to other work).
     """
 
-    def __init__(self, device, graph, pool):
+    def __init__(self, device, graph, pool, keep_alive=()):
         self.device = device
         self._graph = graph
         self._pool = pool
+        self._keep_alive = list(keep_alive)
 
     def launch(self):
         """Replay the graph on the device's stream (after the work queued there)."""
@@ -128,6 +133,7 @@ class CudaGraph:
         """Drop the graph and give its private pool's unused blocks back to
         the driver (drop the arrays made during the capture first)."""
         self._graph = None
+        self._keep_alive = []
         if self._pool is not None:
             with self.device.xp.cuda.Device(self.device.physical.index):
                 self._pool.free_all_blocks()
@@ -174,7 +180,7 @@ def capture_cuda(device, mode="relaxed"):
         device.stream, device._allocator = saved
         with cupy.cuda.Device(device.physical.index):
             device.stream.wait_event(side.record())
-    capture.graph = CudaGraph(device, graph, pool)
+    capture.graph = CudaGraph(device, graph, pool, capture.keep_alive)
 
 
 def _is_cuda_error(error):

@@ -184,7 +184,7 @@ class SimulatedGpuDevice(Device):
         scatter.scatter_reduce(self.xp, op, target, indices, values)
 
     def new_rng(self, entropy):
-        return _SimulatedGenerator(self, numpy.random.default_rng(entropy))
+        return _SimulatedGenerator(self, numpy.random.default_rng(entropy), entropy)
 
 
 class _SimulatedGenerator:
@@ -195,9 +195,15 @@ class _SimulatedGenerator:
         "poisson power random standard_exponential standard_gamma standard_normal uniform".split()
     )
 
-    def __init__(self, device, rng):
+    def __init__(self, device, rng, entropy=None):
         self._device = device
         self._rng = rng
+        self.entropy = entropy  # what it was seeded from: the key of its stream in a captured step
+
+    @property
+    def device(self):
+        """The device it draws on (kernels/captured_random.py)."""
+        return self._device
 
     def __getattr__(self, name):
         if name not in self._METHODS:

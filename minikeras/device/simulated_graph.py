@@ -12,8 +12,10 @@ A capture on the simulated GPU (``SimulatedGpuDevice.capture``) does what
   capture runs nothing;
 - what CUDA refuses raises :class:`~minikeras.device.graph.GraphCaptureError`:
   a host read or synchronisation, an upload from host memory, work issued
-  to another device's stream, a random draw (the host-side generator of the
-  simulation would be frozen into the graph), and in ``"global"`` mode any
+  to another device's stream, a draw from a generator (the host-side
+  generator of the simulation would be frozen into the graph; random layers
+  draw from counter streams instead, ``kernels/captured_random.py``, whose
+  recorded kernel reads and advances its device offset at every replay), and in ``"global"`` mode any
   new allocation (``cudaMalloc`` is an unsafe call there; the simulation has
   no pool cache that could serve it, so it refuses every one);
 - :meth:`SimulatedGraph.launch` re-runs the nodes in order, writing each
@@ -36,11 +38,12 @@ from minikeras.device.simulated_array import _root
 class SimulatedGraph:
     """A recording of a capture, replayed by :meth:`launch`."""
 
-    def __init__(self, device, nodes, reads, writes):
+    def __init__(self, device, nodes, reads, writes, keep_alive=()):
         self.device = device
         self._nodes = nodes
         self._reads = reads
         self._writes = writes
+        self._keep_alive = list(keep_alive)  # Capture.keep_alive
 
     @property
     def node_count(self):
@@ -58,7 +61,7 @@ class SimulatedGraph:
 
     def release(self):
         """Drop the recording (and with it the buffers it held)."""
-        self._nodes = self._reads = self._writes = ()
+        self._nodes = self._reads = self._writes = self._keep_alive = ()
 
 
 def _write_into(recorded, value):
@@ -115,7 +118,8 @@ class SimulatedCapture(graph.Capture):
         for root, before in self._saved.values():
             root[...] = before
         self._saved.clear()
-        return SimulatedGraph(self.device, self._nodes, list(self._reads.values()), list(self._writes.values()))
+        return SimulatedGraph(self.device, self._nodes, list(self._reads.values()), list(self._writes.values()),
+                              self.keep_alive)
 
 
 def capture_simulated(device, mode="relaxed"):

@@ -12,7 +12,9 @@ module:
   launch);
 - ``reductions``: sparse softmax cross-entropy forward and backward;
 - ``pooling``: max and average pooling forward and backward;
-- ``im2col``: a convolution's patch matrix from the unpadded input.
+- ``im2col``: a convolution's patch matrix from the unpadded input;
+- ``counter_random``: uniform and normal numbers from a counter-based stream whose offset is a device
+  word the kernel advances (random layers inside a captured step: ``captured_random.py``).
 
 See ``kernel.py`` for how a Kernel's source, reference and launch fit
 together, and ARCHITECTURE.md ("GPU kernels") for an example end to end.
@@ -20,5 +22,6 @@ together, and ARCHITECTURE.md ("GPU kernels") for an example end to end.
 from minikeras.kernels.kernel import Kernel, cuda_source, get, register, registered
 from minikeras.kernels import (  # noqa: F401  (they register)
     bias_gradient, elementwise, im2col, matmul_epilogue, optimizer_updates, pooling, reductions)
+from minikeras.kernels import counter_random  # noqa: F401,E402  (it registers)
 
 __all__ = ["Kernel", "cuda_source", "get", "register", "registered"]

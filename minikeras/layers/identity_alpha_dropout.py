@@ -1,6 +1,9 @@
 """Identity (returns its input) and AlphaDropout (dropout that keeps SELU's
 self-normalizing mean and variance)."""
+import numpy
+
 from minikeras import ops
+from minikeras.kernels import captured_random
 from minikeras.layers.base import Layer
 from minikeras.layers.regularization import _check_rate, _RandomLayer
 
@@ -58,7 +61,8 @@ class AlphaDropout(_RandomLayer):
 
         generator = self._generator(device) or random.generator(device)
         with device.activate():
-            kept = (generator.random(shape) >= self.rate).astype(inputs.dtype)
+            uniform = captured_random.draw(generator, device, "random", shape, numpy.float64)  # random()'s default
+            kept = (uniform >= self.rate).astype(inputs.dtype)
         from minikeras.autograd import Tensor
 
         kept = Tensor(kept, device=device)

@@ -6,7 +6,9 @@ so); otherwise they return their input unchanged. Their randomness comes
 from ``minikeras.random``'s generator of the device the op runs on, or,
 with ``seed=n``, from the layer's own generator seeded with ``n`` (one per
 device), which advances on every call: the masks differ from step to step
-but repeat from run to run.
+but repeat from run to run. Inside a step captured as a CUDA graph
+(``compile(jit_compile=True)`` on a GPU) the same generator's counter
+stream draws instead, on the device (``kernels/captured_random.py``).
 """
 import numbers
 
@@ -15,6 +17,7 @@ import numpy
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras import ops, random, regularizers
 from minikeras.device import current_scope_device
+from minikeras.kernels import captured_random
 from minikeras.layers.base import Layer
 from minikeras.layers.input_spec import InputSpec
 
@@ -69,7 +72,7 @@ class _RandomLayer(Layer):
         generator = self._generator(device) or random.generator(device)
         dtype = inputs.dtype if inputs.dtype in (numpy.float32, numpy.float64) else numpy.float32
         with device.activate():
-            noise = generator.standard_normal(inputs.shape, dtype=dtype)
+            noise = captured_random.draw(generator, device, "standard_normal", inputs.shape, dtype)
             return noise.astype(inputs.dtype, copy=False)
 
 

@@ -9,7 +9,10 @@ of the batch's shapes, and every later batch of those shapes is one upload
 per input into the static buffers, one upload of the optimizer's per-step
 scalars (``optimizers/_step_scalars.py``: learning rate, bias corrections,
 recomputed on the host exactly as the eager step computes them) and one
-graph launch. The weights, optimizer slots and layer state are updated in
+graph launch. Random layers (Dropout, SpatialDropout, GaussianNoise,
+GaussianDropout, AlphaDropout) draw inside the graph from counter streams
+whose offsets the graph advances on the device (``kernels/captured_random.py``),
+so every replay draws new masks. The weights, optimizer slots and layer state are updated in
 place by the graph, so they need no copying; the step's loss and
 predictions, which the next replay overwrites, are copied (one device copy
 each) for the logs, which read them later as the eager step's logs do.
@@ -29,8 +32,10 @@ an optimizer whose update needs per-step host values it does not route
 through device scalars (anything but SGD, RMSprop, Adam and AdamW; EMA or
 gradient accumulation), or a step that does in its body what a graph cannot
 hold: a host read (``float(loss)``, data-dependent Python control flow), an
-upload, a random draw (Dropout: the generators are host-driven), work on
-another device. The capture itself finds the last kind (GraphCaptureError).
+upload, a random draw that does not go through ``captured_random.draw``
+(e.g. ``minikeras.random.normal`` in a custom layer, the image augmentation
+layers: their generators are host-driven), work on another device. The
+capture itself finds the last kind (GraphCaptureError).
 """
 import warnings
 
@@ -38,6 +43,7 @@ import numpy
 
 from minikeras.autograd import Tensor
 from minikeras.device.graph import GraphCaptureError
+from minikeras.kernels import captured_random
 from minikeras.optimizers._step_scalars import StepScalars
 from minikeras.utils import deferred_checks
 from minikeras.utils.nest import flatten, pack_sequence_as
@@ -197,6 +203,7 @@ class _StepGraph:
         scalars = StepScalars(device, model.trainable_weights[0].dtype)
         iterations = optimizer._iterations
         checks_before = len(deferred_checks._pending)
+        captured_random.prepare(device)  # the random layers' counter streams (their offsets on the device)
         optimizer._captured_scalars = scalars
         try:
             with device.capture() as capture:

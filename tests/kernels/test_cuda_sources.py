@@ -77,6 +77,8 @@ def _check_argument(c_type, value, dtype, where):
         assert isinstance(value, numpy.ndarray), f"{where}: {c_type} takes an array, received {type(value)}"
         if "scalar_t" in c_type:
             assert value.dtype == dtype, f"{where}: {c_type} takes {dtype}, received {value.dtype}"
+        elif "unsigned long long" in c_type:
+            assert value.dtype == numpy.uint64, f"{where}: {c_type} takes uint64, received {value.dtype}"
         elif "long long" in c_type:
             assert value.dtype == numpy.int64, f"{where}: {c_type} takes int64, received {value.dtype}"
         elif "int" in c_type:
@@ -176,6 +178,8 @@ def _cases(dtype):
         "avg_pool_backward": [(pooled_grad, same)],
         "im2col": [(images, conv, numpy.empty(patches.shape, dtype), False, [None])],
         "col2im": [(patches, conv, numpy.empty(images.shape, dtype))],
+        "counter_random": [((4, 3), numpy.dtype(dtype), 12345, numpy.zeros(2, numpy.uint64).view(_DeviceArray), False),
+                           ((5,), numpy.dtype(dtype), 2**64 - 1, numpy.zeros(2, numpy.uint64).view(_DeviceArray), True)],
     }
 
 

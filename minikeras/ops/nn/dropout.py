@@ -11,6 +11,7 @@ import numpy
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras import random
 from minikeras.autograd import Function
+from minikeras.kernels import captured_random
 from minikeras.ops._checks import shape_of
 from minikeras.utils.argument_validation import validate_shape
 
@@ -27,7 +28,9 @@ class Dropout(Function):
         # Generators draw float32 or float64 only; draw float32 for float16 inputs.
         draw_dtype = x.dtype if x.dtype in (numpy.float32, numpy.float64) else numpy.float32
         # asarray: a host generator given by the caller draws on the host.
-        uniform = self.device.asarray(generator.random(self.noise_shape, dtype=draw_dtype))
+        # (inside a captured step: the generator's counter stream, kernels/captured_random.py)
+        uniform = self.device.asarray(captured_random.draw(generator, self.device, "random", self.noise_shape,
+                                                           draw_dtype))
         # The scaled mask in x's dtype: kept -> 1/(1-rate), dropped -> 0.
         mask = xp.multiply(uniform >= self.rate, 1.0 / (1.0 - self.rate), dtype=x.dtype)
         if self.needs_input_grad[0]:
