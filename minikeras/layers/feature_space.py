@@ -376,6 +376,14 @@ class FeatureSpace(Layer):
     def from_config(cls, config):
         return cls(**config)
 
+    def save(self, filepath):
+        """Write the FeatureSpace (its preprocessors' state included) to a
+        ``.keras`` file in Keras's layout; ``models.load_model(filepath)``
+        returns it, adapted (and so does ``keras.models.load_model``)."""
+        from minikeras.saving.feature_space_io import save_feature_space
+
+        save_feature_space(self, filepath)
+
 
 def _crosser(cross):
     from minikeras.layers.hashing import HashedCrossing
