@@ -24,7 +24,7 @@ their names (``"city_X_rooms"``). ``save`` writes Keras's ``.keras`` layout
 import numpy
 
 from minikeras.layers.base import Layer
-from minikeras.layers.feature_space_specs import (Cross, Feature, column, deserialize_spec, dtype_name,
+from minikeras.layers.feature_space_specs import (Cross, Feature, cardinality, column, deserialize_spec, dtype_name,
                                                   executing_eagerly, host, serialize_spec)
 from minikeras.layers.naming import unique_name
 from minikeras.layers.tf_data import has_tf_tensors
@@ -283,7 +283,8 @@ class FeatureSpace(Layer):
                     if not dtype.startswith("int"):
                         raise ValueError(f"Feature '{name}' has `output_mode='one_hot'`. Thus its preprocessor should "
                                          f"return an integer dtype. Instead it returns a {dtype} dtype.")
-                    self.one_hot_encoders[name] = CategoryEncoding(num_tokens=self._cardinality(name),
+                    layer = self.preprocessors.get(name) or self.crossers[name]
+                    self.one_hot_encoders[name] = CategoryEncoding(num_tokens=cardinality(name, layer),
                                                                    output_mode="multi_hot")
                 value = self.one_hot_encoders[name](value)
             encoded[name] = value
@@ -297,26 +298,6 @@ class FeatureSpace(Layer):
         if self.concat is None:
             self.concat = Concatenate(axis=-1)
         return self.concat([encoded[name] for name in names])
-
-    def _cardinality(self, name):
-        from minikeras.layers.categorical_preprocessing import CategoryEncoding, Discretization
-        from minikeras.layers.hashing import HashedCrossing, Hashing
-        from minikeras.layers.index_lookup import IntegerLookup, StringLookup
-
-        preprocessor = self.preprocessors.get(name) or self.crossers[name]
-        if isinstance(preprocessor, (Hashing, HashedCrossing)):
-            return preprocessor.num_bins
-        if isinstance(preprocessor, (IntegerLookup, StringLookup)):
-            return preprocessor.vocabulary_size()
-        if isinstance(preprocessor, CategoryEncoding):
-            return preprocessor.num_tokens
-        if isinstance(preprocessor, Discretization):
-            if preprocessor.num_bins is not None:
-                return preprocessor.num_bins
-            return len(preprocessor.bin_boundaries) + 1
-        raise ValueError(f"Feature '{name}' has `output_mode='one_hot'`. However it isn't a standard feature and the "
-                         "dimensionality of its output space is not known, thus it cannot be one-hot encoded. Try "
-                         "using `output_mode='int'`.")
 
     def __call__(self, data):
         """Encode ``data``: ``{column name: values}`` (a batch of values per
@@ -375,6 +356,27 @@ class FeatureSpace(Layer):
     @classmethod
     def from_config(cls, config):
         return cls(**config)
+
+    def get_build_config(self):
+        """Keras's: each preprocessor's build config (its input shape, once built), by feature name."""
+        configs = {}
+        for name, preprocessor in self.preprocessors.items():
+            shape = getattr(preprocessor, "_build_input_shape", None)
+            shape = shape if shape is not None else (None, 1) if preprocessor.built else None  # built by adapt()
+            configs[name] = {} if shape is None else {"input_shape": list(shape)}
+        return configs
+
+    def build_from_config(self, config):
+        """Create the preprocessors' weights from ``get_build_config()``'s
+        output (their values are loaded next), as Keras does when it loads a
+        saved FeatureSpace."""
+        for name, layer_config in config.items():
+            preprocessor = self.preprocessors.get(name)
+            shape = layer_config.get("input_shape") if isinstance(layer_config, dict) else None
+            if preprocessor is not None and not preprocessor.built and shape is not None:
+                preprocessor.build(tuple(shape))
+                preprocessor._build_input_shape, preprocessor.built = tuple(shape), True
+        self._is_adapted = True
 
     def save(self, filepath):
         """Write the FeatureSpace (its preprocessors' state included) to a

@@ -8,7 +8,7 @@ import numpy
 
 from minikeras.layers.serialization import deserialize, serialize
 
-__all__ = ["Cross", "Feature", "serialize_spec"]
+__all__ = ["Cross", "Feature", "cardinality", "serialize_spec"]
 
 FEATURE_MODULE = "keras.src.layers.preprocessing.feature_space"  # where Keras defines Feature and Cross
 
@@ -98,6 +98,27 @@ def deserialize_spec(value, cls):
     if "class_name" in value and value["class_name"] != cls.__name__:
         raise ValueError(f"Expected a serialized {cls.__name__}, received class_name={value['class_name']!r}.")
     return cls.from_config(dict(value.get("config", value)))
+
+
+def cardinality(name, preprocessor):
+    """How many values a preprocessor's integer output takes: the one-hot width of feature (or cross) ``name``."""
+    from minikeras.layers.categorical_preprocessing import CategoryEncoding, Discretization
+    from minikeras.layers.hashing import HashedCrossing, Hashing
+    from minikeras.layers.index_lookup import IntegerLookup, StringLookup
+
+    if isinstance(preprocessor, (Hashing, HashedCrossing)):
+        return preprocessor.num_bins
+    if isinstance(preprocessor, (IntegerLookup, StringLookup)):
+        return preprocessor.vocabulary_size()
+    if isinstance(preprocessor, CategoryEncoding):
+        return preprocessor.num_tokens
+    if isinstance(preprocessor, Discretization):
+        if preprocessor.num_bins is not None:
+            return preprocessor.num_bins
+        return len(preprocessor.bin_boundaries) + 1
+    raise ValueError(f"Feature '{name}' has `output_mode='one_hot'`. However it isn't a standard feature and the "
+                     "dimensionality of its output space is not known, thus it cannot be one-hot encoded. Try using "
+                     "`output_mode='int'`.")
 
 
 def host(value):

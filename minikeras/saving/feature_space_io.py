@@ -28,8 +28,8 @@ from minikeras.layers.naming import to_snake_case
 from minikeras.saving import _checksum, _safety, hdf5_format, keras_config, keras_weights_h5
 from minikeras.saving.atomic import atomic_write
 from minikeras.saving.keras_config_writer import to_keras
-from minikeras.saving.keras_zip import (CONFIG, KERAS_VERSION, METADATA, WEIGHTS, _json_default, read_member,
-                                       weights_limit)
+from minikeras.saving.keras_zip import (CONFIG, KERAS_VERSION, METADATA, WEIGHTS, _json_default, member_size,
+                                       read_member, weights_limit)
 
 _VOCABULARY = "vocabulary.txt"
 _MAX_TEXT_BYTES = 64 * 1024 * 1024  # a config or a vocabulary larger than this is not one
@@ -56,12 +56,11 @@ def _containers(space):
     return containers
 
 
-def _feature_spec(feature):
+def _feature_spec(feature, build_config):
     spec = to_keras(feature.preprocessor)
     if _is_plain_identity(feature.preprocessor):
         spec.update(module=_FEATURE_MODULE, class_name="TFDIdentity", registered_name="TFDIdentity")
-    if "build_config" not in spec:  # built by adapt(): on the FeatureSpace's (batch, 1) columns
-        spec["build_config"] = {"input_shape": [None, 1]} if feature.preprocessor.built else {}
+    spec["build_config"] = build_config
     return {"module": _FEATURE_MODULE, "class_name": "Feature",
             "config": {"dtype": feature.dtype, "preprocessor": spec, "output_mode": feature.output_mode},
             "registered_name": "Feature"}
@@ -78,8 +77,8 @@ def _lookup_vocabulary(layer):
 def save_feature_space(space, filepath, overwrite=True):
     """Write ``space`` (adapted or not) as a Keras ``.keras`` file, atomically."""
     config = space.get_config()
-    config["features"] = {name: _feature_spec(feature) for name, feature in space.features.items()}
-    build_config = {name: spec["config"]["preprocessor"]["build_config"] for name, spec in config["features"].items()}
+    build_config = space.get_build_config()
+    config["features"] = {name: _feature_spec(feature, build_config[name]) for name, feature in space.features.items()}
     spec = {"module": "keras.utils", "class_name": "FeatureSpace", "config": config, "registered_name": None,
             "build_config": build_config}
     config_text = json.dumps(spec, default=_json_default)
@@ -139,12 +138,18 @@ def load_feature_space(archive, spec, custom_objects, safe_mode, source, max_byt
     config = spec.get("config")
     if not isinstance(config, dict) or not isinstance(config.get("features"), dict):
         raise ValueError(f"Malformed FeatureSpace config in {source}: expected a 'features' dict.")
+    build_config = spec.get("build_config") or {}
+    if not isinstance(build_config, dict):
+        raise ValueError(f"Malformed FeatureSpace build_config in {source}: expected a dict, received "
+                         f"{str(build_config)[:200]!r}.")
     config = dict(config)
-    with _safety.safe_mode_scope(safe_mode):
+    # The rebuild may allocate no more than the weights member declares (a Normalization built on a huge shape).
+    weight_bytes = member_size(archive, WEIGHTS, source, weights_limit(max_bytes), "weights under max_bytes")
+    with _safety.safe_mode_scope(safe_mode), _safety.loading_budget(weight_bytes, source, max_bytes):
         config["features"] = {name: _feature_to_minikeras(name, value, custom_objects, safe_mode, source)
                               for name, value in config["features"].items()}
         space = FeatureSpace.from_config(config)
-    _build_preprocessors(space, spec.get("build_config") or {}, source)
+        space.build_from_config(build_config)
     weights = read_member(archive, WEIGHTS, source, weights_limit(max_bytes), "weights under max_bytes")
     with h5py.File(weights, "r") as handle:
         keras_weights_h5.declared_bytes(handle, source, max_bytes)
@@ -157,21 +162,6 @@ def load_feature_space(archive, spec, custom_objects, safe_mode, source, max_byt
     space.get_encoded_features()  # builds the encoders and the concatenation, as adapt() does
     space.built = space._sublayers_built = True
     return space
-
-
-def _build_preprocessors(space, build_config, source):
-    """Create the preprocessors' weights from the file's build config (Keras's ``build_from_config``)."""
-    if not isinstance(build_config, dict):
-        raise ValueError(f"Malformed FeatureSpace build_config in {source}: expected a dict, received "
-                         f"{str(build_config)[:200]!r}.")
-    for name, layer_config in build_config.items():
-        layer = space.preprocessors.get(name)
-        shape = (layer_config or {}).get("input_shape") if isinstance(layer_config, dict) else None
-        if layer is None or layer.built or shape is None:
-            continue
-        shape = tuple(shape)
-        layer.build(shape)
-        layer._build_input_shape, layer.built = shape, True
 
 
 def _plan_layer(handle, path, layer, source, max_bytes):

@@ -142,3 +142,7 @@ def test_damaged_files_are_refused_clearly(table, tmp_path):
     _rewrite(fixture, tmp_path / "weights.keras", drop=("model.weights.h5",))
     with pytest.raises(ValueError, match="has no 'model.weights.h5'"):
         mk.models.load_model(tmp_path / "weights.keras")
+    _rewrite(fixture, tmp_path / "huge.keras",
+             lambda spec: spec["build_config"].update(age={"input_shape": [None, 10**9]}))
+    with pytest.raises(ValueError, match="more than the file's weights justify"):
+        mk.models.load_model(tmp_path / "huge.keras")
