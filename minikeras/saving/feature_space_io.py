@@ -76,6 +76,10 @@ def _lookup_vocabulary(layer):
 
 def save_feature_space(space, filepath, overwrite=True):
     """Write ``space`` (adapted or not) as a Keras ``.keras`` file, atomically."""
+    import os
+
+    if not str(os.fspath(filepath)).endswith(".keras"):
+        raise ValueError(f"Invalid `filepath` argument: expected a `.keras` extension. Received: filepath={filepath}")
     config = space.get_config()
     build_config = space.get_build_config()
     config["features"] = {name: _feature_spec(feature, build_config[name]) for name, feature in space.features.items()}

@@ -81,6 +81,15 @@ def test_saved_space_loads_back_with_identical_encodings(table, tmp_path, output
     assert loaded.get_inputs().keys() == space.get_inputs().keys()
 
 
+def test_save_model_takes_a_feature_space_and_only_keras_files(tmp_path):
+    space = FS({"x": "float", "c": FS.integer_hashed(num_bins=4)})
+    mk.saving.save_model(space, tmp_path / "space.keras")
+    loaded = mk.saving.load_model(tmp_path / "space.keras")
+    numpy.testing.assert_array_equal(loaded({"x": [1.5], "c": [7]}).numpy(), space({"x": [1.5], "c": [7]}).numpy())
+    with pytest.raises(ValueError, match="expected a `.keras` extension"):
+        space.save(tmp_path / "space.h5")
+
+
 def test_the_file_has_keras_layout(table, tmp_path):
     _, columns, _ = table
     space = _keras_space()
