@@ -14,54 +14,22 @@ build a model that takes the raw columns. Inside a ``tf.data`` pipeline
 dataset of dicts) it runs on the host, as minikeras's other preprocessing
 layers do there.
 
-Not built: the hashed features (``string_hashed``, ``integer_hashed``) and
-feature crosses, which need Keras's ``Hashing`` and ``HashedCrossing``
-layers (FarmHash fingerprints), which minikeras does not have yet; asking
-for them raises ``NotImplementedError``. ``save``/``load_model`` of a
-FeatureSpace are not built either (its config round trips, unadapted, as
-Keras's ``from_config`` does).
+Hashed features (``string_hashed``, ``integer_hashed``: Keras's ``Hashing``
+layer, FarmHash bins) and feature crosses (``crosses=``: ``HashedCrossing``
+of the columns' *preprocessed* values, e.g. lookup indices) give Keras's
+bins; crosses follow the features in the concatenated output, sorted by
+their names (``"city_X_rooms"``). ``save`` writes Keras's ``.keras`` layout
+(saving/feature_space_io.py), which ``models.load_model`` reads back.
 """
 import numpy
 
 from minikeras.layers.base import Layer
+from minikeras.layers.feature_space_specs import (Cross, Feature, cardinality, column, deserialize_spec, dtype_name,
+                                                  executing_eagerly, host, serialize_spec)
 from minikeras.layers.naming import unique_name
-from minikeras.layers.serialization import deserialize, serialize
 from minikeras.layers.tf_data import has_tf_tensors
 
 __all__ = ["FeatureSpace"]
-
-_NOT_BUILT = ("hashed features and feature crosses need Keras's Hashing and HashedCrossing layers (FarmHash "
-              "fingerprints), which minikeras does not have yet; encode the column with "
-              "FeatureSpace.string_categorical / integer_categorical instead.")
-_FEATURE_MODULE = "keras.src.layers.preprocessing.feature_space"
-
-
-class Feature:
-    """A column's dtype, preprocessing layer and output mode.
-
-    Args:
-        dtype: the column's dtype (``"float32"``, ``"int32"``, ``"string"``).
-        preprocessor: a layer (or its serialized config).
-        output_mode: ``"int"``, ``"one_hot"`` or ``"float"``.
-    """
-
-    def __init__(self, dtype, preprocessor, output_mode):
-        if output_mode not in {"int", "one_hot", "float"}:
-            raise ValueError("Invalid value for argument `output_mode`. Expected one of {'int', 'one_hot', 'float'}. "
-                             f"Received: output_mode={output_mode}")
-        self.dtype = dtype
-        if isinstance(preprocessor, dict):
-            preprocessor = deserialize(preprocessor)
-        self.preprocessor = preprocessor
-        self.output_mode = output_mode
-
-    def get_config(self):
-        return {"dtype": self.dtype, "preprocessor": serialize(self.preprocessor),
-                "output_mode": self.output_mode}
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
 
 
 class FeatureSpace(Layer):
@@ -72,10 +40,14 @@ class FeatureSpace(Layer):
             (from the class methods below, or ``FeatureSpace.feature``) or
             a name: ``"float"``, ``"float_rescaled"``, ``"float_normalized"``,
             ``"float_discretized"``, ``"integer_categorical"``,
-            ``"string_categorical"``.
-        output_mode: ``"concat"`` (one float vector per sample, the features
-            in sorted name order) or ``"dict"``.
-        crosses, crossing_dim, hashing_dim: Keras's; crosses are not built.
+            ``"string_categorical"``, ``"integer_hashed"``, ``"string_hashed"``.
+        output_mode: ``"concat"`` (one float vector per sample: the features
+            in sorted name order, then the crosses in sorted name order) or
+            ``"dict"`` (crosses keyed ``"a_X_b"``).
+        crosses: ``FeatureSpace.cross(...)`` objects, or tuples of feature
+            names crossed into ``crossing_dim`` bins.
+        crossing_dim: the bins of a cross given as a tuple.
+        hashing_dim: the bins of ``"integer_hashed"``/``"string_hashed"``.
         num_discretization_bins: the bins of ``"float_discretized"``.
         name: the layer's name.
 
@@ -89,7 +61,7 @@ class FeatureSpace(Layer):
 
     @classmethod
     def cross(cls, feature_names, crossing_dim, output_mode="one_hot"):
-        raise NotImplementedError(f"FeatureSpace.cross: {_NOT_BUILT}")
+        return Cross(feature_names, crossing_dim, output_mode=output_mode)
 
     @classmethod
     def feature(cls, dtype, preprocessor, output_mode):
@@ -144,28 +116,34 @@ class FeatureSpace(Layer):
 
     @classmethod
     def string_hashed(cls, num_bins, output_mode="one_hot", name=None):
-        raise NotImplementedError(f"FeatureSpace.string_hashed: {_NOT_BUILT}")
+        from minikeras.layers.hashing import Hashing
+
+        name = name or unique_name("string_hashed")
+        return Feature("string", Hashing(name=f"{name}_preprocessor", num_bins=num_bins), output_mode)
 
     @classmethod
     def integer_hashed(cls, num_bins, output_mode="one_hot", name=None):
-        raise NotImplementedError(f"FeatureSpace.integer_hashed: {_NOT_BUILT}")
+        from minikeras.layers.hashing import Hashing
+
+        name = name or unique_name("integer_hashed")
+        return Feature("int32", Hashing(name=f"{name}_preprocessor", num_bins=num_bins), output_mode)
 
     def __init__(self, features, output_mode="concat", crosses=None, crossing_dim=32, hashing_dim=32,
                  num_discretization_bins=32, name=None):
         super().__init__(name=name)
         if not features:
             raise ValueError("The `features` argument cannot be None or empty.")
-        if crosses:
-            raise NotImplementedError(f"FeatureSpace(crosses=...): {_NOT_BUILT}")
+        self.crossing_dim, self.hashing_dim = crossing_dim, hashing_dim
+        self.num_discretization_bins = num_discretization_bins
+        self.features = {name: self._standardize_feature(name, value) for name, value in features.items()}
+        self.crosses = [self._standardize_cross(cross) for cross in crosses or []]
+        self.crosses_by_name = {cross.name: cross for cross in self.crosses}
         if output_mode not in {"dict", "concat"}:
             raise ValueError("Invalid value for argument `output_mode`. Expected one of {'dict', 'concat'}. "
                              f"Received: output_mode={output_mode}")
-        self.crossing_dim, self.hashing_dim = crossing_dim, hashing_dim
-        self.num_discretization_bins = num_discretization_bins
-        self.crosses = []
-        self.features = {name: self._standardize_feature(name, value) for name, value in features.items()}
         self.output_mode = output_mode
         self.preprocessors = {name: feature.preprocessor for name, feature in self.features.items()}
+        self.crossers = {cross.name: _crosser(cross) for cross in self.crosses}
         self.inputs = None
         self.encoded_features = None
         self.one_hot_encoders = {}
@@ -177,7 +155,7 @@ class FeatureSpace(Layer):
         if isinstance(feature, Feature):
             return feature
         if isinstance(feature, dict):
-            return Feature.from_config(feature.get("config", feature))
+            return deserialize_spec(feature, Feature)
         makers = {"float": lambda: self.float(name=name), "float_normalized": lambda: self.float_normalized(name=name),
                   "float_rescaled": lambda: self.float_rescaled(name=name),
                   "float_discretized": lambda: self.float_discretized(self.num_discretization_bins, name=name),
@@ -188,6 +166,23 @@ class FeatureSpace(Layer):
         if feature not in makers:
             raise ValueError(f"Invalid feature type: {feature}")
         return makers[feature]()
+
+    def _standardize_cross(self, cross):
+        """A ``Cross`` (or its config, or a tuple of names crossed into ``crossing_dim`` bins), checked
+        against the features."""
+        if isinstance(cross, (Cross, dict)):
+            cross = deserialize_spec(cross, Cross)
+        else:
+            if not self.crossing_dim:
+                raise ValueError("When specifying `crosses`, the argument `crossing_dim` (dimensionality of the "
+                                 "crossing space) should be specified as well.")
+            cross = Cross(cross, crossing_dim=self.crossing_dim)
+        unknown = [name for name in cross.feature_names if name not in self.features]
+        if unknown:
+            raise ValueError("All features referenced in the `crosses` argument should be present in the `features` "
+                             f"dict. Received unknown features: {unknown} in cross {cross.feature_names}; the "
+                             f"features are {sorted(self.features)}.")
+        return cross
 
     # ------------------------------------------------------------ adapt
     def _list_adaptable_preprocessors(self):
@@ -225,7 +220,7 @@ class FeatureSpace(Layer):
                 if not isinstance(batch, dict) or name not in batch:
                     raise ValueError(f"FeatureSpace.adapt: every batch must be a dict holding the column {name!r}; "
                                      f"received {type(batch).__name__}.")
-                columns.append(_column(batch[name], self.features[name].dtype))
+                columns.append(column(batch[name], self.features[name].dtype))
             self.preprocessors[name].adapt(numpy.concatenate(columns, axis=0))
         self._is_adapted = True
         self.get_encoded_features()
@@ -252,7 +247,7 @@ class FeatureSpace(Layer):
         if self.encoded_features is None:
             self.inputs = {name: Input(shape=(1,), dtype=feature.dtype, name=name)
                            for name, feature in self.features.items()}
-            self.encoded_features = self._merge(self._preprocess(self.inputs))
+            self.encoded_features = self._encode(self.inputs)
         return self.encoded_features
 
     def _check_if_built(self):
@@ -261,55 +256,48 @@ class FeatureSpace(Layer):
             self.get_encoded_features()
             self._sublayers_built = True
 
-    def _preprocess(self, columns):
-        return {name: self.preprocessors[name](columns[name]) for name in columns}
+    def _encode(self, columns):
+        """Preprocess each column, cross the preprocessed values (lookup indices, bins), then merge."""
+        preprocessed = {name: self.preprocessors[name](columns[name]) for name in columns}
+        crossed = {cross.name: self.crossers[cross.name]([preprocessed[name] for name in cross.feature_names])
+                   for cross in self.crosses}
+        return self._merge(preprocessed, crossed)
 
-    def _merge(self, preprocessed):
-        """One-hot encode where asked, then concatenate (sorted by name) or return the dict."""
+    def _output_names(self):
+        """The features sorted by name, then the crosses sorted by name: Keras's output order."""
+        return sorted(self.features) + sorted(self.crosses_by_name)
+
+    def _merge(self, preprocessed, crossed):
+        """One-hot encode where asked, then concatenate (in ``_output_names`` order) or return the dict."""
         from minikeras.layers.categorical_preprocessing import CategoryEncoding
         from minikeras.layers.merge import Concatenate
 
-        names = sorted(preprocessed)
+        names = self._output_names()
         encoded = {}
         for name in names:
-            feature, value = self.features[name], preprocessed[name]
-            if feature.output_mode == "one_hot":
+            spec = self.features.get(name) or self.crosses_by_name[name]
+            value = preprocessed[name] if name in preprocessed else crossed[name]
+            if spec.output_mode == "one_hot":
                 if name not in self.one_hot_encoders:
-                    dtype = _dtype_name(value)
+                    dtype = dtype_name(value)
                     if not dtype.startswith("int"):
                         raise ValueError(f"Feature '{name}' has `output_mode='one_hot'`. Thus its preprocessor should "
                                          f"return an integer dtype. Instead it returns a {dtype} dtype.")
-                    self.one_hot_encoders[name] = CategoryEncoding(num_tokens=self._cardinality(name),
+                    layer = self.preprocessors.get(name) or self.crossers[name]
+                    self.one_hot_encoders[name] = CategoryEncoding(num_tokens=cardinality(name, layer),
                                                                    output_mode="multi_hot")
                 value = self.one_hot_encoders[name](value)
             encoded[name] = value
         if self.output_mode == "dict":
             return encoded
         for name in names:
-            dtype = _dtype_name(encoded[name])
+            dtype = dtype_name(encoded[name])
             if dtype.startswith("int") or dtype.startswith("uint") or dtype == "string":
                 raise ValueError(f"Cannot concatenate features because feature '{name}' has not been encoded (it has "
                                  f"dtype {dtype}). Consider using `output_mode='dict'`.")
         if self.concat is None:
             self.concat = Concatenate(axis=-1)
         return self.concat([encoded[name] for name in names])
-
-    def _cardinality(self, name):
-        from minikeras.layers.categorical_preprocessing import CategoryEncoding, Discretization
-        from minikeras.layers.index_lookup import IntegerLookup, StringLookup
-
-        preprocessor = self.preprocessors[name]
-        if isinstance(preprocessor, (IntegerLookup, StringLookup)):
-            return preprocessor.vocabulary_size()
-        if isinstance(preprocessor, CategoryEncoding):
-            return preprocessor.num_tokens
-        if isinstance(preprocessor, Discretization):
-            if preprocessor.num_bins is not None:
-                return preprocessor.num_bins
-            return len(preprocessor.bin_boundaries) + 1
-        raise ValueError(f"Feature '{name}' has `output_mode='one_hot'`. However it isn't a standard feature and the "
-                         "dimensionality of its output space is not known, thus it cannot be one-hot encoded. Try "
-                         "using `output_mode='int'`.")
 
     def __call__(self, data):
         """Encode ``data``: ``{column name: values}`` (a batch of values per
@@ -318,15 +306,15 @@ class FeatureSpace(Layer):
         if not isinstance(data, dict):
             raise ValueError(f"A FeatureSpace can only be called with a dict. Received: data={data} (of type "
                              f"{type(data)}")
-        if has_tf_tensors(list(data.values())) and not _executing_eagerly():
+        if has_tf_tensors(list(data.values())) and not executing_eagerly():
             return self._call_in_tf_graph(data)
         missing = [name for name in self.features if name not in data]
         if missing:
             raise ValueError(f"FeatureSpace {self.name!r}: the data has no column(s) {missing}; expected "
                              f"{sorted(self.features)}.")
-        rebatched = any(numpy.ndim(_host(data[name])) == 0 for name in self.features)
-        columns = {name: _column(data[name], feature.dtype) for name, feature in self.features.items()}
-        merged = self._merge(self._preprocess(columns))
+        rebatched = any(numpy.ndim(host(data[name])) == 0 for name in self.features)
+        columns = {name: column(data[name], feature.dtype) for name, feature in self.features.items()}
+        merged = self._encode(columns)
         if rebatched:
             if self.output_mode == "concat":
                 return merged[0]
@@ -341,27 +329,27 @@ class FeatureSpace(Layer):
         ``dataset.map(lambda x, y: (feature_space(x), y))`` expects."""
         import tensorflow as tf  # the data are TensorFlow tensors, so TensorFlow is loaded
 
-        names = sorted(self.features)
+        names, outputs_names = sorted(self.features), self._output_names()
         encoded = self.get_encoded_features()
-        symbolic = [encoded[name] for name in names] if self.output_mode == "dict" else [encoded]
+        symbolic = [encoded[name] for name in outputs_names] if self.output_mode == "dict" else [encoded]
         unbatched = all(len(data[name].shape) == 0 for name in names)
 
         def compute(*arrays):
             result = self(dict(zip(names, arrays)))
-            results = [result[name] for name in names] if self.output_mode == "dict" else [result]
+            results = [result[name] for name in outputs_names] if self.output_mode == "dict" else [result]
             return [numpy.asarray(value.numpy()) for value in results]
 
         outputs = tf.numpy_function(compute, [data[name] for name in names],
                                     [tf.as_dtype(tensor.dtype) for tensor in symbolic], stateful=True)
         for output, tensor in zip(outputs, symbolic):
             output.set_shape(tensor.shape[1:] if unbatched else (None,) + tuple(tensor.shape[1:]))
-        return dict(zip(names, outputs)) if self.output_mode == "dict" else outputs[0]
+        return dict(zip(outputs_names, outputs)) if self.output_mode == "dict" else outputs[0]
 
     # ------------------------------------------------------------ config
     def get_config(self):
-        features = {name: {"module": _FEATURE_MODULE, "class_name": "Feature", "config": feature.get_config(),
-                           "registered_name": "Feature"} for name, feature in self.features.items()}
-        return {"features": features, "output_mode": self.output_mode, "crosses": [],
+        features = {name: serialize_spec(feature) for name, feature in self.features.items()}
+        crosses = [serialize_spec(cross) for cross in self.crosses]
+        return {"features": features, "output_mode": self.output_mode, "crosses": crosses,
                 "crossing_dim": self.crossing_dim, "hashing_dim": self.hashing_dim,
                 "num_discretization_bins": self.num_discretization_bins}
 
@@ -369,35 +357,37 @@ class FeatureSpace(Layer):
     def from_config(cls, config):
         return cls(**config)
 
+    def get_build_config(self):
+        """Keras's: each preprocessor's build config (its input shape, once built), by feature name."""
+        configs = {}
+        for name, preprocessor in self.preprocessors.items():
+            shape = getattr(preprocessor, "_build_input_shape", None)
+            shape = shape if shape is not None else (None, 1) if preprocessor.built else None  # built by adapt()
+            configs[name] = {} if shape is None else {"input_shape": list(shape)}
+        return configs
 
-def _host(value):
-    """A column as a NumPy array (Tensors and tf tensors copied to the host)."""
-    if hasattr(value, "numpy") and not isinstance(value, numpy.ndarray):
-        value = value.numpy()
-    return numpy.asarray(value)
+    def build_from_config(self, config):
+        """Create the preprocessors' weights from ``get_build_config()``'s
+        output (their values are loaded next), as Keras does when it loads a
+        saved FeatureSpace."""
+        for name, layer_config in config.items():
+            preprocessor = self.preprocessors.get(name)
+            shape = layer_config.get("input_shape") if isinstance(layer_config, dict) else None
+            if preprocessor is not None and not preprocessor.built and shape is not None:
+                preprocessor.build(tuple(shape))
+                preprocessor._build_input_shape, preprocessor.built = tuple(shape), True
+        self._is_adapted = True
+
+    def save(self, filepath):
+        """Write the FeatureSpace (its preprocessors' state included) to a
+        ``.keras`` file in Keras's layout; ``models.load_model(filepath)``
+        returns it, adapted (and so does ``keras.models.load_model``)."""
+        from minikeras.saving.feature_space_io import save_feature_space
+
+        save_feature_space(self, filepath)
 
 
-def _column(value, dtype):
-    """A column as a ``(samples, 1)`` array of the feature's dtype (one value: one sample)."""
-    array = _host(value)
-    if array.ndim == 0:
-        array = array.reshape(1, 1)
-    elif array.ndim == 1:
-        array = array[:, None]
-    if dtype == "string":
-        if array.dtype.kind in "OS":  # bytes (TensorFlow's strings) as text
-            decoded = [value.decode("utf-8") if isinstance(value, bytes) else str(value) for value in array.ravel()]
-            return numpy.array(decoded, dtype=str).reshape(array.shape)
-        return array
-    return array.astype(dtype)
+def _crosser(cross):
+    from minikeras.layers.hashing import HashedCrossing
 
-
-def _executing_eagerly():
-    import tensorflow as tf  # only asked about TensorFlow tensors, so TensorFlow is loaded
-
-    return tf.executing_eagerly()
-
-
-def _dtype_name(value):
-    dtype = value.dtype
-    return dtype if isinstance(dtype, str) else numpy.dtype(dtype).name
+    return HashedCrossing(cross.crossing_dim, name=cross.name)

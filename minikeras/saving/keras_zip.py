@@ -193,6 +193,10 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, sour
         if not isinstance(spec, dict) or not isinstance(spec.get("class_name"), str):
             raise _safety.FileLoadError(f"The model config in {source} is malformed: expected "
                                         "{'class_name', 'config'}.")
+        if spec["class_name"] == "FeatureSpace":  # keras.utils.FeatureSpace.save(): not a model
+            from minikeras.saving.feature_space_io import load_feature_space
+
+            return load_feature_space(archive, spec, custom_objects, safe_mode, source, max_bytes)
         with _safety.safe_mode_scope(safe_mode), _safety.loading_budget(weight_bytes, source, max_bytes):
             converted = keras_config.to_minikeras(spec, custom_objects, safe_mode, source)
             cls = keras_config.resolve_layer_class(spec["class_name"], spec.get("registered_name"), custom_objects,

@@ -106,6 +106,12 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True, save_for
         >>> model.save("model.keras")  # doctest: +SKIP
         >>> restored = minikeras.models.load_model("model.keras")  # doctest: +SKIP
     """
+    from minikeras.layers.feature_space import FeatureSpace
+
+    if isinstance(model, FeatureSpace):  # Keras saves one through save_model too (.keras only)
+        from minikeras.saving.feature_space_io import save_feature_space
+
+        return save_feature_space(model, filepath, overwrite=overwrite)
     _check_model(model, "save_model")
     if _suffix_format(filepath, save_format) == "keras":
         legacy_h5._check_saveable(model)

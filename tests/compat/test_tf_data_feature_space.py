@@ -33,6 +33,12 @@ def test_feature_space_adapts_on_and_maps_a_dataset():
     by_name.adapt(columns)
     spec = tf.data.Dataset.from_tensor_slices(columns).batch(4).map(by_name).element_spec
     assert spec["city"].shape.as_list() == [None, 4] and spec["age"].shape.as_list() == [None, 1]
+    crossed = FS({"city": "string_hashed", "rooms": "integer_categorical"}, output_mode="dict",
+                 crosses=[FS.cross(("city", "rooms"), crossing_dim=8)])
+    crossed.adapt(columns)
+    mapped_dict = next(iter(tf.data.Dataset.from_tensor_slices(columns).batch(32).map(crossed)))
+    assert list(mapped_dict) == ["city", "rooms", "city_X_rooms"] and mapped_dict["city_X_rooms"].shape == (32, 8)
+    numpy.testing.assert_array_equal(mapped_dict["city_X_rooms"].numpy(), crossed(columns)["city_X_rooms"].numpy())
     model = mk.Sequential([mk.Input((9,)), mk.layers.Dense(1, activation="sigmoid")])
     model.compile(optimizer="adam", loss="binary_crossentropy")
     history = model.fit(encoded, epochs=2, verbose=0)

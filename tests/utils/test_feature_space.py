@@ -1,6 +1,7 @@
 """keras.utils.FeatureSpace: encodings equal Keras 3.15's on a recorded table
-(fixtures/record_feature_space.py), adapt on batches, the symbolic inputs and
-encoded features as a model, config round trip, and Keras's errors."""
+(fixtures/record_feature_space.py), hashed features and crosses included,
+adapt on batches, the symbolic inputs and encoded features as a model,
+config round trip, and Keras's errors."""
 import pathlib
 
 import numpy
@@ -98,7 +99,75 @@ def test_keras_errors():
         FS({"c": FS.integer_categorical(output_mode="int")}).adapt({"c": [1, 2]})
     with pytest.raises(ValueError, match="missing|no column"):
         FS({"x": "float", "y": "float"})({"x": [1.0]})
-    with pytest.raises(NotImplementedError, match="HashedCrossing"):
-        FS({"c": "string_hashed"})
-    with pytest.raises(NotImplementedError, match="Hashing"):
-        FS({"a": "float", "b": "float"}, crosses=[("a", "b")])
+    with pytest.raises(ValueError, match="Received unknown features: \\['z'\\]"):
+        FS({"a": "string_hashed", "b": "integer_hashed"}, crosses=[("a", "z")])
+    with pytest.raises(ValueError, match="Received unknown features"):
+        FS({"a": "string_hashed", "b": "integer_hashed"}, crosses=[FS.cross(("b", "c"), crossing_dim=4)])
+    with pytest.raises(ValueError, match="`crossing_dim`.*should be specified"):
+        FS({"a": "string_hashed", "b": "integer_hashed"}, crosses=[("a", "b")], crossing_dim=None)
+    with pytest.raises(ValueError, match="Expected one of {'int', 'one_hot'}"):
+        FS.cross(("a", "b"), crossing_dim=4, output_mode="float")
+    with pytest.raises(ValueError, match="exactly two features"):
+        FS.cross(("a", "b", "c"), crossing_dim=4)
+    with pytest.raises(ValueError, match="positive int"):
+        FS.cross(("a", "b"), crossing_dim=0)
+    with pytest.raises(ValueError, match="num_bins"):
+        FS.string_hashed(num_bins=0)
+    with pytest.raises(ValueError, match="has not been encoded"):
+        FS({"a": "string_hashed", "b": "integer_hashed"},
+           crosses=[FS.cross(("a", "b"), crossing_dim=4, output_mode="int")])({"a": ["x"], "b": [1]})
+
+
+def _hashed_space(output_mode):
+    """The recorder's space of hashed features and crosses (make_hashed in fixtures/record_feature_space.py)."""
+    crosses = [FS.cross(("tag", "zip"), crossing_dim=8), ("city", "hours"), FS.cross(("rooms", "city"), 6)]
+    if output_mode == "dict":
+        crosses.append(FS.cross(("rooms", "zip"), crossing_dim=5, output_mode="int"))
+    city_mode = "int" if output_mode == "dict" else "one_hot"
+    return FS({"city": FS.string_hashed(num_bins=8, output_mode=city_mode, name="city"), "rooms": "integer_hashed",
+               "tag": "string_categorical", "zip": FS.integer_categorical(name="zip"),
+               "hours": FS.float_discretized(num_bins=4, name="hours"), "score": "float"},
+              crosses=crosses, crossing_dim=12, hashing_dim=16, output_mode=output_mode)
+
+
+@pytest.fixture(scope="module")
+def hashed_table(recorded):
+    data, columns = recorded
+    extra = {key[len("extra_"):]: data[key] for key in data.files if key.startswith("extra_")}
+    return data, {**{name: columns[name] for name in ("city", "rooms", "hours", "score")}, **extra}
+
+
+def test_hashed_features_and_crosses_equal_keras(hashed_table):
+    data, table = hashed_table
+    space = _hashed_space("concat")
+    space.adapt(table)
+    numpy.testing.assert_array_equal(space(table).numpy(), data["hashed_concat"])
+    numpy.testing.assert_array_equal(space({name: values[3] for name, values in table.items()}).numpy(),
+                                     data["hashed_single"])
+    assert space.get_encoded_features().shape == (None, 65)
+    assert sorted(space.crossers) == ["city_X_hours", "rooms_X_city", "tag_X_zip"]
+    by_name = _hashed_space("dict")
+    by_name.adapt(table)
+    encoded = by_name(table)
+    # Keras's order: the features sorted by name, then the crosses sorted by name.
+    assert list(encoded) == ["city", "hours", "rooms", "score", "tag", "zip", "city_X_hours", "rooms_X_city",
+                             "rooms_X_zip", "tag_X_zip"]
+    for name, value in encoded.items():
+        expected = data[f"hashed_dict_{name}"]
+        assert value.dtype == expected.dtype.name, name
+        numpy.testing.assert_array_equal(value.numpy(), expected, err_msg=name)
+
+
+def test_hashed_config_round_trip(hashed_table):
+    _, table = hashed_table
+    space = _hashed_space("dict")
+    config = space.get_config()
+    assert config["crosses"][1] == {"module": "keras.src.layers.preprocessing.feature_space", "class_name": "Cross",
+                                    "config": {"feature_names": ("city", "hours"), "crossing_dim": 12,
+                                               "output_mode": "one_hot"}, "registered_name": "Cross"}
+    again = FS.from_config(config)
+    assert [cross.name for cross in again.crosses] == [cross.name for cross in space.crosses]
+    space.adapt(table)
+    again.adapt(table)
+    for name, value in space(table).items():
+        numpy.testing.assert_array_equal(again(table)[name].numpy(), value.numpy())
