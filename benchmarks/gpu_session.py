@@ -21,6 +21,11 @@ reported, the others still run):
 5. ``bench``: benchmarks/gpu_bench.py (minikeras against PyTorch).
 6. ``profile``: benchmarks/gpu_profile.py (kernels, GPU busy and host time
    per step under torch.profiler, and where minikeras's host time goes).
+7. ``graph``: benchmarks/gpu_graph_check.py (jit_compile=True against eager:
+   weights and step times).
+8. ``cnn-real``: examples/mnist_cnn.py on the real Fashion-MNIST, when its
+   files were carried in ``.data/mk/datasets/fashion-mnist/`` (ignored by git;
+   name ``.data`` in the device tool's ``carry``).
 
 Outputs (few files: the device tool brings back at most 8): summary.txt,
 summary.json, steps.log (every step's output), suite.xml (JUnit),
@@ -39,6 +44,9 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CHECKS = ["pools", "ownership", "nccl", "mirrored"]
+# Fashion-MNIST's four files, when carried to the GPU machine in this ignored
+# folder (``.data/mk/datasets/fashion-mnist/``; the machine has no network).
+REAL_DATA = os.path.join(ROOT, ".data", "mk")
 
 
 def steps(out, dry_run, python):
@@ -65,18 +73,25 @@ def steps(out, dry_run, python):
     # user's process never does: an array an earlier example left alive would
     # pin that example's up-front reserve. Growing on demand, they don't.
     grow = {"TF_FORCE_GPU_ALLOW_GROWTH": "true"}
-    return [
-        ("env", checks + ["env"], 30, {}),
-        ("examples-cold", examples, 80, grow),
-        ("examples-warm", examples, 50, grow),
-        ("checks", checks + CHECKS, 60, {}),
+    # Limits: about three times what each step took on an H200 (2026-11-26).
+    planned = [
+        ("env", checks + ["env"], 20, {}),
+        ("examples-cold", examples, 40, grow),
+        ("examples-warm", examples, 30, grow),
+        ("checks", checks + CHECKS, 40, {}),
         ("suite", pytest + ["--device-kind", "gpu", "-n", workers, "--ignore=tests/examples",
                             "--junitxml", os.path.join(out, "suite.xml")], 150,
          {"TF_FORCE_GPU_ALLOW_GROWTH": "true"}),
-        ("bench", bench + ["--steps", "50"], 50, {}),
+        ("bench", bench + ["--steps", "50"], 40, {}),
         ("profile", [python, os.path.join("benchmarks", "gpu_profile.py"), "--cprofile",
-                     "--json", os.path.join(out, "gpu_profile.json")], 60, {}),
+                     "--json", os.path.join(out, "gpu_profile.json")], 40, {}),
+        ("graph", [python, os.path.join("benchmarks", "gpu_graph_check.py")], 40, {}),
     ]
+    if os.path.isdir(os.path.join(REAL_DATA, "datasets", "fashion-mnist")):
+        # The CNN example on the real dataset, against its CPU accuracy (README: 0.9164).
+        planned.append(("cnn-real", [python, os.path.join("examples", "mnist_cnn.py"), "--dataset", "fashion_mnist",
+                                     "--device", "gpu:0", "--verbose", "0"], 70, {"MINIKERAS_HOME": REAL_DATA}))
+    return planned
 
 
 def run_step(name, argv, seconds, extra, log, cache_dir):
