@@ -8,10 +8,10 @@ an MPI barrier under the group's timeout, because NCCL itself would wait
 forever for a dead peer: a worker that failed earlier in the step breaks
 the barrier, and nobody enters NCCL.
 
-UNTESTED ON HARDWARE: this repository's CI has no GPUs and the development
-machine had none with two processes on distinct GPUs. The MPI path on host
-buffers is the tested fallback (``nccl="auto"`` uses it whenever NCCL is not
-importable or a replica is not a GPU).
+NOT YET RUN ACROSS TWO GPUS: the one GPU lent so far (an H200) showed that
+processes sharing a GPU get NCCL_ERROR_INVALID_USAGE (one rank per GPU), so
+they use MPI on host buffers, the tested path (``nccl="auto"`` also uses it
+whenever NCCL is not importable or a replica is not a GPU).
 """
 import hashlib
 import socket
