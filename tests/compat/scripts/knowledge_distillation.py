@@ -1,4 +1,4 @@
-"""keras.io "Knowledge Distillation", with only the import changed: a Model
+"""keras.io "Knowledge Distillation", with only the import changed (and a seed): a Model
 subclass whose compile() takes extra arguments and calls super().compile(),
 and whose compute_loss() override has Keras 3's signature without
 ``training`` (plus ``allow_empty``)."""
@@ -34,6 +34,9 @@ class Distiller(keras.Model):
         return self.student(x)
 
 
+# Seeded (keras.io's examples seed where they need repeatable numbers): unseeded,
+# the 8-unit student sometimes stalls at 0.52 (seen once in CI).
+keras.utils.set_random_seed(0)
 rng = np.random.default_rng(0)
 x_train = rng.normal(size=(512, 8)).astype("float32")
 y_train = (x_train[:, 0] + x_train[:, 1] > 0).astype("int64") + (x_train[:, 2] > 1).astype("int64")
