@@ -38,6 +38,19 @@ def test_fit_runs_an_epoch_of_thousands_of_batches(shuffle):
     assert history.history["loss"][0] < 1.0  # it learned y = x·w + b on the way
 
 
+def test_steps_per_execution_over_thousands_of_batches():
+    x, y = _data(STEPS)
+    model = _tiny_model()
+    model.compile(optimizer=mk.optimizers.SGD(0.01), loss="mse", steps_per_execution=64)
+    seen = []
+    counter = mk.callbacks.LambdaCallback(on_train_batch_end=lambda batch, logs: seen.append(batch))
+    history = model.fit(x, y, batch_size=1, epochs=1, shuffle=False, verbose=0, callbacks=[counter])
+    groups = -(-STEPS // 64)
+    assert seen == [64 * k + 63 for k in range(groups)]  # once per 64 steps, Keras's step numbers
+    assert int(model.optimizer.iterations) == STEPS  # every batch trained
+    assert history.history["loss"][0] < 1.0
+
+
 def test_fit_with_keras_default_batch_size_on_mnist_sized_data():
     x, y = _data(60000)  # 1,875 batches of 32: Keras's default batch size on MNIST
     model = _tiny_model()
