@@ -45,6 +45,7 @@ WARMUP = 5
 def _summarise(profile, steps, wall_s):
     kernels = copies = 0
     busy_us = 0.0
+    by_name = {}
     for event in profile.events():
         if str(getattr(event, "device_type", "")).endswith("CUDA"):
             name = event.name.lower()
@@ -53,8 +54,13 @@ def _summarise(profile, steps, wall_s):
                 continue
             kernels += 1
             busy_us += event.time_range.elapsed_us()
+            count, total = by_name.get(event.name, (0, 0.0))
+            by_name[event.name] = (count + 1, total + event.time_range.elapsed_us())
+    # The kernels that take the most GPU time, per step: where a CNN's time goes.
+    top = sorted(by_name.items(), key=lambda item: -item[1][1])[:10]
     return {"kernels": kernels / steps, "copies": copies / steps, "gpu_busy_ms": busy_us / 1e3 / steps,
-            "host_ms": 1e3 * wall_s / steps}
+            "host_ms": 1e3 * wall_s / steps,
+            "top_kernels": [[name[:90], count / steps, round(total / steps, 2)] for name, (count, total) in top]}
 
 
 def profile_minikeras(model_name, x, y, cprofile=False):
@@ -155,6 +161,10 @@ def main(argv=None):
     for row in rows:
         print(f"{row['model']:<10} {row['runner']:<10} {row['kernels']:>8.1f} {row['copies']:>7.1f} "
               f"{row['gpu_busy_ms']:>12.3f} {row['host_ms']:>8.3f}")
+    for row in rows:
+        print(f"--- {row['model']} {row['runner']}: the kernels with the most GPU time (per step: launches, us)")
+        for name, count, micros in row["top_kernels"]:
+            print(f"    {micros:>8.1f} us  {count:>4.1f}x  {name}")
     result = {"benchmark": "gpu_profile", "device": torch.cuda.get_device_name(0), "steps": STEPS, "rows": rows}
     if args.json:
         with open(args.json, "w") as handle:

@@ -23,13 +23,15 @@ reported, the others still run):
    per step under torch.profiler, and where minikeras's host time goes).
 7. ``graph``: benchmarks/gpu_graph_check.py (jit_compile=True against eager:
    weights and step times).
+7b. ``cudnn``: benchmarks/gpu_cudnn_probe.py (cuDNN's convolutions through
+   ctypes, against PyTorch and minikeras's im2col + cuBLAS, per CNN layer).
 8. ``cnn-real``: examples/mnist_cnn.py on the real Fashion-MNIST, when its
    files were carried in ``.data/mk/datasets/fashion-mnist/`` (ignored by git;
    name ``.data`` in the device tool's ``carry``).
 
 Outputs (few files: the device tool brings back at most 8): summary.txt,
 summary.json, steps.log (every step's output), suite.xml (JUnit),
-gpu_bench.json, gpu_profile.json. It needs only what the GPU image has (CuPy, PyTorch,
+gpu_bench.json, gpu_profile.json, gpu_cudnn.json. It needs only what the GPU image has (CuPy, PyTorch,
 pytest, pytest-xdist, h5py, tqdm) and no network.
 """
 import argparse
@@ -86,6 +88,8 @@ def steps(out, dry_run, python):
         ("profile", [python, os.path.join("benchmarks", "gpu_profile.py"), "--cprofile",
                      "--json", os.path.join(out, "gpu_profile.json")], 40, {}),
         ("graph", [python, os.path.join("benchmarks", "gpu_graph_check.py")], 40, {}),
+        ("cudnn", [python, os.path.join("benchmarks", "gpu_cudnn_probe.py"), "--json",
+                   os.path.join(out, "gpu_cudnn.json")], 40, {}),
     ]
     if os.path.isdir(os.path.join(REAL_DATA, "datasets", "fashion-mnist")):
         # The CNN example on the real dataset, against its CPU accuracy (README: 0.9164).
