@@ -615,6 +615,18 @@ def _round_like_cupys_double_atomics(args, kwargs):
     host[touched] = host[touched].astype(numpy.float32)
 
 
+def _wrapping_take_along_axis(a, indices, axis):
+    """CuPy's take_along_axis is fancy indexing (cupy/_indexing/indexing.py),
+    which wraps out-of-range ids where NumPy raises IndexError."""
+    if axis is None:
+        a, axis = a.ravel(), 0
+    return numpy.take_along_axis(a, numpy.mod(indices, max(1, a.shape[axis])), axis)
+
+
+# Functions whose CuPy 14.2 result differs from NumPy's on the same input.
+_CUPY_SEMANTICS = {"take_along_axis": _wrapping_take_along_axis}
+
+
 class SimulatedNumpy(types.SimpleNamespace):
     """The simulated GPU's array module: NumPy's API on :class:`SimulatedArray`."""
 
@@ -632,6 +644,8 @@ class SimulatedNumpy(types.SimpleNamespace):
             wrapped = _Ufunc(value)
         elif isinstance(value, type) or not callable(value):
             wrapped = value  # dtypes, constants (pi, newaxis), exception types
+        elif self._module is numpy and name in _CUPY_SEMANTICS:
+            wrapped = _function(_CUPY_SEMANTICS[name], name)
         else:
             wrapped = _function(value, name)
         self.__dict__[name] = wrapped

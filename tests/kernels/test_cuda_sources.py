@@ -232,8 +232,10 @@ def test_a_strided_target_of_the_bias_gradient_takes_the_reference():
                                    one_kernel=cpu.one_kernel)
     grad, out = _arrays((4, 3), (4, 3))
     target = numpy.zeros((3, 4), "float32").T  # (4, 3), Fortran order
+    # On a real GPU another test of this process may have compiled it already.
+    compiled = dict(kernels.registered()["relu_bias_backward"]._compiled)
     masked, grad_bias = kernels.get("relu_bias_backward", device)(grad, out, target)
     assert masked is target
     numpy.testing.assert_array_equal(target, grad * (out > 0))
     numpy.testing.assert_allclose(grad_bias, (grad * (out > 0)).sum(axis=0), rtol=1e-6)
-    assert not kernels.registered()["relu_bias_backward"]._compiled
+    assert kernels.registered()["relu_bias_backward"]._compiled == compiled

@@ -44,20 +44,27 @@ def _flat_positions(xp, indices, shape, axis):
 
 
 class TakeAlongAxis(Function):
-    def __init__(self, axis):
+    """``checked``: read the ids' bounds back first (one transfer), because
+    CuPy, unlike NumPy, wraps out-of-range ids silently (its fancy indexing;
+    seen on an H100). Ids minikeras computes itself skip the check."""
+
+    def __init__(self, axis, checked=True):
         self.axis = axis
+        self.checked = checked
 
     def forward(self, x, indices):
         xp = self.device.xp
-        indices = xp.where(indices < 0, indices + x.shape[self.axis], indices)
+        length = x.shape[self.axis]
+        if self.checked and indices.size:
+            low, high = self.device.bounds(indices)
+            if low < -length or high >= length:
+                raise IndexError(f"take_along_axis: indices must be in [-{length}, {length}) for axis {self.axis} "
+                                 f"of shape {x.shape}, received index {low if low < -length else high}.")
+        indices = xp.where(indices < 0, indices + length, indices)
         self.input_shape = x.shape
         if self.needs_input_grad[0]:
             self.save_for_backward(indices)
-        try:
-            return xp.take_along_axis(x, indices, axis=self.axis)
-        except IndexError as error:  # out-of-range ids (NumPy checks; bounds are not read back on a GPU)
-            raise IndexError(f"take_along_axis: indices must be in [-{x.shape[self.axis]}, {x.shape[self.axis]}) "
-                             f"for axis {self.axis} of shape {x.shape} ({error}).") from None
+        return xp.take_along_axis(x, indices, axis=self.axis)
 
     def backward(self, grad):
         (indices,) = self.saved
@@ -79,7 +86,15 @@ def take_along_axis(x, indices, axis=None):
     Raises:
         TypeError: ``indices`` are not integers.
         ValueError: ``indices`` has another number of dimensions than ``x``.
+        IndexError: an index is out of range, on every device (CuPy would
+            wrap it).
     """
+    return _take_along_axis(x, indices, axis, checked=True)
+
+
+def _take_along_axis(x, indices, axis, checked):
+    """take_along_axis; ``checked=False`` for ids an op computed itself,
+    known to be in range (no transfer to read their bounds)."""
     x = _as_tensor("take_along_axis", operand("take_along_axis", x))
     indices = detached(_as_tensor("take_along_axis", operand("take_along_axis", indices)))
     if indices.dtype.kind not in "iu":
@@ -92,7 +107,7 @@ def take_along_axis(x, indices, axis=None):
         raise ValueError(f"take_along_axis: indices must have as many dimensions as x ({x.ndim}), "
                          f"received shape {indices.shape}.")
     axis = _single_axis("take_along_axis", axis, x.ndim)
-    return TakeAlongAxis(axis).apply(x, indices)
+    return TakeAlongAxis(axis, checked).apply(x, indices)
 
 
 def _checked_axis(op_name, x, axis):

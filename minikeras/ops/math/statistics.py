@@ -184,9 +184,9 @@ def _ceil_index(position):
 
 
 def _gather_last(ordered, index):
-    from minikeras.ops.array.sorting import take_along_axis
+    from minikeras.ops.array.sorting import _take_along_axis
 
-    return squeeze(take_along_axis(ordered, expand_dims(index, -1), -1), -1)
+    return squeeze(_take_along_axis(ordered, expand_dims(index, -1), -1, checked=False), -1)
 
 
 def median(x, axis=None, keepdims=False):

@@ -13,7 +13,7 @@ __all__ = ["celu", "glu", "hard_shrink", "hard_tanh", "soft_shrink", "sparse_plu
 
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras.ops.array.indexing import getitem
-from minikeras.ops.array.sorting import sort, take_along_axis
+from minikeras.ops.array.sorting import _take_along_axis, sort
 from minikeras.ops.array.joining import split
 from minikeras.ops.math._elementwise import operand
 from minikeras.ops.math._operands import _as_tensor
@@ -122,6 +122,6 @@ def sparsemax(x, axis=-1):
     running = cumsum(descending, axis=-1)
     in_support = (1 + ranks * descending.detach()) > running.detach()
     support = _sum(in_support.astype("int64"), axis=-1, keepdims=True)
-    total = take_along_axis(running, support - 1, -1)
+    total = _take_along_axis(running, support - 1, -1, checked=False)  # support >= 1
     tau = (total - 1) / support.astype(x.dtype)
     return moveaxis(maximum(moved - tau, 0), -1, axis)
