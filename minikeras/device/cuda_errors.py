@@ -26,10 +26,15 @@ CUPY_ERRORS = {
     ("cupy.cuda.compiler", "CompileException"): "NVRTC",
     ("cupy_backends.cuda.libs.curand", "CURANDError"): "cuRAND",
     ("cupy_backends.cuda.libs.cusolver", "CUSOLVERError"): "cuSOLVER",
+    # cuDNN is called through ctypes (device/cudnn.py), with an error of ours.
+    ("minikeras.device.cudnn", "CudnnError"): "cuDNN",
 }
 # Status codes that mean the device ran out of memory.
 _OUT_OF_MEMORY = {("cuBLAS", 3), ("CUDA runtime", 2), ("CUDA driver", 2), ("NVRTC", 1), ("cuRAND", 102),
-                  ("cuSOLVER", 2)}
+                  ("cuSOLVER", 2),
+                  # cuDNN 9's CUDNN_STATUS_INTERNAL_ERROR_{HOST,DEVICE}_ALLOCATION_FAILED (cudnn_graph.h;
+                  # its old CUDNN_STATUS_ALLOC_FAILED, 2, names the host one now).
+                  ("cuDNN", 4003), ("cuDNN", 4004)}
 # A fault that leaves the CUDA context unusable (illegal address, misaligned
 # access, launch failure, hardware stop...).
 _STICKY = {("CUDA runtime", code) for code in (700, 701, 702, 714, 715, 716, 717, 718, 719, 720)} | {

@@ -183,6 +183,12 @@ class Device:
         """Context in which this device's arrays are made and its work runs."""
         return _NO_CONTEXT
 
+    def convolutions(self):
+        """cuDNN's convolutions on this device (``device/cudnn.py``), or None
+        (the CPU; a GPU without cuDNN 9; ``MINIKERAS_CUDNN=0``): then
+        convolutions are im2col and a matrix product."""
+        return None
+
     # Whether ``capture()`` records CUDA graphs here (device/graph.py).
     supports_graphs = False
 

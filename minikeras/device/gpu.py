@@ -117,6 +117,11 @@ class GpuDevice(Device):
         except Exception:  # noqa: BLE001  (CUDA errors of work outside an op: cuda_errors.py)
             cuda_errors.reraise(self)
 
+    def convolutions(self):
+        from minikeras.device import cudnn
+
+        return cudnn.for_device(self.cuda_id)
+
     def matmul(self, a, b):
         if graph.active_capture() is not None and a.ndim == 2 and b.ndim == 2 and a.dtype == b.dtype:
             return self.gemm(a, b)

@@ -110,6 +110,11 @@ class SimulatedGpuDevice(Device):
         """Record the work issued in this block as a graph (``device/simulated_graph.py``)."""
         return simulated_graph.capture_simulated(self, mode)
 
+    def convolutions(self):
+        from minikeras.device import cudnn, simulated_cudnn
+
+        return simulated_cudnn.SimulatedConvolutions() if cudnn.enabled() else None
+
     def matmul(self, a, b):
         with simulated_array.direct_cublas():  # as GpuDevice: cuBLAS called directly while capturing
             return super().matmul(a, b)

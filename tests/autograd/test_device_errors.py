@@ -121,3 +121,15 @@ def test_the_fakes_match_the_installed_cupy():
     # cuBLAS loads libcublas on import: check only that the module CUPY_ERRORS names exists.
     assert importlib.util.find_spec("cupy_backends.cuda.libs.cublas") is not None
     assert cuda_errors.component(runtime.CUDARuntimeError(700)) == "CUDA runtime"
+
+
+def test_cudnn_errors_name_cudnn_and_its_out_of_memory_is_resource_exhausted():
+    from minikeras.device.cudnn import CudnnError
+
+    x = mk.tensor(numpy.ones(3, "float32"))
+    with pytest.raises(DeviceError, match=r"Failing on /device:[CG]PU:0 failed: cuDNN error cuDNN's "
+                                          r"cudnnConvolutionForward failed") as caught:
+        Failing(CudnnError("cuDNN's cudnnConvolutionForward failed: CUDNN_STATUS_BAD_PARAM", 2000)).apply(x)
+    assert (caught.value.component, caught.value.status) == ("cuDNN", 2000)
+    with pytest.raises(ResourceExhaustedError, match=r"cuDNN could not allocate its workspace in Failing"):
+        Failing(CudnnError("CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED", 4004)).apply(x)

@@ -15,11 +15,19 @@ gradient 1.25x slower, because the saved matrix goes to main memory and back
 while a rebuilt block is produced in cache. The exception is an input with
 few channels (a first layer): its patch matrix is small and slow to build,
 so it is kept (``sliding_window.keeps_patch_matrix``).
+
+On a GPU with cuDNN 9, float32 convolutions whose padding cuDNN can
+express go to cuDNN instead (``device/cudnn.py``; the simulated GPU has its
+own implementation): forward, backward data and backward filter on the
+channels-last tensors, the bias and ReLU fused into one kernel after it, as
+here. On an H100 the Fashion CNN's and CIFAR CNN's GPU time per step fell
+from ... (benchmarks/NOTES.md).
 """
 
 __all__ = ["conv1d", "conv2d", "conv2d_transpose", "depthwise_conv2d"]
 
 from minikeras.autograd import Function
+from minikeras.device import cudnn
 from minikeras.ops._checks import shape_of
 from minikeras.ops.nn import bias_relu
 from minikeras.ops.nn.sliding_window import col2im_product, im2col_products, keeps_patch_matrix, transposed_product
@@ -54,6 +62,9 @@ class Conv(Function):
         self.input_shape, self.kernel_shape = x.shape, kernel.shape
         self.has_bias = bias is not None
         images = x.reshape(geometry.batch, geometry.height, geometry.width, geometry.channels)
+        self.library, self.spec = self._cudnn(x, kernel, bias)
+        if self.spec is not None:
+            return self._forward_cudnn(images, kernel, bias)
         matrix = kernel.reshape(geometry.patch_size, -1)
         needs_x, needs_kernel = self.needs_input_grad[:2]
         finish = bias_relu.epilogue(self.device, bias, self.relu)
@@ -71,7 +82,54 @@ class Conv(Function):
         self.save_for_backward(source, matrix if needs_x else None, out if self.relu else None)
         return out.reshape(self.output_shape)
 
+    def _cudnn(self, x, kernel, bias):
+        """``(cuDNN's convolutions, the Spec)`` when cuDNN takes this
+        convolution (device/cudnn.py: a GPU, float32, padding it can
+        express, a deterministic algorithm), else ``(None, None)``. 1x1
+        stride-1 convolutions stay one matrix product."""
+        library = None if self.pointwise else self.device.convolutions()
+        if library is None or x.dtype != "float32" or kernel.dtype != "float32" or \
+                (bias is not None and bias.dtype != "float32"):
+            return None, None
+        spec = cudnn.spec_for(self.geometry, self.kernel_shape[-1])
+        if spec is None or not library.usable(self.device.xp, spec):
+            return None, None
+        return library, spec
+
+    def _forward_cudnn(self, images, kernel, bias):
+        xp = self.device.xp
+        spec = self.spec
+        # Keras's (kh, kw, C, K) kernel in cuDNN's NHWC filter layout (K, kh, kw, C).
+        filters = xp.ascontiguousarray(kernel.reshape(spec.window + kernel.shape[-2:]).transpose(3, 0, 1, 2))
+        out = self.library.forward(xp, xp.ascontiguousarray(images), filters, spec)
+        bias_relu.apply(self.device, out.reshape(-1, spec.filters), bias, self.relu)
+        needs_x, needs_kernel = self.needs_input_grad[:2]
+        self.save_for_backward(images if needs_kernel else None, filters if needs_x else None,
+                               out if self.relu else None)
+        return out.reshape(self.output_shape)
+
+    def _backward_cudnn(self, grad):
+        xp = self.device.xp
+        spec = self.spec
+        images, filters, out = self.saved
+        grad = xp.ascontiguousarray(grad).reshape(-1, spec.filters)
+        wants_bias = self.has_bias and self.needs_input_grad[2]
+        grad_bias = grad_x = grad_kernel = None
+        if self.relu or wants_bias:
+            grad, grad_bias = bias_relu.gradient(self.device, grad, None if out is None else out.reshape(grad.shape),
+                                                 self.relu, wants_bias)
+        grad = grad.reshape(out.shape if out is not None else (spec.batch,) + spec.out + (spec.filters,))
+        if images is not None:
+            grad_kernel = self.library.backward_filter(xp, xp.ascontiguousarray(images), grad, spec)
+            grad_kernel = xp.ascontiguousarray(grad_kernel.transpose(1, 2, 3, 0)).reshape(self.kernel_shape)
+        if filters is not None:
+            grad_x = self.library.backward_data(xp, grad, filters, spec).reshape(self.input_shape)
+        grads = (grad_x, grad_kernel)
+        return grads + (grad_bias,) if self.has_bias else grads
+
     def backward(self, grad):
+        if self.spec is not None:
+            return self._backward_cudnn(grad)
         xp = self.device.xp
         source, matrix, out = self.saved
         geometry = self.geometry

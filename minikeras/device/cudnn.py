@@ -1,0 +1,316 @@
+"""cuDNN's convolutions, called through ctypes (CuPy 14 has no cuDNN).
+
+On an H100 and an H200 minikeras's convolutions were an im2col kernel and a
+cuBLAS GEMM (``ops/nn/sliding_window.py``), and the CIFAR CNN's step took
+2.2 ms of GPU time against PyTorch's 1.6 with cuDNN, im2col and col2im
+alone 1.0 ms (benchmarks/NOTES.md). The CUDA wheels that CuPy and PyTorch
+install carry cuDNN 9 (``nvidia-cudnn-cu13``), and its legacy convolution
+API needs nothing compiled: descriptors, a heuristic choice of algorithm,
+and the three calls, forward, backward data and backward filter
+(``benchmarks/gpu_cudnn_probe.py`` checked them against PyTorch in float64
+on an H100: relative errors under 5e-7).
+
+What minikeras asks of cuDNN, and why:
+
+- channels-last tensors (``CUDNN_TENSOR_NHWC``), Keras's layout, so no
+  transposes of activations; the kernel in cuDNN's NHWC filter layout
+  ``(filters, kh, kw, channels)`` (one small transpose of Keras's
+  ``(kh, kw, channels, filters)`` per step);
+- float32 only, with ``CUDNN_FMA_MATH``: no TF32, as ``CUPY_TF32=0`` and
+  PyTorch's ``allow_tf32 = False`` (16-bit convolutions compute in float32
+  already, ``half_precision.in_float32``; float64 keeps im2col);
+- deterministic algorithms only (a heuristic's first deterministic choice):
+  the same step gives the same weights, eager or in a CUDA graph, as the
+  im2col path did;
+- symmetric padding only: TensorFlow's "same" padding may put one more row
+  or column at the bottom/right, which cuDNN cannot express; such layers,
+  and any shape cuDNN declines, keep the im2col path.
+
+One cuDNN handle per host thread and CUDA device (a MirroredModel's replica
+threads each have their own, as cuBLAS's), pointed at the current stream
+before each call. Descriptors, algorithms and workspace sizes are planned
+once per shape and kept. The workspace is an array of the device's pool,
+allocated per call on the current stream (so graph capture and the pool's
+stream rules hold as for any other array).
+
+The simulated GPU has its own implementation of the same three calls
+(``simulated_cudnn.py``), so the suite exercises the dispatch everywhere;
+this module's ctypes calls run only on a real GPU.
+"""
+import ctypes
+import functools
+import glob
+import os
+import threading
+
+import numpy
+
+_FLOAT = 0
+_NHWC = 1
+_CROSS_CORRELATION = 1
+_FMA_MATH = 3
+_DETERMINISTIC = 1
+_ALGORITHMS = 8  # how many heuristic choices to ask for
+
+
+class CudnnError(RuntimeError):
+    """A cuDNN call failed (its status, the call, the shapes); cuda_errors.py
+    turns it into the library's DeviceError, or ResourceExhaustedError for
+    ``CUDNN_STATUS_ALLOC_FAILED``, naming the op, as CuPy's errors."""
+
+    def __init__(self, message, status):
+        super().__init__(message)
+        self.status = status
+
+
+class _AlgoPerf(ctypes.Structure):
+    """cudnnConvolution{Fwd,BwdData,BwdFilter}AlgoPerf_t (one layout for all three)."""
+    _fields_ = [("algo", ctypes.c_int), ("status", ctypes.c_int), ("time", ctypes.c_float),
+                ("memory", ctypes.c_size_t), ("determinism", ctypes.c_int), ("mathType", ctypes.c_int),
+                ("reserved", ctypes.c_int * 3)]
+
+
+def _candidates():
+    """Paths of libcudnn to try, best first: CUDA's own locator, the wheel's folder, the loader."""
+    try:
+        from cuda.pathfinder import load_nvidia_dynamic_lib
+
+        yield load_nvidia_dynamic_lib("cudnn").abs_path
+    except Exception:  # noqa: BLE001  (not installed, or no cuDNN there: try the next way)
+        pass
+    try:
+        import nvidia.cudnn
+
+        for base in nvidia.cudnn.__path__:
+            yield from sorted(glob.glob(os.path.join(base, "lib", "libcudnn.so*")))
+    except ImportError:
+        pass
+    yield "libcudnn.so.9"
+
+
+def enabled():
+    """False when ``MINIKERAS_CUDNN=0`` turns cuDNN off (to compare with the im2col path)."""
+    return os.environ.get("MINIKERAS_CUDNN", "1").strip() != "0"
+
+
+def for_device(cuda_id):
+    """The Convolutions of CUDA device ``cuda_id`` (shared by its logical
+    GPUs), or None without cuDNN."""
+    if not enabled():
+        return None
+    library, _ = load()
+    if library is None:
+        return None
+    with _DEVICES_LOCK:
+        if cuda_id not in _DEVICES:
+            _DEVICES[cuda_id] = Convolutions(library, cuda_id)
+        return _DEVICES[cuda_id]
+
+
+_DEVICES = {}
+_DEVICES_LOCK = threading.Lock()
+
+
+@functools.lru_cache(maxsize=None)
+def load():
+    """``(library, None)``, or ``(None, why not)`` when cuDNN 9 cannot be
+    loaded (then convolutions use im2col + cuBLAS)."""
+    reasons = []
+    for path in _candidates():
+        try:
+            library = ctypes.CDLL(path)
+        except OSError as error:
+            reasons.append(str(error))
+            continue
+        library.cudnnGetVersion.restype = ctypes.c_size_t
+        library.cudnnGetErrorString.restype = ctypes.c_char_p
+        if library.cudnnGetVersion() < 90000:
+            reasons.append(f"{path} is cuDNN {library.cudnnGetVersion()}, not 9")
+            continue
+        return library, None
+    return None, "; ".join(reasons) or "no libcudnn found"
+
+
+class Plan:
+    """The descriptors of one convolution shape, and the algorithms and
+    workspace sizes chosen for it (each direction on first use)."""
+
+    def __init__(self, spec):
+        self.spec = spec
+        self.descriptors = None
+        self.chosen = {}
+
+
+class Spec(tuple):
+    """``(batch, height, width, channels, filters, window, strides, dilation,
+    pads, out)``: what a plan is for. ``pads`` is (top, left), applied on
+    both sides; ``out`` is (out_h, out_w)."""
+
+    __slots__ = ()
+    batch = property(lambda self: self[0])
+    height = property(lambda self: self[1])
+    width = property(lambda self: self[2])
+    channels = property(lambda self: self[3])
+    filters = property(lambda self: self[4])
+    window = property(lambda self: self[5])
+    strides = property(lambda self: self[6])
+    dilation = property(lambda self: self[7])
+    pads = property(lambda self: self[8])
+    out = property(lambda self: self[9])
+
+
+def spec_for(geometry, filters):
+    """The Spec of a convolution (``sliding_window.WindowGeometry`` and its
+    filter count), or None when cuDNN cannot express its padding: the same
+    output size with the top/left padding on both sides."""
+    (top, bottom), (left, right) = geometry.pads
+    effective = [(k - 1) * d + 1 for k, d in zip(geometry.window, geometry.dilation)]
+    out = tuple((size + 2 * pad - e) // s + 1 for size, pad, e, s in
+                zip((geometry.height, geometry.width), (top, left), effective, geometry.strides))
+    if out != (geometry.out_h, geometry.out_w) or bottom < top or right < left:
+        return None
+    return Spec((geometry.batch, geometry.height, geometry.width, geometry.channels, filters,
+                 tuple(geometry.window), tuple(geometry.strides), tuple(geometry.dilation), (top, left), out))
+
+
+class Convolutions:
+    """cuDNN's convolutions on one CUDA device (see the module docstring).
+
+    ``forward(xp, x, kernel, spec)``, ``backward_data(xp, grad, kernel, spec)``
+    and ``backward_filter(xp, x, grad, spec)`` take and return C-contiguous
+    float32 arrays of the current device: ``x`` and its gradient
+    (N, H, W, C), ``grad`` (N, Ho, Wo, K), ``kernel`` and its gradient
+    (K, kh, kw, C). ``usable(spec)`` says whether cuDNN has a deterministic
+    algorithm for all three.
+    """
+
+    def __init__(self, library, cuda_id):
+        self._lib = library
+        self.cuda_id = cuda_id
+        self._local = threading.local()
+        self._plans = {}
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------ plumbing
+    def _check(self, status, call, spec):
+        if status:
+            reason = self._lib.cudnnGetErrorString(status).decode()
+            message = (f"cuDNN's {call} failed on CUDA device {self.cuda_id} for input {spec[:4]} and "
+                       f"{spec.filters} filters of {spec.window}: {reason} (status {status}).")
+            raise CudnnError(message, status)
+
+    def _handle(self, xp, spec):
+        """This thread's handle, on the current stream."""
+        handle = getattr(self._local, "handle", None)
+        if handle is None:
+            handle = ctypes.c_void_p()
+            self._check(self._lib.cudnnCreate(ctypes.byref(handle)), "cudnnCreate", spec)
+            self._local.handle, self._local.stream = handle, None
+        stream = xp.cuda.get_current_stream().ptr
+        if stream != self._local.stream:
+            self._check(self._lib.cudnnSetStream(handle, ctypes.c_void_p(stream)), "cudnnSetStream", spec)
+            self._local.stream = stream
+        return handle
+
+    def _descriptor(self, kind, spec, *dims):
+        descriptor = ctypes.c_void_p()
+        create, set_ = {"tensor": ("cudnnCreateTensorDescriptor", "cudnnSetTensor4dDescriptor"),
+                        "filter": ("cudnnCreateFilterDescriptor", "cudnnSetFilter4dDescriptor")}[kind]
+        self._check(getattr(self._lib, create)(ctypes.byref(descriptor)), create, spec)
+        if kind == "tensor":  # (format, type, n, c, h, w)
+            self._check(self._lib.cudnnSetTensor4dDescriptor(descriptor, _NHWC, _FLOAT, *dims), set_, spec)
+        else:  # (type, format, k, c, h, w)
+            self._check(self._lib.cudnnSetFilter4dDescriptor(descriptor, _FLOAT, _NHWC, *dims), set_, spec)
+        return descriptor
+
+    def _describe(self, spec):
+        n, h, w, c, k = spec[:5]
+        (kh, kw), (sh, sw), (dh, dw), (ph, pw), (ho, wo) = spec[5:]
+        x = self._descriptor("tensor", spec, n, c, h, w)
+        y = self._descriptor("tensor", spec, n, k, ho, wo)
+        f = self._descriptor("filter", spec, k, c, kh, kw)
+        conv = ctypes.c_void_p()
+        self._check(self._lib.cudnnCreateConvolutionDescriptor(ctypes.byref(conv)),
+                    "cudnnCreateConvolutionDescriptor", spec)
+        self._check(self._lib.cudnnSetConvolution2dDescriptor(conv, ph, pw, sh, sw, dh, dw, _CROSS_CORRELATION,
+                                                              _FLOAT), "cudnnSetConvolution2dDescriptor", spec)
+        self._check(self._lib.cudnnSetConvolutionMathType(conv, _FMA_MATH), "cudnnSetConvolutionMathType", spec)
+        return {"x": x, "y": y, "filter": f, "conv": conv}
+
+    def _plan(self, spec):
+        plan = self._plans.get(spec)
+        if plan is None:
+            with self._lock:
+                plan = self._plans.get(spec)
+                if plan is None:
+                    plan = Plan(spec)
+                    plan.descriptors = self._describe(spec)
+                    self._plans[spec] = plan
+        return plan
+
+    # Per direction: the heuristic, the workspace query, and the order of
+    # the descriptors both take.
+    _DIRECTIONS = {
+        "forward": ("cudnnGetConvolutionForwardAlgorithm_v7", "cudnnGetConvolutionForwardWorkspaceSize",
+                    ("x", "filter", "conv", "y")),
+        "backward_data": ("cudnnGetConvolutionBackwardDataAlgorithm_v7",
+                          "cudnnGetConvolutionBackwardDataWorkspaceSize", ("filter", "y", "conv", "x")),
+        "backward_filter": ("cudnnGetConvolutionBackwardFilterAlgorithm_v7",
+                            "cudnnGetConvolutionBackwardFilterWorkspaceSize", ("x", "y", "conv", "filter")),
+    }
+
+    def _choose(self, xp, plan, direction):
+        """``(algorithm, workspace bytes)`` for one direction, or None when no
+        deterministic algorithm is offered."""
+        if direction in plan.chosen:
+            return plan.chosen[direction]
+        heuristic, workspace_query, order = self._DIRECTIONS[direction]
+        handle = self._handle(xp, plan.spec)
+        descriptors = [plan.descriptors[name] for name in order]
+        results = (_AlgoPerf * _ALGORITHMS)()
+        count = ctypes.c_int()
+        self._check(getattr(self._lib, heuristic)(handle, *descriptors, _ALGORITHMS, ctypes.byref(count), results),
+                    heuristic, plan.spec)
+        choice = None
+        for result in results[:count.value]:
+            if result.status == 0 and result.determinism == _DETERMINISTIC:
+                size = ctypes.c_size_t()
+                status = getattr(self._lib, workspace_query)(handle, *descriptors, result.algo, ctypes.byref(size))
+                if status == 0:
+                    choice = (result.algo, size.value)
+                    break
+        plan.chosen[direction] = choice
+        return choice
+
+    def usable(self, xp, spec):
+        """True when cuDNN offers a deterministic algorithm in every direction."""
+        plan = self._plan(spec)
+        return all(self._choose(xp, plan, direction) is not None for direction in self._DIRECTIONS)
+
+    def _run(self, xp, spec, direction, call, first, second, out):
+        plan = self._plan(spec)
+        algorithm, workspace_bytes = self._choose(xp, plan, direction)
+        handle = self._handle(xp, spec)
+        workspace = xp.empty(max(1, workspace_bytes), numpy.uint8)
+        one, zero = ctypes.c_float(1.0), ctypes.c_float(0.0)
+        d = plan.descriptors
+        names = self._DIRECTIONS[direction][2]
+        # Every call is (handle, alpha, desc, ptr, desc, ptr, conv, algo, workspace, size, beta, desc, ptr).
+        self._check(getattr(self._lib, call)(
+            handle, ctypes.byref(one), d[names[0]], ctypes.c_void_p(first.data.ptr), d[names[1]],
+            ctypes.c_void_p(second.data.ptr), d["conv"], algorithm, ctypes.c_void_p(workspace.data.ptr),
+            ctypes.c_size_t(workspace_bytes), ctypes.byref(zero), d[names[3]], ctypes.c_void_p(out.data.ptr)),
+            call, spec)
+        return out
+
+    def forward(self, xp, x, kernel, spec):
+        out = xp.empty((spec.batch,) + spec.out + (spec.filters,), numpy.float32)
+        return self._run(xp, spec, "forward", "cudnnConvolutionForward", x, kernel, out)
+
+    def backward_data(self, xp, grad, kernel, spec):
+        out = xp.empty((spec.batch, spec.height, spec.width, spec.channels), numpy.float32)
+        return self._run(xp, spec, "backward_data", "cudnnConvolutionBackwardData", kernel, grad, out)
+
+    def backward_filter(self, xp, x, grad, spec):
+        out = xp.empty((spec.filters,) + spec.window + (spec.channels,), numpy.float32)
+        return self._run(xp, spec, "backward_filter", "cudnnConvolutionBackwardFilter", x, grad, out)
