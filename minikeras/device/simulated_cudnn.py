@@ -1,4 +1,4 @@
-"""The simulated GPU's cuDNN: the three convolution calls of ``cudnn.py``,
+"""The simulated GPU's cuDNN: the two convolution calls of ``cudnn.py``,
 computed with NumPy on the host view, issued like any simulated kernel
 (stream order, race detector, launch count, graph capture).
 
@@ -40,12 +40,6 @@ def _forward(spec, x, kernel):
         numpy.tensordot(windows, kernel, axes=([3, 4, 5], [3, 1, 2])).astype(numpy.float32))
 
 
-def _backward_filter(spec, x, grad):
-    windows = _windows(spec, x)  # (N, Ho, Wo, C, kh, kw) x (N, Ho, Wo, K) -> (K, kh, kw, C)
-    product = numpy.tensordot(grad, windows, axes=([0, 1, 2], [0, 1, 2]))  # (K, C, kh, kw)
-    return numpy.ascontiguousarray(product.transpose(0, 2, 3, 1).astype(numpy.float32))
-
-
 def _backward_data(spec, kernel, grad):
     (ph, pw), (sh, sw), (dh, dw) = spec.pads, spec.strides, spec.dilation
     (kh, kw), (ho, wo) = spec.window, spec.out
@@ -76,10 +70,6 @@ class SimulatedConvolutions:
     def backward_data(self, xp, grad, kernel, spec):
         return self._call("convolution_backward_data", _backward_data, spec, (kernel, grad),
                           (_kernel_shape(spec), _output_shape(spec)))
-
-    def backward_filter(self, xp, x, grad, spec):
-        return self._call("convolution_backward_filter", _backward_filter, spec, (x, grad),
-                          (_input_shape(spec), _output_shape(spec)))
 
 
 def _input_shape(spec):

@@ -1,5 +1,6 @@
 """Convolutions through cuDNN (minikeras/device/cudnn.py) against the im2col
-path, on every device: float32 forward and gradients, taken by cuDNN where
+path, on every device: float32 forward and gradients (cuDNN's forward pass
+and input gradient; the kernel's gradient is im2col's), taken by cuDNN where
 the device has it (a real GPU; the simulated GPU's own implementation,
 simulated_cudnn.py), against the float64 im2col path of the same device
 (cuDNN takes float32 only). On the CPU both are im2col, and cuDNN is never
@@ -64,8 +65,18 @@ def test_cudnn_convolution_matches_the_im2col_path(x_shape, kernel_shape, stride
         assert got.dtype == numpy.float32
         numpy.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-4, err_msg=name)
     if counting is not None:  # a GPU: cuDNN took the float32 convolution, and only it
-        expected = ["forward", "backward_filter", "backward_data"] if symmetric else []
+        expected = ["forward", "backward_data"] if symmetric else []
         assert counting.calls == expected
+
+
+def test_an_empty_batch_skips_cudnn(rng, monkeypatch):
+    """cuDNN's descriptors refuse a zero dimension (CUDNN_STATUS_BAD_PARAM, on an H200)."""
+    device = default_device()
+    asked = []
+    monkeypatch.setattr(device, "convolutions", lambda: asked.append(1))
+    out = _run(numpy.zeros((0, 5, 5, 3)), rng.standard_normal((3, 3, 3, 2)), rng.standard_normal(2), True, 2, 1,
+               "same", 1, "float32")
+    assert out[0].shape == (0, 5, 5, 2) and not asked
 
 
 def test_cudnn_is_not_asked_for_1x1_convolutions_or_float64(rng, monkeypatch):

@@ -17,11 +17,10 @@ few channels (a first layer): its patch matrix is small and slow to build,
 so it is kept (``sliding_window.keeps_patch_matrix``).
 
 On a GPU with cuDNN 9, float32 convolutions whose padding cuDNN can
-express go to cuDNN instead (``device/cudnn.py``; the simulated GPU has its
-own implementation): forward, backward data and backward filter on the
-channels-last tensors, the bias and ReLU fused into one kernel after it, as
-here. On an H100 the Fashion CNN's and CIFAR CNN's GPU time per step fell
-from ... (benchmarks/NOTES.md).
+express take cuDNN's forward pass and input gradient instead
+(``device/cudnn.py``; the simulated GPU has its own implementation), on the
+channels-last tensors, the bias and ReLU in one kernel after the forward
+pass; the kernel's gradient stays im2col + cuBLAS (why: cudnn.py).
 """
 
 __all__ = ["conv1d", "conv2d", "conv2d_transpose", "depthwise_conv2d"]
@@ -87,7 +86,7 @@ class Conv(Function):
         convolution (device/cudnn.py: a GPU, float32, padding it can
         express, a deterministic algorithm), else ``(None, None)``. 1x1
         stride-1 convolutions stay one matrix product."""
-        library = None if self.pointwise else self.device.convolutions()
+        library = None if self.pointwise or not x.size or not kernel.size else self.device.convolutions()
         if library is None or x.dtype != "float32" or kernel.dtype != "float32" or \
                 (bias is not None and bias.dtype != "float32"):
             return None, None
@@ -119,9 +118,9 @@ class Conv(Function):
             grad, grad_bias = bias_relu.gradient(self.device, grad, None if out is None else out.reshape(grad.shape),
                                                  self.relu, wants_bias)
         grad = grad.reshape(out.shape if out is not None else (spec.batch,) + spec.out + (spec.filters,))
-        if images is not None:
-            grad_kernel = self.library.backward_filter(xp, xp.ascontiguousarray(images), grad, spec)
-            grad_kernel = xp.ascontiguousarray(grad_kernel.transpose(1, 2, 3, 0)).reshape(self.kernel_shape)
+        if images is not None:  # im2col + cuBLAS: cuDNN's deterministic filter gradients are slow (cudnn.py)
+            _, grad_kernel, _ = im2col_products(self.device, images, self.geometry, left=grad.reshape(-1, spec.filters))
+            grad_kernel = grad_kernel.reshape(self.kernel_shape)
         if filters is not None:
             grad_x = self.library.backward_data(xp, grad, filters, spec).reshape(self.input_shape)
         grads = (grad_x, grad_kernel)
