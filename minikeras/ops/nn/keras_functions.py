@@ -254,7 +254,7 @@ def unfold(x, kernel_size, dilation=1, padding=0, stride=1):
 
 def fold(x, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """The adjoint of :func:`unfold`: sum ``(N, C*kh*kw, L)`` blocks into ``(N, C, H, W)``."""
-    from minikeras.ops.array.scatter import scatter
+    from minikeras.ops.array.scatter import _scatter
 
     x = _tensor("fold", x)
     output_size, kernel, dilation, padding, stride = (_pairs("fold", v, name) for v, name in (
@@ -270,7 +270,7 @@ def fold(x, output_size, kernel_size, dilation=1, padding=0, stride=1):
     if x.shape[2] != blocks:
         raise ValueError(f"fold: expected {blocks} blocks for output_size {output_size}, received {x.shape[2]}.")
     values = transpose(x, (1, 2, 0))  # (C*kh*kw, L, N)
-    summed = scatter(positions[..., None], values, (c * hp * wp, n))
+    summed = _scatter(positions[..., None], values, (c * hp * wp, n), checked=False)  # computed, in range
     image = reshape(transpose(summed, (1, 0)), (n, c, hp, wp))
     return getitem(image, (slice(None), slice(None), slice(padding[0], hp - padding[0]),
                            slice(padding[1], wp - padding[1])))
