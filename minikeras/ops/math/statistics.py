@@ -22,7 +22,7 @@ import numpy
 from minikeras.autograd import Tensor
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras.ops._checks import normalize_axis
-from minikeras.ops.array.indexing import getitem, take
+from minikeras.ops.array.indexing import _take_in_range, getitem
 from minikeras.ops.array.reshaping import expand_dims, reshape, squeeze, transpose
 from minikeras.ops.array.sorting import sort
 from minikeras.ops.math._elementwise import call_without_gradient, detached, operand
@@ -396,5 +396,5 @@ def correlate(x1, x2, mode="valid"):
         return _flip(correlate(v, a, mode))
     padded = pad(a, [(left, total - left)]) if total else a
     length = padded.shape[0] - m + 1
-    windows = take(padded, numpy.arange(length)[:, None] + numpy.arange(m)[None, :], axis=0)
+    windows = _take_in_range(padded, numpy.arange(length)[:, None] + numpy.arange(m)[None, :], 0)
     return (windows * v).sum(axis=-1)
