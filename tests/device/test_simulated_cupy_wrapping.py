@@ -61,7 +61,7 @@ WRAPPED = {
     "setitem": (lambda xp, put: _set(xp, put, lambda put: (put(_ids(2)), put(_ids(4))), 9.0),
                 [[0.0, 9.0, 2.0], [3.0, 4.0, 5.0]]),
     "add_at": (lambda xp, put: _at(xp, put, "add", [3, 3, 5]), [2.0, 1.0, 3.0]),
-    "maximum_at": (lambda xp, put: _at(xp, put, "maximum", [4]), [0.0, 1.0, 2.0]),
+    "maximum_at": (lambda xp, put: _at(xp, put, "maximum", [3]), [1.0, 1.0, 2.0]),
     "take": (lambda xp, put: xp.take(put(_A), put(_ids(3, -4)), axis=1), [[0.0, 2.0], [3.0, 5.0]]),
     "take_flat": (lambda xp, put: xp.take(put(_A), put(_ids(7))), [1.0]),
     "take_scalar": (lambda xp, put: xp.take(put(_R), 4), 1.0),
