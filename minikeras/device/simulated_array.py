@@ -263,7 +263,8 @@ def _inner(value):
 # writes (every device array an operation receives is a read), and kernels
 # for the launch count even when they return nothing.
 _WRITES_FIRST = frozenset(
-    "setitem ndarray.fill ndarray.sort ndarray.put ndarray.partition copyto put place putmask fill_diagonal".split()
+    "setitem ndarray.fill ndarray.sort ndarray.put ndarray.partition copyto put put_along_axis place putmask "
+    "fill_diagonal".split()
     + [f"__i{name}__" for name in "add sub mul truediv floordiv mod pow matmul and or xor lshift rshift".split()]
 )
 
