@@ -138,7 +138,9 @@ def shuffle(x, axis=0, seed=None):
     with target.activate():
         # Both NumPy's and CuPy's Generator have random(); CuPy's lacks permutation().
         order = target.xp.argsort(rng.random(size))
-    return ops.take(x, _tensor(order, target), axis=int(axis))
+    from minikeras.ops.array.indexing import _take_in_range
+
+    return _take_in_range(x, _tensor(order, target), int(axis) % max(ndim, 1))  # a permutation: in range
 
 
 def dropout(inputs, rate, noise_shape=None, seed=None):

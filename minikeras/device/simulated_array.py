@@ -28,7 +28,7 @@ import weakref
 
 import numpy
 
-from minikeras.device import graph, simulated_limits, simulated_streams
+from minikeras.device import graph, simulated_indexing, simulated_limits, simulated_streams
 
 _local = threading.local()
 
@@ -263,7 +263,8 @@ def _inner(value):
 # writes (every device array an operation receives is a read), and kernels
 # for the launch count even when they return nothing.
 _WRITES_FIRST = frozenset(
-    "setitem ndarray.fill ndarray.sort ndarray.put ndarray.partition copyto put place putmask fill_diagonal".split()
+    "setitem ndarray.fill ndarray.sort ndarray.put ndarray.partition copyto put put_along_axis place putmask "
+    "fill_diagonal".split()
     + [f"__i{name}__" for name in "add sub mul truediv floordiv mod pow matmul and or xor lshift rshift".split()]
 )
 
@@ -497,19 +498,23 @@ class SimulatedArray:
     def __getattr__(self, name):
         if name not in _CUPY_ARRAY_METHODS:
             raise AttributeError(f"'cupy.ndarray' (simulated) object has no attribute {name!r}")
+        cupy_method = simulated_indexing.METHODS.get(name)  # where CuPy differs: out-of-range ids wrap
+
         def call(*args, **kwargs):
             simulated_limits.check_method(name, self, args, kwargs)
-            return _call(lambda array, *rest, **options: getattr(array, name)(*rest, **options),
-                         f"ndarray.{name}", (self,) + args, kwargs)[0]
+            method = cupy_method or (lambda array, *rest, **options: getattr(array, name)(*rest, **options))
+            return _call(method, f"ndarray.{name}", (self,) + args, kwargs)[0]
 
         return call
 
+    # Integer-array indices wrap around as in CuPy (device/simulated_indexing.py).
     def __getitem__(self, key):
-        return _call(lambda array, key: array[key], "getitem", (self, key), {}, allow_host=True)[0]
+        return _call(lambda array, key: array[simulated_indexing.wrap_index(array.shape, key)], "getitem",
+                     (self, key), {}, allow_host=True)[0]
 
     def __setitem__(self, key, value):
         def assign(array, key, value):
-            array[key] = value
+            array[simulated_indexing.wrap_index(array.shape, key)] = value
 
         _call(assign, "setitem", (self, key, value), {}, allow_host=True)
 
@@ -591,12 +596,21 @@ class _Ufunc:
         def call(*args, **kwargs):
             # CuPy's ufunc.at/reduce/accumulate refuse more than NumPy's (simulated_limits.py).
             simulated_limits.check_ufunc_method(ufunc_name, name, args, kwargs)
-            result = _call(method, f"{ufunc_name}.{name}", args, kwargs)[0]
+            result = _call(_wrapping_at(method) if name == "at" else method, f"{ufunc_name}.{name}", args,
+                           kwargs)[0]
             if name == "at" and ufunc_name in ("maximum", "minimum"):
                 _round_like_cupys_double_atomics(args, kwargs)
             return result
 
         return call
+
+
+def _wrapping_at(method):
+    """``ufunc.at`` as CuPy's ``_scatter_op``: integer-array indices wrap."""
+    def at(a, indices, *rest):
+        return method(a, simulated_indexing.wrap_index(a.shape, indices), *rest)
+
+    return at
 
 
 def _round_like_cupys_double_atomics(args, kwargs):
@@ -611,20 +625,13 @@ def _round_like_cupys_double_atomics(args, kwargs):
         return
     host = target._array
     touched = numpy.zeros(host.shape, dtype=bool)
-    touched[_unwrap(indices, [None], "ufunc.at", True)] = True
+    touched[simulated_indexing.wrap_index(host.shape, _unwrap(indices, [None], "ufunc.at", True))] = True
     host[touched] = host[touched].astype(numpy.float32)
 
 
-def _wrapping_take_along_axis(a, indices, axis):
-    """CuPy's take_along_axis is fancy indexing (cupy/_indexing/indexing.py),
-    which wraps out-of-range ids where NumPy raises IndexError."""
-    if axis is None:
-        a, axis = a.ravel(), 0
-    return numpy.take_along_axis(a, numpy.mod(indices, max(1, a.shape[axis])), axis)
-
-
-# Functions whose CuPy 14.2 result differs from NumPy's on the same input.
-_CUPY_SEMANTICS = {"take_along_axis": _wrapping_take_along_axis}
+# Functions whose CuPy 14.2 result differs from NumPy's on the same input:
+# out-of-range integer indices wrap (device/simulated_indexing.py).
+_CUPY_SEMANTICS = dict(simulated_indexing.FUNCTIONS)
 
 
 class SimulatedNumpy(types.SimpleNamespace):

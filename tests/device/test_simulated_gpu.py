@@ -69,6 +69,26 @@ def test_host_reads_and_uploads_are_counted(simulated_gpu):
     assert stats.uploads == before["uploads"] + 1
 
 
+
+def test_user_ids_are_read_back_once_and_computed_ones_not_at_all(simulated_gpu):
+    """CuPy wraps out-of-range ids (device/simulated_indexing.py): an op
+    reads the bounds of ids it is given (one host sync) but not of ids it
+    computed itself (pixel positions, a permutation, a roll's or top_k's ids)."""
+    from minikeras import ops
+
+    stats = simulated_gpu.stats
+    images = mk.tensor(numpy.arange(2 * 4 * 4 * 1, dtype="float32").reshape(2, 4, 4, 1))
+    before = stats.host_syncs
+    ops.take(images, numpy.array([1, 0]), axis=0)
+    assert stats.host_syncs == before + 1
+    ops.image.map_coordinates(images[0, :, :, 0], numpy.full((2, 3, 3), 1.5, "float32"), order=1)
+    mk.random.shuffle(images, seed=1)
+    ops.roll(images, 1, axis=1)
+    ops.top_k(images[0, 0, :, 0], 2)
+    ops.correlate(images[0, 0, :, 0], images[1, 0, :2, 0])
+    ops.unfold(ops.transpose(images, (0, 3, 1, 2)), 2)
+    assert stats.host_syncs == before + 1
+
 # ------------------------------------------------------ the review defects
 def test_layers_with_weights_build_on_the_gpu(simulated_gpu):
     # layers/base.py used to read value.flags.writeable, which CuPy lacks.

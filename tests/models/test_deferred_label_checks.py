@@ -50,3 +50,23 @@ def test_the_cpu_checks_at_once():
     x, y = mk.tensor(numpy.ones((8, 4), "float32"), device="cpu"), mk.tensor(numpy.full(8, 7), device="cpu")
     with mk.device("cpu"), pytest.raises(ValueError, match=r"\[0, 3\)"):
         model.train_step((x, y))
+
+
+def _ctc_model():
+    mk.random.seed(0)
+    model = mk.Sequential([layers.Input((5, 4)), layers.Dense(4)])
+    model.compile("adam", mk.losses.CTC())
+    return model
+
+
+def test_ctc_labels_are_checked_when_the_logs_are_read_not_in_the_step(simulated_gpu):
+    model = _ctc_model()
+    x = mk.tensor(numpy.ones((2, 5, 4), "float32"))
+    model.train_step((x, mk.tensor(numpy.array([[1, 2], [3, 0]]))))
+    before = simulated_gpu.stats.host_syncs
+    model.train_step((x, mk.tensor(numpy.array([[1, 4], [3, 0]]))))  # 4 is no class of 4: CuPy would wrap it
+    assert simulated_gpu.stats.host_syncs == before
+    with pytest.raises(ValueError, match=r"^ctc_loss: labels must be class ids in \[0, 4\).*received label 4 "
+                                         r"\(found when the logs were read"):
+        model.get_metrics_result()
+    assert not deferred_checks._pending

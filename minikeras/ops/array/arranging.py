@@ -19,7 +19,7 @@ import numpy
 from minikeras.autograd import Function, Tensor
 from minikeras.ops._checks import normalize_axis
 from minikeras.ops.array._common import _int_sequence, _single_axis
-from minikeras.ops.array.indexing import getitem, take
+from minikeras.ops.array.indexing import _take_in_range, getitem
 from minikeras.ops.array.joining import concatenate, split, stack
 from minikeras.ops.array.reshaping import expand_dims, flatten, moveaxis, reshape, swapaxes
 from minikeras.ops.math._elementwise import call_without_gradient, operand
@@ -85,7 +85,7 @@ def roll(x, shift, axis=None):
         each = _single_axis("roll", each, x.ndim)
         size = x.shape[each]
         if size:
-            x = take(x, (numpy.arange(size) - int(amount)) % size, axis=each)
+            x = _take_in_range(x, (numpy.arange(size) - int(amount)) % size, each)
     return x
 
 
@@ -259,7 +259,7 @@ def diag(x, k=0):
     mask = numpy.zeros(n * n, dtype=bool)
     source[flat_positions] = positions
     mask[flat_positions] = True
-    return reshape(where(mask, take(x, source, axis=0), 0), (n, n))
+    return reshape(where(mask, _take_in_range(x, source, 0), 0), (n, n))
 
 
 def diagflat(x, k=0):

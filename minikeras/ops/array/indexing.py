@@ -186,3 +186,12 @@ def take(x, indices, axis=None):
         raise TypeError(f"take: indices must be integers or a boolean mask, received dtype {dtype}.")
     with entry_point("take"):
         return getitem(x, (slice(None),) * axis + (indices,))
+
+
+def _take_in_range(x, indices, axis):
+    """``take`` for integer ``indices`` an op computed itself, known to lie
+    in ``[0, x.shape[axis])``: no transfer to read their bounds back (user
+    ids are checked: CuPy would wrap one out of range)."""
+    x = _as_tensor("take", x)
+    items, _, kind = _normalize_index((slice(None),) * axis + (indices,), shape_of(x))
+    return GetItem(items, [], kind).apply(x)

@@ -15,6 +15,12 @@ uses ``xp.multiply.at`` and passes ``prod / x`` (exact without zeros).
 Empty segments give 0 for sum, 1 for prod, and the dtype's lowest/highest
 value for max/min, as TensorFlow's ``unsorted_segment_*``; ids outside
 ``[0, num_segments)`` are dropped, as there.
+
+``scatter`` and ``scatter_update`` read the bounds of each component of
+their index tuples back (one transfer) and raise IndexError for one outside
+its axis, on every device: CuPy's scatter kernels wrap an out-of-range id
+silently (device/simulated_indexing.py), and a component past its axis
+would land in another row of the flattened tensor even on NumPy.
 """
 
 __all__ = ["scatter", "scatter_update", "slice_update", "segment_sum", "segment_max", "segment_min",
@@ -54,6 +60,22 @@ def _rows(xp, indices, shape):
     return (wrapped.reshape(-1, depth) * strides).sum(axis=-1)
 
 
+def _check_index_range(op_name, indices, shape):
+    """Raise IndexError when a component of an index tuple lies outside
+    ``[-size, size)`` of its axis (module docstring; one transfer)."""
+    depth = indices.shape[-1]
+    if indices.size == 0 or depth == 0:
+        return
+    device = indices.device
+    with device.activate():
+        flat = indices.data.reshape(-1, depth)
+        lows, highs = device.to_host(device.xp.stack([flat.min(axis=0), flat.max(axis=0)])).tolist()
+    for axis, (low, high, size) in enumerate(zip(lows, highs, shape)):
+        if low < -size or high >= size:
+            raise IndexError(f"{op_name}: indices must address the first {depth} axes of shape {tuple(shape)}; "
+                             f"received index {low if low < -size else high} for axis {axis} of size {size}.")
+
+
 def _check_indices(op_name, indices, values_shape, shape):
     if indices.dtype.kind not in "iu":
         raise TypeError(f"{op_name}: indices must be integers, received dtype {indices.dtype}.")
@@ -80,12 +102,7 @@ class ScatterAdd(Function):
         self.values_shape = values.shape
         self.inner = self.shape[depth:]
         flat = values.reshape((self.rows.shape[0],) + self.inner)
-        try:
-            out = _scatter_add_rows(self.device, self.rows, flat, _size(self.shape[:depth]))
-        except IndexError as error:  # out-of-range ids (NumPy checks; bounds are not read back on a GPU)
-            raise IndexError(f"scatter: indices must address the first {depth} axes of shape {self.shape} "
-                             f"({error}).") from None
-        return out.reshape(self.shape)
+        return _scatter_add_rows(self.device, self.rows, flat, _size(self.shape[:depth])).reshape(self.shape)
 
     def backward(self, grad):
         return None, grad.reshape((-1,) + self.inner)[self.rows].reshape(self.values_shape)
@@ -98,11 +115,23 @@ def scatter(indices, values, shape):
         indices: integers of shape ``(..., depth)``: index tuples into ``shape``'s first ``depth`` axes.
         values: shape ``indices.shape[:-1] + shape[depth:]``.
         shape: the result's shape.
+
+    Raises:
+        IndexError: an index lies outside its axis, on every device (CuPy
+            would wrap it).
     """
+    return _scatter(indices, values, shape, checked=True)
+
+
+def _scatter(indices, values, shape, checked):
+    """scatter; ``checked=False`` for index tuples an op computed itself,
+    known to be in range (no transfer to read their bounds)."""
     shape = validate_shape("scatter", shape)
     values = _tensor("scatter", values)
     indices = detached(_tensor("scatter", indices))
     _check_indices("scatter", indices, values.shape, shape)
+    if checked:
+        _check_index_range("scatter", indices, shape)
     return ScatterAdd(shape).apply(indices, values)
 
 
@@ -147,30 +176,36 @@ def scatter_update(inputs, indices, updates, reduction=None):
         indices: integers of shape ``(..., depth)``: index tuples into the first ``depth`` axes.
         updates: shape ``indices.shape[:-1] + inputs.shape[depth:]``.
         reduction: None (replace) or "add"; "max", "min" and "mul" combine with the current values.
+
+    Raises:
+        IndexError: an index lies outside its axis, on every device (CuPy
+            would wrap it).
     """
     inputs = _tensor("scatter_update", inputs)
     updates = _tensor("scatter_update", updates)
     indices = detached(_tensor("scatter_update", indices))
     _check_indices("scatter_update", indices, updates.shape, inputs.shape)
+    if reduction not in (None, "add", "max", "min", "mul"):
+        raise ValueError(f"scatter_update: reduction must be None, 'add', 'max', 'min' or 'mul', received "
+                         f"{reduction!r}.")
+    _check_index_range("scatter_update", indices, inputs.shape)
     if updates.dtype != inputs.dtype:
         updates = updates.astype(inputs.dtype)
     if reduction is None:
         return ScatterUpdate().apply(inputs, indices, updates)
     if reduction == "add":
-        return inputs + scatter(indices, updates, inputs.shape)
-    if reduction in ("max", "min", "mul"):
-        from minikeras.ops.math.compare import maximum, minimum, where
+        return inputs + _scatter(indices, updates, inputs.shape, checked=False)
+    from minikeras.ops.math.compare import maximum, minimum, where
 
-        depth = indices.shape[-1]
-        inner = inputs.shape[depth:]
-        ids = _row_ids(indices, inputs.shape)
-        kind = {"max": "max", "min": "min", "mul": "prod"}[reduction]
-        merged = _segment("scatter_update", updates.reshape((ids.shape[0],) + inner), ids,
-                          _size(inputs.shape[:depth]), kind)
-        flat_inputs = inputs.reshape((-1,) + inner)
-        combined = {"max": maximum, "min": minimum}.get(reduction, lambda a, b: a * b)(flat_inputs, merged)
-        return where(_touched(indices, inputs.shape), combined, flat_inputs).reshape(inputs.shape)
-    raise ValueError(f"scatter_update: reduction must be None, 'add', 'max', 'min' or 'mul', received {reduction!r}.")
+    depth = indices.shape[-1]
+    inner = inputs.shape[depth:]
+    ids = _row_ids(indices, inputs.shape)
+    kind = {"max": "max", "min": "min", "mul": "prod"}[reduction]
+    merged = _segment("scatter_update", updates.reshape((ids.shape[0],) + inner), ids,
+                      _size(inputs.shape[:depth]), kind)
+    flat_inputs = inputs.reshape((-1,) + inner)
+    combined = {"max": maximum, "min": minimum}.get(reduction, lambda a, b: a * b)(flat_inputs, merged)
+    return where(_touched(indices, inputs.shape), combined, flat_inputs).reshape(inputs.shape)
 
 
 def _row_ids(rows, shape):

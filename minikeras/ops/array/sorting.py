@@ -220,13 +220,17 @@ def top_k(x, k, sorted=True):  # noqa: A002  (keras.ops name)
     else:
         compute = functools.partial(_top_k_sorted, k=k)
     indices = call_without_gradient("top_k", compute, x, half_in_float32=True)  # CuPy sorts no bfloat16
-    return take_along_axis(x, indices, -1), indices
+    return _take_along_axis(x, indices, -1, checked=False), indices  # computed: in range
 
 
 def in_top_k(targets, predictions, k):
     """Whether each target's prediction is among the ``k`` largest of its row (bool, no gradient).
 
     A target whose score ties the k-th largest counts as in (as TensorFlow).
+
+    Raises:
+        IndexError: a target is not a class id in ``[0, classes)``, on every
+            device (the targets' bounds are read back: CuPy would wrap it).
     """
     predictions = detached(_as_tensor("in_top_k", operand("in_top_k", predictions)))
     targets = detached(_as_tensor("in_top_k", operand("in_top_k", targets)))
@@ -234,6 +238,12 @@ def in_top_k(targets, predictions, k):
         raise ValueError(f"in_top_k expects predictions of shape (batch, classes) and targets of shape (batch,), "
                          f"received {predictions.shape} and {targets.shape}.")
     k = validate_int("in_top_k", "k", k, minimum=0)
+    classes = predictions.shape[1]
+    if targets.size:
+        low, high = targets.device.bounds(targets.data)
+        if low < 0 or high >= classes:
+            raise IndexError(f"in_top_k: targets must be class ids in [0, {classes}) for predictions of shape "
+                             f"{predictions.shape}, received target {low if low < 0 else high}.")
 
     def compute(xp, target, scores):
         rows = xp.arange(scores.shape[0])

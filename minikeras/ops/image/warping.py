@@ -23,7 +23,7 @@ import numpy
 
 from minikeras.autograd import Tensor
 from minikeras.backend.dtypes import is_float_dtype
-from minikeras.ops.array.indexing import take
+from minikeras.ops.array.indexing import _take_in_range
 from minikeras.ops.array.joining import stack
 from minikeras.ops.array.reshaping import flatten, reshape
 from minikeras.ops.core import convert_to_numpy
@@ -155,7 +155,7 @@ def map_coordinates(inputs, coordinates, order, fill_mode="constant", fill_value
                 valid = inside if valid is None else logical_and(valid, inside)
             if node_weight is not None:
                 weight = node_weight if weight is None else weight * node_weight
-        gathered = reshape(take(flat, flatten(position), axis=0), position.shape)
+        gathered = reshape(_take_in_range(flat, flatten(position), 0), position.shape)  # fixed: in range
         if valid is not None:
             gathered = where(valid, gathered, float(fill_value))
         contribution = gathered if weight is None else gathered * weight.astype(compute_dtype)

@@ -215,7 +215,7 @@ def stft(x, sequence_length, sequence_stride, fft_length, window="hann", center=
 def istft(x, sequence_length, sequence_stride, fft_length, length=None, window="hann", center=True):
     """The inverse of :func:`stft` by weighted overlap-add."""
     from minikeras.ops.array.indexing import getitem
-    from minikeras.ops.array.scatter import scatter
+    from minikeras.ops.array.scatter import _scatter
     from minikeras.ops.array.reshaping import moveaxis, reshape
 
     sequence_length, sequence_stride, fft_length = _frame_arguments("istft", sequence_length, sequence_stride,
@@ -241,7 +241,7 @@ def istft(x, sequence_length, sequence_stride, fft_length, length=None, window="
     positions = (numpy.arange(count)[:, None] * sequence_stride + numpy.arange(fft_length)[None, :])
     batch = frames.shape[:-2]
     values = moveaxis(reshape(frames, (-1, count, fft_length)), 0, -1)  # (count, fft_length, B)
-    summed = scatter(positions[..., None], values, (total, values.shape[-1]))
+    summed = _scatter(positions[..., None], values, (total, values.shape[-1]), checked=False)  # computed
     signal = reshape(moveaxis(summed, -1, 0), batch + (total,))
     start = fft_length // 2 if center else 0
     end = total - (fft_length // 2 if center else 0) if length is None else start + length

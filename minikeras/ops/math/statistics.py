@@ -22,7 +22,7 @@ import numpy
 from minikeras.autograd import Tensor
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras.ops._checks import normalize_axis
-from minikeras.ops.array.indexing import getitem, take
+from minikeras.ops.array.indexing import _take_in_range, getitem
 from minikeras.ops.array.reshaping import expand_dims, reshape, squeeze, transpose
 from minikeras.ops.array.sorting import sort
 from minikeras.ops.math._elementwise import call_without_gradient, detached, operand
@@ -336,7 +336,9 @@ def bincount(x, weights=None, minlength=0, sparse=False):
     """Counts (or weight sums) of each non-negative integer in 1-D ``x``; no gradient.
 
     Raises:
-        ValueError: ``sparse=True`` (minikeras has no sparse tensors) or ``x`` is not 1-D.
+        ValueError: ``sparse=True`` (minikeras has no sparse tensors), ``x``
+            is not 1-D, or it holds a negative value (the same message on
+            every device: NumPy's and CuPy's differ).
     """
     if validate_flag("bincount", "sparse", sparse):
         raise ValueError("bincount: sparse=True is not supported (minikeras has no sparse tensors).")
@@ -344,6 +346,10 @@ def bincount(x, weights=None, minlength=0, sparse=False):
     x = _tensor("bincount", x)
     if x.ndim != 1 or x.dtype.kind not in "iu":
         raise ValueError(f"bincount expects a 1-D integer tensor, received shape {x.shape} of dtype {x.dtype}.")
+    if x.size and x.dtype.kind == "i":
+        low, _ = x.device.bounds(x.data)  # one transfer (CuPy's bincount reads the minimum back too)
+        if low < 0:
+            raise ValueError(f"bincount: x must hold non-negative integers, received {low}.")
     if weights is None:
         return call_without_gradient("bincount",
                                      lambda xp, a: xp.bincount(a, minlength=minlength).astype("int32"), x)
@@ -390,5 +396,5 @@ def correlate(x1, x2, mode="valid"):
         return _flip(correlate(v, a, mode))
     padded = pad(a, [(left, total - left)]) if total else a
     length = padded.shape[0] - m + 1
-    windows = take(padded, numpy.arange(length)[:, None] + numpy.arange(m)[None, :], axis=0)
+    windows = _take_in_range(padded, numpy.arange(length)[:, None] + numpy.arange(m)[None, :], 0)
     return (windows * v).sum(axis=-1)

@@ -9,6 +9,13 @@ folded in), so no per-step graph is recorded. Time steps at or past a
 sample's logit length get no gradient; a sample whose labels cannot fit in
 its time steps gets an infinite loss and a zero gradient.
 
+The labels within each sample's length must be class ids in
+``[0, classes)``; those past it are padding, never read (as TensorFlow's
+dense labels), and become the blank. The check reads the labels' bounds
+back (CuPy's ``take_along_axis`` would wrap an out-of-range label silently)
+or, in a GPU training step, waits for the logs' read
+(``utils/deferred_checks.py``), as the cross-entropy's does.
+
 ``ctc_loss`` is ``keras.ops.ctc_loss``; the CTC loss class
 (``losses/ctc.py``) calls ``_ctc_loss``. Decoding is in ``ctc_decode.py``.
 """
@@ -18,6 +25,7 @@ from minikeras.autograd import Function, Tensor
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras.ops.math._elementwise import operand
 from minikeras.ops.math._operands import _as_tensor
+from minikeras.utils import deferred_checks
 from minikeras.utils.argument_validation import validate_int
 
 __all__ = ["ctc_loss"]
@@ -153,9 +161,35 @@ def _ctc_loss(target, output, target_length, output_length, mask_index=0):
                                  f"dtype {array.dtype} and shape {tuple(array.shape)}.")
             return Tensor(array, device=device)
 
-    return CtcLoss(int(mask_index)).apply(output, _integer(target, "target", 2),
-                                         _integer(target_length, "target_length", 1),
+    target, target_length = _integer(target, "target", 2), _integer(target_length, "target_length", 1)
+    labels = _checked_labels(device, target.data, target_length.data, int(mask_index), output.shape[-1])
+    return CtcLoss(int(mask_index)).apply(output, Tensor(labels, device=device), target_length,
                                          _integer(output_length, "output_length", 1))
+
+
+def _checked_labels(device, labels, label_length, blank, classes):
+    """``labels`` with the padding past each length set to ``blank``, after
+    checking the rest are class ids (module docstring).
+
+    Raises:
+        ValueError: a label within its sample's length is not in
+            ``[0, classes)`` (on a GPU in a training step: at the next read
+            of the logs).
+    """
+    with device.activate():
+        xp = device.xp
+        inside = xp.arange(labels.shape[1])[None, :] < label_length[:, None]
+        labels = xp.where(inside, labels, blank)
+        if labels.size == 0:
+            return labels
+        if deferred_checks.active() and not device.host_kernels:
+            deferred_checks.defer_label_range("ctc_loss", device, labels, classes)
+            return labels
+        low, high = device.bounds(labels)
+    if low < 0 or high >= classes:
+        raise ValueError(f"ctc_loss: labels must be class ids in [0, {classes}) for output with {classes} classes; "
+                         f"received label {low if low < 0 else high}.")
+    return labels
 
 
 def ctc_loss(target, output, target_length, output_length, mask_index=0):

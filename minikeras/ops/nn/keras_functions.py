@@ -16,7 +16,7 @@ __all__ = ["conv", "conv_transpose", "depthwise_conv", "separable_conv", "max_po
 import numpy
 
 from minikeras.backend import keras_helpers
-from minikeras.ops.array.indexing import getitem, take
+from minikeras.ops.array.indexing import _take_in_range, getitem
 from minikeras.ops.array.joining import stack
 from minikeras.ops.array.reshaping import expand_dims, reshape, squeeze, transpose
 from minikeras.ops.math._elementwise import operand
@@ -249,12 +249,12 @@ def unfold(x, kernel_size, dilation=1, padding=0, stride=1):
     _block_count("unfold", (h, w), kernel, dilation, padding, stride)
     positions, (hp, wp), _ = _unfold_positions(c, h, w, kernel, dilation, padding, stride)
     padded = pad(x, [(0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2])
-    return take(reshape(padded, (n, c * hp * wp)), positions, axis=1)
+    return _take_in_range(reshape(padded, (n, c * hp * wp)), positions, 1)  # computed: in range
 
 
 def fold(x, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """The adjoint of :func:`unfold`: sum ``(N, C*kh*kw, L)`` blocks into ``(N, C, H, W)``."""
-    from minikeras.ops.array.scatter import scatter
+    from minikeras.ops.array.scatter import _scatter
 
     x = _tensor("fold", x)
     output_size, kernel, dilation, padding, stride = (_pairs("fold", v, name) for v, name in (
@@ -270,7 +270,7 @@ def fold(x, output_size, kernel_size, dilation=1, padding=0, stride=1):
     if x.shape[2] != blocks:
         raise ValueError(f"fold: expected {blocks} blocks for output_size {output_size}, received {x.shape[2]}.")
     values = transpose(x, (1, 2, 0))  # (C*kh*kw, L, N)
-    summed = scatter(positions[..., None], values, (c * hp * wp, n))
+    summed = _scatter(positions[..., None], values, (c * hp * wp, n), checked=False)  # computed, in range
     image = reshape(transpose(summed, (1, 0)), (n, c, hp, wp))
     return getitem(image, (slice(None), slice(None), slice(padding[0], hp - padding[0]),
                            slice(padding[1], wp - padding[1])))
@@ -286,5 +286,5 @@ def extract_sequences(x, sequence_length, sequence_stride):
         raise ValueError(f"extract_sequences: the last axis ({total}) is shorter than sequence_length {length}.")
     frames = 1 + (total - length) // stride
     index = numpy.arange(frames)[:, None] * stride + numpy.arange(length)[None, :]
-    return take(x, index, axis=-1)
+    return _take_in_range(x, index, x.ndim - 1)  # computed: in range
 
