@@ -7,8 +7,8 @@ them) and each runner:
 * ``minikeras``: ``model.fit`` for one epoch inside ``with minikeras.device("gpu:0")``;
 * ``minikeras-jit``: the same with ``compile(jit_compile=True)``: after warm-up
   each step is one CUDA graph launch (models/captured_step.py);
-* ``minikeras-im2col`` (the CNNs): ``minikeras`` with cuDNN turned off
-  (``MINIKERAS_CUDNN=0``): convolutions as im2col + cuBLAS, as before cuDNN;
+* ``minikeras-cudnn`` (the CNNs): ``minikeras`` with ``MINIKERAS_CUDNN=1``:
+  the forward pass and input gradient of the convolutions through cuDNN;
 * ``torch``: a plain eager training loop;
 * ``torch-graphs``: the same loop with the whole step (forward, backward and
   a capturable Adam) captured once in a CUDA graph and replayed (GPU only);
@@ -30,9 +30,8 @@ no dataset files. With no usable GPU it says why and exits 0.
     python benchmarks/gpu_bench.py --device cpu --steps 5   # CPU smoke test of the script
     python benchmarks/gpu_bench.py --json /tmp/gpu.json
 
-Notes for reading the numbers: minikeras's float32 convolutions are cuDNN's
-(device/cudnn.py: NHWC, deterministic algorithms), PyTorch's are cuDNN's
-too (NCHW, its own choice of algorithm); the minikeras epoch is ``fit()`` with
+Notes for reading the numbers: minikeras's convolutions are im2col + cuBLAS
+(through cuDNN only in ``minikeras-cudnn``), PyTorch's are cuDNN's; the minikeras epoch is ``fit()`` with
 its callbacks and progress bookkeeping (verbose=0), the torch epoch is a bare
 loop. Results go in benchmarks/NOTES.md.
 """
@@ -56,7 +55,7 @@ LR = 1e-3
 WARMUP_STEPS = 5
 MEDIAN_STEPS = 50
 MODELS = ("mlp", "cnn", "cifar_cnn")
-RUNNERS = ("minikeras", "minikeras-jit", "minikeras-im2col", "torch", "torch-graphs")
+RUNNERS = ("minikeras", "minikeras-jit", "minikeras-cudnn", "torch", "torch-graphs")
 TRAIN_SAMPLES = {"mlp": 60000, "cnn": 60000, "cifar_cnn": 50000}
 # Channels-last sample shapes (minikeras); torch gets channels-first.
 SAMPLE_SHAPES = {"mlp": (784,), "cnn": (28, 28, 1), "cifar_cnn": (32, 32, 3)}
@@ -80,7 +79,7 @@ def _channels_first(x):
 def gpu_status(runners):
     """``{runner: None or reason it cannot run on the GPU}``."""
     status = {}
-    for runner in ("minikeras", "minikeras-jit", "minikeras-im2col"):
+    for runner in ("minikeras", "minikeras-jit", "minikeras-cudnn"):
         if runner not in runners:
             continue
         try:
@@ -242,12 +241,12 @@ def run(models, runners, device, steps=None):
         for runner in runners:
             if runner == "torch-graphs" and device != "gpu":
                 continue  # CUDA graphs need a GPU
-            if runner == "minikeras-im2col" and (device != "gpu" or model == "mlp"):
-                continue  # the convolutions without cuDNN: a GPU's CNNs only
+            if runner == "minikeras-cudnn" and (device != "gpu" or model == "mlp"):
+                continue  # the convolutions through cuDNN: a GPU's CNNs only
             row = dict(model=model, runner=runner, device=device, steps=model_steps, batch=BATCH)
             try:
-                if runner == "minikeras-im2col":
-                    os.environ["MINIKERAS_CUDNN"] = "0"  # read at each convolution (device/cudnn.py)
+                if runner == "minikeras-cudnn":
+                    os.environ["MINIKERAS_CUDNN"] = "1"  # read at each convolution (device/cudnn.py)
                     try:
                         row.update(run_minikeras(model, x, y, device, jit_compile=False))
                     finally:

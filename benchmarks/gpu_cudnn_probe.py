@@ -12,7 +12,7 @@ with CUDA events (median of 30 after 5 warm-ups):
 - cuDNN's three calls, FMA math (no TF32), NHWC;
 - PyTorch's conv2d forward + backward (float32, TF32 off, its default NCHW);
 - minikeras's Conv op forward + backward: through cuDNN (device/cudnn.py),
-  and with ``MINIKERAS_CUDNN=0`` (im2col + cuBLAS).
+  as by default (im2col + cuBLAS), and with ``MINIKERAS_CUDNN=1``.
 
     python3 benchmarks/gpu_cudnn_probe.py [--json out.json]
 
@@ -218,10 +218,10 @@ def probe_layer(cudnn, cupy, torch, layer):
             out = conv_bias_relu(mx, mw, None, False, 2, 1, padding, 1)
             out.backward(mdy)
 
-        ms_minikeras = timed(cupy, run_minikeras)  # cuDNN, through minikeras/device/cudnn.py
-        os.environ["MINIKERAS_CUDNN"] = "0"
+        ms_im2col = timed(cupy, run_minikeras)  # the default: im2col + cuBLAS
+        os.environ["MINIKERAS_CUDNN"] = "1"  # through minikeras/device/cudnn.py
         try:
-            ms_im2col = timed(cupy, run_minikeras)
+            ms_minikeras = timed(cupy, run_minikeras)
         finally:
             os.environ.pop("MINIKERAS_CUDNN")
     return {"layer": name, "shape": [n, h, w, ci, co, padding], "algos": [fwd, bwd_d, bwd_f],
@@ -251,8 +251,8 @@ def main(argv=None):
     # The statuses minikeras reads as out of memory (device/cuda_errors.py).
     result["statuses"] = {code: lib.cudnnGetErrorString(code).decode() for code in (2, 4003, 4004)}
     print(f"statuses: {result['statuses']}", flush=True)
-    print(f"{'layer':<12} {'algos':<10} {'err y/dx/dw':<26} {'cuDNN ms':>9} {'torch ms':>9} {'minikeras ms':>13} "
-          f"{'im2col ms':>10}")
+    print(f"{'layer':<12} {'algos':<10} {'err y/dx/dw':<26} {'cuDNN ms':>9} {'torch ms':>9} {'mk cuDNN ms':>13} "
+          f"{'mk im2col ms':>12}")
     for layer in LAYERS:
         try:
             row = probe_layer(cudnn, cupy, torch, layer)
@@ -264,7 +264,7 @@ def main(argv=None):
         result["layers"].append(row)
         errors = "/".join(f"{row['rel_error'][k]:.1e}" for k in ("y", "dx", "dw"))
         print(f"{row['layer']:<12} {str(row['algos']):<10} {errors:<26} {row['ms_cudnn']:>9.3f} "
-              f"{row['ms_torch']:>9.3f} {row['ms_minikeras']:>13.3f} {row['ms_minikeras_im2col']:>10.3f}", flush=True)
+              f"{row['ms_torch']:>9.3f} {row['ms_minikeras']:>13.3f} {row['ms_minikeras_im2col']:>12.3f}", flush=True)
     if args.json:
         with open(args.json, "w") as handle:
             json.dump(result, handle, indent=1)

@@ -1,4 +1,5 @@
-"""cuDNN's convolutions, called through ctypes (CuPy 14 has no cuDNN).
+"""cuDNN's convolutions, called through ctypes (CuPy 14 has no cuDNN); opt-in
+with ``MINIKERAS_CUDNN=1``.
 
 On an H100 and an H200 minikeras's convolutions were an im2col kernel and a
 cuBLAS GEMM (``ops/nn/sliding_window.py``), and the CIFAR CNN's step took
@@ -19,6 +20,17 @@ from the host per call (their index tables): the CIFAR CNN's step took
 3.3 ms of GPU time with them against 2.2 with im2col. Its fast filter
 gradient (``CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0``) sums with atomics, so a
 step's weights would change from run to run.
+
+Why it is opt-in: each call of cuDNN 9's legacy API costs about 140 us of
+host time (cProfile on an H200's host: 220 calls, 31 ms in the calls
+themselves), as it plans its engine anew each call. With forward and
+input gradient through cuDNN, the CIFAR CNN's GPU time per step fell from
+about 2.2 ms to 1.94 (PyTorch: 1.66), but its eager step rose from 4.45 to
+5.52 ms and the Fashion CNN's from 3.17 to 3.58 (same H200, same run,
+benchmarks/NOTES.md): an eager step is bound by host time. What would make
+it the default is cuDNN's backend (graph) API with an execution plan built
+once per shape, as PyTorch does through cudnn-frontend, so that a call is
+one ``cudnnBackendExecute``; that needs a GPU session to build and check.
 
 What minikeras asks of cuDNN, and why:
 
@@ -99,8 +111,9 @@ def _candidates():
 
 
 def enabled():
-    """False when ``MINIKERAS_CUDNN=0`` turns cuDNN off (to compare with the im2col path)."""
-    return os.environ.get("MINIKERAS_CUDNN", "1").strip() != "0"
+    """True when ``MINIKERAS_CUDNN=1`` asks for cuDNN (module docstring: why
+    it is not the default), read at each convolution."""
+    return os.environ.get("MINIKERAS_CUDNN", "0").strip() == "1"
 
 
 def for_device(cuda_id):

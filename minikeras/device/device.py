@@ -185,8 +185,8 @@ class Device:
 
     def convolutions(self):
         """cuDNN's convolutions on this device (``device/cudnn.py``), or None
-        (the CPU; a GPU without cuDNN 9; ``MINIKERAS_CUDNN=0``): then
-        convolutions are im2col and a matrix product."""
+        (the CPU; a GPU without cuDNN 9; a GPU unless ``MINIKERAS_CUDNN=1``
+        asks for it): then convolutions are im2col and a matrix product."""
         return None
 
     # Whether ``capture()`` records CUDA graphs here (device/graph.py).

@@ -4,13 +4,18 @@ and input gradient; the kernel's gradient is im2col's), taken by cuDNN where
 the device has it (a real GPU; the simulated GPU's own implementation,
 simulated_cudnn.py), against the float64 im2col path of the same device
 (cuDNN takes float32 only). On the CPU both are im2col, and cuDNN is never
-asked."""
+asked. cuDNN is opt-in (``MINIKERAS_CUDNN=1``, set here)."""
 import numpy
 import pytest
 
 import minikeras as mk
 from minikeras.device import cudnn, default_device, simulated
 from minikeras.ops.nn.conv import conv_bias_relu
+
+
+@pytest.fixture(autouse=True)
+def _cudnn_asked_for(monkeypatch):
+    monkeypatch.setenv("MINIKERAS_CUDNN", "1")
 
 
 class _Counting:
@@ -101,6 +106,9 @@ def test_a_spec_keeps_only_padding_cudnn_can_express():
     assert cudnn.spec_for(explicit, 4).pads == (2, 0)
 
 
-def test_minikeras_cudnn_0_turns_it_off(monkeypatch):
-    monkeypatch.setenv("MINIKERAS_CUDNN", "0")
+def test_cudnn_is_opt_in(monkeypatch):
+    monkeypatch.delenv("MINIKERAS_CUDNN")
     assert cudnn.for_device(0) is None and not cudnn.enabled()
+    assert default_device().convolutions() is None
+    monkeypatch.setenv("MINIKERAS_CUDNN", "0")
+    assert not cudnn.enabled()

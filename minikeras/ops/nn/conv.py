@@ -16,11 +16,13 @@ while a rebuilt block is produced in cache. The exception is an input with
 few channels (a first layer): its patch matrix is small and slow to build,
 so it is kept (``sliding_window.keeps_patch_matrix``).
 
-On a GPU with cuDNN 9, float32 convolutions whose padding cuDNN can
-express take cuDNN's forward pass and input gradient instead
-(``device/cudnn.py``; the simulated GPU has its own implementation), on the
-channels-last tensors, the bias and ReLU in one kernel after the forward
-pass; the kernel's gradient stays im2col + cuBLAS (why: cudnn.py).
+With ``MINIKERAS_CUDNN=1`` on a GPU with cuDNN 9, float32 convolutions
+whose padding cuDNN can express take cuDNN's forward pass and input
+gradient instead, on the channels-last tensors, with the bias and ReLU in
+one kernel after the forward pass; the kernel's gradient stays im2col +
+cuBLAS. It is opt-in because its legacy API's host time per call costs an
+eager step more than its kernels save (``device/cudnn.py``; the simulated
+GPU has its own implementation).
 """
 
 __all__ = ["conv1d", "conv2d", "conv2d_transpose", "depthwise_conv2d"]
