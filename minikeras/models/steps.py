@@ -27,7 +27,7 @@ from minikeras.layers.state_updates import apply_state_updates, collect_state_up
 from minikeras.models.running_logs import LazyLogs, detached
 from minikeras.utils import deferred_checks
 from minikeras.utils.packing import unpack_x_y_sample_weight
-from minikeras.utils.nest import flatten
+from minikeras.utils.nest import flatten, pack_sequence_as
 
 
 def log_value(value):
@@ -263,17 +263,27 @@ class TrainingSteps:
     def _flush_logs(self):
         deferred_checks.run()
         pending, self._pending_logs = self.__dict__.get("_pending_logs") or [], []
-        for entry in pending:
-            self._apply_logs(*entry)
+        # Every pending loss, loss part and prediction (the metrics run on the
+        # host) in one transfer per device and dtype: on a GPU one host sync
+        # per read of the logs, not one per batch, part and prediction.
+        leaves = [[entry[0], *entry[4].values(), *flatten(entry[2])] for entry in pending]
+        host = iter(_to_host([leaf for batch in leaves for leaf in batch]))
+        for entry, batch in zip(pending, leaves):
+            values = [next(host) for _ in batch]
+            parts = {name: float(value) for name, value in zip(entry[4], values[1:])}
+            y_pred = pack_sequence_as(entry[2], values[1 + len(parts):])
+            self._apply_logs(float(values[0]), entry[1], y_pred, entry[3], parts)
 
     def _apply_logs(self, loss, y, y_pred, sample_weight, parts):
+        """Update the loss trackers (with the host values of the batch's loss
+        and loss parts) and the compiled metrics."""
         count = _batch_size(y_pred)
-        self._loss_tracker.update_state(float(loss.item()), sample_weight=count)
+        self._loss_tracker.update_state(loss, sample_weight=count)
         trackers = {tracker.name: tracker for tracker in self.compiled_loss.metrics}
         for name, part in parts.items():
             tracker = trackers.get(name)
             if tracker is not None:
-                tracker.update_state(float(part.item()), sample_weight=count)
+                tracker.update_state(part, sample_weight=count)
         if self.compiled_metrics is None:
             self._make_metrics()
         self.compiled_metrics.update_state(y, y_pred, sample_weight)
@@ -289,6 +299,30 @@ class TrainingSteps:
 # on the device memory their predictions hold (one read per this many steps
 # at most when nobody looks at the logs).
 _PENDING_BATCHES = 64
+
+
+def _to_host(values):
+    """NumPy copies of ``values`` (Tensors; anything else passes as is), in
+    order, read in one transfer per device and dtype: the arrays of each
+    are raveled into one, copied, and split back into their shapes."""
+    result = list(values)
+    groups = {}
+    for index, value in enumerate(values):
+        if isinstance(value, Tensor):
+            groups.setdefault((value.device, value.dtype), []).append(index)
+    for (device, _), indices in groups.items():
+        arrays = [values[i].data for i in indices]
+        if len(arrays) == 1:
+            host = [device.to_host(arrays[0])]
+        else:
+            with device.activate():
+                joined = device.xp.concatenate([array.reshape(-1) for array in arrays])
+            flat = device.to_host(joined)
+            ends = numpy.cumsum([array.size for array in arrays])
+            host = [part.reshape(array.shape) for part, array in zip(numpy.split(flat, ends[:-1]), arrays)]
+        for index, array in zip(indices, host):
+            result[index] = array
+    return result
 
 
 def _batch_size(y_pred):

@@ -68,6 +68,25 @@ def test_logs_are_read_only_when_a_callback_looks(simulated_gpu):
     assert len(reader.seen) == 2
 
 
+def test_reading_the_logs_is_one_host_sync_for_every_pending_batch(simulated_gpu):
+    """The losses, loss parts and predictions (the metrics run on the host)
+    of all the batches since the last read come back in one transfer: one
+    sync at the epoch's end, not one per batch and value."""
+    rng = numpy.random.default_rng(1)
+    x = rng.normal(size=(640, 8)).astype("float32")
+    inputs = layers.Input((8,))
+    hidden = layers.Dense(16, activation="relu")(inputs)
+    model = mk.Model(inputs, {"a": layers.Dense(3, name="a")(hidden), "b": layers.Dense(1, name="b")(hidden)})
+    model.compile("adam", {"a": mk.losses.SparseCategoricalCrossentropy(from_logits=True), "b": "mse"},
+                  metrics={"a": ["accuracy"], "b": ["mae"]})
+    y = {"a": (x[:, 0] > 0).astype("int64"), "b": x[:, :1] * 2}
+    before = simulated_gpu.stats.host_syncs
+    history = model.fit(x, y, batch_size=16, epochs=2, verbose=0, shuffle=False).history
+    assert simulated_gpu.stats.host_syncs - before == 2  # 40 batches an epoch, 2 epochs
+    assert set(history) == {"loss", "a_loss", "b_loss", "a_accuracy", "b_mae"}
+    assert all(numpy.isfinite(history[name]).all() for name in history)
+
+
 def test_data_already_on_the_device_is_batched_there(simulated_gpu):
     x, y = _data()
     traffic = StepTraffic(simulated_gpu)
