@@ -96,6 +96,28 @@ def test_the_copy_of_a_graphed_model_captures_its_own_graphs(simulated_gpu):
     assert len(clone._captured_step.graphs) == 1
 
 
+def test_a_copy_taken_by_a_callback_during_fit_trains_on():
+    # The "keep the best model" pattern: copy.deepcopy(self.model) mid-fit.
+    class Snapshot(mk.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            if epoch == 1:
+                self.copy = copy.deepcopy(self.model)
+
+    def compiled():
+        model = _model("sequential")
+        model.compile(optimizers.Adam(0.01), "mse", jit_compile=True, steps_per_execution=2)
+        return model
+
+    model, reference, snapshot = compiled(), compiled(), Snapshot()
+    x, y = _data()
+    model.fit(x, y, batch_size=BATCH, epochs=3, shuffle=False, verbose=0, callbacks=[snapshot])
+    _fit(reference, epochs=2)
+    _assert_equal_arrays(reference.get_weights(), snapshot.copy.get_weights())
+    assert snapshot.copy.optimizer.iterations == reference.optimizer.iterations == 8
+    _fit(snapshot.copy)
+    _assert_equal_arrays(model.get_weights(), snapshot.copy.get_weights())
+
+
 class _Subclassed(mk.Model):
     def __init__(self):
         super().__init__()
