@@ -5,6 +5,8 @@ Three ways to make one, as in Keras:
 - ``Model(inputs, outputs)`` on the functional graph (functional.py),
 - subclassing ``Model`` with layers as attributes and a ``call()``.
 """
+import copy
+
 from minikeras.layers.base import Layer
 from minikeras.layers.input import KerasTensor
 from minikeras.models.training import Trainer
@@ -39,6 +41,19 @@ class Model(Trainer, Layer):
         if _functional_arguments(args, kwargs):
             return super().__new__(_functional_subclass(cls))
         return super().__new__(cls)
+
+    def __deepcopy__(self, memo):
+        """``copy.deepcopy``: Python's own copy, the model's weights copied
+        first. Its compiled optimizer refers to weights by identity (those
+        it was built for, those excluded from weight decay) and comes before
+        the layers among the model's attributes: with the weights in
+        ``memo`` already, every such reference maps to the copy's weights,
+        built or not (``optimizers/_state.py``)."""
+        clone = type(self).__new__(type(self))  # as Python's own copy makes it
+        memo[id(self)] = clone
+        copy.deepcopy(self.weights, memo)
+        clone.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        return clone
 
     def __init__(self, *args, **kwargs):
         trainable = kwargs.pop("trainable", True)

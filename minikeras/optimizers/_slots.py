@@ -48,6 +48,20 @@ class ScratchBuffers:
         self._buffers = {}  # (device, dtype) -> list of flat arrays
         self._views = {}  # id(variable) -> views shaped like it (variables are kept alive by the optimizer)
 
+    def __deepcopy__(self, memo):
+        # Scratch holds nothing between steps, and its views are keyed by
+        # the ids of the original's variables: a copy (of an optimizer, of
+        # a model) gets new buffers of the same sizes and makes its views on
+        # first use, so its first step allocates no more than a later one.
+        clone = ScratchBuffers()
+        for (device, dtype), buffers in self._buffers.items():
+            with device.activate():
+                copies = [device.xp.empty(buffer.size, dtype=dtype) for buffer in buffers]
+            for buffer in copies:
+                device.memory.track(buffer)
+            clone._buffers[(device, dtype)] = copies
+        return clone
+
     def reserve(self, variables, count):
         """Allocate ``count`` buffers per (device, dtype), each large enough
         for the largest of ``variables``."""

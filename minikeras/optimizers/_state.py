@@ -1,4 +1,6 @@
-"""OptimizerState: how an optimizer makes, exports and restores its slots."""
+"""OptimizerState: how an optimizer makes, exports, restores and copies its slots."""
+import copy
+
 import numpy
 
 from minikeras import backend
@@ -10,9 +12,38 @@ class OptimizerState:
     """Mixin of :class:`~minikeras.optimizers.Optimizer` holding its state.
 
     Expects the optimizer to set ``_state`` (a list of StateEntry),
-    ``_variable_index`` (id(variable) -> position), ``_iterations`` (int)
-    and ``built``.
+    ``_trainable_variables`` (the build list), ``_variable_index``
+    (id(variable) -> position), ``_iterations`` (int) and ``built``.
     """
+
+    def __deepcopy__(self, memo):
+        """A copy with its own slots (copied values), step count and
+        scratch, built for the copies of its variables.
+
+        The variables are copied through ``memo``, so ``copy.deepcopy(model)``
+        gives an optimizer built for the copied model's weights, which goes
+        on training from where the original was (as Keras 3's deepcopy of a
+        compiled model does). What Python's default copy gets wrong is the
+        lookups keyed by ``id(variable)``: their int keys are copied
+        unchanged and would name the original's variables, so the copy
+        would refuse its own ("unknown variable"). :meth:`_rekey_after_copy`
+        makes them anew from the copied variables.
+        """
+        clone = type(self).__new__(type(self))
+        memo[id(self)] = clone
+        clone.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        clone._rekey_after_copy(self, memo)
+        return clone
+
+    def _rekey_after_copy(self, original, memo):
+        """Key this copy's per-variable lookups by its own variables
+        (subclasses with more such lookups extend it); ``memo`` maps the
+        ids of the objects copied so far to their copies."""
+        self._variable_index = rekeyed(original._variable_index, original._trainable_variables,
+                                       self._trainable_variables)
+        for entry in self._state:
+            if entry.device is not None:
+                entry.device.memory.track(entry.array)
 
     def add_variable_from_reference(self, reference_variable, name, initializer=0.0):
         """A state array shaped like ``reference_variable``, on its device and in
@@ -140,3 +171,23 @@ class OptimizerState:
         for entry, value in zip(self._state, state[1:]):
             entry.assign(value)
         self._iterations = int(iterations.reshape(()))
+
+
+def rekeyed(by_id, originals, copies):
+    """``by_id`` (a dict keyed by ``id(variable)``) keyed by the ids of
+    ``copies`` instead of those of the ``originals`` they pair with."""
+    return {id(new): by_id[id(old)] for old, new in zip(originals, copies) if id(old) in by_id}
+
+
+class VariableReferences(list):
+    """Variables an optimizer refers to without being built for them (those
+    excluded from weight decay, which may be given before ``build``).
+
+    A deep copy refers to the copies of those copied in the same
+    ``copy.deepcopy`` (a copied model's), to the originals otherwise: a
+    snapshot of the optimizer's attributes (``models/training.py``'s
+    ``_unbuilt_state``) must still name the model's own variables.
+    """
+
+    def __deepcopy__(self, memo):
+        return VariableReferences(memo.get(id(variable), variable) for variable in self)

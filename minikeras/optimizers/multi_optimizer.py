@@ -21,6 +21,7 @@ from collections.abc import MutableMapping
 
 import numpy
 
+from minikeras.optimizers._state import rekeyed
 from minikeras.optimizers.loss_scale_optimizer import LossScaleOptimizer
 from minikeras.optimizers.optimizer import Optimizer
 
@@ -190,6 +191,10 @@ class MultiOptimizer(Optimizer):
         self._loss_scale_factor = value
         for optimizer in self.__dict__.get("_inner_optimizers", []):
             optimizer.loss_scale_factor = value
+
+    def _rekey_after_copy(self, original, memo):
+        super()._rekey_after_copy(original, memo)
+        self._owner_of = rekeyed(original._owner_of, original._trainable_variables, self._trainable_variables)
 
     def build(self, variables):
         """Ask the map for each variable's optimizer and build each on its share."""

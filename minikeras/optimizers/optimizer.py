@@ -32,7 +32,7 @@ from minikeras.optimizers._clipping import clip_gradients
 from minikeras.optimizers._fused import update_all
 from minikeras.utils.argument_validation import validate_tensor_input
 from minikeras.optimizers._slots import ScratchBuffers
-from minikeras.optimizers._state import OptimizerState
+from minikeras.optimizers._state import OptimizerState, VariableReferences
 from minikeras.optimizers.schedules import LearningRateSchedule
 from minikeras.optimizers.schedules import deserialize as deserialize_schedule
 from minikeras.optimizers.schedules import serialize as serialize_schedule
@@ -136,6 +136,7 @@ class Optimizer(OptimizerState):
         self._variable_index = {}  # id(variable) -> its position in the build list
         self._state = []  # StateEntry per slot array, in creation order
         self._scratch = ScratchBuffers()
+        self._excluded_variables = VariableReferences()  # kept (not only their ids) for a deep copy to map
         self._exclude_ids = set()
         self._exclude_names = ()
         self._moving_averages = []
@@ -352,8 +353,16 @@ class Optimizer(OptimizerState):
         """
         if self.built:
             raise ValueError(f"{type(self).__name__}: exclude_from_weight_decay() must be called before build.")
-        self._exclude_ids = {id(variable) for variable in (var_list or ())}
+        self._excluded_variables = VariableReferences(var_list or ())
+        self._exclude_ids = {id(variable) for variable in self._excluded_variables}
         self._exclude_names = tuple(var_names or ())
+
+    def _rekey_after_copy(self, original, memo):
+        super()._rekey_after_copy(original, memo)
+        # Mapped again now that the whole optimizer, its build list included, is copied.
+        self._excluded_variables = VariableReferences(
+            memo.get(id(variable), variable) for variable in original._excluded_variables)
+        self._exclude_ids = {id(variable) for variable in self._excluded_variables}
 
     def _use_weight_decay(self, variable):
         if id(variable) in self._exclude_ids:
