@@ -82,7 +82,7 @@ class _IndexLookup(Layer):
         self.mask_token, self.oov_token = mask_token, oov_token
         self.invert, self.output_mode = bool(invert), output_mode
         self.pad_to_max_tokens, self.sparse = bool(pad_to_max_tokens), False
-        self._vocabulary = []
+        self._vocabulary, self._index = [], {}
         self._idf = None  # per output index, special tokens included (tf_idf only)
         if vocabulary is not None:
             self.set_vocabulary(vocabulary, idf_weights)
@@ -133,6 +133,11 @@ class _IndexLookup(Layer):
         self._index = {token: i + len(self._special_tokens()) for i, token in enumerate(tokens)}
         if idf_weights is not None:
             self._idf = self._padded_idf(idf_weights, found_special)
+
+    def _keras_named_variables(self):
+        """What Keras's ``save_own_variables`` writes: in "tf_idf" mode the
+        weights per index as ``vars/idf_weights`` (saving/keras_assets.py)."""
+        return {"idf_weights": self._idf} if self.output_mode == "tf_idf" else {}
 
     def _token_idf_weights(self):
         """The vocabulary's idf weights (given or adapted), for the config."""
@@ -226,7 +231,9 @@ class _IndexLookup(Layer):
         rows = numpy.repeat(numpy.arange(indices.shape[0]), indices.shape[1])
         numpy.add.at(counts, (rows, indices.reshape(-1)), 1.0)
         if self.output_mode == "tf_idf":
-            return counts * self._idf[:depth]
+            # Not adapted yet (a graph being rebuilt from a file probes it before its vocabulary loads): no weights.
+            idf = self._idf if self._idf is not None else numpy.zeros(depth, numpy.float32)
+            return counts * idf[:depth]
         return numpy.minimum(counts, 1.0) if self.output_mode == "multi_hot" else counts
 
     def call(self, inputs):
