@@ -56,9 +56,13 @@ class _IndexLookup(Layer):
     """Shared vocabulary logic of StringLookup and IntegerLookup."""
 
     def __init__(self, max_tokens, num_oov_indices, mask_token, oov_token, vocabulary, invert, output_mode,
-                 pad_to_max_tokens, sparse, idf_weights=None, **kwargs):
+                 pad_to_max_tokens, sparse, idf_weights=None, vocabulary_size=None, **kwargs):
         super().__init__(**kwargs)
         name = type(self).__name__
+        if vocabulary_size is not None and (isinstance(vocabulary_size, bool) or not is_int(vocabulary_size)
+                                            or vocabulary_size < 0):
+            raise ValueError(f"{name}: vocabulary_size must be None or a non-negative int, received "
+                             f"{vocabulary_size!r}.")
         output_mode = _ALIASES.get(output_mode, output_mode) if isinstance(output_mode, str) else output_mode
         if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)
                                        or max_tokens <= 1):
@@ -83,6 +87,9 @@ class _IndexLookup(Layer):
         self.invert, self.output_mode = bool(invert), output_mode
         self.pad_to_max_tokens, self.sparse = bool(pad_to_max_tokens), False
         self._vocabulary, self._index = [], {}
+        # The size Keras's config records (``vocabulary_size``): the encoding's width until the vocabulary
+        # arrives, when a file keeps it in its assets (saving/keras_assets.py) and the graph is rebuilt first.
+        self._declared_vocabulary_size = None if vocabulary_size is None else int(vocabulary_size)
         self._idf = None  # per output index, special tokens included (tf_idf only)
         if vocabulary is not None:
             self.set_vocabulary(vocabulary, idf_weights)
@@ -221,8 +228,23 @@ class _IndexLookup(Layer):
     def _oov_bucket(self, token):
         return 0
 
+    def _depth(self):
+        if self.pad_to_max_tokens and self.max_tokens:
+            return self.max_tokens
+        if not self._vocabulary and self._declared_vocabulary_size is not None:
+            return self._declared_vocabulary_size  # the vocabulary is still to be loaded
+        return self.vocabulary_size()
+
     def _encode(self, indices):
-        depth = self.max_tokens if self.pad_to_max_tokens and self.max_tokens else self.vocabulary_size()
+        depth = self._depth()
+        if not self._vocabulary and self._declared_vocabulary_size is not None:
+            from minikeras.saving import _safety
+
+            # A file's config declares the width: within what its weights justify while it loads.
+            rows = indices.shape[0] if indices.ndim else 1
+            shape = (rows, depth) if self.output_mode != "one_hot" else tuple(indices.shape) + (depth,)
+            _safety.charge(shape, "float32", f"the {self.output_mode} encoding of layer '{self.name}'",
+                           cumulative=False)
         if self.output_mode == "one_hot":
             return numpy.eye(depth, dtype=numpy.float32)[indices]
         if indices.ndim == 1:
@@ -264,6 +286,7 @@ class _IndexLookup(Layer):
         return {**super().get_config(), "max_tokens": self.max_tokens, "num_oov_indices": self.num_oov_indices,
                 "mask_token": self.mask_token, "oov_token": self.oov_token,
                 "vocabulary": list(self._vocabulary) or None, "idf_weights": self._token_idf_weights(),
+                "vocabulary_size": self.vocabulary_size() if self._vocabulary else self._declared_vocabulary_size,
                 "invert": self.invert, "output_mode": self.output_mode,
                 "pad_to_max_tokens": self.pad_to_max_tokens, "sparse": self.sparse}
 

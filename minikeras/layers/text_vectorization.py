@@ -52,7 +52,7 @@ class TextVectorization(Layer):
 
     def __init__(self, max_tokens=None, standardize="lower_and_strip_punctuation", split="whitespace", ngrams=None,
                  output_mode="int", output_sequence_length=None, pad_to_max_tokens=False, vocabulary=None,
-                 idf_weights=None, sparse=False, ragged=False, encoding="utf-8", **kwargs):
+                 idf_weights=None, sparse=False, ragged=False, encoding="utf-8", vocabulary_size=None, **kwargs):
         super().__init__(**kwargs)
         if standardize not in _STANDARDIZE and not callable(standardize):
             raise ValueError(f"TextVectorization: standardize must be one of {_STANDARDIZE} or a function, received "
@@ -81,7 +81,8 @@ class TextVectorization(Layer):
         self.max_tokens, self.pad_to_max_tokens, self.encoding = max_tokens, bool(pad_to_max_tokens), encoding
         self._lookup_layer = StringLookup(max_tokens=max_tokens, mask_token="" if output_mode == "int" else None,
                                           output_mode=output_mode, pad_to_max_tokens=pad_to_max_tokens,
-                                          vocabulary=vocabulary, idf_weights=idf_weights, name=f"{self.name}_lookup")
+                                          vocabulary=vocabulary, idf_weights=idf_weights,
+                                          vocabulary_size=vocabulary_size, name=f"{self.name}_lookup")
 
     # -------------------------------------------------------------- text
     def _standardize(self, text):
@@ -175,5 +176,6 @@ class TextVectorization(Layer):
             "output_mode": self.output_mode, "output_sequence_length": self.output_sequence_length,
             "pad_to_max_tokens": self.pad_to_max_tokens, "vocabulary": self.get_vocabulary(False) or None,
             "idf_weights": self._lookup_layer._token_idf_weights(),
+            "vocabulary_size": self._lookup_layer.get_config()["vocabulary_size"],
             "encoding": self.encoding,
         }

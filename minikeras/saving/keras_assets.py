@@ -15,7 +15,9 @@ weights are not an asset: they are the dataset ``<path>/vars/idf_weights``
 of ``model.weights.h5`` (one per index, special tokens and padding to
 ``max_tokens`` included; keras_weights_h5.named_variables writes it).
 The config still says how many indices the vocabulary had
-(``vocabulary_size``), which loading checks.
+(``vocabulary_size``): the layers take it, so that a graph rebuilt before
+the assets are read gives the encodings their width (a multi-hot lookup
+feeding a Dense), and loading checks the asset against it.
 
 minikeras keeps the vocabulary in the config as well (its ``get_config``
 always has it), so Keras reads it from there and skips the asset, as it
@@ -111,18 +113,17 @@ def read_assets(archive, model, source):
     return found
 
 
-def apply_assets(found, handle, spec, source, max_bytes=_safety.DEFAULT_MAX_BYTES):
+def apply_assets(found, handle, source, max_bytes=_safety.DEFAULT_MAX_BYTES):
     """Give each lookup of :func:`read_assets` its vocabulary (and, in
     "tf_idf" mode, the ``idf_weights`` of the open weights file ``handle``),
-    checked against the ``vocabulary_size`` the config ``spec`` declares."""
-    declared = _declared_sizes(spec)
+    checked against the ``vocabulary_size`` its config declared."""
     for path, layer, tokens in found:
         if has_tokens(layer):
             continue  # a TextVectorization's own asset already gave its _lookup_layer the vocabulary
-        size = declared.get(layer.name)
+        size = _declared_size(layer)
         specials = len(layer.get_vocabulary())
         if tokens is None:
-            if isinstance(size, int) and size > specials:
+            if size is not None and size > specials:
                 raise _safety.FileLoadError(
                     f"{source} has no '{member(path)}': the vocabulary of {type(layer).__name__} '{layer.name}' "
                     f"({size} entries, says its config) is missing from the file.")
@@ -133,7 +134,7 @@ def apply_assets(found, handle, spec, source, max_bytes=_safety.DEFAULT_MAX_BYTE
         except (TypeError, ValueError) as error:
             raise _safety.FileLoadError(f"The vocabulary '{member(path)}' in {source} does not fit "
                                         f"{type(layer).__name__} '{layer.name}': {error}") from None
-        if isinstance(size, int) and size != layer.vocabulary_size():
+        if size is not None and size != layer.vocabulary_size():
             raise _safety.FileLoadError(
                 f"The vocabulary '{member(path)}' in {source} gives {type(layer).__name__} '{layer.name}' "
                 f"{layer.vocabulary_size()} entries, its config says {size}.")
@@ -166,19 +167,6 @@ def _idf_weights(handle, path, layer, tokens, source, max_bytes):
     return values
 
 
-def _declared_sizes(spec):
-    """``{layer name: vocabulary_size}`` from a Keras config (names seen once only)."""
-    sizes, seen, stack = {}, set(), [spec]
-    while stack:
-        value = stack.pop()
-        if isinstance(value, dict):
-            config = value.get("config")
-            if isinstance(config, dict) and "vocabulary_size" in config and isinstance(config.get("name"), str):
-                name = config["name"]
-                sizes[name] = None if name in seen else config["vocabulary_size"]
-                seen.add(name)
-            stack.extend(value.values())
-        elif isinstance(value, list):
-            stack.extend(value)
-    return {name: size for name, size in sizes.items()
-            if isinstance(size, int) and not isinstance(size, bool) and size >= 0}
+def _declared_size(layer):
+    """The ``vocabulary_size`` the layer's config declared (None: not said)."""
+    return getattr(layer, "_lookup_layer", layer)._declared_vocabulary_size

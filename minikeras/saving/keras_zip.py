@@ -215,7 +215,7 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, sour
     with h5py.File(weights, "r") as handle:
         keras_weights_h5.declared_bytes(handle, source, max_bytes)
         plan = keras_weights_h5.plan_model(handle, model, source, max_bytes=max_bytes)
-        keras_assets.apply_assets(vocabularies, handle, spec, source, max_bytes)
+        keras_assets.apply_assets(vocabularies, handle, source, max_bytes)
         keras_weights_h5.assign(plan, source)
         if compile and spec.get("compile_config"):
             with _safety.safe_mode_scope(safe_mode):

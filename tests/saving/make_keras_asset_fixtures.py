@@ -60,6 +60,16 @@ def tf_idf_lookups():
     return model, queries, [WORDS, IDS]
 
 
+def encoded():
+    """A multi-hot lookup feeding a Dense: the Dense's kernel is (vocabulary size, 2), known from the config's
+    ``vocabulary_size`` before the vocabulary is read from the assets."""
+    words = keras.Input((4,), dtype="string", name="words")
+    bag = layers.StringLookup(output_mode="multi_hot", name="bag")
+    bag.adapt(WORDS)
+    model = keras.Model(words, layers.Dense(2, name="head")(bag(words)), name="encoded")
+    return model, [numpy.array([["cat", "dog", "zebra", "cat"], ["ox", "ox", "bird", "fish"]])], []
+
+
 def text():
     texts = keras.Input((1,), dtype="string", name="text")
     sequences = layers.TextVectorization(output_sequence_length=6, name="sequences")
@@ -80,7 +90,8 @@ def text_tf_idf():
 
 def main():
     os.makedirs(OUT, exist_ok=True)
-    for make in (lookups, tf_idf_lookups, text, text_tf_idf):
+    keras.utils.set_random_seed(0)
+    for make in (lookups, tf_idf_lookups, encoded, text, text_tf_idf):
         model, inputs, adapted = make()
         tensors = [tensorflow.constant(x) for x in inputs]  # predict() refuses NumPy string arrays
         outputs = model(tensors if len(tensors) > 1 else tensors[0])

@@ -19,7 +19,7 @@ import minikeras as mk
 from minikeras.saving import _checksum
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "keras_assets")
-NAMES = ("lookups", "tf_idf_lookups", "text", "text_tf_idf")
+NAMES = ("lookups", "tf_idf_lookups", "encoded", "text", "text_tf_idf")
 
 
 def fixture(name):

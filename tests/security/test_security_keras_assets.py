@@ -131,11 +131,20 @@ def test_tf_idf_weights_must_be_present_finite_and_one_per_entry(tmp_path):
         mk.models.load_model(crafted(tmp_path, "tf_idf_lookups", weights=text))
 
 
-def test_a_config_declaring_a_vocabulary_size_that_is_not_a_number_is_ignored(tmp_path):
-    members = members_of("lookups")
-    spec = json.loads(members["config.json"])
+def with_vocabulary_size(tmp_path, name, size):
+    spec = json.loads(members_of(name)["config.json"])
     for layer in spec["config"]["layers"]:
         if "vocabulary_size" in layer["config"]:
-            layer["config"]["vocabulary_size"] = "many"
-    path = crafted(tmp_path, "lookups", replace={"config.json": json.dumps(spec)})
-    assert mk.models.load_model(path).get_layer("integers").vocabulary_size() == 7
+            layer["config"]["vocabulary_size"] = size
+    return crafted(tmp_path, name, replace={"config.json": json.dumps(spec)})
+
+
+def test_a_vocabulary_size_that_is_not_a_count_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="vocabulary_size must be None or a non-negative int, received 'many'"):
+        mk.models.load_model(with_vocabulary_size(tmp_path, "lookups", "many"))
+
+
+def test_a_huge_declared_vocabulary_size_is_refused_before_the_encoding_is_allocated(tmp_path):
+    # The multi-hot encoding is as wide as the declared size while the graph is rebuilt, before the assets load.
+    with pytest.raises(FileLoadError, match="multi_hot encoding of layer 'bag'.*more than the file's weights justify"):
+        mk.models.load_model(with_vocabulary_size(tmp_path, "encoded", 10**12))
