@@ -9,6 +9,7 @@ most frequent token first after ``adapt`` (ties: the larger token first).
 The vocabulary is part of ``get_config()``, so a saved model keeps it.
 """
 import collections
+import os
 
 import numpy
 
@@ -122,6 +123,8 @@ class _IndexLookup(Layer):
         if self.output_mode != "tf_idf" and idf_weights is not None:
             raise ValueError(f"{name}: idf_weights should only be set if output_mode is 'tf_idf', received "
                              f"output_mode={self.output_mode!r}.")
+        if isinstance(vocabulary, (str, os.PathLike)):
+            vocabulary = self._vocabulary_file(vocabulary)
         tokens = [self._token(t) for t in host_tokens(vocabulary).reshape(-1).tolist()]
         special = set(self._special_tokens())
         found_special = bool(tokens) and tokens[:len(self._special_tokens())] == self._special_tokens()
@@ -145,6 +148,33 @@ class _IndexLookup(Layer):
         """What Keras's ``save_own_variables`` writes: in "tf_idf" mode the
         weights per index as ``vars/idf_weights`` (saving/keras_assets.py)."""
         return {"idf_weights": self._idf} if self.output_mode == "tf_idf" else {}
+
+    def _vocabulary_file(self, path):
+        """The tokens of a vocabulary file (a path, as Keras takes it): one a
+        line, without the special tokens. A file being loaded in safe mode may
+        not name one: it would read whatever file its config points to."""
+        from minikeras.saving import _safety
+
+        name = type(self).__name__
+        if _safety.loading() and _safety.in_safe_mode():
+            raise _safety.UnsafeDeserializationError(
+                f"{name} '{self.name}': the file being loaded asks for the vocabulary file {str(path)!r}, outside "
+                "the model file. Reading it could expose any file, so it is refused in safe mode; pass "
+                "safe_mode=False to load_model if you trust the model file.")
+        if self.output_mode == "tf_idf":
+            raise ValueError(f"{name}: output_mode 'tf_idf' does not support loading a vocabulary from a file.")
+        if not os.path.isfile(path):
+            raise ValueError(f"{name}: vocabulary file {str(path)!r} does not exist.")
+        with open(path, encoding="utf-8") as handle:
+            lines = handle.read().split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()  # the last line's newline
+        if isinstance(self, IntegerLookup):
+            try:
+                return [int(line) for line in lines]
+            except ValueError:
+                raise ValueError(f"{name}: vocabulary file {str(path)!r} holds a line that is not an integer.") from None
+        return lines
 
     def _token_idf_weights(self):
         """The vocabulary's idf weights (given or adapted), for the config."""
@@ -302,7 +332,8 @@ class StringLookup(_IndexLookup):
             utils/string_hash.py).
         mask_token: a padding token mapped to 0 (default None: no mask).
         oov_token: the token returned for OOV indices with invert (default "[UNK]").
-        vocabulary: a list of tokens (else call ``adapt``).
+        vocabulary: a list of tokens, or the path of a text file holding
+            one token a line, special tokens left out (else call ``adapt``).
         invert: map indices back to tokens.
         output_mode: "int" (default), "one_hot", "multi_hot" (alias
             "binary"), "count" or "tf_idf" (counts times the

@@ -38,7 +38,8 @@ class TextVectorization(Layer):
             one document, or ``idf_weights``).
         output_sequence_length: pad/truncate int output to this length.
         pad_to_max_tokens: encode to ``max_tokens`` columns.
-        vocabulary: a list of tokens (else call ``adapt``).
+        vocabulary: a list of tokens, or the path of a text file holding
+            one token a line (else call ``adapt``).
         idf_weights: one weight per vocabulary token, with ``vocabulary``,
             in "tf_idf" mode only.
         **kwargs: base Layer arguments; ``encoding``/``ragged``/``sparse``

@@ -12,7 +12,7 @@ import numpy
 import pytest
 
 import minikeras as mk
-from minikeras.saving import FileLoadError, keras_assets
+from minikeras.saving import FileLoadError, UnsafeDeserializationError, keras_assets
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "saving", "fixtures", "keras_assets")
 STRINGS = "assets/layers/string_lookup/vocabulary.txt"
@@ -148,3 +148,18 @@ def test_a_huge_declared_vocabulary_size_is_refused_before_the_encoding_is_alloc
     # The multi-hot encoding is as wide as the declared size while the graph is rebuilt, before the assets load.
     with pytest.raises(FileLoadError, match="multi_hot encoding of layer 'bag'.*more than the file's weights justify"):
         mk.models.load_model(with_vocabulary_size(tmp_path, "encoded", 10**12))
+
+
+def test_a_config_naming_a_vocabulary_file_outside_the_archive_is_refused_in_safe_mode(tmp_path):
+    # Keras keeps a vocabulary given as a path in the config, and refuses it in safe mode: so does minikeras.
+    outside = tmp_path / "outside.txt"
+    outside.write_text("secret\nwords\n")
+    spec = json.loads(members_of("lookups")["config.json"])
+    for layer in spec["config"]["layers"]:
+        if layer["config"].get("name") == "strings":
+            layer["config"].update(vocabulary=str(outside), vocabulary_size=3)
+    path = crafted(tmp_path, "lookups", replace={"config.json": json.dumps(spec)})
+    with pytest.raises(UnsafeDeserializationError, match="'strings'.*vocabulary file .*outside.txt.*safe mode"):
+        mk.models.load_model(path)
+    trusted = mk.models.load_model(path, safe_mode=False)  # the file named wins over the asset, as in Keras
+    assert trusted.get_layer("strings").get_vocabulary() == ["[UNK]", "secret", "words"]
