@@ -31,6 +31,7 @@ from minikeras.saving.keras_config_writer import to_keras
 from minikeras.saving.keras_zip import (CONFIG, KERAS_VERSION, METADATA, WEIGHTS, _json_default, member_size,
                                        read_member, weights_limit)
 
+
 def _is_plain_identity(layer):
     """minikeras's Identity, which a FeatureSpace's float feature is written as
     (Keras's FeatureSpace.float uses its own TFDIdentity, the same identity)."""

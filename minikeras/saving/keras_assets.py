@@ -6,7 +6,7 @@ same path as its ``vars`` group: ``assets/layers/string_lookup/``,
 ``assets/layers/text_vectorization/`` and, as TextVectorization keeps a
 StringLookup in ``_lookup_layer``, ``assets/layers/text_vectorization/
 _lookup_layer/`` too. A StringLookup, IntegerLookup or TextVectorization
-whose vocabulary was adapted (its config's ``vocabulary`` is None) writes
+whose config holds no vocabulary (adapted, or not given one) writes
 ``vocabulary.txt`` there: every token, special ones first (the mask token,
 then the OOV token once per OOV index), joined by newlines, UTF-8 (integers
 in decimal). Reading splits the text with ``str.splitlines`` and drops
@@ -128,7 +128,7 @@ def apply_assets(found, handle, source, max_bytes=_safety.DEFAULT_MAX_BYTES):
                     f"{source} has no '{member(path)}': the vocabulary of {type(layer).__name__} '{layer.name}' "
                     f"({size} entries, says its config) is missing from the file.")
             continue  # not adapted when saved
-        idf = _idf_weights(handle, path, layer, tokens, source, max_bytes) if _mode(layer) == "tf_idf" else None
+        idf = _idf_weights(handle, path, layer, tokens, source, max_bytes) if layer.output_mode == "tf_idf" else None
         try:
             layer.set_vocabulary(tokens, idf) if idf is not None else layer.set_vocabulary(tokens)
         except (TypeError, ValueError) as error:
@@ -138,10 +138,6 @@ def apply_assets(found, handle, source, max_bytes=_safety.DEFAULT_MAX_BYTES):
             raise _safety.FileLoadError(
                 f"The vocabulary '{member(path)}' in {source} gives {type(layer).__name__} '{layer.name}' "
                 f"{layer.vocabulary_size()} entries, its config says {size}.")
-
-
-def _mode(layer):
-    return layer.output_mode
 
 
 def _idf_weights(handle, path, layer, tokens, source, max_bytes):
