@@ -138,30 +138,30 @@ def walk_objects(layer, path="", visited=None):
             yield from walk_objects(child, _join(path, key), visited)
 
 
-def walk(layer):
+def walk(layer, path="", visited=None):
     """Every object of ``layer`` with its weights: ``[(path, name, weights)]``.
 
     ``path`` is where its ``vars`` group lives ("" for the root); ``name`` is
     the object's own name (the ``name`` attribute Keras writes).
     """
-    return [(path, name, weights) for path, name, weights, _ in _entries(layer)]
+    return [(where, name, weights) for where, name, weights, _ in _entries(layer, path, visited)]
 
 
-def _entries(layer):
+def _entries(layer, path="", visited=None):
     """:func:`walk`'s entries with the layer each describes last (None for a
     group Keras keeps a layer's weights in, an RNN's ``cell``)."""
     entries = []
-    for path, obj in walk_objects(layer):
+    for where, obj in walk_objects(layer, path, visited):
         kind = type(obj).__name__
         weights = own_weights(obj)
         placement = OWN_WEIGHTS_PATH.get(kind)
         if isinstance(placement, str):
-            entries += [(path, obj.name, [], obj),
-                        (_join(path, placement), f"{to_snake_case(kind)}_{placement}", weights, None)]
+            entries += [(where, obj.name, [], obj),
+                        (_join(where, placement), f"{to_snake_case(kind)}_{placement}", weights, None)]
         elif isinstance(placement, dict):
-            entries += _split_by_prefix(obj, path, weights, placement)
+            entries += _split_by_prefix(obj, where, weights, placement)
         else:
-            entries.append((path, obj.name, weights, obj))
+            entries.append((where, obj.name, weights, obj))
     return entries
 
 
