@@ -149,6 +149,9 @@ class _IndexLookup(Layer):
         weights per index as ``vars/idf_weights`` (saving/keras_assets.py)."""
         return {"idf_weights": self._idf} if self.output_mode == "tf_idf" else {}
 
+    def _keras_assign_named(self, key, value):
+        self._idf = numpy.asarray(value, dtype=numpy.float32)  # "idf_weights", checked against _idf's shape
+
     def _vocabulary_file(self, path):
         """The tokens of a vocabulary file (a path, as Keras takes it): one a
         line, without the special tokens. A file being loaded in safe mode may

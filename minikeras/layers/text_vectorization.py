@@ -165,6 +165,9 @@ class TextVectorization(Layer):
     def _keras_named_variables(self):
         return self._lookup_layer._keras_named_variables()  # Keras saves them for both, as it does the vocabulary
 
+    def _keras_assign_named(self, key, value):
+        self._lookup_layer._keras_assign_named(key, value)
+
     def _sublayers(self):
         return []  # the lookup holds no weights; keep it out of weight lists and summaries
 

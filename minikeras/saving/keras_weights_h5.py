@@ -320,12 +320,39 @@ def plan_model(group, model, source, skip_mismatch=False, warn=None, max_bytes=_
                 )
             for weight, dataset in zip(weights, datasets):
                 check_dataset(dataset, weight, where, source, max_bytes)
+            named = _plan_named(variables, obj, where, source, max_bytes)
         except ValueError as error:
             if not skip_mismatch:
                 raise
             warn(f"Skipping loading weights for '{name}': {error}")
             continue
-        plan.extend(zip(weights, datasets))
+        plan.extend(list(zip(weights, datasets)) + named)
+    return plan
+
+
+class _NamedTarget:
+    """One of :func:`named_variables` as :func:`assign` takes a weight: the
+    layer's ``_keras_assign_named(key, array)`` stores it."""
+
+    def __init__(self, layer, key, current):
+        self.layer, self.key = layer, key
+        self.name, self.shape, self.dtype = f"{layer.name}/{key}", tuple(current.shape), current.dtype
+
+    def assign(self, value):
+        self.layer._keras_assign_named(self.key, value)
+
+
+def _plan_named(variables, obj, where, source, max_bytes):
+    """``[(target, dataset)]`` for the named datasets of ``variables`` that
+    ``obj`` holds a value for (Keras assigns a TF-IDF lookup's ``idf_weights``
+    on load); those it has none for yet are left to keras_assets.py."""
+    plan = []
+    for key, current in named_variables(obj).items():
+        if current is None or key not in variables:
+            continue
+        target = _NamedTarget(obj, key, numpy.asarray(current))
+        check_dataset(variables[key], target, where, source, max_bytes)
+        plan.append((target, variables[key]))
     return plan
 
 

@@ -9,6 +9,7 @@ mode the weights are the dataset ``<object path>/vars/idf_weights`` of
 model.weights.h5. For each model below it writes, in
 tests/saving/fixtures/keras_assets/:
     <name>.keras   model.save()
+    tf_idf_lookups.weights.h5   model.save_weights() (the vocabularies are not in it)
     <name>.npz     the inputs ``x0, x1, ...``, Keras's outputs ``y0, y1, ...`` and, for the
                    TF-IDF models, the data each layer was adapted on (``adapt0, ...``)
 The tests never need Keras: they only read these files.
@@ -98,6 +99,8 @@ def main():
         outputs = [keras.ops.convert_to_numpy(y) for y in (outputs if isinstance(outputs, list) else [outputs])]
         path = os.path.join(OUT, f"{make.__name__}.keras")
         model.save(path)
+        if make is tf_idf_lookups:  # Keras's weights file holds the TF-IDF weights too (vars/idf_weights)
+            model.save_weights(os.path.join(OUT, f"{make.__name__}.weights.h5"))
         arrays = {f"x{i}": x for i, x in enumerate(inputs)}
         arrays.update({f"y{i}": numpy.asarray(y) for i, y in enumerate(outputs)})
         arrays.update({f"adapt{i}": data for i, data in enumerate(adapted)})

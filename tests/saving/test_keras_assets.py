@@ -121,6 +121,24 @@ def test_tf_idf_weights_are_saved_where_keras_reads_them(name, tmp_path):
         numpy.testing.assert_allclose(ours[key], keras[key], rtol=1e-6)
 
 
+def test_a_keras_weights_file_sets_the_tf_idf_weights_of_lookups_built_in_code(tmp_path):
+    keras_model = mk.models.load_model(fixture("tf_idf_lookups"))
+    model = mk.models.load_model(fixture("tf_idf_lookups"))
+    for name in ("strings", "integers"):  # the same vocabularies, other weights: load_weights must replace them
+        layer = model.get_layer(name)
+        layer.set_vocabulary(layer.get_vocabulary(), idf_weights=numpy.ones(layer.vocabulary_size()))
+    inputs, expected, _ = data("tf_idf_lookups")
+    assert not numpy.allclose(outputs(model, inputs)[0], expected[0])
+    model.load_weights(os.path.join(FIXTURES, "tf_idf_lookups.weights.h5"))
+    assert_keras_outputs(model, "tf_idf_lookups")
+    model.save_weights(tmp_path / "again.weights.h5")  # ... and minikeras writes them where Keras reads them
+    fresh = mk.models.load_model(fixture("tf_idf_lookups"))
+    fresh.get_layer("strings").set_vocabulary(fresh.get_layer("strings").get_vocabulary(), idf_weights=[0.0] * 7)
+    fresh.load_weights(tmp_path / "again.weights.h5")
+    for actual, wanted in zip(outputs(fresh, inputs), outputs(keras_model, inputs)):
+        numpy.testing.assert_allclose(actual, wanted, rtol=1e-6)
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_minikeras_files_load_from_their_assets_alone(name, tmp_path):
     # minikeras also keeps the vocabulary in the config; without it the assets must suffice.
