@@ -49,6 +49,8 @@ LAZY_ALLOWED = {
     ("layers/core.py", "minikeras.saving"),
     # Symbolic probes stay small while a file is loading.
     ("layers/input.py", "minikeras.saving"),
+    # ... and so does a lookup's encoding as wide as the vocabulary_size a file declares.
+    ("layers/index_lookup.py", "minikeras.saving"),
     # FeatureSpace.save writes Keras's .keras layout for it (saving/feature_space_io.py).
     ("layers/feature_space.py", "minikeras.saving.feature_space_io"),
     # Model.save/save_weights/load_weights and models.load_model delegate to saving/.

@@ -9,6 +9,7 @@ most frequent token first after ``adapt`` (ties: the larger token first).
 The vocabulary is part of ``get_config()``, so a saved model keeps it.
 """
 import collections
+import os
 
 import numpy
 
@@ -56,9 +57,13 @@ class _IndexLookup(Layer):
     """Shared vocabulary logic of StringLookup and IntegerLookup."""
 
     def __init__(self, max_tokens, num_oov_indices, mask_token, oov_token, vocabulary, invert, output_mode,
-                 pad_to_max_tokens, sparse, idf_weights=None, **kwargs):
+                 pad_to_max_tokens, sparse, idf_weights=None, vocabulary_size=None, **kwargs):
         super().__init__(**kwargs)
         name = type(self).__name__
+        if vocabulary_size is not None and (isinstance(vocabulary_size, bool) or not is_int(vocabulary_size)
+                                            or vocabulary_size < 0):
+            raise ValueError(f"{name}: vocabulary_size must be None or a non-negative int, received "
+                             f"{vocabulary_size!r}.")
         output_mode = _ALIASES.get(output_mode, output_mode) if isinstance(output_mode, str) else output_mode
         if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)
                                        or max_tokens <= 1):
@@ -82,7 +87,10 @@ class _IndexLookup(Layer):
         self.mask_token, self.oov_token = mask_token, oov_token
         self.invert, self.output_mode = bool(invert), output_mode
         self.pad_to_max_tokens, self.sparse = bool(pad_to_max_tokens), False
-        self._vocabulary = []
+        self._vocabulary, self._index = [], {}
+        # The size Keras's config records (``vocabulary_size``): the encoding's width until the vocabulary
+        # arrives, when a file keeps it in its assets (saving/keras_assets.py) and the graph is rebuilt first.
+        self._declared_vocabulary_size = None if vocabulary_size is None else int(vocabulary_size)
         self._idf = None  # per output index, special tokens included (tf_idf only)
         if vocabulary is not None:
             self.set_vocabulary(vocabulary, idf_weights)
@@ -115,6 +123,8 @@ class _IndexLookup(Layer):
         if self.output_mode != "tf_idf" and idf_weights is not None:
             raise ValueError(f"{name}: idf_weights should only be set if output_mode is 'tf_idf', received "
                              f"output_mode={self.output_mode!r}.")
+        if isinstance(vocabulary, (str, os.PathLike)):
+            vocabulary = self._vocabulary_file(vocabulary)
         tokens = [self._token(t) for t in host_tokens(vocabulary).reshape(-1).tolist()]
         special = set(self._special_tokens())
         found_special = bool(tokens) and tokens[:len(self._special_tokens())] == self._special_tokens()
@@ -133,6 +143,41 @@ class _IndexLookup(Layer):
         self._index = {token: i + len(self._special_tokens()) for i, token in enumerate(tokens)}
         if idf_weights is not None:
             self._idf = self._padded_idf(idf_weights, found_special)
+
+    def _keras_named_variables(self):
+        """What Keras's ``save_own_variables`` writes: in "tf_idf" mode the
+        weights per index as ``vars/idf_weights`` (saving/keras_assets.py)."""
+        return {"idf_weights": self._idf} if self.output_mode == "tf_idf" else {}
+
+    def _keras_assign_named(self, key, value):
+        self._idf = numpy.asarray(value, dtype=numpy.float32)  # "idf_weights", checked against _idf's shape
+
+    def _vocabulary_file(self, path):
+        """The tokens of a vocabulary file (a path, as Keras takes it): one a
+        line, without the special tokens. A file being loaded in safe mode may
+        not name one: it would read whatever file its config points to."""
+        from minikeras.saving import _safety
+
+        name = type(self).__name__
+        if _safety.loading() and _safety.in_safe_mode():
+            raise _safety.UnsafeDeserializationError(
+                f"{name} '{self.name}': the file being loaded asks for the vocabulary file {str(path)!r}, outside "
+                "the model file. Reading it could expose any file, so it is refused in safe mode; pass "
+                "safe_mode=False to load_model if you trust the model file.")
+        if self.output_mode == "tf_idf":
+            raise ValueError(f"{name}: output_mode 'tf_idf' does not support loading a vocabulary from a file.")
+        if not os.path.isfile(path):
+            raise ValueError(f"{name}: vocabulary file {str(path)!r} does not exist.")
+        with open(path, encoding="utf-8") as handle:
+            lines = handle.read().split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()  # the last line's newline
+        if isinstance(self, IntegerLookup):
+            try:
+                return [int(line) for line in lines]
+            except ValueError:
+                raise ValueError(f"{name}: vocabulary file {str(path)!r} holds a line that is not an integer.") from None
+        return lines
 
     def _token_idf_weights(self):
         """The vocabulary's idf weights (given or adapted), for the config."""
@@ -216,8 +261,23 @@ class _IndexLookup(Layer):
     def _oov_bucket(self, token):
         return 0
 
+    def _depth(self):
+        if self.pad_to_max_tokens and self.max_tokens:
+            return self.max_tokens
+        if not self._vocabulary and self._declared_vocabulary_size is not None:
+            return self._declared_vocabulary_size  # the vocabulary is still to be loaded
+        return self.vocabulary_size()
+
     def _encode(self, indices):
-        depth = self.max_tokens if self.pad_to_max_tokens and self.max_tokens else self.vocabulary_size()
+        depth = self._depth()
+        if not self._vocabulary and self._declared_vocabulary_size is not None:
+            from minikeras.saving import _safety
+
+            # A file's config declares the width: within what its weights justify while it loads.
+            rows = indices.shape[0] if indices.ndim else 1
+            shape = (rows, depth) if self.output_mode != "one_hot" else tuple(indices.shape) + (depth,)
+            _safety.charge(shape, "float32", f"the {self.output_mode} encoding of layer '{self.name}'",
+                           cumulative=False)
         if self.output_mode == "one_hot":
             return numpy.eye(depth, dtype=numpy.float32)[indices]
         if indices.ndim == 1:
@@ -226,7 +286,9 @@ class _IndexLookup(Layer):
         rows = numpy.repeat(numpy.arange(indices.shape[0]), indices.shape[1])
         numpy.add.at(counts, (rows, indices.reshape(-1)), 1.0)
         if self.output_mode == "tf_idf":
-            return counts * self._idf[:depth]
+            # Not adapted yet (a graph being rebuilt from a file probes it before its vocabulary loads): no weights.
+            idf = self._idf if self._idf is not None else numpy.zeros(depth, numpy.float32)
+            return counts * idf[:depth]
         return numpy.minimum(counts, 1.0) if self.output_mode == "multi_hot" else counts
 
     def call(self, inputs):
@@ -257,6 +319,7 @@ class _IndexLookup(Layer):
         return {**super().get_config(), "max_tokens": self.max_tokens, "num_oov_indices": self.num_oov_indices,
                 "mask_token": self.mask_token, "oov_token": self.oov_token,
                 "vocabulary": list(self._vocabulary) or None, "idf_weights": self._token_idf_weights(),
+                "vocabulary_size": self.vocabulary_size() if self._vocabulary else self._declared_vocabulary_size,
                 "invert": self.invert, "output_mode": self.output_mode,
                 "pad_to_max_tokens": self.pad_to_max_tokens, "sparse": self.sparse}
 
@@ -272,7 +335,8 @@ class StringLookup(_IndexLookup):
             utils/string_hash.py).
         mask_token: a padding token mapped to 0 (default None: no mask).
         oov_token: the token returned for OOV indices with invert (default "[UNK]").
-        vocabulary: a list of tokens (else call ``adapt``).
+        vocabulary: a list of tokens, or the path of a text file holding
+            one token a line, special tokens left out (else call ``adapt``).
         invert: map indices back to tokens.
         output_mode: "int" (default), "one_hot", "multi_hot" (alias
             "binary"), "count" or "tf_idf" (counts times the

@@ -33,10 +33,15 @@ class TextVectorization(Layer):
         split: "whitespace" (default), "character", None, or a function
             ``str -> list of str``.
         ngrams: None, n (all 1..n-grams) or a tuple of the sizes to use.
-        output_mode: "int" (default), "multi_hot" or "count".
+        output_mode: "int" (default), "multi_hot", "count" or "tf_idf"
+            (counts times the IDF weights ``adapt`` computes, each text
+            one document, or ``idf_weights``).
         output_sequence_length: pad/truncate int output to this length.
         pad_to_max_tokens: encode to ``max_tokens`` columns.
-        vocabulary: a list of tokens (else call ``adapt``).
+        vocabulary: a list of tokens, or the path of a text file holding
+            one token a line (else call ``adapt``).
+        idf_weights: one weight per vocabulary token, with ``vocabulary``,
+            in "tf_idf" mode only.
         **kwargs: base Layer arguments; ``encoding``/``ragged``/``sparse``
             are accepted at their defaults.
 
@@ -48,18 +53,18 @@ class TextVectorization(Layer):
 
     def __init__(self, max_tokens=None, standardize="lower_and_strip_punctuation", split="whitespace", ngrams=None,
                  output_mode="int", output_sequence_length=None, pad_to_max_tokens=False, vocabulary=None,
-                 idf_weights=None, sparse=False, ragged=False, encoding="utf-8", **kwargs):
+                 idf_weights=None, sparse=False, ragged=False, encoding="utf-8", vocabulary_size=None, **kwargs):
         super().__init__(**kwargs)
         if standardize not in _STANDARDIZE and not callable(standardize):
             raise ValueError(f"TextVectorization: standardize must be one of {_STANDARDIZE} or a function, received "
                              f"{standardize!r}.")
         if split not in _SPLIT and not callable(split):
             raise ValueError(f"TextVectorization: split must be one of {_SPLIT} or a function, received {split!r}.")
-        if ragged or sparse or idf_weights is not None:
-            raise ValueError("TextVectorization: ragged, sparse and tf_idf outputs are not implemented.")
-        if output_mode not in ("int", "multi_hot", "count"):
-            raise ValueError(f"TextVectorization: output_mode must be 'int', 'multi_hot' or 'count' ('tf_idf' is "
-                             f"not implemented), received {output_mode!r}.")
+        if ragged or sparse:
+            raise ValueError("TextVectorization: ragged and sparse outputs are not implemented.")
+        if output_mode not in ("int", "multi_hot", "count", "tf_idf"):
+            raise ValueError(f"TextVectorization: output_mode must be 'int', 'multi_hot', 'count' or 'tf_idf', "
+                             f"received {output_mode!r}.")
         if output_sequence_length is not None and output_mode != "int":
             raise ValueError("TextVectorization: output_sequence_length needs output_mode='int'.")
         if isinstance(ngrams, int) and not isinstance(ngrams, bool):
@@ -77,7 +82,8 @@ class TextVectorization(Layer):
         self.max_tokens, self.pad_to_max_tokens, self.encoding = max_tokens, bool(pad_to_max_tokens), encoding
         self._lookup_layer = StringLookup(max_tokens=max_tokens, mask_token="" if output_mode == "int" else None,
                                           output_mode=output_mode, pad_to_max_tokens=pad_to_max_tokens,
-                                          vocabulary=vocabulary, name=f"{self.name}_lookup")
+                                          vocabulary=vocabulary, idf_weights=idf_weights,
+                                          vocabulary_size=vocabulary_size, name=f"{self.name}_lookup")
 
     # -------------------------------------------------------------- text
     def _standardize(self, text):
@@ -118,9 +124,14 @@ class TextVectorization(Layer):
         """Learn the vocabulary from strings (an array/list or an iterable
         of batches), most frequent tokens first."""
         batches = [data] if isinstance(data, (Tensor, numpy.ndarray, list, tuple)) else data
-        token_batches = ([token for text in self._texts(batch[0] if isinstance(batch, tuple) else batch)
-                          for token in self._tokens(text)] for batch in batches)
-        self._lookup_layer.adapt(token_batches, steps=steps)
+        batches = (batch[0] if isinstance(batch, tuple) else batch for step, batch in enumerate(batches)
+                   if steps is None or step < steps)
+        if self.output_mode == "tf_idf":  # each text is a document: the lookup counts a 1-D batch as one
+            token_batches = (self._tokens(text) for batch in batches for text in self._texts(batch))
+        else:
+            token_batches = ([token for text in self._texts(batch) for token in self._tokens(text)]
+                             for batch in batches)
+        self._lookup_layer.adapt(token_batches)
 
     def get_vocabulary(self, include_special_tokens=True):
         return self._lookup_layer.get_vocabulary(include_special_tokens)
@@ -151,6 +162,12 @@ class TextVectorization(Layer):
                 indices[row, :len(tokens)] = self._lookup_layer(numpy.array(tokens, dtype=object)).numpy()
         return Tensor(indices)
 
+    def _keras_named_variables(self):
+        return self._lookup_layer._keras_named_variables()  # Keras saves them for both, as it does the vocabulary
+
+    def _keras_assign_named(self, key, value):
+        self._lookup_layer._keras_assign_named(key, value)
+
     def _sublayers(self):
         return []  # the lookup holds no weights; keep it out of weight lists and summaries
 
@@ -162,5 +179,7 @@ class TextVectorization(Layer):
             "split": self.split if not callable(self.split) else None, "ngrams": self.ngrams,
             "output_mode": self.output_mode, "output_sequence_length": self.output_sequence_length,
             "pad_to_max_tokens": self.pad_to_max_tokens, "vocabulary": self.get_vocabulary(False) or None,
+            "idf_weights": self._lookup_layer._token_idf_weights(),
+            "vocabulary_size": self._lookup_layer.get_config()["vocabulary_size"],
             "encoding": self.encoding,
         }

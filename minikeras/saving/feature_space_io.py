@@ -25,14 +25,11 @@ import h5py
 
 from minikeras.layers.feature_space_specs import FEATURE_MODULE as _FEATURE_MODULE
 from minikeras.layers.naming import to_snake_case
-from minikeras.saving import _checksum, _safety, hdf5_format, keras_config, keras_weights_h5
+from minikeras.saving import _checksum, _safety, hdf5_format, keras_assets, keras_config, keras_weights_h5
 from minikeras.saving.atomic import atomic_write
 from minikeras.saving.keras_config_writer import to_keras
 from minikeras.saving.keras_zip import (CONFIG, KERAS_VERSION, METADATA, WEIGHTS, _json_default, member_size,
                                        read_member, weights_limit)
-
-_VOCABULARY = "vocabulary.txt"
-_MAX_TEXT_BYTES = 64 * 1024 * 1024  # a config or a vocabulary larger than this is not one
 
 
 def _is_plain_identity(layer):
@@ -98,7 +95,7 @@ def save_feature_space(space, filepath, overwrite=True):
                 _write_vars(handle, f"{path}/{key}", layer.name, keras_weights_h5.own_weights(layer))
                 vocabulary = _lookup_vocabulary(layer) if path == "preprocessors" else None
                 if vocabulary is not None:
-                    assets[f"assets/{path}/{key}/{_VOCABULARY}"] = "\n".join(str(token) for token in vocabulary)
+                    assets[keras_assets.member(f"{path}/{key}")] = keras_assets.vocabulary_text(layer)
         if space.concat is not None:
             _write_vars(handle, "concat", "tfd_concat", [])
         _write_vars(handle, "", space.name, [])
@@ -160,7 +157,7 @@ def load_feature_space(archive, spec, custom_objects, safe_mode, source, max_byt
         plan = []
         for key, layer in dict(_containers(space))["preprocessors"].items():
             plan.extend(_plan_layer(handle, f"preprocessors/{key}", layer, source, max_bytes))
-            _load_vocabulary(archive, f"assets/preprocessors/{key}/{_VOCABULARY}", layer, source)
+            _load_vocabulary(archive, keras_assets.member(f"preprocessors/{key}"), layer, source)
         keras_weights_h5.assign(plan, source)
     space._is_adapted = True
     space.get_encoded_features()  # builds the encoders and the concatenation, as adapt() does
@@ -194,12 +191,4 @@ def _load_vocabulary(archive, member, layer, source):
         return
     if member not in archive.namelist():
         return  # not adapted when saved
-    lines = read_member(archive, member, source, _MAX_TEXT_BYTES, "a vocabulary").getvalue().decode("utf-8")
-    tokens = lines.split("\n") if lines else []
-    if isinstance(layer, IntegerLookup):
-        try:
-            tokens = [int(token) for token in tokens]
-        except ValueError:
-            raise ValueError(f"The vocabulary '{member}' in {source} of IntegerLookup '{layer.name}' holds a value "
-                             "that is not an integer.") from None
-    layer.set_vocabulary(tokens)
+    layer.set_vocabulary(keras_assets.read_vocabulary(archive, member, layer, source))

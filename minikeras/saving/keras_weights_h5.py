@@ -81,6 +81,14 @@ def own_weights(layer):
     return list(layer._trainable_weights) + list(layer._non_trainable_weights)
 
 
+def named_variables(layer):
+    """``{name: array or None}``: what Keras saves under a name rather than an
+    index (a TF-IDF lookup's ``idf_weights``, not one of its weights); None
+    where the layer has nothing yet (not adapted)."""
+    hook = getattr(layer, "_keras_named_variables", None) if layer is not None else None
+    return hook() if hook is not None else {}
+
+
 def _container_names(layers):
     """Keras's names for a list of layers: snake-cased class, made unique in order."""
     counts, names = {}, []
@@ -113,32 +121,47 @@ def children(layer):
     return found
 
 
+def walk_objects(layer, path="", visited=None):
+    """Every object of ``layer``, depth first, as ``(path, object)``: the
+    paths Keras gives its ``vars`` groups and its ``assets/`` folders. An
+    object reachable twice (a shared layer) comes at its first path only."""
+    visited = set() if visited is None else visited
+    if id(layer) in visited:
+        return
+    visited.add(id(layer))
+    yield path, layer
+    for key, child in children(layer):
+        if isinstance(child, list):
+            for name, item in zip(_container_names(child), child):
+                yield from walk_objects(item, _join(path, key, name), visited)
+        else:
+            yield from walk_objects(child, _join(path, key), visited)
+
+
 def walk(layer, path="", visited=None):
     """Every object of ``layer`` with its weights: ``[(path, name, weights)]``.
 
     ``path`` is where its ``vars`` group lives ("" for the root); ``name`` is
-    the object's own name (the ``name`` attribute Keras writes). An object
-    reachable twice (a shared layer) is saved at its first path only.
+    the object's own name (the ``name`` attribute Keras writes).
     """
-    visited = set() if visited is None else visited
-    if id(layer) in visited:
-        return []
-    visited.add(id(layer))
-    kind = type(layer).__name__
-    weights = own_weights(layer)
-    placement = OWN_WEIGHTS_PATH.get(kind)
-    if isinstance(placement, str):
-        entries = [(path, layer.name, []), (_join(path, placement), f"{to_snake_case(kind)}_{placement}", weights)]
-    elif isinstance(placement, dict):
-        entries = _split_by_prefix(layer, path, weights, placement)
-    else:
-        entries = [(path, layer.name, weights)]
-    for key, child in children(layer):
-        if isinstance(child, list):
-            for name, item in zip(_container_names(child), child):
-                entries.extend(walk(item, _join(path, key, name), visited))
+    return [(where, name, weights) for where, name, weights, _ in _entries(layer, path, visited)]
+
+
+def _entries(layer, path="", visited=None):
+    """:func:`walk`'s entries with the layer each describes last (None for a
+    group Keras keeps a layer's weights in, an RNN's ``cell``)."""
+    entries = []
+    for where, obj in walk_objects(layer, path, visited):
+        kind = type(obj).__name__
+        weights = own_weights(obj)
+        placement = OWN_WEIGHTS_PATH.get(kind)
+        if isinstance(placement, str):
+            entries += [(where, obj.name, [], obj),
+                        (_join(where, placement), f"{to_snake_case(kind)}_{placement}", weights, None)]
+        elif isinstance(placement, dict):
+            entries += _split_by_prefix(obj, where, weights, placement)
         else:
-            entries.extend(walk(child, _join(path, key), visited))
+            entries.append((where, obj.name, weights, obj))
     return entries
 
 
@@ -152,8 +175,8 @@ def _split_by_prefix(layer, path, weights, placement):
             moved.setdefault(prefix, []).append(weight)
         else:
             kept.append(weight)
-    return [(path, layer.name, kept)] + [(_join(path, placement[prefix]), prefix, group)
-                                         for prefix, group in moved.items()]
+    return [(path, layer.name, kept, layer)] + [(_join(path, placement[prefix]), prefix, group, None)
+                                                for prefix, group in moved.items()]
 
 
 def _join(*parts):
@@ -168,11 +191,14 @@ def _write(variables, name, array):
 
 def write_model(group, model, optimizer=None):
     """Write ``model``'s weights (and ``optimizer``'s state) into an open h5py group."""
-    for path, name, weights in walk(model):
+    for path, name, weights, obj in _entries(model):
         variables = group.require_group(_join(path, "vars"))
         variables.attrs["name"] = name
         for index, weight in enumerate(weights):
             _write(variables, str(index), backend.to_numpy(weight.data))
+        for key, array in named_variables(obj).items():
+            if array is not None:
+                _write(variables, key, numpy.asarray(array))
     if optimizer is not None:
         write_optimizer(group.require_group("optimizer"), optimizer, model)
 
@@ -198,11 +224,12 @@ def write_optimizer(group, optimizer, model):
 
 
 # ------------------------------------------------------------------ reading
-def _datasets(variables, source, path):
-    """The ``vars`` datasets in index order; a clear error for anything else in the group."""
+def _datasets(variables, source, path, named=()):
+    """The ``vars`` datasets in index order; a clear error for anything else
+    in the group but the ``named`` datasets (named_variables(), read elsewhere)."""
     import h5py
 
-    keys = list(variables.keys())
+    keys = [key for key in variables.keys() if key not in named]
     if not all(key.isdigit() for key in keys) or sorted(int(k) for k in keys) != list(range(len(keys))):
         raise ValueError(f"Malformed weights group '{path}/vars' in {source}: expected datasets named 0..n-1, "
                          f"found {sorted(keys)[:10]}.")
@@ -276,7 +303,7 @@ def plan_model(group, model, source, skip_mismatch=False, warn=None, max_bytes=_
             object is skipped).
     """
     plan = []
-    for path, name, weights in walk(model):
+    for path, name, weights, obj in _entries(model):
         where = f"'{_join(path, 'vars')}' (object '{name}')"
         try:
             variables = _find_vars(group, path, name)
@@ -284,7 +311,7 @@ def plan_model(group, model, source, skip_mismatch=False, warn=None, max_bytes=_
                 if not weights:
                     continue
                 raise ValueError(f"No weights for '{name}' in {source}: the group {where} is missing.")
-            datasets = _datasets(variables, source, path)
+            datasets = _datasets(variables, source, path, named_variables(obj))
             if len(datasets) != len(weights):
                 raise ValueError(
                     f"Weight count mismatch for '{name}' ({where} in {source}): the model expects "
@@ -293,12 +320,39 @@ def plan_model(group, model, source, skip_mismatch=False, warn=None, max_bytes=_
                 )
             for weight, dataset in zip(weights, datasets):
                 check_dataset(dataset, weight, where, source, max_bytes)
+            named = _plan_named(variables, obj, where, source, max_bytes)
         except ValueError as error:
             if not skip_mismatch:
                 raise
             warn(f"Skipping loading weights for '{name}': {error}")
             continue
-        plan.extend(zip(weights, datasets))
+        plan.extend(list(zip(weights, datasets)) + named)
+    return plan
+
+
+class _NamedTarget:
+    """One of :func:`named_variables` as :func:`assign` takes a weight: the
+    layer's ``_keras_assign_named(key, array)`` stores it."""
+
+    def __init__(self, layer, key, current):
+        self.layer, self.key = layer, key
+        self.name, self.shape, self.dtype = f"{layer.name}/{key}", tuple(current.shape), current.dtype
+
+    def assign(self, value):
+        self.layer._keras_assign_named(self.key, value)
+
+
+def _plan_named(variables, obj, where, source, max_bytes):
+    """``[(target, dataset)]`` for the named datasets of ``variables`` that
+    ``obj`` holds a value for (Keras assigns a TF-IDF lookup's ``idf_weights``
+    on load); those it has none for yet are left to keras_assets.py."""
+    plan = []
+    for key, current in named_variables(obj).items():
+        if current is None or key not in variables:
+            continue
+        target = _NamedTarget(obj, key, numpy.asarray(current))
+        check_dataset(variables[key], target, where, source, max_bytes)
+        plan.append((target, variables[key]))
     return plan
 
 

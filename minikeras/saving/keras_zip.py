@@ -81,6 +81,10 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
             archive.writestr(METADATA, json.dumps(metadata))
             archive.writestr(CONFIG, config_text)
             archive.writestr(WEIGHTS, weights.getvalue(), compress_type=zipfile.ZIP_STORED)
+            from minikeras.saving import keras_assets  # it reads members with this module's read_member
+
+            for name, text in keras_assets.asset_members(model).items():
+                archive.writestr(name, text)
 
 
 def _json_default(value):
@@ -205,9 +209,13 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, sour
             build_from_spec(model, spec)
         weights = read_member(archive, WEIGHTS, source, weights_limit(max_bytes, model),
                               f"the weights and optimizer state of model '{model.name}'")
+        from minikeras.saving import keras_assets  # it reads members with this module's read_member
+
+        vocabularies = keras_assets.read_assets(archive, model, source)
     with h5py.File(weights, "r") as handle:
         keras_weights_h5.declared_bytes(handle, source, max_bytes)
         plan = keras_weights_h5.plan_model(handle, model, source, max_bytes=max_bytes)
+        keras_assets.apply_assets(vocabularies, handle, source, max_bytes)
         keras_weights_h5.assign(plan, source)
         if compile and spec.get("compile_config"):
             with _safety.safe_mode_scope(safe_mode):
