@@ -1,8 +1,8 @@
 """Adamax: Adam with the infinity norm (Kingma & Ba, 2014, section 7.1)."""
-from minikeras.optimizers.moment_optimizer import MomentOptimizer
+from minikeras.optimizers.moment_optimizer import _MomentOptimizer
 
 
-class Adamax(MomentOptimizer):
+class Adamax(_MomentOptimizer):
     """Adamax, Keras 3 update rule::
 
         t = iterations + 1

@@ -1,9 +1,9 @@
 """LAMB: layer-wise adaptive moments for large batches (You et al., 2019)."""
 from minikeras.optimizers._checks import update_moments
-from minikeras.optimizers.moment_optimizer import MomentOptimizer
+from minikeras.optimizers.moment_optimizer import _MomentOptimizer
 
 
-class Lamb(MomentOptimizer):
+class Lamb(_MomentOptimizer):
     """LAMB, Keras 3 update rule: an Adam direction rescaled per variable by
     the trust ratio ``||w|| / ||update||``, so every layer moves by the
     same fraction of its norm whatever its gradients' scale::

@@ -5,7 +5,7 @@ from minikeras.optimizers._checks import moment_config, set_moment_arguments
 from minikeras.optimizers.optimizer import Optimizer
 
 
-class MomentOptimizer(Optimizer):
+class _MomentOptimizer(Optimizer):
     """A subclass keeps its own Keras signature and defaults and passes them on;
     it builds its slots and implements the update."""
 

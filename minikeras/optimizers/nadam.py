@@ -1,11 +1,11 @@
 """Nadam: Adam with Nesterov momentum (Dozat, 2015)."""
 from minikeras.optimizers._checks import update_moments
-from minikeras.optimizers.moment_optimizer import MomentOptimizer
+from minikeras.optimizers.moment_optimizer import _MomentOptimizer
 
 _MOMENTUM_DECAY = 0.96  # the schedule constant of Dozat's momentum cache
 
 
-class Nadam(MomentOptimizer):
+class Nadam(_MomentOptimizer):
     """Nadam, Keras 3 update rule with the momentum cache ``u``::
 
         t = iterations + 1
