@@ -393,13 +393,13 @@ class SeparableConv2D(_Conv):
             initializer=self.kernel_initializer, regularizer=self.kernel_regularizer,
             constraint=self.kernel_constraint)
         self.pointwise_kernel = self.add_weight(
-            "pointwise_kernel", (1, 1, channels * self.depth_multiplier, self.filters),
+            "pointwise_kernel", (1,) * self.rank + (channels * self.depth_multiplier, self.filters),
             initializer=self.pointwise_initializer, regularizer=self.pointwise_regularizer,
             constraint=self.pointwise_constraint)
         if self.use_bias:
             self.bias = self.add_weight("bias", (self.filters,), initializer=self.bias_initializer,
                                         regularizer=self.bias_regularizer, constraint=self.bias_constraint)
-        self.input_spec = InputSpec(ndim=4, axes={-1: channels})
+        self.input_spec = InputSpec(ndim=self.rank + 2, axes={-1: channels})
         self.built = True
 
     def _convolve(self, inputs):

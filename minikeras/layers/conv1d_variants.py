@@ -9,7 +9,6 @@ kernel as ``(1, k, ...)`` (both views are differentiable reshapes), runs the
 from minikeras import ops
 from minikeras.layers.base import _LAYER_CLASSES
 from minikeras.layers.conv import Conv2DTranspose, DepthwiseConv2D, SeparableConv2D, _int_tuple
-from minikeras.layers.input_spec import InputSpec
 
 __all__ = ["Conv1DTranspose", "DepthwiseConv1D", "SeparableConv1D", "Convolution1DTranspose",
            "SeparableConvolution1D"]
@@ -95,22 +94,6 @@ class SeparableConv1D(SeparableConv2D):
                  depth_multiplier=1, activation=None, use_bias=True, **kwargs):
         super().__init__(filters, kernel_size, strides, padding, data_format, dilation_rate, depth_multiplier,
                          activation, use_bias, **kwargs)
-
-    def build(self, input_shape):
-        channels = self._input_channels(input_shape)
-        self.depthwise_kernel = self.add_weight(
-            "depthwise_kernel", self.kernel_size + (channels, self.depth_multiplier),
-            initializer=self.kernel_initializer, regularizer=self.kernel_regularizer,
-            constraint=self.kernel_constraint)
-        self.pointwise_kernel = self.add_weight(
-            "pointwise_kernel", (1, channels * self.depth_multiplier, self.filters),
-            initializer=self.pointwise_initializer, regularizer=self.pointwise_regularizer,
-            constraint=self.pointwise_constraint)
-        if self.use_bias:
-            self.bias = self.add_weight("bias", (self.filters,), initializer=self.bias_initializer,
-                                        regularizer=self.bias_regularizer, constraint=self.bias_constraint)
-        self.input_spec = InputSpec(ndim=3, axes={-1: channels})
-        self.built = True
 
     def _convolve(self, inputs):
         depthwise = ops.depthwise_conv2d(_as_image(inputs), _as_kernel_2d(self.depthwise_kernel),

@@ -21,13 +21,15 @@ and ``get_config`` are Keras's, and Keras files keep them under the layer's
 ``cell`` (saving/keras_weights_h5.py). A channels-first layer transposes its
 input once to channels last and its outputs back.
 """
-from minikeras import activations, constraints, initializers, ops, regularizers
+from minikeras import activations, ops
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras.layers.base import Layer
 from minikeras.layers.conv import _conv_output_length, _int_tuple
 from minikeras.layers.core import _add_activity_loss
 from minikeras.layers.input_spec import InputSpec
-from minikeras.layers.rnn_base import _rate
+from minikeras.layers.rnn_base import (
+    _RECURRENT_INITIALIZERS, _RECURRENT_PENALTIES, _rate, _recurrent_config, _sequence_flags_config,
+    _set_recurrent_arguments)
 from minikeras.layers.rnn_lstm import _UnitForgetBias
 from minikeras.layers.rnn_state import StatefulStates
 from minikeras.utils.argument_validation import standardize_padding, validate_int
@@ -68,25 +70,18 @@ class _ConvLSTM(StatefulStates, Layer):
         self.activation = activations.get(activation)
         self.recurrent_activation = activations.get(recurrent_activation)
         self.use_bias = bool(use_bias)
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.recurrent_initializer = initializers.get(recurrent_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
         self.unit_forget_bias = bool(unit_forget_bias)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.recurrent_regularizer = regularizers.get(recurrent_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.activity_regularizer = regularizers.get(activity_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.recurrent_constraint = constraints.get(recurrent_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
+        _set_recurrent_arguments(
+            self, kernel_initializer=kernel_initializer, recurrent_initializer=recurrent_initializer,
+            bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
+            recurrent_regularizer=recurrent_regularizer, bias_regularizer=bias_regularizer,
+            activity_regularizer=activity_regularizer, kernel_constraint=kernel_constraint,
+            recurrent_constraint=recurrent_constraint, bias_constraint=bias_constraint,
+            return_sequences=return_sequences, return_state=return_state, go_backwards=go_backwards,
+            stateful=stateful, unroll=unroll)
         self.dropout = _rate(name, "dropout", dropout)
         self.recurrent_dropout = _rate(name, "recurrent_dropout", recurrent_dropout)
         self.seed = seed
-        self.return_sequences = bool(return_sequences)
-        self.return_state = bool(return_state)
-        self.go_backwards = bool(go_backwards)
-        self.stateful = bool(stateful)
-        self.unroll = bool(unroll)  # accepted as Keras does; the loop is always a Python loop
         self.zero_output_for_mask = bool(zero_output_for_mask)
         self.input_spec = InputSpec(ndim=rank + 3)
         self.kernel = self.recurrent_kernel = self.bias = None
@@ -266,11 +261,7 @@ class _ConvLSTM(StatefulStates, Layer):
     def get_config(self):
         return {
             **super().get_config(),
-            "return_sequences": self.return_sequences,
-            "return_state": self.return_state,
-            "go_backwards": self.go_backwards,
-            "stateful": self.stateful,
-            "unroll": self.unroll,
+            **_sequence_flags_config(self),
             "zero_output_for_mask": self.zero_output_for_mask,
             "filters": self.filters,
             "kernel_size": self.kernel_size,
@@ -281,17 +272,9 @@ class _ConvLSTM(StatefulStates, Layer):
             "activation": activations.serialize(self.activation),
             "recurrent_activation": activations.serialize(self.recurrent_activation),
             "use_bias": self.use_bias,
-            "kernel_initializer": initializers.serialize(self.kernel_initializer),
-            "recurrent_initializer": initializers.serialize(self.recurrent_initializer),
-            "bias_initializer": initializers.serialize(self.bias_initializer),
+            **_recurrent_config(self, _RECURRENT_INITIALIZERS),
             "unit_forget_bias": self.unit_forget_bias,
-            "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
-            "recurrent_regularizer": regularizers.serialize(self.recurrent_regularizer),
-            "bias_regularizer": regularizers.serialize(self.bias_regularizer),
-            "activity_regularizer": regularizers.serialize(self.activity_regularizer),
-            "kernel_constraint": constraints.serialize(self.kernel_constraint),
-            "recurrent_constraint": constraints.serialize(self.recurrent_constraint),
-            "bias_constraint": constraints.serialize(self.bias_constraint),
+            **_recurrent_config(self, _RECURRENT_PENALTIES),
             "dropout": self.dropout,
             "recurrent_dropout": self.recurrent_dropout,
             "seed": self.seed,

@@ -15,9 +15,10 @@ import math
 import numpy
 
 from minikeras.backend.dtypes import is_float_dtype
-from minikeras import activations, constraints, initializers, ops, regularizers
+from minikeras import activations, ops
 from minikeras.layers.base import Layer
 from minikeras.layers.input_spec import InputSpec
+from minikeras.layers.kernel_arguments import set_weight_arguments, weight_arguments_config
 from minikeras.layers.lora import LoraMixin
 from minikeras.losses.logits import attach_logits
 
@@ -61,13 +62,7 @@ def _kernel_config(layer):
     return {
         "activation": activations.serialize(layer.activation),
         "use_bias": layer.use_bias,
-        "kernel_initializer": initializers.serialize(layer.kernel_initializer),
-        "bias_initializer": initializers.serialize(layer.bias_initializer),
-        "kernel_regularizer": regularizers.serialize(layer.kernel_regularizer),
-        "bias_regularizer": regularizers.serialize(layer.bias_regularizer),
-        "activity_regularizer": regularizers.serialize(layer.activity_regularizer),
-        "kernel_constraint": constraints.serialize(layer.kernel_constraint),
-        "bias_constraint": constraints.serialize(layer.bias_constraint),
+        **weight_arguments_config(layer),
     }
 
 
@@ -76,13 +71,8 @@ def _set_kernel_arguments(layer, activation, use_bias, kernel_initializer, bias_
     """Resolve and store the kernel/bias arguments Dense and the conv layers share."""
     layer.activation = activations.get(activation)
     layer.use_bias = bool(use_bias)
-    layer.kernel_initializer = initializers.get(kernel_initializer)
-    layer.bias_initializer = initializers.get(bias_initializer)
-    layer.kernel_regularizer = regularizers.get(kernel_regularizer)
-    layer.bias_regularizer = regularizers.get(bias_regularizer)
-    layer.activity_regularizer = regularizers.get(activity_regularizer)
-    layer.kernel_constraint = constraints.get(kernel_constraint)
-    layer.bias_constraint = constraints.get(bias_constraint)
+    set_weight_arguments(layer, kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
+                         activity_regularizer, kernel_constraint, bias_constraint)
 
 
 class Dense(LoraMixin, Layer):

@@ -13,6 +13,7 @@ from minikeras import activations, constraints, initializers, ops, regularizers
 from minikeras.initializers.variance_scaling import VarianceScaling
 from minikeras.layers.base import Layer
 from minikeras.layers.input_spec import InputSpec
+from minikeras.layers.kernel_arguments import set_weight_arguments
 from minikeras.layers.lora import LoraMixin
 from minikeras.ops.nn.einsum_dense import _einsum2
 
@@ -162,13 +163,8 @@ class EinsumDense(LoraMixin, Layer):
         self.partial_output_shape = (output_shape,) if isinstance(output_shape, int) else tuple(output_shape)
         self.bias_axes = bias_axes
         self.activation = activations.get(activation)
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.activity_regularizer = regularizers.get(activity_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
+        set_weight_arguments(self, kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
+                             activity_regularizer, kernel_constraint, bias_constraint)
         self._init_lora(lora_rank, lora_alpha)
         self.quantization_config = quantization_config
         self._matmul_form = _as_matmul(equation)

@@ -12,13 +12,12 @@ The shared heads are never copied: queries are grouped as
 key/value heads over the repeats (Keras repeats them in memory).
 """
 import math
-import numbers
 
-from minikeras import constraints, initializers, ops, regularizers
+from minikeras import ops
 from minikeras.autograd import Tensor
-from minikeras.layers.attention import causal_mask
+from minikeras.layers.attention_inputs import check_dropout, check_feature_sizes, check_input_ranks, resolve_inputs
 from minikeras.layers.base import _LAYER_CLASSES, Layer
-from minikeras.layers.keras_mask import get_keras_mask
+from minikeras.layers.kernel_arguments import set_weight_arguments, weight_arguments_config
 from minikeras.layers.multi_head_attention import MultiHeadAttention, _positive
 from minikeras.ops.nn.grouped_attention import _grouped_attention
 
@@ -68,22 +67,15 @@ class GroupedQueryAttention(Layer):
         if num_query_heads % num_key_value_heads != 0:
             raise ValueError("`num_query_heads` must be divisible by `num_key_value_heads`.")
         self.num_repeats = num_query_heads // num_key_value_heads
-        if isinstance(dropout, bool) or not isinstance(dropout, numbers.Real) or not 0 <= dropout < 1:
-            raise ValueError(f"{name}: dropout must be a number in [0, 1), received dropout={dropout!r}.")
-        self.dropout = float(dropout)
+        self.dropout = check_dropout(name, dropout)
         self.use_bias, self.use_gate = bool(use_bias), bool(use_gate)
         if sliding_window is not None and (isinstance(sliding_window, bool) or not isinstance(sliding_window, int)
                                            or sliding_window <= 0):
             raise ValueError(f"`sliding_window` must be `None` or a positive integer. Received: "
                              f"sliding_window={sliding_window}")
         self.sliding_window = sliding_window
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.activity_regularizer = regularizers.get(activity_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
+        set_weight_arguments(self, kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
+                             activity_regularizer, kernel_constraint, bias_constraint)
         self.seed = seed
         self._feature_sizes = None
 
@@ -103,10 +95,7 @@ class GroupedQueryAttention(Layer):
         return kernel, bias
 
     def _build_weights(self, query, value, key):
-        for name, tensor in (("query", query), ("value", value), ("key", key)):
-            if tensor.ndim != 3:
-                raise ValueError(f"Layer '{self.name}' (GroupedQueryAttention) expects {name} of shape "
-                                 f"(batch, steps, features), received shape {tuple(tensor.shape)}.")
+        check_input_ranks(self, "GroupedQueryAttention", query, value, key)
         dim = query.shape[-1]
         self.query_kernel, self.query_bias = self._projection("query", dim, self.num_query_heads)
         self.key_kernel, self.key_bias = self._projection("key", key.shape[-1], self.num_key_value_heads)
@@ -142,19 +131,12 @@ class GroupedQueryAttention(Layer):
 
     def call(self, query, value, key=None, query_mask=None, value_mask=None, key_mask=None, attention_mask=None,
              return_attention_scores=False, training=None, use_causal_mask=False):
-        value = self._convert_input(value)
-        key_given = key is not None
-        key = value if key is None else self._convert_input(key)
-        query_mask = get_keras_mask(query) if query_mask is None else query_mask
-        value_mask = get_keras_mask(value) if value_mask is None else value_mask
-        if key_mask is None and key_given and key is not value:
-            key_mask = get_keras_mask(key)
+        value, key, query_mask, value_mask, key_mask = resolve_inputs(self, query, value, key, query_mask,
+                                                                      value_mask, key_mask)
         if self._feature_sizes is None:
             self._build_weights(query, value, key)
-        elif (query.shape[-1], value.shape[-1], key.shape[-1]) != self._feature_sizes:
-            raise ValueError(f"Layer '{self.name}' (GroupedQueryAttention) was built for (query, value, key) "
-                             f"feature sizes {self._feature_sizes}, received "
-                             f"{(query.shape[-1], value.shape[-1], key.shape[-1])}.")
+        else:
+            check_feature_sizes(self, "GroupedQueryAttention", self._feature_sizes, query, value, key)
         keep = self._keep_mask(query, value, key, query_mask, value_mask, key_mask, attention_mask, use_causal_mask)
         batch, steps = query.shape[0], query.shape[1]
         kv_heads, repeats, head_dim = self.num_key_value_heads, self.num_repeats, self.head_dim
@@ -201,13 +183,7 @@ class GroupedQueryAttention(Layer):
             **super().get_config(), "head_dim": self.head_dim, "num_query_heads": self.num_query_heads,
             "num_key_value_heads": self.num_key_value_heads, "use_bias": self.use_bias, "use_gate": self.use_gate,
             "sliding_window": self.sliding_window, "dropout": self.dropout,
-            "kernel_initializer": initializers.serialize(self.kernel_initializer),
-            "bias_initializer": initializers.serialize(self.bias_initializer),
-            "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
-            "bias_regularizer": regularizers.serialize(self.bias_regularizer),
-            "activity_regularizer": regularizers.serialize(self.activity_regularizer),
-            "kernel_constraint": constraints.serialize(self.kernel_constraint),
-            "bias_constraint": constraints.serialize(self.bias_constraint),
+            **weight_arguments_config(self),
             "seed": self.seed,
         }
 

@@ -9,12 +9,12 @@ value_dim, out)`` and ``attention_output/bias (out,)``. The math composes
 differentiates it.
 """
 import math
-import numbers
 
-from minikeras import constraints, initializers, ops, regularizers
+from minikeras import ops
 from minikeras.layers.attention import causal_mask
+from minikeras.layers.attention_inputs import check_dropout, check_feature_sizes, check_input_ranks, resolve_inputs
 from minikeras.layers.base import Layer
-from minikeras.layers.keras_mask import get_keras_mask
+from minikeras.layers.kernel_arguments import set_weight_arguments, weight_arguments_config
 
 __all__ = ["MultiHeadAttention"]
 
@@ -69,9 +69,7 @@ class MultiHeadAttention(Layer):
         self.num_heads = _positive("MultiHeadAttention", "num_heads", num_heads)
         self.key_dim = _positive("MultiHeadAttention", "key_dim", key_dim)
         self.value_dim = _positive("MultiHeadAttention", "value_dim", value_dim, allow_none=True) or self.key_dim
-        if isinstance(dropout, bool) or not isinstance(dropout, numbers.Real) or not 0 <= dropout < 1:
-            raise ValueError(f"MultiHeadAttention: dropout must be a number in [0, 1), received dropout={dropout!r}.")
-        self.dropout = float(dropout)
+        self.dropout = check_dropout("MultiHeadAttention", dropout)
         self.use_bias = bool(use_bias)
         if isinstance(output_shape, (list, tuple)):
             if len(output_shape) != 1:
@@ -84,13 +82,8 @@ class MultiHeadAttention(Layer):
             raise ValueError(f"MultiHeadAttention: attention over axes {attention_axes!r} is not supported; "
                              "only the steps axis (attention_axes=None) is.")
         self.attention_axes = None
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.activity_regularizer = regularizers.get(activity_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
+        set_weight_arguments(self, kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
+                             activity_regularizer, kernel_constraint, bias_constraint)
         self.seed = seed
         self._projections = None
 
@@ -111,10 +104,7 @@ class MultiHeadAttention(Layer):
         return kernel, bias
 
     def _build_weights(self, query, value, key):
-        for name, tensor in (("query", query), ("value", value), ("key", key)):
-            if tensor.ndim != 3:
-                raise ValueError(f"Layer '{self.name}' (MultiHeadAttention) expects {name} of shape "
-                                 f"(batch, steps, features), received shape {tuple(tensor.shape)}.")
+        check_input_ranks(self, "MultiHeadAttention", query, value, key)
         self.query_kernel, self.query_bias = self._projection("query", query.shape[-1], self.key_dim)
         self.key_kernel, self.key_bias = self._projection("key", key.shape[-1], self.key_dim)
         self.value_kernel, self.value_bias = self._projection("value", value.shape[-1], self.value_dim)
@@ -166,18 +156,12 @@ class MultiHeadAttention(Layer):
 
     def call(self, query, value, key=None, query_mask=None, value_mask=None, key_mask=None, attention_mask=None,
              return_attention_scores=False, training=None, use_causal_mask=False):
-        value = self._convert_input(value)
-        key_given = key is not None
-        key = value if key is None else self._convert_input(key)
-        query_mask = get_keras_mask(query) if query_mask is None else query_mask
-        value_mask = get_keras_mask(value) if value_mask is None else value_mask
-        if key_mask is None and key_given and key is not value:
-            key_mask = get_keras_mask(key)
+        value, key, query_mask, value_mask, key_mask = resolve_inputs(self, query, value, key, query_mask,
+                                                                      value_mask, key_mask)
         if self._projections is None:
             self._build_weights(query, value, key)
-        elif (query.shape[-1], value.shape[-1], key.shape[-1]) != self._projections:
-            raise ValueError(f"Layer '{self.name}' (MultiHeadAttention) was built for (query, value, key) feature "
-                             f"sizes {self._projections}, received {(query.shape[-1], value.shape[-1], key.shape[-1])}.")
+        else:
+            check_feature_sizes(self, "MultiHeadAttention", self._projections, query, value, key)
         keep = self._attention_mask(query, value, key, query_mask, value_mask, key_mask, attention_mask,
                                     use_causal_mask)
         queries = self._heads(query, self.query_kernel, self.query_bias)
@@ -225,12 +209,6 @@ class MultiHeadAttention(Layer):
             "use_bias": self.use_bias,
             "output_shape": self._output_size,
             "attention_axes": self.attention_axes,
-            "kernel_initializer": initializers.serialize(self.kernel_initializer),
-            "bias_initializer": initializers.serialize(self.bias_initializer),
-            "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
-            "bias_regularizer": regularizers.serialize(self.bias_regularizer),
-            "activity_regularizer": regularizers.serialize(self.activity_regularizer),
-            "kernel_constraint": constraints.serialize(self.kernel_constraint),
-            "bias_constraint": constraints.serialize(self.bias_constraint),
+            **weight_arguments_config(self),
             "seed": self.seed,
         }

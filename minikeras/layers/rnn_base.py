@@ -46,6 +46,38 @@ def _rate(class_name, name, value):
     return float(value)
 
 
+# The weight arguments every recurrent layer (RNNs and ConvLSTM) takes, in Keras's order: initializers,
+# then regularizers and constraints, each resolved by its module's get/serialize.
+_RECURRENT_INITIALIZERS = (("kernel_initializer", initializers), ("recurrent_initializer", initializers),
+                           ("bias_initializer", initializers))
+_RECURRENT_PENALTIES = (("kernel_regularizer", regularizers), ("recurrent_regularizer", regularizers),
+                        ("bias_regularizer", regularizers), ("activity_regularizer", regularizers),
+                        ("kernel_constraint", constraints), ("recurrent_constraint", constraints),
+                        ("bias_constraint", constraints))
+_SEQUENCE_FLAGS = ("return_sequences", "return_state", "go_backwards", "stateful", "unroll")
+
+
+def _set_recurrent_arguments(layer, **arguments):
+    """Store the recurrent weight arguments (resolved, in Keras's order) and
+    the sequence flags (as bools) that ``arguments`` names on ``layer``.
+    ``unroll`` is accepted as Keras does; the loop is always a Python loop."""
+    for argument, module in _RECURRENT_INITIALIZERS + _RECURRENT_PENALTIES:
+        setattr(layer, argument, module.get(arguments.pop(argument)))
+    for flag in _SEQUENCE_FLAGS:
+        setattr(layer, flag, bool(arguments.pop(flag)))
+    if arguments:
+        raise TypeError(f"_set_recurrent_arguments: unexpected {sorted(arguments)}.")
+
+
+def _recurrent_config(layer, entries):
+    """The get_config entries of ``entries`` (one of the tables above) for ``layer``."""
+    return {argument: module.serialize(getattr(layer, argument)) for argument, module in entries}
+
+
+def _sequence_flags_config(layer):
+    return {flag: getattr(layer, flag) for flag in _SEQUENCE_FLAGS}
+
+
 class RecurrentBase(StatefulStates, Layer):
     """Base of SimpleRNN, LSTM and GRU (Keras arguments; see the subclasses).
 
@@ -72,23 +104,16 @@ class RecurrentBase(StatefulStates, Layer):
         self.units = int(units)
         self.activation = activations.get(activation)
         self.use_bias = bool(use_bias)
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.recurrent_initializer = initializers.get(recurrent_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.recurrent_regularizer = regularizers.get(recurrent_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.activity_regularizer = regularizers.get(activity_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.recurrent_constraint = constraints.get(recurrent_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
+        _set_recurrent_arguments(
+            self, kernel_initializer=kernel_initializer, recurrent_initializer=recurrent_initializer,
+            bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
+            recurrent_regularizer=recurrent_regularizer, bias_regularizer=bias_regularizer,
+            activity_regularizer=activity_regularizer, kernel_constraint=kernel_constraint,
+            recurrent_constraint=recurrent_constraint, bias_constraint=bias_constraint,
+            return_sequences=return_sequences, return_state=return_state, go_backwards=go_backwards,
+            stateful=stateful, unroll=unroll)
         self.dropout = _rate(name, "dropout", dropout)
         self.recurrent_dropout = _rate(name, "recurrent_dropout", recurrent_dropout)
-        self.return_sequences = bool(return_sequences)
-        self.return_state = bool(return_state)
-        self.go_backwards = bool(go_backwards)
-        self.stateful = bool(stateful)
-        self.unroll = bool(unroll)  # accepted for Keras compatibility: the loop is always a Python loop
         self.seed = seed
         self.input_spec = InputSpec(ndim=3)
         self.kernel = self.recurrent_kernel = self.bias = None
@@ -263,23 +288,10 @@ class RecurrentBase(StatefulStates, Layer):
             "units": self.units,
             "activation": activations.serialize(self.activation),
             "use_bias": self.use_bias,
-            "kernel_initializer": initializers.serialize(self.kernel_initializer),
-            "recurrent_initializer": initializers.serialize(self.recurrent_initializer),
-            "bias_initializer": initializers.serialize(self.bias_initializer),
-            "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
-            "recurrent_regularizer": regularizers.serialize(self.recurrent_regularizer),
-            "bias_regularizer": regularizers.serialize(self.bias_regularizer),
-            "activity_regularizer": regularizers.serialize(self.activity_regularizer),
-            "kernel_constraint": constraints.serialize(self.kernel_constraint),
-            "recurrent_constraint": constraints.serialize(self.recurrent_constraint),
-            "bias_constraint": constraints.serialize(self.bias_constraint),
+            **_recurrent_config(self, _RECURRENT_INITIALIZERS + _RECURRENT_PENALTIES),
             "dropout": self.dropout,
             "recurrent_dropout": self.recurrent_dropout,
-            "return_sequences": self.return_sequences,
-            "return_state": self.return_state,
-            "go_backwards": self.go_backwards,
-            "stateful": self.stateful,
-            "unroll": self.unroll,
+            **_sequence_flags_config(self),
             "seed": self.seed,
         }
 

@@ -79,6 +79,41 @@ def _is_last_axis(axis, ndim):
     return axis == -1 or axis == ndim - 1
 
 
+def _categorical_pair(name, y_true, y_pred, axis):
+    """Check ``axis`` and return ``(y_true, y_pred)`` as Tensors of one shape
+    with a class axis: the inputs of the categorical (focal) cross-entropies."""
+    if isinstance(axis, bool) or not isinstance(axis, (int, numpy.integer)):
+        raise ValueError(f"{name}: axis must be an int, received {axis!r}.")
+    y_pred = as_prediction(y_pred)
+    y_true = as_target(y_true, y_pred)
+    check_same_shape(name, y_true, y_pred)
+    if y_pred.ndim < 1:
+        raise ValueError(f"{name}: y_pred must have a class axis, received shape {y_pred.shape}.")
+    return y_true, y_pred
+
+
+def _normalized_probabilities(y_pred, axis):
+    """``y_pred`` renormalized to sum 1 along ``axis``, clipped to ``[EPSILON, 1 - EPSILON]``."""
+    probabilities = y_pred / ops.sum(y_pred, axis=axis, keepdims=True)
+    return ops.clip(probabilities, EPSILON, 1.0 - EPSILON)
+
+
+def _matched_binary_pair(name, y_true, y_pred):
+    """``(y_true, y_pred, pred_shape)``: ``(N,)`` labels meet ``(N, 1)``
+    predictions (and the reverse), then the shapes must agree."""
+    received = (y_true.shape, y_pred.shape)
+    true_shape, pred_shape = matched_shapes(*received)
+    y_true, y_pred = reshaped(y_true, true_shape), reshaped(y_pred, pred_shape)
+    check_same_shape(name, y_true, y_pred, received)
+    return y_true, y_pred, pred_shape
+
+
+def _binary_log_loss(y_true, y_pred):
+    """Elementwise ``-(y log p + (1 - y) log(1 - p))`` on probabilities clipped to ``[EPSILON, 1 - EPSILON]``."""
+    probabilities = ops.clip(y_pred, EPSILON, 1.0 - EPSILON)
+    return -(y_true * ops.log(probabilities) + (1.0 - y_true) * ops.log(1.0 - probabilities))
+
+
 @checks_inputs
 def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
     """Per-sample categorical cross-entropy ``-sum(y_true * log(p), axis)``.
@@ -102,21 +137,14 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
         array([0.05129331, 2.3025851 ], dtype=float32)
     """
     name = "categorical_crossentropy"
-    if isinstance(axis, bool) or not isinstance(axis, (int, numpy.integer)):
-        raise ValueError(f"{name}: axis must be an int, received {axis!r}.")
-    y_pred = as_prediction(y_pred)
-    y_true = as_target(y_true, y_pred)
-    check_same_shape(name, y_true, y_pred)
-    if y_pred.ndim < 1:
-        raise ValueError(f"{name}: y_pred must have a class axis, received shape {y_pred.shape}.")
+    y_true, y_pred = _categorical_pair(name, y_true, y_pred, axis)
     if label_smoothing:
         classes = y_pred.shape[axis]
         y_true = y_true * (1.0 - label_smoothing) + label_smoothing / classes
     logits = _logits_or_none(y_pred, from_logits, "softmax", name)
     if logits is not None and (from_logits or _is_last_axis(axis, y_pred.ndim)):
         return ops.softmax_cross_entropy(logits, y_true, axis=axis)
-    probabilities = y_pred / ops.sum(y_pred, axis=axis, keepdims=True)
-    probabilities = ops.clip(probabilities, EPSILON, 1.0 - EPSILON)
+    probabilities = _normalized_probabilities(y_pred, axis)
     return -ops.sum(y_true * ops.log(probabilities), axis=axis)
 
 
@@ -303,17 +331,13 @@ def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, 
     y_pred = as_prediction(y_pred)
     y_true = as_target(y_true, y_pred)
     logits = _logits_or_none(y_pred, from_logits, "sigmoid", name)
-    received = (y_true.shape, y_pred.shape)
-    true_shape, pred_shape = matched_shapes(*received)
-    y_true, y_pred = reshaped(y_true, true_shape), reshaped(y_pred, pred_shape)
-    check_same_shape(name, y_true, y_pred, received)
+    y_true, y_pred, pred_shape = _matched_binary_pair(name, y_true, y_pred)
     if label_smoothing:
         y_true = y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing
     if logits is not None:
         elementwise = ops.sigmoid_cross_entropy(reshaped(logits, pred_shape), y_true)
     else:
-        probabilities = ops.clip(y_pred, EPSILON, 1.0 - EPSILON)
-        elementwise = -(y_true * ops.log(probabilities) + (1.0 - y_true) * ops.log(1.0 - probabilities))
+        elementwise = _binary_log_loss(y_true, y_pred)
     return ops.mean(elementwise, axis=axis)
 
 

@@ -14,26 +14,15 @@ import numpy
 
 from minikeras import ops
 from minikeras.autograd import Tensor
-from minikeras.losses.crossentropy import _logits_or_none
-from minikeras.losses.loss import (
-    EPSILON, LossFunctionWrapper, as_prediction, as_target, check_same_shape, checks_inputs, matched_shapes,
-    reshaped,
+from minikeras.losses.crossentropy import (
+    _binary_log_loss, _categorical_pair, _logits_or_none, _matched_binary_pair, _normalized_probabilities,
 )
+from minikeras.losses.loss import LossFunctionWrapper, as_prediction, as_target, checks_inputs, reshaped
 from minikeras.utils.argument_validation import validate_number
 
 
 def _label_smoothing(owner, value):
     return validate_number(owner, "label_smoothing", value, 0.0, 1.0)
-
-
-def _binary_pair(name, y_true, y_pred):
-    y_pred = as_prediction(y_pred)
-    y_true = as_target(y_true, y_pred)
-    received = (y_true.shape, y_pred.shape)
-    true_shape, pred_shape = matched_shapes(*received)
-    y_true, y_pred = reshaped(y_true, true_shape), reshaped(y_pred, pred_shape)
-    check_same_shape(name, y_true, y_pred, received)
-    return y_true, y_pred, pred_shape
 
 
 @checks_inputs
@@ -63,7 +52,7 @@ def binary_focal_crossentropy(y_true, y_pred, apply_class_balancing=False, alpha
     name = "binary_focal_crossentropy"
     y_pred = as_prediction(y_pred)
     logits = _logits_or_none(y_pred, from_logits, "sigmoid", name)
-    y_true, y_pred, pred_shape = _binary_pair(name, y_true, y_pred)
+    y_true, y_pred, pred_shape = _matched_binary_pair(name, as_target(y_true, y_pred), y_pred)
     if label_smoothing:
         y_true = y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing
     if logits is not None:
@@ -72,8 +61,7 @@ def binary_focal_crossentropy(y_true, y_pred, apply_class_balancing=False, alpha
         bce = ops.sigmoid_cross_entropy(logits, y_true)
     else:
         probabilities = y_pred
-        clipped = ops.clip(y_pred, EPSILON, 1.0 - EPSILON)
-        bce = -(y_true * ops.log(clipped) + (1.0 - y_true) * ops.log(1.0 - clipped))
+        bce = _binary_log_loss(y_true, y_pred)
     p_t = y_true * probabilities + (1.0 - y_true) * (1.0 - probabilities)
     focal = ops.power(1.0 - p_t, gamma) * bce
     if apply_class_balancing:
@@ -110,13 +98,7 @@ def categorical_focal_crossentropy(y_true, y_pred, alpha=0.25, gamma=2.0, from_l
         A Tensor of ``y_pred``'s shape without ``axis``.
     """
     name = "categorical_focal_crossentropy"
-    if isinstance(axis, bool) or not isinstance(axis, (int, numpy.integer)):
-        raise ValueError(f"{name}: axis must be an int, received {axis!r}.")
-    y_pred = as_prediction(y_pred)
-    y_true = as_target(y_true, y_pred)
-    check_same_shape(name, y_true, y_pred)
-    if y_pred.ndim < 1:
-        raise ValueError(f"{name}: y_pred must have a class axis, received shape {y_pred.shape}.")
+    y_true, y_pred = _categorical_pair(name, y_true, y_pred, axis)
     if y_pred.shape[-1] == 1:
         warnings.warn(
             f"In loss {name}, expected y_pred.shape to be (batch_size, num_classes) with num_classes > 1. "
@@ -127,8 +109,7 @@ def categorical_focal_crossentropy(y_true, y_pred, alpha=0.25, gamma=2.0, from_l
         y_true = y_true * (1.0 - label_smoothing) + label_smoothing / y_true.shape[-1]
     if from_logits:
         y_pred = ops.softmax(y_pred, axis=axis)
-    output = y_pred / ops.sum(y_pred, axis=axis, keepdims=True)
-    output = ops.clip(output, EPSILON, 1.0 - EPSILON)
+    output = _normalized_probabilities(y_pred, axis)
     cross_entropy = -y_true * ops.log(output)
     focal = ops.power(1.0 - output, gamma) * _alpha_tensor(alpha, output) * cross_entropy
     return ops.sum(focal, axis=axis)

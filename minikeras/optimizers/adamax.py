@@ -1,9 +1,8 @@
 """Adamax: Adam with the infinity norm (Kingma & Ba, 2014, section 7.1)."""
-from minikeras.optimizers._checks import moment_config, set_moment_arguments
-from minikeras.optimizers.optimizer import Optimizer
+from minikeras.optimizers.moment_optimizer import _MomentOptimizer
 
 
-class Adamax(Optimizer):
+class Adamax(_MomentOptimizer):
     """Adamax, Keras 3 update rule::
 
         t = iterations + 1
@@ -23,8 +22,7 @@ class Adamax(Optimizer):
     """
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, name="adamax", **kwargs):
-        super().__init__(learning_rate=learning_rate, name=name, **kwargs)
-        set_moment_arguments(self, beta_1, beta_2, epsilon)
+        super().__init__(learning_rate, beta_1, beta_2, epsilon, name, **kwargs)
 
     def build(self, variables):
         """Create the momentum (m) and norm (u) slots."""
@@ -52,8 +50,3 @@ class Adamax(Optimizer):
         work *= bias_correction
         update /= work
         variable.data -= update
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(moment_config(self))
-        return config

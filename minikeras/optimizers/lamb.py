@@ -1,9 +1,9 @@
 """LAMB: layer-wise adaptive moments for large batches (You et al., 2019)."""
-from minikeras.optimizers._checks import moment_config, set_moment_arguments, update_moments
-from minikeras.optimizers.optimizer import Optimizer
+from minikeras.optimizers._checks import update_moments
+from minikeras.optimizers.moment_optimizer import _MomentOptimizer
 
 
-class Lamb(Optimizer):
+class Lamb(_MomentOptimizer):
     """LAMB, Keras 3 update rule: an Adam direction rescaled per variable by
     the trust ratio ``||w|| / ||update||``, so every layer moves by the
     same fraction of its norm whatever its gradients' scale::
@@ -24,8 +24,7 @@ class Lamb(Optimizer):
     """
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, name="lamb", **kwargs):
-        super().__init__(learning_rate=learning_rate, name=name, **kwargs)
-        set_moment_arguments(self, beta_1, beta_2, epsilon)
+        super().__init__(learning_rate, beta_1, beta_2, epsilon, name, **kwargs)
 
     def build(self, variables):
         """Create the momentum and velocity slots."""
@@ -53,8 +52,3 @@ class Lamb(Optimizer):
         ratio = xp.where((weight_norm > 0) & (update_norm > 0), weight_norm / safe_update_norm, 1.0)
         update *= (ratio * learning_rate).astype(update.dtype)
         variable.data -= update
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(moment_config(self))
-        return config

@@ -1,11 +1,11 @@
 """Nadam: Adam with Nesterov momentum (Dozat, 2015)."""
-from minikeras.optimizers._checks import moment_config, set_moment_arguments, update_moments
-from minikeras.optimizers.optimizer import Optimizer
+from minikeras.optimizers._checks import update_moments
+from minikeras.optimizers.moment_optimizer import _MomentOptimizer
 
 _MOMENTUM_DECAY = 0.96  # the schedule constant of Dozat's momentum cache
 
 
-class Nadam(Optimizer):
+class Nadam(_MomentOptimizer):
     """Nadam, Keras 3 update rule with the momentum cache ``u``::
 
         t = iterations + 1
@@ -31,8 +31,7 @@ class Nadam(Optimizer):
     """
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, name="nadam", **kwargs):
-        super().__init__(learning_rate=learning_rate, name=name, **kwargs)
-        set_moment_arguments(self, beta_1, beta_2, epsilon)
+        super().__init__(learning_rate, beta_1, beta_2, epsilon, name, **kwargs)
 
     def build(self, variables):
         """Create the momentum and velocity slots and the momentum product."""
@@ -77,8 +76,3 @@ class Nadam(Optimizer):
         work += self.epsilon
         update /= work
         variable.data -= update
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(moment_config(self))
-        return config

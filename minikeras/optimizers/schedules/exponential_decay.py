@@ -1,12 +1,8 @@
 """ExponentialDecay: ``lr * decay_rate ** (step / decay_steps)``."""
-import math
-
-from minikeras.optimizers.schedules.learning_rate_schedule import (
-    LearningRateSchedule, check_number, check_positive, step_value,
-)
+from minikeras.optimizers.schedules.step_ratio_decay import _StepRatioDecay
 
 
-class ExponentialDecay(LearningRateSchedule):
+class ExponentialDecay(_StepRatioDecay):
     """Decay the learning rate exponentially with the step.
 
     ``initial_learning_rate * decay_rate ** (step / decay_steps)``, where the
@@ -26,27 +22,10 @@ class ExponentialDecay(LearningRateSchedule):
         0.025
     """
 
+    _schedule_name = "ExponentialDecay"
+
     def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name="ExponentialDecay"):
-        check_number("ExponentialDecay", "initial_learning_rate", initial_learning_rate)
-        check_positive("ExponentialDecay", "decay_steps", decay_steps)
-        check_number("ExponentialDecay", "decay_rate", decay_rate)
-        self.initial_learning_rate = initial_learning_rate
-        self.decay_steps = decay_steps
-        self.decay_rate = decay_rate
-        self.staircase = staircase
-        self.name = name
+        super().__init__(initial_learning_rate, decay_steps, decay_rate, staircase, name)
 
-    def __call__(self, step):
-        progress = step_value(step, "ExponentialDecay") / self.decay_steps
-        if self.staircase:
-            progress = math.floor(progress)
+    def _decayed(self, progress):
         return float(self.initial_learning_rate) * float(self.decay_rate) ** progress
-
-    def get_config(self):
-        return {
-            "initial_learning_rate": self.initial_learning_rate,
-            "decay_steps": self.decay_steps,
-            "decay_rate": self.decay_rate,
-            "staircase": self.staircase,
-            "name": self.name,
-        }

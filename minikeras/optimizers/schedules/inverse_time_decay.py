@@ -1,12 +1,8 @@
 """InverseTimeDecay: ``lr / (1 + decay_rate * step / decay_steps)``."""
-import math
-
-from minikeras.optimizers.schedules.learning_rate_schedule import (
-    LearningRateSchedule, check_number, check_positive, step_value,
-)
+from minikeras.optimizers.schedules.step_ratio_decay import _StepRatioDecay
 
 
-class InverseTimeDecay(LearningRateSchedule):
+class InverseTimeDecay(_StepRatioDecay):
     """Decay the learning rate as one over the step.
 
     ``initial_learning_rate / (1 + decay_rate * step / decay_steps)``, with
@@ -24,27 +20,10 @@ class InverseTimeDecay(LearningRateSchedule):
         0.05
     """
 
+    _schedule_name = "InverseTimeDecay"
+
     def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name="InverseTimeDecay"):
-        check_number("InverseTimeDecay", "initial_learning_rate", initial_learning_rate)
-        check_positive("InverseTimeDecay", "decay_steps", decay_steps)
-        check_number("InverseTimeDecay", "decay_rate", decay_rate)
-        self.initial_learning_rate = initial_learning_rate
-        self.decay_steps = decay_steps
-        self.decay_rate = decay_rate
-        self.staircase = staircase
-        self.name = name
+        super().__init__(initial_learning_rate, decay_steps, decay_rate, staircase, name)
 
-    def __call__(self, step):
-        progress = step_value(step, "InverseTimeDecay") / self.decay_steps
-        if self.staircase:
-            progress = math.floor(progress)
+    def _decayed(self, progress):
         return float(self.initial_learning_rate) / (1.0 + float(self.decay_rate) * progress)
-
-    def get_config(self):
-        return {
-            "initial_learning_rate": self.initial_learning_rate,
-            "decay_steps": self.decay_steps,
-            "decay_rate": self.decay_rate,
-            "staircase": self.staircase,
-            "name": self.name,
-        }
