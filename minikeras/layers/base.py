@@ -240,7 +240,14 @@ class Layer:
             (self._trainable_weights if value.trainable else self._non_trainable_weights).append(value)
             if value.trainable and not self._trainable:
                 value.requires_grad = False
+        plan = self.__dict__.get("_sublayer_plan")
+        if plan is not None and isinstance(value, _LAYER_OR_SEQUENCE) and name not in plan.names:
+            del self.__dict__["_sublayer_plan"]  # a new place a sublayer may be held: scan again
         object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        self.__dict__.pop("_sublayer_plan", None)  # the attributes' order changes when it comes back
+        object.__delattr__(self, name)
 
     @property
     def trainable(self):
@@ -255,19 +262,35 @@ class Layer:
             layer.trainable = value
 
     def _sublayers(self):
-        """Layers held as attributes (or in lists of attributes), in order."""
-        found = []
+        """Layers held as attributes (or in lists of attributes), in order.
+
+        Runs several times a step for every layer, so the scan of all
+        attributes is kept (``_SublayerPlan``): the names of the attributes
+        that hold a layer, a list or a tuple. Each call reads those names'
+        current values, so a list appended to in place, or an attribute
+        given another layer, is seen at once; ``__setattr__`` drops the
+        plan when a layer or sequence goes to a name outside it, and
+        ``__delattr__`` when an attribute goes (its order changes).
+        """
         attributes = self.__dict__
-        # Runs several times a step for every layer: one isinstance per attribute, and the layer's own
-        # weight and loss lists (which hold Variables and Tensors, never layers) are not scanned.
+        plan = attributes.get("_sublayer_plan")
+        if plan is None or plan.size != len(attributes):  # (an attribute added past __setattr__)
+            plan = _SublayerPlan(attributes)
+            attributes["_sublayer_plan"] = plan
+            plan.size = len(attributes)
+        if not plan.names:
+            return []
+        # The layer's own weight and loss lists hold Variables and Tensors, never layers: not scanned.
         own = (attributes.get("_trainable_weights"), attributes.get("_non_trainable_weights"),
                attributes.get("_losses"))
-        for value in attributes.values():
-            if isinstance(value, _LAYER_OR_SEQUENCE):
-                if isinstance(value, Layer):
-                    found.append(value)
-                elif value and value is not own[0] and value is not own[1] and value is not own[2]:
-                    found.extend([item for item in value if isinstance(item, Layer)])
+        found = []
+        for name in plan.names:
+            value = attributes.get(name)
+            if isinstance(value, Layer):
+                found.append(value)
+            elif (isinstance(value, (list, tuple)) and value and value is not own[0] and value is not own[1]
+                  and value is not own[2]):
+                found.extend([item for item in value if isinstance(item, Layer)])
         return found
 
     @property
@@ -527,6 +550,23 @@ class _WeightInfo:
 
 
 _LAYER_OR_SEQUENCE = (Layer, list, tuple)  # what _sublayers looks into
+_OWN_LISTS = ("_trainable_weights", "_non_trainable_weights", "_losses")
+
+
+class _SublayerPlan:
+    """Where a layer's sublayers may be: the names of its attributes that
+    hold a layer, a list or a tuple, in attribute order (its own weight and
+    loss lists left out unless they hold a layer). Not itself a list, so
+    no scan of a layer's attributes (saving's, the metrics') takes it for
+    a list of sublayers."""
+
+    __slots__ = ("names", "size")
+
+    def __init__(self, attributes):
+        self.names = tuple(name for name, value in attributes.items()
+                           if name != "_sublayer_plan" and isinstance(value, _LAYER_OR_SEQUENCE)
+                           and (name not in _OWN_LISTS or isinstance(value, Layer)))
+        self.size = None
 _weight_counter = 0
 
 
