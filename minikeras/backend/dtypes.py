@@ -158,8 +158,18 @@ def result_type(*dtypes):
     return result
 
 
+_DTYPE_NAMES = {}  # numpy dtype -> its name: ``dtype.name`` is Python code in NumPy, asked several times per op
+
+
 def _name(dtype):
     """The dtype's name, or None for what is not a dtype (never raises)."""
+    if isinstance(dtype, numpy.dtype):
+        name = _DTYPE_NAMES.get(dtype)
+        if name is None:
+            name = dtype.name
+            if len(_DTYPE_NAMES) < 256:  # the few a program uses; never grows without bound
+                _DTYPE_NAMES[dtype] = name
+        return name
     name = dtype if isinstance(dtype, str) else getattr(dtype, "name", None)
     if not isinstance(name, str):
         try:
@@ -167,6 +177,12 @@ def _name(dtype):
         except TypeError:
             return None
     return name
+
+
+def dtype_name(dtype):
+    """``dtype.name`` (a string stays as is), remembered per NumPy dtype for
+    hot paths; None for what is not a dtype."""
+    return _name(dtype)
 
 
 def is_float_dtype(dtype):

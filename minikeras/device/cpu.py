@@ -55,7 +55,7 @@ class CpuDevice(Device):
         its float16 loop is ~300x slower than float32 and ml_dtypes'
         bfloat16 one returns float32). The result equals a 16-bit GEMM with
         float32 accumulation, what GPU tensor cores compute."""
-        if a.dtype == b.dtype and a.dtype.name in ("float16", "bfloat16"):
+        if a.dtype.itemsize == 2 and a.dtype == b.dtype and a.dtype.name in ("float16", "bfloat16"):
             return self.matmul(a.astype(numpy.float32), b.astype(numpy.float32)).astype(a.dtype)
         if a.ndim == 2 and b.ndim == 2:
             return threads.matmul(a, b)

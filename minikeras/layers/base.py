@@ -14,7 +14,7 @@ import numpy
 from minikeras import dtype_policies
 from minikeras.autograd import Tensor
 from minikeras.autograd.autocast import autocast_scope, current_dtype
-from minikeras.backend.dtypes import as_numpy_dtype, is_float_dtype
+from minikeras.backend.dtypes import as_numpy_dtype, dtype_name, is_float_dtype
 from minikeras.autograd.tensor import from_array
 from minikeras.device import placement_device
 from minikeras.layers.keras_mask import get_keras_mask, set_keras_mask
@@ -241,7 +241,7 @@ class Layer:
             if value.trainable and not self._trainable:
                 value.requires_grad = False
         plan = self.__dict__.get("_sublayer_plan")
-        if plan is not None and isinstance(value, _LAYER_OR_SEQUENCE) and name not in plan.names:
+        if plan is not None and name not in plan.names and _may_hold_sublayers(name, value):
             del self.__dict__["_sublayer_plan"]  # a new place a sublayer may be held: scan again
         object.__setattr__(self, name, value)
 
@@ -472,7 +472,7 @@ class Layer:
         compute = self._dtype_policy.compute_dtype
         wanted = self._casts_inputs and self.autocast and is_float_dtype(compute)
         if isinstance(value, Tensor):
-            if wanted and value.dtype.name != compute and is_float_dtype(value.dtype) and compute != "float64":
+            if wanted and dtype_name(value.dtype) != compute and is_float_dtype(value.dtype) and compute != "float64":
                 return value.astype(compute)
             return value
         if value is None or isinstance(value, (str, bytes)):
@@ -563,10 +563,13 @@ class _SublayerPlan:
     __slots__ = ("names", "size")
 
     def __init__(self, attributes):
-        self.names = tuple(name for name, value in attributes.items()
-                           if name != "_sublayer_plan" and isinstance(value, _LAYER_OR_SEQUENCE)
-                           and (name not in _OWN_LISTS or isinstance(value, Layer)))
+        self.names = tuple(name for name, value in attributes.items() if _may_hold_sublayers(name, value))
         self.size = None
+
+
+def _may_hold_sublayers(name, value):
+    """Whether ``_sublayers`` must look at attribute ``name`` while it holds ``value``."""
+    return isinstance(value, _LAYER_OR_SEQUENCE) and (name not in _OWN_LISTS or isinstance(value, Layer))
 _weight_counter = 0
 
 
