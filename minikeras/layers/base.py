@@ -298,8 +298,9 @@ class Layer:
         if not self._trainable:
             return []
         weights = list(self._trainable_weights)
+        seen = {id(w) for w in weights}
         for layer in self._sublayers():
-            weights.extend(w for w in layer.trainable_weights if not any(w is seen for seen in weights))
+            _append_unseen(weights, seen, layer.trainable_weights)
         return weights
 
     @property
@@ -307,10 +308,10 @@ class Layer:
         weights = list(self._non_trainable_weights)
         if not self._trainable:
             weights = list(self._trainable_weights) + weights
+        seen = {id(w) for w in weights}
         for layer in self._sublayers():
-            for w in layer.non_trainable_weights + ([] if self._trainable else layer.trainable_weights):
-                if not any(w is seen for seen in weights):
-                    weights.append(w)
+            frozen = [] if self._trainable else layer.trainable_weights
+            _append_unseen(weights, seen, layer.non_trainable_weights + frozen)
         return weights
 
     @property
@@ -318,10 +319,9 @@ class Layer:
         """All weights, in creation order, as Keras lists them: trainable and
         non-trainable interleaved by layer (own weights first)."""
         weights = list(self._all_own_weights())
+        seen = {id(w) for w in weights}
         for layer in self._sublayers():
-            for w in layer.weights:
-                if not any(w is seen for seen in weights):
-                    weights.append(w)
+            _append_unseen(weights, seen, layer.weights)
         return weights
 
     def _all_own_weights(self):
@@ -565,6 +565,18 @@ class _SublayerPlan:
     def __init__(self, attributes):
         self.names = tuple(name for name, value in attributes.items() if _may_hold_sublayers(name, value))
         self.size = None
+
+
+def _append_unseen(weights, seen, candidates):
+    """Append to ``weights`` each of ``candidates`` not in it yet (by identity;
+    ``seen`` holds the ids of what ``weights`` holds, all alive meanwhile):
+    a set, not a scan of the list per weight, which grew with the square of
+    a deep model's weight count every step."""
+    for weight in candidates:
+        key = id(weight)
+        if key not in seen:
+            seen.add(key)
+            weights.append(weight)
 
 
 def _may_hold_sublayers(name, value):

@@ -110,3 +110,17 @@ def test_losses_of_a_sublayer_added_later_are_collected():
     block.stack.append(layers.Dense(2, kernel_regularizer="l2"))
     block(numpy.ones((2, 4), dtype="float32"))
     assert len(block.losses) == 1
+
+
+def test_a_layer_held_twice_lists_its_weights_once_in_order():
+    shared = layers.Dense(3)  # called twice in a row: 3 in, 3 out
+    block = Block()
+    block.stack.extend([layers.Dense(3), shared, shared])
+    block.again = shared
+    block(numpy.ones((2, 4), dtype="float32"))
+    expected = [block.first.kernel, block.first.bias, block.stack[0].kernel, block.stack[0].bias,
+                shared.kernel, shared.bias]
+    assert [id(w) for w in block.trainable_weights] == [id(w) for w in expected]
+    assert [id(w) for w in block.weights] == [id(w) for w in expected]
+    block.trainable = False
+    assert [id(w) for w in block.non_trainable_weights] == [id(w) for w in expected]
