@@ -188,7 +188,10 @@ def dtype_name(dtype):
 def is_float_dtype(dtype):
     """True for the float dtypes (``bfloat16``, ``float16``, ``float32``,
     ``float64``, float8), names or dtypes; False for anything else."""
-    return _name(dtype) in FLOAT_TYPES + FLOAT8_TYPES
+    return _name(dtype) in _FLOAT_NAMES
+
+
+_FLOAT_NAMES = frozenset(FLOAT_TYPES + FLOAT8_TYPES)  # asked for every layer call and op: one hash, no tuple
 
 
 def is_int_dtype(dtype):

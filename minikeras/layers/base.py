@@ -411,13 +411,16 @@ class Layer:
             return self._checked_call(inputs, *args, **kwargs)
 
     def _checked_call(self, inputs, *args, **kwargs):
-        from minikeras.layers.input import KerasTensor, symbolic_call
+        if isinstance(inputs, Tensor):  # the usual call, on one tensor: no structure to walk
+            inputs = self._convert_input(inputs)
+        else:
+            from minikeras.layers.input import KerasTensor, symbolic_call
 
-        if any(isinstance(leaf, KerasTensor) for leaf in _flatten(inputs)):
-            return symbolic_call(self, inputs, args, kwargs)
-        if inputs is None:
-            raise TypeError(f"{type(self).__name__} {self.name!r}: expected input tensors, received None.")
-        inputs = _map(self._convert_input, inputs)
+            if any(isinstance(leaf, KerasTensor) for leaf in _flatten(inputs)):
+                return symbolic_call(self, inputs, args, kwargs)
+            if inputs is None:
+                raise TypeError(f"{type(self).__name__} {self.name!r}: expected input tensors, received None.")
+            inputs = _map(self._convert_input, inputs)
         if not self.built:
             self._build_from(inputs)
         if self.input_spec is not None:
