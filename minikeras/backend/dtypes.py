@@ -158,8 +158,18 @@ def result_type(*dtypes):
     return result
 
 
+_DTYPE_NAMES = {}  # numpy dtype -> its name: ``dtype.name`` is Python code in NumPy, asked several times per op
+
+
 def _name(dtype):
     """The dtype's name, or None for what is not a dtype (never raises)."""
+    if isinstance(dtype, numpy.dtype):
+        name = _DTYPE_NAMES.get(dtype)
+        if name is None:
+            name = dtype.name
+            if len(_DTYPE_NAMES) < 256:  # the few a program uses; never grows without bound
+                _DTYPE_NAMES[dtype] = name
+        return name
     name = dtype if isinstance(dtype, str) else getattr(dtype, "name", None)
     if not isinstance(name, str):
         try:
@@ -169,10 +179,19 @@ def _name(dtype):
     return name
 
 
+def dtype_name(dtype):
+    """``dtype.name`` (a string stays as is), remembered per NumPy dtype for
+    hot paths; None for what is not a dtype."""
+    return _name(dtype)
+
+
 def is_float_dtype(dtype):
     """True for the float dtypes (``bfloat16``, ``float16``, ``float32``,
     ``float64``, float8), names or dtypes; False for anything else."""
-    return _name(dtype) in FLOAT_TYPES + FLOAT8_TYPES
+    return _name(dtype) in _FLOAT_NAMES
+
+
+_FLOAT_NAMES = frozenset(FLOAT_TYPES + FLOAT8_TYPES)  # asked for every layer call and op: one hash, no tuple
 
 
 def is_int_dtype(dtype):

@@ -15,6 +15,11 @@ Attributes:
         OMP_NUM_THREADS is set).
     PARALLEL_MATMUL_MIN: multiply-adds below which a 2-D product runs in
         one thread (handing work to a thread costs about 0.1 ms).
+    PARALLEL_PRODUCTS_MIN: multiply-adds of all the products of one
+        ``Device.matmul_all`` call below which they run one after another in
+        the calling thread: two products of that much work take ~0.2 ms, so
+        running them at once saves less than the hand-off to a pool thread
+        costs (and under load, waking the thread cost more than the step).
     BLOCK_ELEMENTS: elements per block of ``Device.row_blocks``: a block's
         few ufunc calls cost much more than their dispatch, and the block
         (1 MB of float32) stays in cache between the passes over it.
@@ -61,6 +66,7 @@ def _read(name, default, kind=int, minimum=0):
 NUM_THREADS = _read("NUM_THREADS", None, minimum=1)
 BLAS_THREADS = _read("BLAS_THREADS", None, minimum=1)
 PARALLEL_MATMUL_MIN = _read("PARALLEL_MATMUL_MIN", 1 << 25)
+PARALLEL_PRODUCTS_MIN = _read("PARALLEL_PRODUCTS_MIN", 1 << 23)
 BLOCK_ELEMENTS = _read("BLOCK_ELEMENTS", 1 << 18, minimum=1)
 ELEMENTWISE_PARALLEL_MIN = _read("ELEMENTWISE_PARALLEL_MIN", 1 << 18)
 ELEMENTWISE_BLOCKS_PER_THREAD = _read("ELEMENTWISE_BLOCKS_PER_THREAD", 2, minimum=1)

@@ -55,7 +55,7 @@ class CpuDevice(Device):
         its float16 loop is ~300x slower than float32 and ml_dtypes'
         bfloat16 one returns float32). The result equals a 16-bit GEMM with
         float32 accumulation, what GPU tensor cores compute."""
-        if a.dtype == b.dtype and a.dtype.name in ("float16", "bfloat16"):
+        if a.dtype.itemsize == 2 and a.dtype == b.dtype and a.dtype.name in ("float16", "bfloat16"):
             return self.matmul(a.astype(numpy.float32), b.astype(numpy.float32)).astype(a.dtype)
         if a.ndim == 2 and b.ndim == 2:
             return threads.matmul(a, b)
@@ -63,7 +63,11 @@ class CpuDevice(Device):
 
     def matmul_all(self, pairs):
         # Products each too small to split run at once, one per op thread;
-        # larger ones are split in turn.
+        # larger ones are split in turn; all together too small to be worth
+        # a hand-off to a thread, they run here one after another.
+        work = [a.shape[0] * a.shape[1] * b.shape[1] if a.ndim == 2 and b.ndim == 2 else None for a, b in pairs]
+        if None not in work and sum(work) < tuning.PARALLEL_PRODUCTS_MIN:
+            return [self.matmul(a, b) for a, b in pairs]
         if all(a.shape[0] * a.shape[1] * b.shape[1] < tuning.PARALLEL_MATMUL_MIN and a.dtype.itemsize > 2
                for a, b in pairs):
             return self.parallel_blocks(lambda block, _: pairs[block][0] @ pairs[block][1], len(pairs))

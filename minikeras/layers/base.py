@@ -14,7 +14,7 @@ import numpy
 from minikeras import dtype_policies
 from minikeras.autograd import Tensor
 from minikeras.autograd.autocast import autocast_scope, current_dtype
-from minikeras.backend.dtypes import as_numpy_dtype, is_float_dtype
+from minikeras.backend.dtypes import as_numpy_dtype, dtype_name, is_float_dtype
 from minikeras.autograd.tensor import from_array
 from minikeras.device import placement_device
 from minikeras.layers.keras_mask import get_keras_mask, set_keras_mask
@@ -240,7 +240,14 @@ class Layer:
             (self._trainable_weights if value.trainable else self._non_trainable_weights).append(value)
             if value.trainable and not self._trainable:
                 value.requires_grad = False
+        plan = self.__dict__.get("_sublayer_plan")
+        if plan is not None and name not in plan.names and _may_hold_sublayers(name, value):
+            del self.__dict__["_sublayer_plan"]  # a new place a sublayer may be held: scan again
         object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        self.__dict__.pop("_sublayer_plan", None)  # the attributes' order changes when it comes back
+        object.__delattr__(self, name)
 
     @property
     def trainable(self):
@@ -255,19 +262,35 @@ class Layer:
             layer.trainable = value
 
     def _sublayers(self):
-        """Layers held as attributes (or in lists of attributes), in order."""
-        found = []
+        """Layers held as attributes (or in lists of attributes), in order.
+
+        Runs several times a step for every layer, so the scan of all
+        attributes is kept (``_SublayerPlan``): the names of the attributes
+        that hold a layer, a list or a tuple. Each call reads those names'
+        current values, so a list appended to in place, or an attribute
+        given another layer, is seen at once; ``__setattr__`` drops the
+        plan when a layer or sequence goes to a name outside it, and
+        ``__delattr__`` when an attribute goes (its order changes).
+        """
         attributes = self.__dict__
-        # Runs several times a step for every layer: one isinstance per attribute, and the layer's own
-        # weight and loss lists (which hold Variables and Tensors, never layers) are not scanned.
+        plan = attributes.get("_sublayer_plan")
+        if plan is None or plan.size != len(attributes):  # (an attribute added past __setattr__)
+            plan = _SublayerPlan(attributes)
+            attributes["_sublayer_plan"] = plan
+            plan.size = len(attributes)
+        if not plan.names:
+            return []
+        # The layer's own weight and loss lists hold Variables and Tensors, never layers: not scanned.
         own = (attributes.get("_trainable_weights"), attributes.get("_non_trainable_weights"),
                attributes.get("_losses"))
-        for value in attributes.values():
-            if isinstance(value, _LAYER_OR_SEQUENCE):
-                if isinstance(value, Layer):
-                    found.append(value)
-                elif value and value is not own[0] and value is not own[1] and value is not own[2]:
-                    found.extend([item for item in value if isinstance(item, Layer)])
+        found = []
+        for name in plan.names:
+            value = attributes.get(name)
+            if isinstance(value, Layer):
+                found.append(value)
+            elif (isinstance(value, (list, tuple)) and value and value is not own[0] and value is not own[1]
+                  and value is not own[2]):
+                found.extend([item for item in value if isinstance(item, Layer)])
         return found
 
     @property
@@ -275,8 +298,9 @@ class Layer:
         if not self._trainable:
             return []
         weights = list(self._trainable_weights)
+        seen = {id(w) for w in weights}
         for layer in self._sublayers():
-            weights.extend(w for w in layer.trainable_weights if not any(w is seen for seen in weights))
+            _append_unseen(weights, seen, layer.trainable_weights)
         return weights
 
     @property
@@ -284,10 +308,10 @@ class Layer:
         weights = list(self._non_trainable_weights)
         if not self._trainable:
             weights = list(self._trainable_weights) + weights
+        seen = {id(w) for w in weights}
         for layer in self._sublayers():
-            for w in layer.non_trainable_weights + ([] if self._trainable else layer.trainable_weights):
-                if not any(w is seen for seen in weights):
-                    weights.append(w)
+            frozen = [] if self._trainable else layer.trainable_weights
+            _append_unseen(weights, seen, layer.non_trainable_weights + frozen)
         return weights
 
     @property
@@ -295,10 +319,9 @@ class Layer:
         """All weights, in creation order, as Keras lists them: trainable and
         non-trainable interleaved by layer (own weights first)."""
         weights = list(self._all_own_weights())
+        seen = {id(w) for w in weights}
         for layer in self._sublayers():
-            for w in layer.weights:
-                if not any(w is seen for seen in weights):
-                    weights.append(w)
+            _append_unseen(weights, seen, layer.weights)
         return weights
 
     def _all_own_weights(self):
@@ -388,13 +411,16 @@ class Layer:
             return self._checked_call(inputs, *args, **kwargs)
 
     def _checked_call(self, inputs, *args, **kwargs):
-        from minikeras.layers.input import KerasTensor, symbolic_call
+        if isinstance(inputs, Tensor):  # the usual call, on one tensor: no structure to walk
+            inputs = self._convert_input(inputs)
+        else:
+            from minikeras.layers.input import KerasTensor, symbolic_call
 
-        if any(isinstance(leaf, KerasTensor) for leaf in _flatten(inputs)):
-            return symbolic_call(self, inputs, args, kwargs)
-        if inputs is None:
-            raise TypeError(f"{type(self).__name__} {self.name!r}: expected input tensors, received None.")
-        inputs = _map(self._convert_input, inputs)
+            if any(isinstance(leaf, KerasTensor) for leaf in _flatten(inputs)):
+                return symbolic_call(self, inputs, args, kwargs)
+            if inputs is None:
+                raise TypeError(f"{type(self).__name__} {self.name!r}: expected input tensors, received None.")
+            inputs = _map(self._convert_input, inputs)
         if not self.built:
             self._build_from(inputs)
         if self.input_spec is not None:
@@ -449,7 +475,7 @@ class Layer:
         compute = self._dtype_policy.compute_dtype
         wanted = self._casts_inputs and self.autocast and is_float_dtype(compute)
         if isinstance(value, Tensor):
-            if wanted and value.dtype.name != compute and is_float_dtype(value.dtype) and compute != "float64":
+            if wanted and dtype_name(value.dtype) != compute and is_float_dtype(value.dtype) and compute != "float64":
                 return value.astype(compute)
             return value
         if value is None or isinstance(value, (str, bytes)):
@@ -527,6 +553,38 @@ class _WeightInfo:
 
 
 _LAYER_OR_SEQUENCE = (Layer, list, tuple)  # what _sublayers looks into
+_OWN_LISTS = ("_trainable_weights", "_non_trainable_weights", "_losses")
+
+
+class _SublayerPlan:
+    """Where a layer's sublayers may be: the names of its attributes that
+    hold a layer, a list or a tuple, in attribute order (its own weight and
+    loss lists left out unless they hold a layer). Not itself a list, so
+    no scan of a layer's attributes (saving's, the metrics') takes it for
+    a list of sublayers."""
+
+    __slots__ = ("names", "size")
+
+    def __init__(self, attributes):
+        self.names = tuple(name for name, value in attributes.items() if _may_hold_sublayers(name, value))
+        self.size = None
+
+
+def _append_unseen(weights, seen, candidates):
+    """Append to ``weights`` each of ``candidates`` not in it yet (by identity;
+    ``seen`` holds the ids of what ``weights`` holds, all alive meanwhile):
+    a set, not a scan of the list per weight, which grew with the square of
+    a deep model's weight count every step."""
+    for weight in candidates:
+        key = id(weight)
+        if key not in seen:
+            seen.add(key)
+            weights.append(weight)
+
+
+def _may_hold_sublayers(name, value):
+    """Whether ``_sublayers`` must look at attribute ``name`` while it holds ``value``."""
+    return isinstance(value, _LAYER_OR_SEQUENCE) and (name not in _OWN_LISTS or isinstance(value, Layer))
 _weight_counter = 0
 
 

@@ -71,13 +71,27 @@ def test_cpu_elementwise_blocks_keep_strided_arrays_whole(cpu, two_threads, monk
 
 
 @pytest.mark.parametrize("large", [False, True])
-def test_cpu_matmul_all_equals_the_products(cpu, two_threads, monkeypatch, large):
+@pytest.mark.parametrize("handed_off", [False, True])
+def test_cpu_matmul_all_equals_the_products(cpu, two_threads, monkeypatch, large, handed_off):
     monkeypatch.setattr(tuning, "PARALLEL_MATMUL_MIN", 1 if large else 1 << 40)
+    monkeypatch.setattr(tuning, "PARALLEL_PRODUCTS_MIN", 0 if handed_off else 1 << 40)
     rng = numpy.random.default_rng(0)
     pairs = [(rng.standard_normal((7, 3)), rng.standard_normal((3, 5))),
              (rng.standard_normal((2, 4)), rng.standard_normal((4, 9)))]
     for result, (a, b) in zip(cpu.matmul_all(pairs), pairs):
         numpy.testing.assert_allclose(result, a @ b, rtol=1e-12)
+
+
+def test_cpu_matmul_all_runs_tiny_products_in_the_caller(cpu, two_threads, monkeypatch):
+    # Handing two tiny products to a pool thread costs more than they do.
+    handed = []
+    monkeypatch.setattr(cpu, "parallel_blocks", lambda work, count, setup=None: handed.append(count))
+    pairs = [(numpy.ones((2, 4)), numpy.ones((4, 4))), (numpy.ones((4, 2)), numpy.ones((2, 4)))]
+    results = cpu.matmul_all(pairs)
+    assert handed == [] and [r.tolist() for r in results] == [[[4.0] * 4] * 2, [[2.0] * 4] * 4]
+    monkeypatch.setattr(tuning, "PARALLEL_PRODUCTS_MIN", 2 * 4 * 4 + 4 * 2 * 4)  # just reached: handed off
+    cpu.matmul_all(pairs)
+    assert handed == [2]
 
 
 def test_sum_in_order_on_every_device_kind(cpu, simulated_gpu):
