@@ -6,6 +6,7 @@ from minikeras.backend.dtypes import is_float_dtype
 from minikeras.layers.base import Layer
 from minikeras.layers.core import _add_activity_loss
 from minikeras.ops.nn.embedding import Embedding as EmbeddingFunction
+from minikeras.utils import deferred_checks
 
 __all__ = ["Embedding"]
 
@@ -70,15 +71,20 @@ class Embedding(Layer):
         if floats:
             with device.activate():
                 data = data.astype(numpy.int64)  # Keras casts float ids (truncating)
-        if data.size:
+        if data.size and deferred_checks.active() and not device.host_kernels:
+            # In a GPU training or test step, checked at the next read of the
+            # logs (utils/deferred_checks.py): reading the ids back would stop
+            # each step (and refuse a captured one) for a host sync.
+            deferred_checks.defer_label_range(self.name, device, data, self.input_dim, self._range_message)
+        elif data.size:
             low, high = device.bounds(data)  # one transfer for both bounds
             if low < 0 or high >= self.input_dim:
-                bad = low if low < 0 else high
-                raise ValueError(
-                    f"Layer '{self.name}' (Embedding with input_dim={self.input_dim}) received index {bad}: "
-                    f"ids must lie in [0, {self.input_dim})."
-                )
+                raise ValueError(self._range_message(self.input_dim, low if low < 0 else high) + ".")
         return data
+
+    def _range_message(self, input_dim, bad):
+        return (f"Layer '{self.name}' (Embedding with input_dim={input_dim}) received index {bad}: ids must lie in "
+                f"[0, {input_dim})")
 
     def call(self, inputs):
         indices = self._indices(inputs)

@@ -233,8 +233,8 @@ class _StepGraph:
             loss = _copy_out(self.loss)
             y_pred = _copy_out(self.y_pred)
             parts = {name: _copy_out(part) for name, part in self.parts.items()}
-            for checked_device, labels, classes, name in self.checks:
-                deferred_checks.defer_label_range(name, checked_device, labels.copy(), classes)
+            for checked_device, labels, classes, name, message in self.checks:
+                deferred_checks.defer_label_range(name, checked_device, labels.copy(), classes, message)
         model._update_logs(loss, y, y_pred, sample_weight, parts)
         return loss
 

@@ -158,10 +158,13 @@ class TrainingSteps:
     def _forward_loss(self, x, y, sample_weight, training):
         self._clear_call_losses()
         self._loss_parts = {}
-        y_pred = self(x, training=training)
+        # Range checks of ids (an Embedding's) and labels wait for the logs'
+        # read (utils/deferred_checks.py): no host sync inside the step.
+        with deferred_checks.deferring():
+            y_pred = self(x, training=training)
         if self.compiled_metrics is None:
             self._make_metrics()
-        with deferred_checks.deferring():  # label checks wait for the logs' read (utils/deferred_checks.py)
+        with deferred_checks.deferring():
             if _accepts_training(self.compute_loss):
                 loss = self.compute_loss(x, y, y_pred, sample_weight, training=training)
             else:  # an override with Keras 3's older signature (no ``training``), as Keras allows

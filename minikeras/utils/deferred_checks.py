@@ -20,7 +20,7 @@ import threading
 
 _local = threading.local()
 _lock = threading.Lock()
-_pending = []  # (device, array of class ids, classes, owner name)
+_pending = []  # (device, array of class ids, classes, owner name, message or None)
 MAX_PENDING = 64
 
 
@@ -40,10 +40,13 @@ def active():
     return getattr(_local, "depth", 0) > 0
 
 
-def defer_label_range(name, device, labels, classes):
-    """Record that ``labels`` (a device array) must lie in ``[0, classes)``."""
+def defer_label_range(name, device, labels, classes, message=None):
+    """Record that ``labels`` (a device array) must lie in ``[0, classes)``.
+    ``message(classes, bad)``, when given (one function for all such
+    checks, so that they are read together), is the ValueError's text for an
+    id ``bad`` outside that range (default: the class-label message)."""
     with _lock:
-        _pending.append((device, labels, classes, name))
+        _pending.append((device, labels, classes, name, message))
         full = len(_pending) >= MAX_PENDING
     if full:
         run()
@@ -59,15 +62,18 @@ def run():
         pending = _pending[:]
         _pending.clear()
     groups = {}
-    for device, labels, classes, name in pending:
-        groups.setdefault((device, classes, name), []).append(labels)
-    for (device, classes, name), arrays in groups.items():
+    for device, labels, classes, name, message in pending:
+        groups.setdefault((device, classes, name, message), []).append(labels)
+    for (device, classes, name, message), arrays in groups.items():
         with device.activate():
             xp = device.xp
             joined = arrays[0].reshape(-1) if len(arrays) == 1 else xp.concatenate([a.reshape(-1) for a in arrays])
             if joined.size == 0:
                 continue
             low, high = device.bounds(joined)
+        if (low < 0 or high >= classes) and message is not None:
+            raise ValueError(message(classes, low if low < 0 else high) + " (found when the logs were read: on a GPU the "
+                             "training step does not stop to read ids back)")
         if low < 0 or high >= classes:
             raise ValueError(
                 f"{name}: labels must be class ids in [0, {classes}) for y_pred with {classes} classes; received "

@@ -70,3 +70,54 @@ def test_ctc_labels_are_checked_when_the_logs_are_read_not_in_the_step(simulated
                                          r"\(found when the logs were read"):
         model.get_metrics_result()
     assert not deferred_checks._pending
+
+
+def _embedding_model(jit_compile=False):
+    mk.random.seed(0)
+    model = mk.Sequential([layers.Input((5,), dtype="int32"), layers.Embedding(50, 8), layers.Flatten(),
+                           layers.Dense(3)])
+    model.compile("adam", mk.losses.SparseCategoricalCrossentropy(from_logits=True), jit_compile=jit_compile)
+    return model
+
+
+def test_an_embedding_in_a_training_step_reads_no_ids_back(simulated_gpu):
+    model = _embedding_model()
+    x, y = mk.tensor(numpy.arange(40).reshape(8, 5) % 50), mk.tensor(numpy.arange(8) % 3)
+    model.train_step((x, y))
+    before = simulated_gpu.stats.host_syncs
+    model.train_step((x, y))
+    assert simulated_gpu.stats.host_syncs == before
+    model.get_metrics_result()
+    assert not deferred_checks._pending
+
+
+def test_bad_embedding_ids_in_fit_raise_the_layers_error_when_the_logs_are_read(simulated_gpu):
+    x = numpy.random.default_rng(0).integers(0, 50, (64, 5))
+    x[40, 2] = 77
+    with pytest.raises(ValueError, match=r"^Layer 'embedding(_\d+)?' \(Embedding with input_dim=50\) received index 77: "
+                                         r"ids must lie in \[0, 50\) \(found when the logs were read"):
+        _embedding_model().fit(x, numpy.zeros(64, "int64"), batch_size=8, epochs=1, verbose=0)
+    assert not deferred_checks._pending
+
+
+def test_a_model_with_an_embedding_is_captured_whole(simulated_gpu):
+    """The id check is deferred, so nothing in the step reads back: jit_compile captures it."""
+    x, y = numpy.random.default_rng(0).integers(0, 50, (320, 5)), numpy.arange(320) % 3
+    model = _embedding_model(jit_compile=True)
+    with _no_warnings():  # no "runs eagerly" warning
+        model.fit(x, y, batch_size=32, epochs=2, verbose=0, shuffle=False)
+    assert simulated_gpu.stats.graph_launches > 0
+    x[100, 0] = -1
+    with pytest.raises(ValueError, match=r"received index -1: ids must lie in \[0, 50\)"):
+        model.fit(x, y, batch_size=32, epochs=1, verbose=0, shuffle=False)
+
+
+def _no_warnings():
+    import warnings
+
+    class Strict(warnings.catch_warnings):
+        def __enter__(self):
+            super().__enter__()
+            warnings.simplefilter("error")
+
+    return Strict()

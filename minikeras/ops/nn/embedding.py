@@ -8,6 +8,7 @@ from minikeras.autograd import Function
 from minikeras.ops._checks import shape_of
 from minikeras.utils.argument_validation import as_tensor, validate_axis, validate_dtype, validate_tensor_input
 from minikeras.ops.shape import _scatter_add_rows
+from minikeras.utils import deferred_checks
 
 
 class Embedding(Function):
@@ -46,14 +47,22 @@ class Embedding(Function):
 
 
 def _check_indices(device, indices, vocab):
+    """Ids in ``[0, vocab)``, or ValueError. In a GPU training or test step
+    the check waits for the next read of the logs (utils/deferred_checks.py):
+    reading the ids back would stop every step (and a captured step) for a
+    host sync; meanwhile CuPy's take wraps a bad id around."""
     if indices.size == 0:
+        return
+    if deferred_checks.active() and not device.host_kernels:
+        deferred_checks.defer_label_range("embedding", device, indices, vocab, _message)
         return
     low, high = device.bounds(indices)  # one transfer for both bounds
     if low < 0 or high >= vocab:
-        bad = low if low < 0 else high
-        raise ValueError(
-            f"embedding: indices must be in [0, {vocab}) for a table with vocabulary size {vocab}; received index {bad}."
-        )
+        raise ValueError(_message(vocab, low if low < 0 else high) + ".")
+
+
+def _message(vocab, bad):
+    return f"embedding: indices must be in [0, {vocab}) for a table with vocabulary size {vocab}; received index {bad}"
 
 
 def embedding(indices, table):
