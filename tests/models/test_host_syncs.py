@@ -87,6 +87,25 @@ def test_reading_the_logs_is_one_host_sync_for_every_pending_batch(simulated_gpu
     assert all(numpy.isfinite(history[name]).all() for name in history)
 
 
+def test_an_epoch_of_thousands_of_batches_reads_back_once_per_64_batches(simulated_gpu):
+    """At a user's epoch length the pending batches are read every 64
+    batches (a bound on the device memory their predictions hold), each
+    read one sync, and the logs still equal the CPU's."""
+    rng = numpy.random.default_rng(2)
+    x = rng.normal(size=(2000, 8)).astype("float32")
+    y = (x[:, 0] > 0).astype("int64") + (x[:, 1] > 0)
+    before = simulated_gpu.stats.host_syncs
+    on_gpu = _model().fit(x, y, batch_size=1, epochs=1, verbose=0, shuffle=False).history
+    assert simulated_gpu.stats.host_syncs - before == 2000 // 64 + 1  # 31 full reads, then the epoch's end
+    registry._prefer_default_for_tests("cpu:0")
+    try:
+        on_cpu = _model().fit(x, y, batch_size=1, epochs=1, verbose=0, shuffle=False).history
+    finally:
+        registry._prefer_default_for_tests(None)
+    for name in on_cpu:
+        numpy.testing.assert_allclose(on_gpu[name], on_cpu[name], rtol=1e-5)
+
+
 def test_data_already_on_the_device_is_batched_there(simulated_gpu):
     x, y = _data()
     traffic = StepTraffic(simulated_gpu)
