@@ -4,7 +4,7 @@ On a machine other jobs share, one version timed after the other sees a
 different load (on the 2-core development VM, the same step read 1.0 ms
 and 1.9 ms minutes apart). Here two worker processes, one per checkout,
 build the same model and take turns running blocks of ``--block`` steps
-(``model.train_step`` then ``_flush_logs``, batch already on the device),
+(``model.train_step`` then ``flush_logs``, batch already on the device),
 alternating which goes first, for ``--rounds`` rounds; the medians of
 per-step process CPU time and wall time are compared. Models: ``tiny``
 (Input(8) -> Dense(4, relu) -> Dense(4, relu) -> Dense(3), where a step
@@ -45,14 +45,14 @@ x = mk.tensor(rng.random((batch,) + shapes[name], dtype=numpy.float32))
 y = mk.tensor(rng.integers(0, 3, size=batch))
 for _ in range(5):
     model.train_step((x, y))
-    model._flush_logs()
+    model.flush_logs()
 print("ready", flush=True)
 for line in sys.stdin:
     times = []
     for _ in range(int(line)):
         cpu, wall = time.process_time(), time.perf_counter()
         model.train_step((x, y))
-        model._flush_logs()
+        model.flush_logs()
         times.append((time.process_time() - cpu, time.perf_counter() - wall))
     print(json.dumps(times), flush=True)
 """

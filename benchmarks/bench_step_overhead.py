@@ -54,7 +54,7 @@ def main(argv=None):
         y = mk.tensor(rng.integers(0, 10, size=args.batch))
         for _ in range(3):
             model.train_step((x, y))
-            model._flush_logs()
+            model.flush_logs()
         walls, cpus = [], []
         for _ in range(args.steps):
             wall, cpu = time.perf_counter(), time.process_time()
@@ -63,7 +63,7 @@ def main(argv=None):
                 device.synchronize()
             walls.append(time.perf_counter() - wall)
             cpus.append(time.process_time() - cpu)
-            model._flush_logs()
+            model.flush_logs()
         rows.append({"model": name, "device": device.canonical, "wall_ms": round(1e3 * statistics.median(walls), 3),
                      "cpu_ms": round(1e3 * statistics.median(cpus), 3), "minikeras": os.path.abspath(args.minikeras)})
     report("bench_step_overhead", rows, ["model", "device", "wall_ms", "cpu_ms"], path=args.json)

@@ -144,12 +144,12 @@ def measure(model_name, batch=anchors.BATCH, warmup=2, show_breakdown=False):
     y = mk.tensor(rng.integers(0, 10, size=batch))
     for _ in range(warmup):  # builds the optimizer's slots and the first step's buffers
         model.train_step((x, y))
-        model._flush_logs()
+        model.flush_logs()
     train = _counted(device, lambda: model.train_step((x, y)))
-    logs = _counted(device, model._flush_logs)
+    logs = _counted(device, model.flush_logs)
     if show_breakdown:
         by_owner = breakdown(device, lambda: model.train_step((x, y)))
-        model._flush_logs()
+        model.flush_logs()
         print(f"{model_name}: launches per training step by owner ({sum(by_owner.values())})")
         for owner, count in by_owner.items():
             print(f"  {count:4d}  {owner}")

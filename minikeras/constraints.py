@@ -1,10 +1,10 @@
 """Weight constraints: projections applied to a weight after each update.
 
 A constraint is a callable ``(array) -> array`` on the raw weight array
-(NumPy or CuPy, through ``xp``), outside the autograd graph; the training
-loop writes the result back into the weight after the optimizer step
-(``layers.base.weight_constraint(weight)`` finds it). The result keeps the
-array's dtype.
+(NumPy or CuPy, through ``xp``), outside the autograd graph; the optimizer
+writes the result back into the weight after each update
+(``Optimizer.apply``, as Keras's does; ``add_weight`` sets it as
+``variable.constraint``). The result keeps the array's dtype.
 
 Example:
     >>> from minikeras import constraints, layers

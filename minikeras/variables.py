@@ -16,6 +16,12 @@ from minikeras.autograd import Tensor
 from minikeras.backend.dtypes import as_numpy_dtype, is_float_dtype
 
 
+# How replicas combine a step's changes to a variable (Keras's names):
+# "mean" the changes weighted by each replica's share of the batch, "sum"
+# their sum, "only_first_replica" the first replica's, "none" each keeps its own.
+AGGREGATIONS = ("none", "mean", "sum", "only_first_replica")
+
+
 class Variable(Tensor):
     """A trainable (or not) piece of state, e.g. a layer's kernel.
 
@@ -36,17 +42,24 @@ class Variable(Tensor):
         array([1., 1., 1.], dtype=float32)
     """
 
-    __slots__ = ("_trainable", "_path", "autocast")
+    __slots__ = ("_trainable", "_path", "autocast", "aggregation", "constraint")
 
     def __init__(self, initializer=None, shape=None, dtype=None, trainable=True, name=None, device=None,
                  path=None, **kwargs):
-        # Keras's aggregation/synchronization describe distribution strategies
-        # minikeras does not have; accepted so scripts run. ``autocast``: a
-        # layer of a mixed policy reads it cast to its compute dtype
-        # (autograd/autocast.py).
+        # ``aggregation`` (Keras's): how data-parallel replicas combine the
+        # changes a step makes to this variable (layers/state_updates.py);
+        # ``synchronization`` is accepted so scripts run (minikeras keeps
+        # replicas in step by aggregation alone). ``autocast``: a layer of a
+        # mixed policy reads it cast to its compute dtype (autograd/autocast.py).
         unknown = set(kwargs) - {"autocast", "aggregation", "synchronization"}
         if unknown:
             raise TypeError(f"Variable got unexpected keyword argument(s): {sorted(unknown)}.")
+        aggregation = kwargs.get("aggregation", "none")
+        if aggregation is None:
+            aggregation = "none"
+        if aggregation not in AGGREGATIONS:
+            raise ValueError(f"Variable {name or ''!r}: aggregation must be one of {list(AGGREGATIONS)}, "
+                             f"received {aggregation!r}.")
         value = _initial_value(initializer, shape, dtype, name)
         # Without a dtype an array keeps its own (as in Keras); Python
         # numbers and lists become float32 (as Tensor makes them).
@@ -60,6 +73,8 @@ class Variable(Tensor):
         self._trainable = bool(trainable)
         self._path = path or self.name
         self.autocast = bool(kwargs.get("autocast", True))
+        self.aggregation = aggregation
+        self.constraint = None  # a callable on the array, applied by the optimizer after each update
 
     @property
     def trainable(self):

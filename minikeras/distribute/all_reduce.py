@@ -53,12 +53,15 @@ class AllReduce:
         """Replicas taking part in this process."""
         return len(self.devices)
 
-    def all_reduce(self, rank, arrays):
+    def all_reduce(self, rank, arrays, tag=None):
         """Sum ``arrays`` across replicas; called once by every replica.
 
         Args:
             rank: the caller's position in ``devices``.
             arrays: a list of arrays (on the caller's device), numbers or None.
+            tag: a name for calls that always pass the same entries (one
+                optimizer's gradients): a transport across processes agrees
+                on their layout once (``MpiAllReduce``); None agrees every call.
 
         Returns:
             A list of the sums, on the caller's device (None where nobody

@@ -58,9 +58,11 @@ def shard_bounds(total, local_replicas, process_count=1, process_index=0):
 
 
 def to_host(outputs):
-    """Model outputs (a Tensor or a list of them) as NumPy arrays."""
+    """Model outputs (a Tensor, or a list or dict of them) as NumPy arrays."""
     if isinstance(outputs, (list, tuple)):
         return [to_host(item) for item in outputs]
+    if isinstance(outputs, dict):
+        return {key: to_host(item) for key, item in outputs.items()}
     return outputs.numpy() if isinstance(outputs, Tensor) else registry.to_host(outputs)
 
 
@@ -68,4 +70,6 @@ def concatenate(pieces):
     """The replicas' host outputs joined back in batch order."""
     if isinstance(pieces[0], list):
         return [numpy.concatenate([piece[i] for piece in pieces]) for i in range(len(pieces[0]))]
+    if isinstance(pieces[0], dict):
+        return {key: numpy.concatenate([piece[key] for piece in pieces]) for key in pieces[0]}
     return numpy.concatenate(pieces) if len(pieces) > 1 else pieces[0]

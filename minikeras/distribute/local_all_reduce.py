@@ -60,7 +60,7 @@ class LocalAllReduce(AllReduce):
         self._host_only = all(device.host_kernels for device in self.devices)
         self._lock = threading.Lock()
 
-    def all_reduce(self, rank, arrays):
+    def all_reduce(self, rank, arrays, tag=None):
         """See :meth:`AllReduce.all_reduce`."""
         arrays = list(arrays)
         if self.size == 1:

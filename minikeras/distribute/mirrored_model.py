@@ -2,49 +2,50 @@
 
 Like TensorFlow's MirroredStrategy, as one wrapper object: a replica of the
 model per device, each batch split across the replicas, the replicas run at
-once (one persistent worker thread per device), gradients all-reduced, and
-the same update applied by every replica's own optimizer.
+once (one persistent worker thread per device), and the same update applied
+by every replica.
 
-How one training step runs, on every replica r with n_r of the batch's N
-samples:
+Every replica runs the model's own step: ``fit`` calls
+``replica.train_step(shard)`` on each replica's thread, so a model's
+``train_step``, ``test_step``, ``predict_step``, ``compute_loss``,
+``compute_metrics`` and metrics are honoured exactly as on one device
+(distribute/replica_step.py says how the step is made data-parallel: the
+optimizers' ``apply_gradients`` all-reduce the gradients, each replica's
+weighted by its share of the rows, and the layer state changes are
+combined by their variables' ``aggregation``). Each replica counts its own
+rows in its own copies of the metrics; the logs are the results of the
+copies' combined state (metrics/state.py), read only when looked at (no
+host read per step).
 
-1. forward and loss on its shard; the loss is scaled by ``n_r / N`` (the
-   weight penalties, which do not depend on the data, are added by replica
-   0 alone, unscaled, so that they count once);
-2. backward, so each replica holds ``n_r / N`` times the gradient of its
-   mean loss; a SUM all-reduce then gives every replica the sample-weighted
-   mean of the replicas' gradients, which is the gradient of the mean loss
-   over the whole batch. (Chainer's data parallelism sums the replicas'
-   gradients; minikeras averages them, weighted by each replica's share,
-   so that results do not depend on the number of devices.)
-3. every replica applies that gradient with its own optimizer: the same
-   arithmetic on the same numbers, so the replicas never drift.
-
-BatchNormalization: by default each replica normalises with its own shard's
-statistics and the moving statistics are averaged after every step
-(weighted by the shards' sizes), so they stay identical. With
-``sync_batch_norm=True`` (or a layer built with ``synchronized=True``) the
-batch statistics are those of the whole global batch, through cross-replica
-sums of x, x**2 and counts in forward and of the gradient sums in backward:
-training then matches one device on the whole batch.
+BatchNormalization: by default each replica normalises with its own
+shard's statistics and the moving statistics take the mean of the
+replicas' changes weighted by their rows (the variables' ``aggregation="mean"``),
+so they stay identical. With ``sync_batch_norm=True`` (or a layer built
+with ``synchronized=True``) the batch statistics are those of the whole
+global batch, through cross-replica sums in forward and backward
+(batch_norm_sync.py): training then matches one device on the whole batch.
 """
+import warnings
 import weakref
 
-import numpy
-
+from minikeras import replica_context
 from minikeras.autograd import Tensor, no_grad
 from minikeras.device import Device, registry, replicas_share_cores
 from minikeras.device import device as device_scope
 from minikeras.distribute import batches
 from minikeras.distribute import replicas as replica_tools
 from minikeras.distribute.all_reduce import AllReduce, default_all_reduce
-from minikeras.distribute.batch_norm_sync import CrossReplicaStats, ReplicaBatchNorms, running
+from minikeras.distribute.batch_norm_sync import CrossReplicaStats, running
 from minikeras.distribute.local_all_reduce import LocalAllReduce
 from minikeras.distribute.model_facade import WrappedModelFacade
+from minikeras.distribute.replica_step import ReplicaContext, ReplicaOptimizer, optimizers_replaced
 from minikeras.distribute.workers import DeviceWorkers
-from minikeras.layers.normalization import batch_norm_layers
-from minikeras.layers.state_updates import collect_state_updates
+from minikeras.layers.base import walk_layers
+from minikeras.metrics import state as metric_state
+from minikeras.models.running_logs import LazyLogs
+from minikeras.models.steps import flatten_logs, log_value
 from minikeras.models.training import Trainer
+from minikeras.utils.packing import pack_x_y_sample_weight, unpack_x_y_sample_weight
 
 
 def _default_devices():
@@ -68,16 +69,6 @@ def _resolve_devices(devices):
     return resolved
 
 
-class _Shard:
-    """What one replica's step hands back to the main thread."""
-
-    __slots__ = ("loss", "parts", "outputs", "gradients")
-
-    def __init__(self, loss=0.0, parts=None, outputs=None):
-        self.loss, self.parts, self.outputs = loss, parts or {}, outputs
-        self.gradients = None  # the reduced gradients, when the main thread applies them
-
-
 class MirroredModel(WrappedModelFacade, Trainer):
     """Train a Model on several devices at once (see the module docstring).
 
@@ -87,12 +78,19 @@ class MirroredModel(WrappedModelFacade, Trainer):
     devices give the weights of N steps on one device). Batches are split
     in order, the first replicas taking one extra sample when the size does
     not divide; a replica with no samples (a last batch smaller than the
-    number of devices) contributes nothing but still applies the update.
+    number of devices) contributes nothing but still applies the update
+    (replica_step.py).
 
-    ``compile``, ``fit``, ``evaluate``, ``predict``, ``train_on_batch``,
-    ``summary`` and ``save`` behave as the wrapped model's (the same loop,
-    callbacks, progress bar and History; only the steps differ). Saving
+    Every replica runs the model's own ``train_step``/``test_step``/
+    ``predict_step`` (with its ``compute_loss`` and metrics), so the
+    numbers are those of one device on the whole batch. ``compile`` is the
+    wrapped model's own (a custom ``compile``, e.g. a GAN's with two
+    optimizers, works); ``fit``, ``evaluate``, ``predict``,
+    ``train_on_batch``, ``summary`` and ``save`` behave as the wrapped
+    model's (the same loop, callbacks, progress bar and History). Saving
     writes the plain wrapped model, loadable without MirroredModel.
+    ``jit_compile=True`` runs every replica's step eagerly (a captured
+    graph is one device's step), with one warning.
 
     Args:
         model: a minikeras Model. When its weights all live on the first
@@ -136,7 +134,9 @@ class MirroredModel(WrappedModelFacade, Trainer):
         self.model = model
         self.devices = _resolve_devices(devices)
         self.sync_batch_norm = sync_batch_norm
-        self._init_training()
+        self.stop_training = False
+        self.history = None
+        self.train_function = self.test_function = self.predict_function = None
         if all_reduce is None:
             all_reduce = default_all_reduce(self.devices)
         elif not isinstance(all_reduce, AllReduce):
@@ -156,9 +156,9 @@ class MirroredModel(WrappedModelFacade, Trainer):
         self._workers = DeviceWorkers(self.devices)
         self._finalizer = weakref.finalize(self, _shut_down, self._workers, all_reduce)
         self._replicas = None
-        self._optimizers = None
+        self._state_weights = None  # per replica: the variables whose step changes are combined
+        self._mirrored_compile = None  # the wrapped model's compiled loss the replicas were compiled like
         self._outdated_wrapped = False
-        self._host_outputs = False
         self._groups = {}
         self._step_group = None
         if model.built:
@@ -181,43 +181,48 @@ class MirroredModel(WrappedModelFacade, Trainer):
         replicas = [model] if all(w.device is first for w in model.weights) else \
             [replica_tools.clone_model(model, first, sample_inputs)]
         replicas += [replica_tools.clone_model(model, device, sample_inputs) for device in self.devices[1:]]
-        self._replicas = replicas
-        self._batch_norms = []
+        self._synchronized_statistics = False
         for rank, replica in enumerate(replicas):
-            layers = batch_norm_layers(replica)
-            synchronized = [self.sync_batch_norm or bool(getattr(layer, "synchronized", False)) for layer in layers]
-            for layer, flag in zip(layers, synchronized):
-                if flag:
+            # Layers that can normalise with the global batch's statistics say so
+            # by a ``_cross_replica_stats`` hook (BatchNormalization); they use it
+            # when asked, by the layer's ``synchronized`` or by sync_batch_norm.
+            for layer in walk_layers(replica):
+                if hasattr(layer, "_cross_replica_stats") and (self.sync_batch_norm or
+                                                               bool(getattr(layer, "synchronized", False))):
                     layer._cross_replica_stats = CrossReplicaStats(self, rank)
-            self._batch_norms.append(ReplicaBatchNorms(layers, synchronized))
+                    self._synchronized_statistics = True
+        self._state_weights = [[weight for weight in replica.non_trainable_weights if weight.aggregation != "none"]
+                               for replica in replicas]
+        self._replicas = replicas
+        self._mirrored_compile = None
 
     def _ensure_replicas(self, x):
         if self._replicas is None:
             self._build_replicas(x)
 
-    def _ensure_optimizers(self):
-        """One optimizer per replica: the compiled one for replica 0, clones
-        (same config, same state) for the others; all built up front."""
-        primary = self.optimizer
-        weight_lists = [replica.trainable_weights for replica in self._replicas]
-        if self._optimizers is None or self._optimizers[0] is not primary:
-            if primary.built and not replica_tools.built_on(primary, weight_lists[0]):
-                state = primary.get_state()
-                primary = replica_tools.clone_optimizer(primary)
-                primary.build(weight_lists[0])
-                primary.set_state(state)
-                self.optimizer = primary
-            others = [replica_tools.clone_optimizer(primary) for _ in self._replicas[1:]]
-            if primary.built:
-                state = primary.get_state()
-                for optimizer, weights in zip(others, weight_lists[1:]):
-                    optimizer.build(weights)
-                    optimizer.set_state(state)
-            self._optimizers = [primary] + others
-        snapshots = replica_tools.build_optimizers(self._optimizers, weight_lists)
-        for optimizer in self._optimizers[1:]:
-            replica_tools.copy_hyperparameters(primary, optimizer)
-        return weight_lists, snapshots
+    def _compile_replicas(self):
+        """Compile every replica that is a copy like the wrapped model (once
+        per compile), and give their optimizers the wrapped model's current
+        hyperparameters (a callback may have changed the learning rate)."""
+        model = self.model
+        if model.__dict__.get("compiled_loss") is None:
+            raise RuntimeError("MirroredModel: compile it before training: mirrored.compile(optimizer, loss).")
+        if model.compiled_metrics is None and model.built:
+            model._make_metrics()
+        if self._mirrored_compile is not model.compiled_loss:
+            for replica in self._replicas:
+                if replica is model:
+                    continue
+                replica_tools.mirror_compiled_state(model, replica)
+                for (_, source), (_, target) in zip(replica_tools.optimizer_attributes(model),
+                                                    replica_tools.optimizer_attributes(replica)):
+                    replica_tools.copy_optimizer_state(source, model, target, replica)
+            self._mirrored_compile = model.compiled_loss
+        sources = replica_tools.optimizer_attributes(model)
+        for replica in self._replicas:
+            if replica is not model:
+                for (_, source), (_, target) in zip(sources, replica_tools.optimizer_attributes(replica)):
+                    replica_tools.copy_hyperparameters(source, target)
 
     # ------------------------------------------------------------ splitting
     def _shard_bounds(self, total):
@@ -265,143 +270,107 @@ class MirroredModel(WrappedModelFacade, Trainer):
                 collective.reset()
             raise
 
-    # --------------------------------------------------------------- losses
-    def _replica_loss(self, rank, x, y, sample_weight, count, total, training):
-        """The replica's share of the global loss: ``n_r / N`` times (its
-        mean data loss + call losses), plus the weight penalties on the
-        global replica 0 only. Also returns its per-output losses, scaled
-        the same way, and its predictions."""
-        replica = self._replicas[rank]
-        replica._clear_call_losses()
-        y_pred = replica(x, training=training)
-        data_loss, parts = self.compiled_loss.compute(y, y_pred, sample_weight)
-        from_calls = replica_tools.call_losses(replica)
-        loss = data_loss
-        for term in from_calls:
-            loss = loss + term
-        share = count / total
-        loss = loss * share
-        if rank == 0 and self._collective.process_index == 0:
-            for term in replica_tools.weight_losses(replica, from_calls):
-                loss = loss + term
-        parts = {name: float(part.item()) * share for name, part in parts.items()}
-        return loss, parts, y_pred
-
     # ---------------------------------------------------------------- steps
-    def _train_batch(self, x, y, sample_weight=None):
-        """One synchronous step on every replica; returns the batch's loss.
+    def make_train_function(self, force=False):
+        """The callable ``fit`` runs: every replica's ``train_step`` on its
+        rows of each batch; returns the last batch's logs."""
+        if self.train_function is None or force:
+            self.train_function = _ReplicatedFunction(self, training=True)
+        return self.train_function
+
+    def make_test_function(self, force=False):
+        """The callable ``evaluate`` runs: every replica's ``test_step``."""
+        if self.test_function is None or force:
+            self.test_function = _ReplicatedFunction(self, training=False)
+        return self.test_function
+
+    def make_predict_function(self, force=False):
+        """The callable ``predict`` runs: every replica's ``predict_step``
+        on its rows, the outputs joined in batch order (NumPy)."""
+        if self.predict_function is None or force:
+            self.predict_function = _PredictFunction(self)
+        return self.predict_function
+
+    def _step(self, data, training):
+        """One synchronous train (or test) step of every replica on its rows
+        of ``data``; returns the logs (read lazily).
 
         Raises:
             ResourceExhaustedError: a replica ran out of memory; no replica
-                applied an update, the BatchNormalization moving statistics
-                are unchanged (their updates apply only after the
-                all-reduce), and the gradients are released.
+                applied an update, the layer state is unchanged (it changes
+                only when the step succeeds on every replica), and the
+                gradients are released.
         """
+        x, y, sample_weight = unpack_x_y_sample_weight(data)
         x, y, sample_weight, total, shards = self._prepare(x, y, sample_weight)
-        weight_lists, snapshots = self._ensure_optimizers()
-        if self.compiled_metrics is None:
-            self._make_metrics()
-        self._step_group = self._group_for([shard[3] for shard in shards])
+        self._compile_replicas()
+        counts = [shard[3] for shard in shards]
+        first_global = self._collective.process_index * len(self.devices)
+
+        def replica_step(rank, shard):
+            shard_x, shard_y, shard_weight, count = shard
+            if not count:  # keeps the others company on one borrowed row (replica_step.py)
+                shard_x, shard_y, shard_weight = (batches.rows(value, 0, 1) for value in (x, y, sample_weight))
+            replica = self._replicas[rank]
+            context = ReplicaContext(self._collective, rank, first_global + rank, count, total,
+                                     self._state_weights[rank])
+            batch = pack_x_y_sample_weight(shard_x, shard_y, shard_weight)
+            with device_scope(self.devices[rank]), replica_context.running_as(context):
+                if not training:
+                    with no_grad():
+                        return replica.test_step(batch)
+                replacements = {name: ReplicaOptimizer(optimizer, name)
+                                for name, optimizer in replica_tools.optimizer_attributes(replica)}
+                with optimizers_replaced(replica, replacements):
+                    return replica.run_train_step(batch)
+
+        if training:
+            self._step_group = self._group_for(counts)
+            collectives = (self._collective, self._step_group[0])
+        else:
+            collectives = ()
         try:
-            results = self._run(lambda rank, shard: self._train_replica(rank, shard, total, weight_lists[rank]),
-                                shards, (self._collective, self._step_group[0]))
-            if self._copy_updates:
-                # Here, not in replica 0's thread: the replicas are done, so
-                # the update's passes may use every core (the op threads).
-                with device_scope(self.devices[0]):
-                    self._optimizers[0].apply_gradients(zip(results[0].gradients, weight_lists[0]))
-                    replica_tools.apply_constraints(weight_lists[0])
-                results[0].gradients = None
-        except BaseException:
-            replica_tools.unbuild_optimizers(self._optimizers, snapshots)
-            raise
+            logs = self._run(replica_step, shards, collectives)
         finally:
             self._step_group = None
-        if self._copy_updates:
-            self._copy_primary_weights(weight_lists)
-        self._outdated_wrapped = self._replicas[0] is not self.model
-        return self._record(results, y, sample_weight)
+        if training:
+            self._outdated_wrapped = self._replicas[0] is not self.model
+        active = [rank for rank, count in enumerate(counts) if count]
+        return LazyLogs(lambda: self._combined_logs(logs, active))
 
-    def _train_replica(self, rank, shard, total, weights):
-        x, y, sample_weight, count = shard
-        batch_norms = self._batch_norms[rank]
-        result = _Shard()
-        with device_scope(self.devices[rank]):
-            try:
-                grads, updates = [None] * len(weights), []
-                if count:
-                    with collect_state_updates() as updates:  # applied below, once every replica succeeded
-                        loss, result.parts, y_pred = self._replica_loss(rank, x, y, sample_weight, count, total,
-                                                                        True)
-                    # Scaled by replica 0's LossScaleOptimizer (its scale is the one that
-                    # changes when only replica 0 applies the update); others: as is.
-                    self._optimizers[0].scale_loss(loss).backward()
-                    grads = [None if w.grad is None else w.grad.data for w in weights]
-                    result.loss = float(loss.item())
-                    result.outputs = batches.to_host(y_pred)
-                    loss = y_pred = None
-                for weight in weights:
-                    weight.grad = None
-                # One all-reduce for the gradients and the moving-statistic changes.
-                # The global rank: synchronized statistics' change comes from global replica 0 alone.
-                leader = self._collective.process_index * len(self.devices) + rank
-                reduced = self._collective.all_reduce(
-                    rank, grads + _statistic_changes(batch_norms, updates, leader, count, total))
-                grads = None
-            except BaseException:
-                for weight in weights:
-                    weight.grad = None
-                raise
-            _add_statistic_changes(batch_norms, reduced[len(weights):])
-            if not self._copy_updates:
-                self._optimizers[rank].apply_gradients(zip(reduced[:len(weights)], weights))
-                replica_tools.apply_constraints(weights)
-            elif rank == 0:  # applied by train_step, once the replicas are done
-                result.gradients = reduced[:len(weights)]
-        return result
+    def _combined_logs(self, replica_logs, active):
+        """One step's logs: a metric's entry is the result of every
+        replica's copy combined; any other entry (a value a custom step
+        returns) is the mean over the replicas that had rows, as Keras
+        reduces per-replica outputs."""
+        results = self.get_metrics_result()
+        flat = [flatten_logs(logs) if logs is not None else {} for logs in replica_logs]
+        keys = list(flat[0])
+        others = {key: [flat[rank][key] for rank in active if key in flat[rank]]
+                  for key in keys if key not in results}
+        means = self._mean_over_replicas(others)
+        return {key: results[key] if key in results else means[key] for key in keys}
 
-    @property
-    def _copy_updates(self):
-        """On CPU devices the update is computed once, for replica 0 by the
-        main thread once the replicas are done (so over all the op threads),
-        and its weights are copied to the others (train_step): every replica
-        holds the same values either way, and the optimizer's dozen passes
-        over the weights are not repeated on cores the replicas share."""
-        return all(device.host_kernels for device in self.devices)
+    def _mean_over_replicas(self, values):
+        """``{key: mean of the values}`` (the replicas of this process)."""
+        return {key: (sum(items) / len(items) if items else float("nan")) for key, items in values.items()}
 
-    def _copy_primary_weights(self, weight_lists):
-        primary = self._optimizers[0]
-        for rank in range(1, len(weight_lists)):
-            for target, source in zip(weight_lists[rank], weight_lists[0]):
-                target.data[...] = source.data
-            self._optimizers[rank]._iterations = primary._iterations
+    def _predict_batch(self, data, through_predict_step=True, **kwargs):
+        """Every replica's outputs for its rows of ``data``, joined (host arrays)."""
+        x, _, _ = unpack_x_y_sample_weight(data)
+        x, _, _, _, shards = self._prepare(x)
 
-    def _test_batch(self, x, y, sample_weight=None):
-        """Loss and metrics on one batch, every replica on its shard."""
-        x, y, sample_weight, total, shards = self._prepare(x, y, sample_weight)
-        if self.compiled_metrics is None:
-            self._make_metrics()
-        results = self._run(lambda rank, shard: self._evaluate_replica(rank, shard, total), shards)
-        return self._record(results, y, sample_weight)
+        def forward(rank, shard):
+            if not shard[3]:
+                return None
+            replica = self._replicas[rank]
+            with device_scope(self.devices[rank]), no_grad():
+                if through_predict_step:
+                    return batches.to_host(replica.predict_step(pack_x_y_sample_weight(shard[0])))
+                return batches.to_host(replica(shard[0], training=False, **kwargs))
 
-    def _evaluate_replica(self, rank, shard, total):
-        x, y, sample_weight, count = shard
-        if not count:
-            return _Shard()
-        with device_scope(self.devices[rank]), no_grad():
-            loss, parts, y_pred = self._replica_loss(rank, x, y, sample_weight, count, total, False)
-            return _Shard(float(loss.item()), parts, batches.to_host(y_pred))
-
-    def _record(self, results, y, sample_weight):
-        loss = sum(result.loss for result in results)
-        parts = {}
-        for result in results:
-            for name, value in result.parts.items():
-                parts[name] = parts.get(name, 0.0) + value
-        outputs = batches.concatenate([result.outputs for result in results if result.outputs is not None])
-        self._update_logs(numpy.float64(loss), y, outputs, sample_weight,
-                          {name: numpy.float64(value) for name, value in parts.items()})
-        return loss
+        with self._run_context():
+            return batches.concatenate([out for out in self._run(forward, shards) if out is not None])
 
     def __call__(self, inputs, training=None, **kwargs):
         """Inference on every replica's shard of ``inputs``; the outputs are
@@ -409,34 +378,101 @@ class MirroredModel(WrappedModelFacade, Trainer):
         train_on_batch, not through this call)."""
         if training:
             raise ValueError("MirroredModel(x, training=True) is not supported: train with fit() or train_on_batch().")
-        x, _, _, _, shards = self._prepare(inputs)
-
-        def forward(rank, shard):
-            if not shard[3]:
-                return None
-            with device_scope(self.devices[rank]), no_grad():
-                return batches.to_host(self._replicas[rank](shard[0], training=False, **kwargs))
-
-        with self._run_context():
-            outputs = batches.concatenate([out for out in self._run(forward, shards) if out is not None])
-        if self._host_outputs:
-            return outputs
+        outputs = self._predict_batch(pack_x_y_sample_weight(inputs), through_predict_step=False, **kwargs)
         if isinstance(outputs, list):
             return [Tensor(out, device=self.devices[0]) for out in outputs]
+        if isinstance(outputs, dict):
+            return {key: Tensor(out, device=self.devices[0]) for key, out in outputs.items()}
         return Tensor(outputs, device=self.devices[0])
 
+    # ------------------------------------------------------------- metrics
+    @property
+    def metrics(self):
+        """The model's metrics with every replica's counts combined (new
+        objects, snapshots of the current state: read them, do not update)."""
+        self.flush_logs()
+        return self._combined_metrics()
+
+    def _combined_metrics(self):
+        per_replica = [replica.metrics for replica in self._replicas or [self.model]]
+        return [metric_state.combined(copies) for copies in zip(*per_replica)]
+
+    def flush_logs(self):
+        """Bring every replica's waiting steps into its metrics."""
+        for replica in self._replicas or ():
+            replica.flush_logs()
+
+    def get_metrics_result(self):
+        """The combined results of every metric, as a flat dict of floats."""
+        self.flush_logs()
+        logs = {}
+        for metric in self._combined_metrics():
+            result = metric.result()
+            if isinstance(result, dict):
+                logs.update(flatten_logs(result))
+            else:
+                logs[metric.name] = log_value(result)
+        return logs
+
+    def reset_metrics(self):
+        """Reset every replica's metrics."""
+        for replica in self._replicas or [self.model]:
+            replica.reset_metrics()
+
     # ----------------------------------------------------- Model behaviour
-    def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None, **kwargs):
-        """Configure training as ``Model.compile``; the wrapped model is
-        compiled with the same arguments (and the primary optimizer) so that
-        saving it keeps the training configuration."""
-        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, loss_weights=loss_weights, **kwargs)
-        self.model.compile(optimizer=self.optimizer, loss=loss, metrics=metrics, loss_weights=loss_weights)
-        self._optimizers = None
+    @property
+    def optimizer(self):
+        """The wrapped model's optimizer (its learning rate and settings
+        are every replica's)."""
+        return self.model.optimizer
+
+    @property
+    def compiled_loss(self):
+        """The wrapped model's compiled loss."""
+        return self.model.__dict__.get("compiled_loss")
+
+    @property
+    def compiled_metrics(self):
+        """The wrapped model's compiled metrics."""
+        return self.model.__dict__.get("compiled_metrics")
+
+    @property
+    def steps_per_execution(self):
+        """The wrapped model's ``steps_per_execution``."""
+        return getattr(self.model, "steps_per_execution", 1)
+
+    def compile(self, *args, **kwargs):
+        """Compile the wrapped model with its own ``compile`` (a subclass's
+        override included); every replica is then compiled the same way
+        (``replicas.mirror_compiled_state``) before its next step."""
+        self.model.compile(*args, **kwargs)
+        if getattr(self.model, "jit_compile", False):
+            warnings.warn(f"jit_compile=True: the replicas of '{self.model.name}' run their steps eagerly (a CUDA "
+                          "graph captures one device's step).", UserWarning, stacklevel=2)
+        self._mirrored_compile = None
+        self.train_function = self.test_function = self.predict_function = None
+
+    def _format(self, logs, return_dict):
+        return self.model._format(logs, return_dict)
 
     def _run_context(self):
         """The trainer's hook: fewer BLAS threads while replicas share the CPU."""
         return replicas_share_cores(self.devices, self.cpu_blas_threads)
+
+    def _sync_wrapped(self):
+        """Copy replica 0's weights and optimizer state into the wrapped
+        model if it is not replica 0 and is behind."""
+        if self._outdated_wrapped and self._replicas:
+            primary = self._replicas[0]
+            self.model.set_weights(primary.get_weights())
+            for (_, source), (_, target) in zip(replica_tools.optimizer_attributes(primary),
+                                                replica_tools.optimizer_attributes(self.model)):
+                if source.built:
+                    if not target.built:
+                        replica_tools.copy_optimizer_state(source, primary, target, self.model)
+                    else:
+                        target.set_state(source.get_state())
+            self._outdated_wrapped = False
 
     def fit(self, *args, **kwargs):
         """Train as ``Model.fit`` (same arguments, callbacks and History)."""
@@ -452,22 +488,6 @@ class MirroredModel(WrappedModelFacade, Trainer):
         finally:
             self._sync_wrapped()
 
-    def predict(self, *args, **kwargs):
-        """Outputs as NumPy arrays, as ``Model.predict``."""
-        self._host_outputs = True
-        try:
-            return super().predict(*args, **kwargs)
-        finally:
-            self._host_outputs = False
-
-    def predict_on_batch(self, x):
-        """Outputs for one batch as NumPy arrays."""
-        self._host_outputs = True
-        try:
-            return super().predict_on_batch(x)
-        finally:
-            self._host_outputs = False
-
     def close(self):
         """Stop the worker threads and release the collectives (also done
         when the object is garbage collected)."""
@@ -477,37 +497,31 @@ class MirroredModel(WrappedModelFacade, Trainer):
         return f"<MirroredModel of {self.model.name!r} on {[d.name for d in self.devices]}>"
 
 
+class _ReplicatedFunction:
+    """MirroredModel's train (or test) function: ``_step`` on each batch of
+    one execution; returns the last logs."""
+
+    def __init__(self, mirrored, training):
+        self.mirrored = mirrored
+        self.training = training
+
+    def __call__(self, batches_of_execution):
+        logs = None
+        for data in batches_of_execution:
+            logs = self.mirrored._step(data, self.training)
+        return logs
+
+
+class _PredictFunction:
+    """MirroredModel's predict function: the joined outputs of each batch."""
+
+    def __init__(self, mirrored):
+        self.mirrored = mirrored
+
+    def __call__(self, batches_of_execution):
+        return [self.mirrored._predict_batch(data) for data in batches_of_execution]
+
+
 def _shut_down(workers, collective):
     workers.close()
     collective.close()
-
-
-def _statistic_changes(batch_norms, updates, rank, count, total):
-    """This replica's contribution to each moving statistic's change, for a
-    SUM all-reduce (None: nothing), from the step's collected updates:
-    local statistics give their change times the replica's share of the
-    batch; synchronized ones, identical on all replicas with samples, are
-    given by replica 0 alone (never idle). ``rank`` is the global rank."""
-    new_values = {id(weight): value for weight, value in updates}
-    share = count / total
-    result = []
-    for layer, synchronized in zip(batch_norms.layers, batch_norms.synchronized):
-        for weight in (layer.moving_mean, layer.moving_variance):
-            new = new_values.get(id(weight))
-            change = None if new is None else new - weight.data
-            if synchronized:
-                result.append(change if rank == 0 else None)
-            else:
-                result.append(change * share if count and change is not None else None)
-    return result
-
-
-def _add_statistic_changes(batch_norms, changes):
-    """Add the summed changes to the moving statistics (the same on every
-    replica)."""
-    changes = iter(changes)
-    for layer in batch_norms.layers:
-        for weight in (layer.moving_mean, layer.moving_variance):
-            change = next(changes)
-            if change is not None:
-                weight.data[...] = weight.data + change

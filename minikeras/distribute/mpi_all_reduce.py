@@ -52,10 +52,11 @@ class MpiAllReduce(AllReduce):
         nccl: ``"auto"`` (NCCL when every local replica is a GPU and NCCL is
             available), True (require it) or False (MPI on host buffers).
         group: a ready :class:`ProcessGroup` (then comm/timeout are unused).
-        fixed_entries: every call passes the same entries (gradients): the
-            processes agree on their layout once, in the first call, and the
-            results are valid until the next call. False: agree every call
-            (entries that change, e.g. BatchNormalization statistics per layer).
+        fixed_entries: calls with a ``tag`` always pass the same entries
+            (one optimizer's gradients): the processes agree on their layout
+            once, in the first call with that tag, and the results are valid
+            until the next call with it. False: agree every call (entries
+            that change, e.g. BatchNormalization statistics per layer).
 
     Raises:
         ImportError: mpi4py is not installed and no ``comm`` was given.
@@ -73,7 +74,8 @@ class MpiAllReduce(AllReduce):
         self._local = default_all_reduce(devices)
         self._layouts = {}
         self._tagged = {}  # tag -> (agreed layout, flat buffers)
-        self._tag = "all_reduce" if fixed_entries else None
+        self._fixed_entries = bool(fixed_entries)
+        self._call_tag = None
         self._partial = None
         self._global = None
         self._exchanged = threading.Barrier(self.size, action=self._exchange)
@@ -87,11 +89,12 @@ class MpiAllReduce(AllReduce):
         the first call; ``"mpi"`` before it)."""
         return "mpi" if self._nccl is None else "nccl"
 
-    def all_reduce(self, rank, arrays):
+    def all_reduce(self, rank, arrays, tag=None):
         """See :meth:`AllReduce.all_reduce`."""
         partial = self._local.all_reduce(rank, arrays)
         if rank == 0:
             self._partial = list(partial)
+            self._call_tag = tag if self._fixed_entries else None
         if self.size == 1:  # no other replica to wait for
             self._exchange()
         else:
@@ -117,7 +120,7 @@ class MpiAllReduce(AllReduce):
         if self._nccl is not None:
             self._global = self._nccl.sum(partial, self.layout(partial))
         else:
-            self._global = self.sum_across_processes(partial, tag=self._tag)
+            self._global = self.sum_across_processes(partial, tag=self._call_tag)
 
     def sum_across_processes(self, values, what="all-reduce", tag=None):
         """Sum host values over the processes (not the local replicas).

@@ -46,8 +46,10 @@ from minikeras.distribute import batches, worker_sync
 from minikeras.distribute.mirrored_model import MirroredModel
 from minikeras.distribute.mpi_all_reduce import MpiAllReduce
 from minikeras.distribute.process_group import DEFAULT_TIMEOUT, ProcessGroup
+from minikeras.metrics import state as metric_state
 from minikeras.utils import nest
 from minikeras.utils import data_adapter
+from minikeras.utils.packing import unpack_x_y_sample_weight
 
 _LOCAL_RANK_VARIABLES = ("MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID")
 
@@ -148,7 +150,6 @@ class MultiWorkerMirroredModel(MirroredModel):
         self.data = data
         self.chief_only_output = bool(chief_only_output)
         self.abort_on_error = bool(abort_on_error)
-        self._synced_optimizer = None
         if self.abort_on_error and self._group.size > 1:
             _abort_on_uncaught_exceptions(self._group)
         with self._guard():
@@ -205,12 +206,17 @@ class MultiWorkerMirroredModel(MirroredModel):
         worker_sync.sync_model(self._group, self.model)
         super()._build_replicas(sample_inputs)
 
-    def _ensure_optimizers(self):
-        weight_lists, snapshots = super()._ensure_optimizers()
-        if self._synced_optimizer is not self._optimizers[0]:
-            worker_sync.sync_optimizers(self._group, self._optimizers)
-            self._synced_optimizer = self._optimizers[0]
-        return weight_lists, snapshots
+    def _compile_replicas(self):
+        """As MirroredModel's, then (once per compile) every worker takes
+        worker 0's optimizer states (checked by checksum)."""
+        compiled = self._mirrored_compile
+        super()._compile_replicas()
+        if self._mirrored_compile is not compiled:
+            from minikeras.distribute import replicas as replica_tools
+
+            per_replica = [replica_tools.optimizer_attributes(replica) for replica in self._replicas]
+            for position in range(len(per_replica[0])):
+                worker_sync.sync_optimizers(self._group, [attributes[position][1] for attributes in per_replica])
 
     def assert_in_sync(self):
         """Raise RuntimeError unless every worker holds the same weights."""
@@ -237,7 +243,7 @@ class MultiWorkerMirroredModel(MirroredModel):
     def _group_for(self, counts):
         """BatchNormalization's collective for this step: the replicas with
         samples, of every worker (the local ones summed first)."""
-        if not any(any(norms.synchronized) for norms in self._batch_norms):
+        if not self._synchronized_statistics:
             return super()._group_for(counts)  # unused: no layer asks for global statistics
         if self.data == "sharded":
             per_worker = [int(count) for count in self._counts]
@@ -276,62 +282,58 @@ class MultiWorkerMirroredModel(MirroredModel):
             entries.append(full)
         return entries
 
-    def _record(self, results, y, sample_weight):
-        """The global batch's loss and metrics, the same on every worker:
-        loss shares summed, outputs (and, sharded, targets) gathered."""
-        loss = sum(result.loss for result in results)
-        names = sorted({name for result in results for name in result.parts})
-        parts = [sum(result.parts.get(name, 0.0) for result in results) for name in names]
-        pieces = [result.outputs for result in results if result.outputs is not None]
-        outputs = batches.concatenate(pieces) if pieces else None
-        if self.data == "sharded":
-            total = int(self._counts.sum())
-        else:
-            total = batches.batch_length(y) if y is not None else sum(len(nest.flatten(p)[0]) for p in pieces)
-        start, _ = self._my_rows(total)
-        need_outputs = bool(self.compiled_metrics is not None and self.compiled_metrics.metrics)
-        leaves = []
-        outputs_count = len(self._output_names())
-        if need_outputs:
-            leaves = nest.flatten(outputs) if outputs is not None else [None] * outputs_count
-            if self.data == "sharded":
-                leaves += [None if leaf is None else numpy.asarray(leaf) for leaf in nest.flatten((y, sample_weight))]
-        entries = self._gather(leaves, total, start)
-        summed = self._collective.sum_across_processes([loss] + parts + entries, what="loss and metrics")
-        loss, parts, gathered = summed[0], summed[1:1 + len(names)], summed[1 + len(names):]
-        if need_outputs:
-            outputs = gathered[:outputs_count] if outputs_count > 1 else gathered[0]
-            if self.data == "sharded":
-                rest = iter(gathered[outputs_count:])
-                y, sample_weight = nest.map_structure(lambda leaf: next(rest), (y, sample_weight))
-        else:
-            outputs = numpy.empty((total, 0), dtype=numpy.float32)  # only its length is read
-        self._update_logs(numpy.float64(loss), y, outputs, sample_weight,
-                          {name: numpy.float64(value) for name, value in zip(names, parts)})
-        return loss
+    # ------------------------------------------------------------- the logs
+    def _step(self, data, training):
+        """MirroredModel's step, with its logs made global at once: every
+        worker reads them after every step, in the same order (collectives),
+        so that every worker's callbacks see the same numbers."""
+        return dict(super()._step(data, training))
 
-    def __call__(self, inputs, training=None, **kwargs):
-        """Inference: with ``data="global"`` every worker computes its rows
-        and gets the whole batch's outputs; with ``"sharded"`` the outputs
-        of this worker's own inputs."""
+    def _combined_metrics(self):
+        """The metrics combined over the local replicas, then over the
+        workers (one sum of their states across processes)."""
+        combined = super()._combined_metrics()
+        pairs = [pair for metric in combined for pair in metric_state.state_arrays(metric)]
+        if not pairs:
+            return combined
+        flat = numpy.concatenate([array.reshape(-1) for _, array in pairs])
+        (total,) = self._collective.sum_across_processes([flat], what="metrics")
+        offset, arrays = 0, []
+        for kind, array in pairs:
+            value = total[offset:offset + array.size].reshape(array.shape)
+            offset += array.size
+            arrays.append(value / self._group.size if kind == "mean" else value)
+        for metric in combined:
+            arrays = arrays[metric_state.set_state_arrays(metric, arrays):]
+        return combined
+
+    def _mean_over_replicas(self, values):
+        """``{key: mean}`` over the replicas with rows of every worker."""
+        if not values:
+            return {}
+        keys = list(values)
+        local = numpy.array([[sum(values[key]), len(values[key])] for key in keys], dtype=numpy.float64)
+        (total,) = self._collective.sum_across_processes([local.reshape(-1)], what="logs")
+        total = total.reshape(local.shape)
+        return {key: (float(total[i, 0] / total[i, 1]) if total[i, 1] else float("nan"))
+                for i, key in enumerate(keys)}
+
+    def _predict_batch(self, data, through_predict_step=True, **kwargs):
+        """With ``data="global"`` every worker computes its rows and gets the
+        whole batch's outputs; with ``"sharded"`` the outputs of its own rows."""
         if self.data == "sharded":
             self._local_inference = True
             try:
-                return super().__call__(inputs, training=training, **kwargs)
+                return super()._predict_batch(data, through_predict_step, **kwargs)
             finally:
                 self._local_inference = False
-        outputs = super().__call__(inputs, training=training, **kwargs)
-        host = self._host_outputs
-        leaves = [leaf if host else leaf.numpy() for leaf in nest.flatten(outputs)]
-        total = batches.batch_length(batches.to_arrays(inputs))
+        outputs = super()._predict_batch(data, through_predict_step, **kwargs)
+        x, _, _ = unpack_x_y_sample_weight(data)
+        total = batches.batch_length(batches.to_arrays(x))
         start, _ = self._my_rows(total)
-        gathered = self._collective.sum_across_processes(self._gather(leaves, total, start),
-                                                         what="predict")
-        from minikeras.autograd import Tensor
-
-        if not host:
-            gathered = [Tensor(value, device=self.devices[0]) for value in gathered]
-        return gathered if isinstance(outputs, list) else gathered[0]
+        leaves = nest.flatten(outputs)
+        gathered = self._collective.sum_across_processes(self._gather(leaves, total, start), what="predict")
+        return nest.pack_sequence_as(outputs, gathered)
 
     # --------------------------------------------------------- public API
     def _check_data(self, x, batch_size, steps, shuffle, what):

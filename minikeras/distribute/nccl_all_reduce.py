@@ -71,7 +71,7 @@ class NcclAllReduce(AllReduce):
         self._layout = None
         self._agreed = threading.Barrier(self.size, action=self._agree)
 
-    def all_reduce(self, rank, arrays):
+    def all_reduce(self, rank, arrays, tag=None):
         """See :meth:`AllReduce.all_reduce`."""
         arrays = list(arrays)
         device = self.devices[rank]

@@ -11,7 +11,7 @@ import copy
 from minikeras import random
 from minikeras.device import device as device_scope
 from minikeras.device import registry
-from minikeras.layers.base import Layer, weight_constraint
+from minikeras.layers.base import Layer
 
 
 def _has_own_config(model):
@@ -96,27 +96,90 @@ def _deep_copy_to(model, device):
     return replica
 
 
-def call_losses(layer):
-    """The losses added by the last call (activity regularizers, add_loss),
-    walked as ``Layer.losses`` walks them, weight penalties left out."""
-    result = list(layer._losses)
-    for sub in layer._sublayers():
-        result.extend(call_losses(sub))
-    return result
+def optimizer_attributes(model):
+    """``[(attribute name, optimizer)]`` for each optimizer ``model`` holds
+    (``optimizer``, and those a custom ``compile`` keeps, e.g. a GAN's
+    ``d_optimizer`` and ``g_optimizer``), in attribute order."""
+    from minikeras.optimizers import Optimizer
+
+    return [(name, value) for name, value in vars(model).items() if isinstance(value, Optimizer)]
 
 
-def weight_losses(model, from_calls):
-    """``model.losses`` without the losses of the last call: the weight
-    regularization penalties, which depend on the weights only."""
-    return [term for term in model.losses if not any(term is other for other in from_calls)]
+def _is_metric_like(value):
+    from minikeras.metrics import Metric
+    from minikeras.models.compile_utils import LossContainer, MetricsContainer
+
+    if isinstance(value, (list, tuple)) and value:
+        return all(isinstance(item, Metric) for item in value)
+    return isinstance(value, (Metric, LossContainer, MetricsContainer))
 
 
-def apply_constraints(weights):
-    """Project weights with constraints, as Model.train_step does."""
-    for weight in weights:
-        constraint = weight_constraint(weight)
-        if constraint is not None:
-            weight.data[...] = constraint(weight.data)
+# Attributes a replica never takes from the primary: its own step functions
+# and graphs (they point at the model they were made for) and its training flags.
+_OWN = ("train_function", "test_function", "predict_function", "_captured_step", "_pending_logs",
+        "stop_training", "history")
+
+
+def mirror_compiled_state(primary, replica):
+    """Make ``replica`` (a copy of ``primary`` on another device) compiled as
+    ``primary`` is: for each attribute of ``primary``, an optimizer becomes
+    a new optimizer of the same configuration (built by the replica's first
+    step, or by :func:`copy_optimizer_state`), metrics, the compiled loss and
+    the compiled metrics become fresh copies (each replica counts its own
+    rows; their states are combined when the logs are read), and whatever
+    else ``compile`` set that the replica lacks is shared (a loss function,
+    ``steps_per_execution``). The replica keeps its own layers and weights.
+    """
+    mine = vars(replica)
+    for name, value in vars(primary).items():
+        if name in _OWN:
+            continue
+        if _is_optimizer(value):
+            mine[name] = clone_optimizer(value)
+        elif _is_metric_like(value):
+            mine[name] = _fresh_copy(value)
+        elif name not in mine:
+            mine[name] = value
+    loss = mine.get("compiled_loss")
+    if loss is not None and "_loss_tracker" in mine:
+        loss.loss_tracker = mine["_loss_tracker"]
+    for name in ("train_function", "test_function", "predict_function"):
+        mine[name] = None
+
+
+def _is_optimizer(value):
+    from minikeras.optimizers import Optimizer
+
+    return isinstance(value, Optimizer)
+
+
+def _fresh_copy(value):
+    """A deep copy of a metric (or of a container of them) with its state reset."""
+    copied = copy.deepcopy(value)
+    for item in (copied if isinstance(copied, (list, tuple)) else [copied]):
+        reset = getattr(item, "reset_state", None)
+        if reset is not None:
+            reset()
+        for metric in getattr(item, "metrics", None) or []:
+            metric.reset_state()
+    return copied
+
+
+def copy_optimizer_state(source, source_model, target, target_model):
+    """Build ``target`` on ``target_model``'s copies of the variables
+    ``source`` was built on (matched by position in ``weights``) and give it
+    ``source``'s state. Nothing when ``source`` is not built."""
+    if not source.built:
+        return
+    position = {id(weight): index for index, weight in enumerate(source_model.weights)}
+    targets = target_model.weights
+    try:
+        variables = [targets[position[id(variable)]] for variable in source.built_variables()]
+    except KeyError:
+        raise ValueError(f"{type(source).__name__} was built on variables that are not the model's weights; "
+                         "a replicated model's optimizers must update its own weights.") from None
+    target.build(variables)
+    target.set_state(source.get_state())
 
 
 def clone_optimizer(optimizer):
@@ -133,46 +196,3 @@ def copy_hyperparameters(source, target):
     for key, value in vars(source).items():
         if not key.startswith("_") and key != "built" and (value is None or isinstance(value, (bool, int, float))):
             setattr(target, key, value)
-
-
-def built_on(optimizer, weights):
-    """True when ``optimizer`` was built on exactly ``weights``."""
-    index = getattr(optimizer, "_variable_index", {})
-    return optimizer.built and len(index) == len(weights) and all(id(w) in index for w in weights)
-
-
-def build_optimizers(optimizers, weight_lists):
-    """Build each optimizer on its replica's weights, all or none.
-
-    Returns:
-        Snapshots for :func:`unbuild_optimizers` (None for optimizers that
-        were built already): when the step that built them fails, they are
-        put back unbuilt, so that a failed step (e.g. out of memory for the
-        slots, or later in the step) leaves nothing behind.
-    """
-    snapshots = [None if optimizer.built else _unbuilt_state(optimizer) for optimizer in optimizers]
-    try:
-        for optimizer, weights in zip(optimizers, weight_lists):
-            optimizer.build(weights)
-    except BaseException:
-        unbuild_optimizers(optimizers, snapshots)
-        raise
-    return snapshots
-
-
-def _unbuilt_state(optimizer):
-    """The attributes of an optimizer with no state yet (the learning rate,
-    maybe a user's schedule or callable, shared rather than copied)."""
-    rate = vars(optimizer).get("_learning_rate")
-    try:
-        return copy.deepcopy(vars(optimizer), {id(rate): rate})
-    except Exception:  # an attribute of a custom optimizer that cannot be copied
-        return None
-
-
-def unbuild_optimizers(optimizers, snapshots):
-    """Put optimizers back as they were before :func:`build_optimizers`."""
-    for optimizer, snapshot in zip(optimizers, snapshots):
-        if snapshot is not None:
-            optimizer.__dict__.clear()
-            optimizer.__dict__.update(snapshot)

@@ -180,10 +180,10 @@ class Layer:
         with device.activate():
             value = init(shape, dtype=dtype)
         weight = Variable(value, dtype=dtype, trainable=trainable, device=device, name=f"{self.name}/{name}",
-                          autocast=spec["autocast"] is not False)
+                          autocast=spec["autocast"] is not False, aggregation=spec["aggregation"] or "none")
         weight.requires_grad = trainable and self._trainable
-        set_weight_info(weight, _WeightInfo(regularizers.get(spec["regularizer"]),
-                                            constraints.get(spec["constraint"]), trainable))
+        weight.constraint = constraints.get(spec["constraint"])  # applied by the optimizer after each update
+        set_weight_info(weight, _WeightInfo(regularizers.get(spec["regularizer"]), trainable))
         (self._trainable_weights if trainable else self._non_trainable_weights).append(weight)
         return weight
 
@@ -236,7 +236,7 @@ class Layer:
         # A Variable made directly (``self.v = Variable(...)``) is a weight
         # of the layer, as Keras 3 tracks it; add_weight's are listed already.
         if isinstance(value, Variable) and weight_info(value) is None and "_trainable_weights" in self.__dict__:
-            set_weight_info(value, _WeightInfo(None, None, value.trainable))
+            set_weight_info(value, _WeightInfo(None, value.trainable))
             (self._trainable_weights if value.trainable else self._non_trainable_weights).append(value)
             if value.trainable and not self._trainable:
                 value.requires_grad = False
@@ -541,12 +541,11 @@ def _as_list(spec):
 
 
 class _WeightInfo:
-    __slots__ = ("regularizer", "constraint", "trainable", "order")
+    __slots__ = ("regularizer", "trainable", "order")
 
-    def __init__(self, regularizer, constraint, trainable):
+    def __init__(self, regularizer, trainable):
         global _weight_counter
         self.regularizer = regularizer
-        self.constraint = constraint
         self.trainable = trainable
         _weight_counter += 1
         self.order = _weight_counter
@@ -595,8 +594,7 @@ def _creation_order(weight):
 
 def weight_constraint(weight):
     """The constraint attached to ``weight`` by add_weight, or None."""
-    info = weight_info(weight)
-    return None if info is None else info.constraint
+    return getattr(weight, "constraint", None)
 
 
 def walk_layers(model):

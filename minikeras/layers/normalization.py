@@ -25,13 +25,6 @@ from minikeras.layers.state_updates import update_state
 __all__ = ["BatchNormalization", "LayerNormalization"]
 
 
-def batch_norm_layers(model):
-    """The BatchNormalization layers of ``model`` (anything offering the
-    ``_cross_replica_stats`` hook and moving statistics)."""
-    return [layer for layer in walk_layers(model)
-            if hasattr(layer, "_cross_replica_stats") and getattr(layer, "moving_mean", None) is not None]
-
-
 def _check_epsilon(class_name, epsilon):
     if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not 0 < epsilon < float("inf"):
         raise ValueError(f"{class_name}: epsilon must be a positive finite number, received epsilon={epsilon!r}.")
@@ -59,14 +52,15 @@ class BatchNormalization(Layer):
         **kwargs: base Layer arguments.
 
     Data-parallel hook: ``layer._cross_replica_stats``, None by default,
-    may be set to a callable ``(sum, sum_of_squares, count) -> (sum,
-    sum_of_squares, count)`` that all-reduces (sums) its arguments across
-    replicas; the batch statistics are then those of the global batch. It
-    is called once in forward (per-feature sums of x and x**2, and the
-    sample count) and once in backward (per-feature sums of the output
-    gradient and of gradient * x_hat, and the count), in the same order on
-    every replica. The backward reduction is exact when each replica's
-    output gradient is that of the global loss.
+    may be set to a callable ``(sum, sum_of_squares, count, gradients=False)
+    -> (sum, sum_of_squares, count)`` that all-reduces (sums) its arguments
+    across replicas; the batch statistics are then those of the global
+    batch. It is called once in forward (per-feature sums of x and x**2, and
+    the sample count) and once in backward with ``gradients=True``
+    (per-feature sums of the output gradient and of gradient * x_hat, and
+    the count), in the same order on every replica. Each replica's output
+    gradient is that of its own loss; the hook weights the gradient sums by
+    the replicas' shares of the global loss (distribute/batch_norm_sync.py).
 
     Note: a layer with ``trainable=False`` always runs in inference mode
     (Keras' rule for fine-tuning).
@@ -107,11 +101,13 @@ class BatchNormalization(Layer):
             )
         shape = (input_shape[axis],)
         add_scale_shift_weights(self, shape)
+        # Replicas of a data-parallel step combine their changes as a mean
+        # weighted by their rows (state_updates.py): the global batch's.
         self.moving_mean = self.add_weight("moving_mean", shape, initializer=self.moving_mean_initializer,
-                                           trainable=False, autocast=False)
+                                           trainable=False, autocast=False, aggregation="mean")
         self.moving_variance = self.add_weight("moving_variance", shape,
                                                initializer=self.moving_variance_initializer, trainable=False,
-                                               autocast=False)
+                                               autocast=False, aggregation="mean")
         self._axis = axis
         self.input_spec = InputSpec(ndim=ndim, axes={self.axis: input_shape[axis]})
         self.built = True

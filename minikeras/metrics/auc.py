@@ -36,6 +36,8 @@ class AUC(Metric):
         0.75
     """
 
+    _summed_state = ("true_positives", "false_positives", "true_negatives", "false_negatives")
+
     def __init__(
         self, num_thresholds=200, curve="ROC", summation_method="interpolation", name=None, dtype=None,
         thresholds=None, multi_label=False, num_labels=None, label_weights=None, from_logits=False,

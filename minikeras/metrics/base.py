@@ -10,7 +10,7 @@ import re
 
 import numpy
 
-from minikeras import backend
+from minikeras import backend, replica_context
 from minikeras.autograd import no_grad
 from minikeras.device import to_host as device_to_host
 from minikeras.utils.array_like import foreign_to_array
@@ -61,6 +61,9 @@ def _checked_update(update_state):
 
     @functools.wraps(update_state)
     def checked(self, *args, **kwargs):
+        context = replica_context.current()
+        if context is not None and context.keeps_company:
+            return None  # a replica with no rows of this batch (distribute/): it counts nothing
         owner = type(self).__name__
         args = tuple(foreign_to_array(value) for value in args)  # torch/TF/pandas batches: arrays
         kwargs = {key: foreign_to_array(value) for key, value in kwargs.items()}
@@ -93,6 +96,12 @@ class Metric:
         >>> m.result()
         0.5
     """
+
+    # The attributes holding this metric's accumulated state (host floats or
+    # NumPy arrays, added when replicas' copies are combined: metrics/state.py),
+    # and those holding metrics whose state is part of this one's.
+    _summed_state = ()
+    _held_metrics = ()
 
     def __init__(self, name=None, dtype=None):
         self.name = name or snake_case(type(self).__name__)
@@ -210,6 +219,8 @@ class Sum(Metric):
         4.0
     """
 
+    _summed_state = ("total",)
+
     def __init__(self, name="sum", dtype=None):
         super().__init__(name=name, dtype=dtype)
         self.total = 0.0
@@ -240,6 +251,8 @@ class Mean(Metric):
         >>> m.result()
         2.0
     """
+
+    _summed_state = ("total", "count")
 
     def __init__(self, name="mean", dtype=None):
         super().__init__(name=name, dtype=dtype)

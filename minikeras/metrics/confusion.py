@@ -194,6 +194,10 @@ _ATTRIBUTES = {"tp": "true_positives", "fp": "false_positives", "tn": "true_nega
 class _CountMetric(_ConfusionMetric):
     _key = "tp"
 
+    @property
+    def _summed_state(self):
+        return tuple(_ATTRIBUTES[key] for key in self._kept)
+
     def __init__(self, thresholds=None, name=None, dtype=None):
         super().__init__(name=name, dtype=dtype)
         self._kept = (self._key,)

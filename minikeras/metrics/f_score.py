@@ -36,6 +36,8 @@ class FBetaScore(Metric):
         array([0.3846, 0.9091, 0.5556])
     """
 
+    _summed_state = _COUNTERS
+
     def __init__(self, average=None, beta=1.0, threshold=None, name="fbeta_score", dtype=None):
         super().__init__(name=name, dtype=dtype)
         if average not in _AVERAGES:

@@ -29,6 +29,8 @@ def _cast(values, dtype):
 class _IoUBase(Metric):
     """The confusion-matrix state and its update, shared by the IoU metrics."""
 
+    _summed_state = ("total_cm",)
+
     def __init__(self, num_classes, name=None, dtype=None, ignore_class=None, sparse_y_true=True, sparse_y_pred=True,
                  axis=-1):
         super().__init__(name=name, dtype=_standard_dtype(dtype))

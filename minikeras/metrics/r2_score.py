@@ -34,6 +34,8 @@ class R2Score(Metric):
         0.5714
     """
 
+    _summed_state = ("num_samples",) + _SUMS
+
     def __init__(self, class_aggregation="uniform_average", num_regressors=0, name="r2_score", dtype=None):
         super().__init__(name=name, dtype=dtype)
         if class_aggregation not in _AGGREGATIONS:

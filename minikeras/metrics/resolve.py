@@ -76,6 +76,8 @@ class AutoAccuracy(Metric):
         0.5
     """
 
+    _held_metrics = ("resolved",)
+
     def __init__(self, name="accuracy", dtype=None, loss=None):
         super().__init__(name=name, dtype=dtype)
         self.loss = loss

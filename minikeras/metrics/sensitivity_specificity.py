@@ -25,6 +25,8 @@ class SensitivitySpecificityBase(Metric):
         dtype: kept for Keras compatibility.
     """
 
+    _summed_state = tuple(_COUNTS.values())
+
     def __init__(self, value, num_thresholds=200, class_id=None, name=None, dtype=None):
         super().__init__(name=name, dtype=dtype)
         if num_thresholds <= 0:

@@ -43,10 +43,13 @@ import numpy
 
 from minikeras.autograd import Tensor
 from minikeras.device.graph import GraphCaptureError
+from minikeras.layers.state_updates import collect_state_updates
+from minikeras.models.running_logs import LazyLogs
 from minikeras.kernels import captured_random
 from minikeras.optimizers._step_scalars import StepScalars
 from minikeras.utils import deferred_checks
 from minikeras.utils.nest import flatten, pack_sequence_as
+from minikeras.utils.packing import unpack_x_y_sample_weight
 
 WARMUP_STEPS = 2  # eager steps of a batch signature before it is captured
 MAX_GRAPHS = 4  # batch signatures captured per compiled model; others run eagerly
@@ -54,6 +57,13 @@ MAX_GRAPHS = 4  # batch signatures captured per compiled model; others run eager
 
 class CapturedTrainStep:
     """The training step of ``model`` replayed from CUDA graphs (module docstring).
+
+    It is the model's train function (``make_train_function``) under
+    ``compile(jit_compile=True)``: called with the batches of one execution,
+    it returns the last step's logs. It works through the model's public
+    step hooks only: ``optimizer_step`` (what is captured),
+    ``record_step_logs`` and ``flush_logs`` (the logs), ``run_train_step``
+    (the eager step) and the optimizer's ``capturing``.
 
     Args:
         model: a compiled Model (``compile(jit_compile=True)`` makes one).
@@ -64,6 +74,20 @@ class CapturedTrainStep:
         self._graphs = {}  # batch signature -> _StepGraph
         self._seen = {}  # batch signature -> eager steps run so far
         self.refusal = None  # why this model's steps run eagerly, once known
+
+    def __call__(self, batches):
+        """Run one execution (a list of batches); returns the last logs."""
+        logs = None
+        for data in batches:
+            if self.refusal is None:
+                self._check_train_step()
+            if self.refusal:
+                logs = self.model.run_train_step(data)
+                continue
+            x, y, sample_weight = unpack_x_y_sample_weight(data)
+            self.run(x, y, sample_weight)
+            logs = LazyLogs(self.model.get_metrics_result)
+        return logs
 
     @property
     def graphs(self):
@@ -101,15 +125,13 @@ class CapturedTrainStep:
             self._graphs[signature] = entry
         return entry.replay(x, y, sample_weight, leaves)
 
-    def check_train_step(self):
+    def _check_train_step(self):
         """Warn once (and stay eager) when the model overrides ``train_step``:
         its code is its own, and only the built-in step is captured."""
         from minikeras.models.steps import TrainingSteps
 
-        if self.refusal is None and type(self.model).train_step is not TrainingSteps.train_step:
+        if type(self.model).train_step is not TrainingSteps.train_step:
             self._refuse("a custom train_step runs as written (only the built-in step is captured)")
-        elif self.refusal is None and type(self.model)._train_batch is not TrainingSteps._train_batch:
-            self._refuse(f"{type(self.model).__name__} has its own step (one graph captures one device's step)")
 
     def release(self):
         """Drop every graph (a recompile or a new fit configuration)."""
@@ -126,8 +148,9 @@ class CapturedTrainStep:
 
     def _eager(self, x, y, sample_weight):
         model = self.model
-        loss, y_pred, parts = model._train_batch_core(x, y, sample_weight)
-        model._update_logs(loss, y, y_pred, sample_weight, parts)
+        with collect_state_updates():
+            loss, y_pred, parts = model.optimizer_step(x, y, sample_weight)
+        model.record_step_logs(loss, y, y_pred, sample_weight, parts)
         return loss
 
     def _refuse(self, reason):
@@ -193,24 +216,21 @@ class _StepGraph:
     @classmethod
     def capture(cls, model, batch, leaves):
         device = model.weights[0].device
-        model._flush_logs()  # pending checks and logs read now, not inside the capture
+        model.flush_logs()  # pending checks and logs read now, not inside the capture
         with device.activate():
             static = [None if leaf is None else _static_copy(device, leaf) for leaf in leaves]
         arrays = [Tensor(array, device=device) if isinstance(leaf, Tensor) else array
                   for array, leaf in zip(static, leaves)]
         x, y, sample_weight = pack_sequence_as(batch, arrays)
-        optimizer = model.optimizer
         scalars = StepScalars(device, model.trainable_weights[0].dtype)
-        iterations = optimizer._iterations
         checks_before = len(deferred_checks._pending)
         captured_random.prepare(device)  # the random layers' counter streams (their offsets on the device)
-        optimizer._captured_scalars = scalars
         try:
-            with device.capture() as capture:
-                outputs = model._train_batch_core(x, y, sample_weight)
+            # The capture runs nothing: the optimizer's step count is put back, the replay counts the step.
+            with model.optimizer.capturing(scalars), device.capture() as capture:
+                with collect_state_updates():
+                    outputs = model.optimizer_step(x, y, sample_weight)
         finally:
-            optimizer._captured_scalars = None
-            optimizer._iterations = iterations  # the capture ran nothing: the replay counts the step
             with deferred_checks._lock:
                 checks = deferred_checks._pending[checks_before:]
                 del deferred_checks._pending[checks_before:]
@@ -228,14 +248,14 @@ class _StepGraph:
                     _copy_in(device, static, leaf)
         self.scalars.refresh()
         self.graph.launch()
-        model.optimizer._iterations += 1
+        model.optimizer.count_steps(1)
         with device.activate():  # the next replay overwrites the outputs: the logs keep copies
             loss = _copy_out(self.loss)
             y_pred = _copy_out(self.y_pred)
             parts = {name: _copy_out(part) for name, part in self.parts.items()}
             for checked_device, labels, classes, name, message in self.checks:
                 deferred_checks.defer_label_range(name, checked_device, labels.copy(), classes, message)
-        model._update_logs(loss, y, y_pred, sample_weight, parts)
+        model.record_step_logs(loss, y, y_pred, sample_weight, parts)
         return loss
 
     def release(self):
@@ -294,7 +314,7 @@ def _weight_arrays(model):
     would cost more host time than the replay (a change of ``trainable``
     needs a recompile, as in Keras)."""
     return [(weight, "data", weight.data) for weight in model.weights] + [
-        (entry, "array", entry.array) for entry in model.optimizer._state]
+        (entry, "array", entry.array) for entry in model.optimizer.state_entries()]
 
 
 def _same_arrays(watched):

@@ -21,9 +21,9 @@ import warnings
 
 import numpy
 
+from minikeras import replica_context
 from minikeras.autograd import Tensor, no_grad
-from minikeras.layers.base import weight_constraint
-from minikeras.layers.state_updates import apply_state_updates, collect_state_updates
+from minikeras.layers.state_updates import collect_state_updates
 from minikeras.models.running_logs import LazyLogs, detached
 from minikeras.utils import deferred_checks
 from minikeras.utils.packing import unpack_x_y_sample_weight
@@ -119,7 +119,7 @@ class TrainingSteps:
 
     def get_metrics_result(self):
         """The current results of ``self.metrics`` as a flat dict of floats."""
-        self._flush_logs()
+        self.flush_logs()
         logs = {}
         for metric in self.metrics:
             result = metric.result()
@@ -175,21 +175,31 @@ class TrainingSteps:
     def train_step(self, data):
         """One optimizer step on the batch ``data``; returns the logs dict.
 
+        Keras 3's default step: forward, ``compute_loss``, gradients,
+        ``optimizer.apply_gradients`` (which applies weight constraints).
+        Every way of running the model runs this method (fit,
+        ``train_on_batch``, each replica of a MirroredModel or of a
+        multi-worker model), so an override is honoured everywhere; only
+        ``jit_compile=True`` on a GPU replays the built-in step from a CUDA
+        graph instead (an override then runs eagerly, with one warning).
+
         When the step fails (e.g. ResourceExhaustedError), the gradients are
         released, layer state (BatchNormalization's moving statistics) is
-        left as it was (its updates apply only once the step succeeds), and
-        an optimizer first built by this step is
-        put back unbuilt, so that a retry (e.g. with a smaller batch) starts
-        from the model as it was.
+        left as it was (state_updates.py), and an optimizer first built by
+        this step is put back unbuilt, so that a retry (e.g. with a smaller
+        batch) starts from the model as it was.
         """
         x, y, sample_weight = unpack_x_y_sample_weight(data)
-        self._train_batch(x, y, sample_weight)
+        loss, y_pred, parts = self.optimizer_step(x, y, sample_weight)
+        self.record_step_logs(loss, y, y_pred, sample_weight, parts)
         return LazyLogs(self.get_metrics_result)  # read (host syncs on a GPU) only if looked at
 
     def test_step(self, data):
         """Loss and metrics on the batch ``data``; returns the logs dict."""
         x, y, sample_weight = unpack_x_y_sample_weight(data)
-        self._test_batch(x, y, sample_weight)
+        with no_grad():
+            loss, y_pred, parts = self._forward_loss(x, y, sample_weight, training=False)
+        self.record_step_logs(loss, y, y_pred, sample_weight, parts)
         return LazyLogs(self.get_metrics_result)
 
     def predict_step(self, data):
@@ -197,25 +207,13 @@ class TrainingSteps:
         x, _, _ = unpack_x_y_sample_weight(data)
         return self(x, training=False)
 
-    def _train_batch(self, x, y, sample_weight=None):
-        jit = self.__dict__.get("_captured_step")
-        if jit is not None:  # compile(jit_compile=True): one CUDA graph per step (models/captured_step.py)
-            return jit.run(x, y, sample_weight)
-        loss, y_pred, parts = self._train_batch_core(x, y, sample_weight)
-        self._update_logs(loss, y, y_pred, sample_weight, parts)
-        return loss
-
-    def _train_batch_core(self, x, y, sample_weight=None):
-        """Forward, loss, backward, optimizer update, layer state and weight
-        constraints of one batch; returns ``(loss, y_pred, loss parts)``
-        (the logs are the caller's)."""
-        from minikeras.models.training import _unbuilt_state
-
+    def optimizer_step(self, x, y, sample_weight=None):
+        """Forward, loss, backward and optimizer update of one batch (the
+        built-in ``train_step`` without its logs, and what ``jit_compile``
+        captures); returns ``(loss, y_pred, loss parts)``."""
         trainable = []
-        unbuilt = None if self.optimizer.built else _unbuilt_state(self.optimizer)
         try:
-            with collect_state_updates() as state_updates:
-                loss, y_pred, parts = self._forward_loss(x, y, sample_weight, training=True)
+            loss, y_pred, parts = self._forward_loss(x, y, sample_weight, training=True)
             # Collected after the forward pass: a model that builds lazily has
             # its weights only now.
             trainable = self.trainable_weights
@@ -226,21 +224,45 @@ class TrainingSteps:
                     weight.grad = None
                 self.optimizer.scale_loss(loss).backward()  # LossScaleOptimizer: scaled; others: as is
                 self.optimizer.apply_gradients([(w.grad, w) for w in trainable])
-        except BaseException:
+        finally:
             for weight in trainable:
                 weight.grad = None
-            if unbuilt is not None:  # a half-built optimizer (slots missing) would fail every later step
-                self.optimizer.__dict__.clear()
-                self.optimizer.__dict__.update(unbuilt)
-            raise
-        apply_state_updates(state_updates)
-        for weight in trainable:
-            constraint = weight_constraint(weight)
-            if constraint is not None:
-                with weight.device.activate():
-                    weight.data[...] = constraint(weight.data)
-            weight.grad = None
         return loss, y_pred, parts
+
+    # ------------------------------------------------------ step functions
+    def make_train_function(self, force=False):
+        """The callable ``fit`` and ``train_on_batch`` run (Keras's name),
+        made once per compile: given the batches of one execution
+        (``steps_per_execution`` of them) it runs ``train_step`` on each,
+        inside the step's state-update scope, and returns the last logs;
+        with ``jit_compile=True`` on a GPU it replays the built-in step from
+        CUDA graphs (models/captured_step.py)."""
+        if self.__dict__.get("train_function") is None or force:
+            captured = self.__dict__.get("_captured_step")
+            self.train_function = _TrainFunction(self) if captured is None else captured
+        return self.train_function
+
+    def make_test_function(self, force=False):
+        """The callable ``evaluate`` and ``test_on_batch`` run: ``test_step``
+        on each batch of one execution; returns the last logs."""
+        if self.__dict__.get("test_function") is None or force:
+            self.test_function = _TestFunction(self)
+        return self.test_function
+
+    def make_predict_function(self, force=False):
+        """The callable ``predict`` and ``predict_on_batch`` run:
+        ``predict_step`` on each batch of one execution, without gradients;
+        returns the list of their outputs."""
+        if self.__dict__.get("predict_function") is None or force:
+            self.predict_function = _PredictFunction(self)
+        return self.predict_function
+
+    def run_train_step(self, data):
+        """``train_step(data)`` as every step runs: layer state changes
+        kept only if it succeeds (and, on a replica, combined across
+        replicas: layers/state_updates.py)."""
+        with collect_state_updates():
+            return self.train_step(data)
 
     def _warn_no_trainable_weights(self):
         if not getattr(self, "_warned_no_trainable", False):
@@ -248,22 +270,24 @@ class TrainingSteps:
             warnings.warn(f"The model '{self.name}' does not have any trainable weights: fit() only computes "
                           "the loss and metrics.", UserWarning, stacklevel=4)
 
-    def _test_batch(self, x, y, sample_weight=None):
-        with no_grad():
-            loss, y_pred, parts = self._forward_loss(x, y, sample_weight, training=False)
-        self._update_logs(loss, y, y_pred, sample_weight, parts)
-        return loss
+    def record_step_logs(self, loss, y, y_pred, sample_weight, parts):
+        """Hand one step's loss, predictions and loss parts to the logs.
 
-    def _update_logs(self, loss, y, y_pred, sample_weight, parts):
-        # No host read in the step: the trackers and metrics get the batch
-        # when the logs are read (progress bar redraw, epoch end), in order.
+        No host read in the step: the loss trackers and compiled metrics get
+        the batch when the logs are next read (progress bar redraw, epoch
+        end), in order (``get_metrics_result``)."""
+        context = replica_context.current()
+        if context is not None and context.keeps_company:
+            return  # a replica with no rows of this batch counts nothing (distribute/replica_step.py)
         pending = self.__dict__.setdefault("_pending_logs", [])
         pending.append((detached(loss), y, detached(y_pred), sample_weight,
                         {name: detached(part) for name, part in parts.items()}))
         if len(pending) >= _PENDING_BATCHES:
-            self._flush_logs()
+            self.flush_logs()
 
-    def _flush_logs(self):
+    def flush_logs(self):
+        """Bring every step whose logs wait (``record_step_logs``) into the
+        trackers and metrics now (the host reads, in one transfer)."""
         deferred_checks.run()
         pending, self._pending_logs = self.__dict__.get("_pending_logs") or [], []
         # Every pending loss, loss part and prediction (the metrics run on the
@@ -290,12 +314,6 @@ class TrainingSteps:
         if self.compiled_metrics is None:
             self._make_metrics()
         self.compiled_metrics.update_state(y, y_pred, sample_weight)
-
-    def _reset_logs(self):
-        self.reset_metrics()
-
-    def _logs(self):
-        return self.get_metrics_result()
 
 
 # Batches whose log updates may wait for the next read of the logs: a bound
@@ -331,3 +349,31 @@ def _to_host(values):
 def _batch_size(y_pred):
     first = flatten(y_pred)[0]
     return int(first.shape[0]) if getattr(first, "shape", None) else 1
+
+
+class _TrainFunction:
+    """``make_train_function``'s callable (an object, not a closure, so that
+    a copied model's points at the copy)."""
+
+    def __init__(self, model):
+        self.model = model
+
+    def __call__(self, batches):
+        logs = None
+        for data in batches:
+            logs = self.model.run_train_step(data)
+        return logs
+
+
+class _TestFunction(_TrainFunction):
+    def __call__(self, batches):
+        logs = None
+        for data in batches:
+            logs = self.model.test_step(data)
+        return logs
+
+
+class _PredictFunction(_TrainFunction):
+    def __call__(self, batches):
+        with no_grad():
+            return [self.model.predict_step(data) for data in batches]

@@ -5,7 +5,6 @@ history, checkpoints, early stopping are all callbacks) and reads
 ``model.stop_training``.
 """
 import contextlib
-import copy
 import functools
 import itertools
 import warnings
@@ -72,6 +71,7 @@ class Trainer(TrainingSteps):
         return contextlib.nullcontext()
 
     def _init_training(self):
+        self.train_function = self.test_function = self.predict_function = None
         self.optimizer = None
         self.compiled_loss = None
         self.compiled_metrics = None
@@ -106,6 +106,7 @@ class Trainer(TrainingSteps):
         self._compile_args = {"loss": loss, "metrics": metrics, "loss_weights": loss_weights}
         self.steps_per_execution = 1 if steps_per_execution is None else int(steps_per_execution)
         self._set_jit_compile(jit_compile)
+        self.train_function = self.test_function = self.predict_function = None  # made anew on first use
         names = self._output_names()
         self.compiled_loss = LossContainer(loss, loss_weights, names)
         self.compiled_metrics = None
@@ -164,8 +165,6 @@ class Trainer(TrainingSteps):
         if self.optimizer is None:
             raise ValueError("fit: the model was compiled without an optimizer (optimizer=None); compile it with "
                              "one, e.g. model.compile(optimizer='adam', loss=...).")
-        if self.__dict__.get("_captured_step") is not None:
-            self._captured_step.check_train_step()
         verbose = training_arguments.check_fit(batch_size, epochs, verbose, shuffle, class_weight, validation_split,
                                                initial_epoch, steps_per_epoch, validation_steps,
                                                validation_batch_size, validation_freq)
@@ -193,6 +192,7 @@ class Trainer(TrainingSteps):
         # A callback restoring a backup (BackupAndRestore) says where to go on.
         initial_epoch = self._initial_epoch if self._initial_epoch is not None else initial_epoch
         training_logs = {}
+        train_function = self.make_train_function()
         for epoch in range(initial_epoch, epochs):
             self.reset_metrics()
             callback_list.on_epoch_begin(epoch)
@@ -200,8 +200,7 @@ class Trainer(TrainingSteps):
             step = -1
             for begin, end, group in _executions(data.batches(rng), self._steps_per_execution()):
                 callback_list.on_train_batch_begin(begin)
-                for bx, by, bw in group:
-                    result = self.train_step(pack_x_y_sample_weight(bx, by, bw))
+                result = train_function([pack_x_y_sample_weight(bx, by, bw) for bx, by, bw in group])
                 step = end
                 # Flattened (read: host syncs on a GPU) only if a callback looks.
                 logs = LazyLogs(lambda result=result: flatten_logs(result, sort=True))
@@ -244,10 +243,10 @@ class Trainer(TrainingSteps):
         callback_list.on_test_begin()
         logs = {}
         step = -1
+        test_function = self.make_test_function()
         for begin, step, group in _executions(data.batches(), self._steps_per_execution()):
             callback_list.on_test_batch_begin(begin)
-            for bx, by, bw in group:
-                result = self.test_step(pack_x_y_sample_weight(bx, by, bw))
+            result = test_function([pack_x_y_sample_weight(bx, by, bw) for bx, by, bw in group])
             logs = LazyLogs(lambda result=result: flatten_logs(result, sort=True))
             callback_list.on_test_batch_end(step, logs)
         if step < 0:  # no batch: there is no loss to report (not 0.0)
@@ -280,11 +279,12 @@ class Trainer(TrainingSteps):
         callback_list = _callback_list(callbacks, self, verbose, epochs=1, steps=data.steps)
         callback_list.on_predict_begin()
         outputs = []
+        predict_function = self.make_predict_function()
         with no_grad():
             for begin, end, group in _executions(data.batches(), self._steps_per_execution()):
                 callback_list.on_predict_batch_begin(begin)
-                for bx, _, _ in group:
-                    outputs.append(_map_host(self.predict_step(pack_x_y_sample_weight(bx))))
+                outputs.extend(_map_host(result)
+                               for result in predict_function([pack_x_y_sample_weight(bx) for bx, _, _ in group]))
                 group_outputs = outputs[-1] if len(group) == 1 else _concatenate(outputs[-len(group):])
                 callback_list.on_predict_batch_end(end, {"outputs": group_outputs})
         callback_list.on_predict_end()
@@ -303,7 +303,7 @@ class Trainer(TrainingSteps):
             sample_weight = _class_weights_to_sample_weights(class_weight, y, sample_weight)
         if reset_metrics:
             self.reset_metrics()
-        logs = flatten_logs(self.train_step(_batch(x, y, sample_weight)))
+        logs = flatten_logs(self.make_train_function()([_batch(x, y, sample_weight)]))
         return self._format(logs, return_dict)
 
     @filter_traceback
@@ -313,15 +313,14 @@ class Trainer(TrainingSteps):
         self._check_compiled("test_on_batch")
         if reset_metrics:
             self.reset_metrics()
-        logs = flatten_logs(self.test_step(_batch(x, y, sample_weight)))
+        logs = flatten_logs(self.make_test_function()([_batch(x, y, sample_weight)]))
         return self._format(logs, return_dict)
 
     @filter_traceback
     @_in_run_context
     def predict_on_batch(self, x):
         """Model outputs for one batch as NumPy arrays."""
-        with no_grad():
-            result = self.predict_step(_batch(x))
+        (result,) = self.make_predict_function()([_batch(x)])
         return _map_host(result)
 
     def _flat_metric_order(self):
@@ -401,18 +400,6 @@ def _callback_list(callbacks, model, verbose, epochs, steps, history=None):
     callback_list = CallbackList(callbacks, model=model)
     callback_list.set_params({"verbose": verbose, "epochs": epochs, "steps": steps})
     return callback_list
-
-
-def _unbuilt_state(optimizer):
-    """A copy of an optimizer's attributes before its first update (no
-    arrays yet), to put back if that update fails half way; the learning
-    rate (possibly a user's schedule or callable) is shared, not copied.
-    None when the attributes cannot be copied."""
-    rate = vars(optimizer).get("_learning_rate")
-    try:
-        return copy.deepcopy(vars(optimizer), {id(rate): rate})
-    except Exception:  # an attribute of a custom optimizer that cannot be copied
-        return None
 
 
 def _class_weights_to_sample_weights(class_weight, y, sample_weight):

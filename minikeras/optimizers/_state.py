@@ -98,6 +98,16 @@ class OptimizerState:
         self._state.append(StateEntry(name, array))
         return array
 
+    def built_variables(self):
+        """The variables the optimizer was built on, in build order (empty
+        before ``build``)."""
+        return list(self.__dict__.get("_trainable_variables") or ())
+
+    def state_entries(self):
+        """The slots as :class:`~minikeras.optimizers._slots.StateEntry`
+        objects (name, live array, device), in :meth:`get_state` order."""
+        return list(self._state)
+
     @property
     def variables(self):
         """The state as arrays, in :meth:`get_state` order: the step counter
@@ -173,6 +183,29 @@ class OptimizerState:
         self._iterations = int(iterations.reshape(()))
 
 
+    def unbuilt_snapshot(self):
+        """The attributes of an optimizer with no state yet, to put back with
+        :meth:`restore_unbuilt` when the update that builds it fails half way
+        (slots made for some variables only would fail every later step).
+        The learning rate (maybe a user's schedule or callable) and wrapped
+        optimizers (they guard themselves) are shared, not copied. None when
+        an attribute cannot be copied."""
+        attributes = vars(self)
+        memo = {id(value): value for value in attributes.values() if isinstance(value, OptimizerState)}
+        rate = attributes.get("_learning_rate")
+        memo[id(rate)] = rate
+        try:
+            return copy.deepcopy(attributes, memo)
+        except Exception:  # an attribute of a custom optimizer that cannot be copied
+            return None
+
+    def restore_unbuilt(self, snapshot):
+        """Put back the attributes :meth:`unbuilt_snapshot` saved."""
+        if snapshot is not None:
+            self.__dict__.clear()
+            self.__dict__.update(snapshot)
+
+
 def rekeyed(by_id, originals, copies):
     """``by_id`` (a dict keyed by ``id(variable)``) keyed by the ids of
     ``copies`` instead of those of the ``originals`` they pair with."""
@@ -185,8 +218,8 @@ class VariableReferences(list):
 
     A deep copy refers to the copies of those copied in the same
     ``copy.deepcopy`` (a copied model's), to the originals otherwise: a
-    snapshot of the optimizer's attributes (``models/training.py``'s
-    ``_unbuilt_state``) must still name the model's own variables.
+    snapshot of the optimizer's attributes (:meth:`OptimizerState.unbuilt_snapshot`)
+    must still name the model's own variables.
     """
 
     def __deepcopy__(self, memo):

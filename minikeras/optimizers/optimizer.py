@@ -10,7 +10,11 @@ place from their gradients. Per step it:
 4. clips (``clipnorm`` / ``clipvalue`` / ``global_clipnorm``),
 5. applies decoupled weight decay ``w -= lr * weight_decay * w``,
 6. runs the subclass's ``update_step`` on every variable,
-7. updates the moving averages (``use_ema``) and counts the step.
+7. updates the moving averages (``use_ema``) and counts the step,
+8. projects the variables that have a ``constraint`` (as Keras's ``apply``).
+
+An ``apply`` that builds the optimizer (its first) and then fails puts it
+back unbuilt, whichever step called it.
 
 Optimizer state ("slots": momenta, velocities...) is created by ``build`` on
 the first update, one array per slot and variable, on the variable's device
@@ -19,6 +23,8 @@ arrays with ``out=`` operations and a few reusable scratch buffers, so a
 step allocates nothing the size of a weight (unless clipping or gradient
 accumulation is on).
 """
+import contextlib
+import functools
 import warnings
 
 import numpy
@@ -191,6 +197,26 @@ class Optimizer(OptimizerState):
         scalars = self.__dict__.get("_captured_scalars")
         return value if scalars is None else scalars.bind(value, recompute)
 
+    @contextlib.contextmanager
+    def capturing(self, scalars):
+        """The block captures a training step as a CUDA graph
+        (models/captured_step.py): per-step host values go through
+        ``scalars`` (:meth:`_step_value`), and the step count is put back
+        afterwards, since the capture ran nothing (:meth:`count_steps`
+        counts each replay)."""
+        iterations = self._iterations
+        self._captured_scalars = scalars
+        try:
+            yield self
+        finally:
+            self._captured_scalars = None
+            self._iterations = iterations
+
+    def count_steps(self, count):
+        """Count ``count`` update steps that ran outside :meth:`apply` (a
+        captured step's replays)."""
+        self._iterations += int(count)
+
     def _current_learning_rate(self):
         if isinstance(self._learning_rate, LearningRateSchedule):
             return float(self._learning_rate(self._iterations))
@@ -239,8 +265,17 @@ class Optimizer(OptimizerState):
         self.apply(grads, variables)
         return self.iterations
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # Every class's own ``apply`` (LossScaleOptimizer's, a user's) undoes a
+        # failed first build, as the base class's does.
+        own = cls.__dict__.get("apply")
+        if own is not None and not getattr(own, "_undoes_building", False):
+            cls.apply = _undone_if_building_fails(own)
+
     def apply(self, grads, trainable_variables=None):
-        """Update variables from gradients (Keras 3 ``optimizer.apply``).
+        """Update variables from gradients (Keras 3 ``optimizer.apply``),
+        then project the variables that have a ``constraint``.
 
         Args:
             grads: one gradient (Tensor, array or None) per variable.
@@ -281,8 +316,8 @@ class Optimizer(OptimizerState):
             self._check_variables_are_known(variables)
         grads, variables = self._filter_empty_gradients(grads, variables)
         grads = [self._gradient_array(grad, variable) for grad, variable in zip(grads, variables)]
-        # Weight constraints are the training step's business (Model.train_step), not the optimizer's.
         self._apply_filtered(grads, variables)
+        apply_constraints(variables)
 
     def _apply_filtered(self, grads, variables):
         if self.gradient_accumulation_steps:
@@ -505,6 +540,39 @@ class Optimizer(OptimizerState):
         return f"<{type(self).__name__} name={self.name!r} learning_rate={self.learning_rate!r}>"
 
 
+def apply_constraints(variables):
+    """Project each variable that has a ``constraint`` (``add_weight(constraint=...)``)
+    after its update, in place: Keras's optimizers do this at the end of
+    ``apply``, so every training step (the built-in one, a user's, each
+    replica's) gets it from the one place."""
+    for variable in variables:
+        constraint = getattr(variable, "constraint", None)
+        if constraint is not None:
+            with variable.device.activate():
+                variable.data[...] = constraint(variable.data)
+
+
+def _undone_if_building_fails(apply):
+    """``apply`` that, when it builds the optimizer and then fails, puts the
+    optimizer back unbuilt (:meth:`OptimizerState.unbuilt_snapshot`), so a
+    retry (e.g. with a smaller batch after running out of memory) starts
+    from the optimizer as it was."""
+
+    @functools.wraps(apply)
+    def guarded(self, grads, trainable_variables=None):
+        if self.__dict__.get("built", True):
+            return apply(self, grads, trainable_variables)
+        snapshot = self.unbuilt_snapshot()
+        try:
+            return apply(self, grads, trainable_variables)
+        except BaseException:
+            self.restore_unbuilt(snapshot)
+            raise
+
+    guarded._undoes_building = True
+    return guarded
+
+
 def _base_update_step(cls):
     """The ``update_step`` of the library class ``cls`` derives from (a
     user's subclass that overrides it is not capturable)."""
@@ -512,3 +580,6 @@ def _base_update_step(cls):
         if klass.__module__.startswith("minikeras.optimizers"):
             return klass.update_step
     return None
+
+
+Optimizer.apply = _undone_if_building_fails(Optimizer.apply)

@@ -67,7 +67,7 @@ def test_single_sample_batch_on_three_devices(split_cpu):
         assert got == pytest.approx(expected, rel=1e-5)
     assert_weights_close(wrapped.get_weights(), single.get_weights())
     assert_replicas_identical(mirrored)
-    assert [o.iterations for o in mirrored._optimizers] == [3, 3, 3]
+    assert [replica.optimizer.iterations for replica in mirrored.replicas] == [3, 3, 3]
 
 
 def test_uneven_split_bounds(split_cpu):

@@ -117,7 +117,7 @@ def test_learning_rate_callback_reaches_every_replica(split_cpu):
     single.fit(x, y, batch_size=5, epochs=3, shuffle=False, verbose=0,
                callbacks=[mk.callbacks.LearningRateScheduler(lambda epoch, lr: 0.1 / (epoch + 1))])
     mirrored.fit(x, y, batch_size=5, epochs=3, shuffle=False, verbose=0, callbacks=[schedule])
-    assert [o.learning_rate for o in mirrored._optimizers] == pytest.approx([0.1 / 3] * 2)
+    assert [replica.optimizer.learning_rate for replica in mirrored.replicas] == pytest.approx([0.1 / 3] * 2)
     assert_replicas_identical(mirrored)
     assert_weights_close(wrapped.get_weights(), single.get_weights())
 
@@ -183,7 +183,7 @@ def test_failure_in_one_replica_leaves_no_trace_and_training_continues(split_cpu
     assert [config.get_memory_info(d)["current"] for d in devices] == before
     for replica, values in zip(mirrored.replicas, weights):
         assert all(numpy.array_equal(a, b) for a, b in zip(replica.get_weights(), values))
-    assert [o.iterations for o in mirrored._optimizers] == [1, 1]
+    assert [replica.optimizer.iterations for replica in mirrored.replicas] == [1, 1]
     # A smaller batch fits: training goes on, identical to one device.
     mirrored.fit(x, y, batch_size=4, epochs=1, shuffle=False, verbose=0)
     single.fit(x, y, batch_size=4, epochs=1, shuffle=False, verbose=0)
@@ -201,10 +201,10 @@ def test_failure_before_the_optimizers_exist_unbuilds_them(split_cpu):
     with pytest.raises(ResourceExhaustedError):
         mirrored.fit(x, y, batch_size=64, epochs=1, verbose=0)
     assert config.get_memory_info(devices[0])["current"] == before
-    assert not any(o.built for o in mirrored._optimizers)
+    assert not any(replica.optimizer.built for replica in mirrored.replicas)
     config.set_memory_limit("cpu:0", None)
     mirrored.fit(x, y, batch_size=16, epochs=1, verbose=0)
-    assert [o.iterations for o in mirrored._optimizers] == [4, 4]
+    assert [replica.optimizer.iterations for replica in mirrored.replicas] == [4, 4]
     assert_replicas_identical(mirrored)
 
 

@@ -197,7 +197,8 @@ def test_cross_replica_hook_gives_global_batch_statistics_and_gradients(rng):
     ]
     calls = []
 
-    def all_reduce(first, second, count):
+    def all_reduce(first, second, count, gradients=False):
+        assert gradients == bool(calls)  # the statistics in forward, then the gradient sums in backward
         extra_first, extra_second, extra_count = contributions[len(calls)]
         calls.append(count)
         device = x_local.device  # the hook gets and returns arrays of the replica's device
@@ -357,22 +358,59 @@ def test_keras_parity_batch_and_layer_normalization(rng):
 
 
 # --------------------------------------------- state applied after success
-def test_moving_statistics_wait_for_the_step_to_succeed(rng):
-    from minikeras.layers.state_updates import apply_state_updates, collect_state_updates
+def test_moving_statistics_are_kept_when_the_step_succeeds(rng):
+    from minikeras.layers.state_updates import collect_state_updates
 
     layer = layers.BatchNormalization(momentum=0.5)
     x = rng.normal(3.0, 2.0, (8, 3)).astype("float32")
     layer(x, training=False)
     start = [w.copy() for w in layer.get_weights()[2:]]
+    buffers = [layer.moving_mean.data, layer.moving_variance.data]
     with collect_state_updates() as updates:
         layer(x, training=True)
-    for got, expected in zip(layer.get_weights()[2:], start):
-        numpy.testing.assert_array_equal(got, expected)  # a step that stops here changes nothing
-    assert [weight for weight, _ in updates] == [layer.moving_mean, layer.moving_variance]
-    apply_state_updates(updates)
+        # Inside the step the layer reads its new statistics; its own buffers are untouched.
+        assert [weight for weight, _ in updates.changed()] == [layer.moving_mean, layer.moving_variance]
+        for buffer, expected in zip(buffers, start):
+            numpy.testing.assert_array_equal(layer.moving_mean.device.to_host(buffer), expected)
+    # Committed into the same buffers (optimizers, graphs and views keep pointing at them).
+    assert layer.moving_mean.data is buffers[0] and layer.moving_variance.data is buffers[1]
     _, mean, variance = _bn_reference(x.astype("float64"), -1, numpy.ones(3), numpy.zeros(3))
     numpy.testing.assert_allclose(layer.moving_mean.numpy(), 0.5 * start[0] + 0.5 * mean, rtol=1e-5)
     numpy.testing.assert_allclose(layer.moving_variance.numpy(), 0.5 * start[1] + 0.5 * variance, rtol=1e-5)
+
+
+def test_moving_statistics_of_a_step_that_fails_are_dropped(rng):
+    from minikeras.layers.state_updates import collect_state_updates
+
+    layer = layers.BatchNormalization(momentum=0.5)
+    x = rng.normal(3.0, 2.0, (8, 3)).astype("float32")
+    layer(x, training=False)
+    start = [w.copy() for w in layer.get_weights()[2:]]
+    with pytest.raises(RuntimeError, match="on purpose"):
+        with collect_state_updates():
+            layer(x, training=True)
+            raise RuntimeError("the step fails on purpose")
+    for got, expected in zip(layer.get_weights()[2:], start):
+        numpy.testing.assert_array_equal(got, expected)
+
+
+def test_two_calls_in_one_step_update_the_statistics_in_turn(rng):
+    """A GAN's train_step calls its discriminator twice: the second update
+    starts from the first's value, as in Keras's eager steps."""
+    from minikeras.layers.state_updates import collect_state_updates
+
+    first, second = (rng.normal(size=(8, 3)).astype("float32") for _ in range(2))
+    eager = layers.BatchNormalization(momentum=0.5)
+    collected = layers.BatchNormalization(momentum=0.5)
+    for layer in (eager, collected):
+        layer(first, training=False)
+    eager(first, training=True)
+    eager(second, training=True)
+    with collect_state_updates():
+        collected(first, training=True)
+        collected(second, training=True)
+    for got, expected in zip(collected.get_weights()[2:], eager.get_weights()[2:]):
+        numpy.testing.assert_allclose(got, expected, rtol=1e-6)
 
 
 def test_a_step_failing_in_the_optimizer_leaves_moving_statistics_unchanged(rng):

@@ -141,7 +141,7 @@ class BatchNormTraining(Function):
             if self.cross_replica is not None:
                 # With global statistics every replica's input moves every
                 # replica's output: the sums here must be global too.
-                beta_sum, gamma_sum, count = self.cross_replica(grad_beta, grad_gamma, count)
+                beta_sum, gamma_sum, count = self.cross_replica(grad_beta, grad_gamma, count, gradients=True)
             scale = inv_std if gamma is None else inv_std * gamma
             gamma_mean, beta_mean = gamma_sum * (1.0 / count), beta_sum * (1.0 / count)
 
