@@ -118,7 +118,8 @@ class Metric:
 
         index = len(self.variables)
         variable = Variable(initializer, shape=tuple(shape), dtype=dtype or self.dtype, trainable=False,
-                            name=name or f"variable_{index}" if index else name or "variable")
+                            name=name or f"variable_{index}" if index else name or "variable",
+                            aggregation=aggregation)
         variable._path = f"{self.name}/{variable.name}"
         self._variables.append(variable)
         return variable

@@ -163,6 +163,10 @@ class _ConfusionMetric(Metric):
 
     _kept = _COUNTS
 
+    @property
+    def _summed_state(self):
+        return tuple(_ATTRIBUTES[key] for key in self._kept)
+
     def _init_thresholds(self, thresholds, top_k):
         self.init_thresholds = thresholds
         self.thresholds = _as_threshold_list(thresholds, 0.5 if top_k is None else NEG_INF)
@@ -193,10 +197,6 @@ _ATTRIBUTES = {"tp": "true_positives", "fp": "false_positives", "tn": "true_nega
 
 class _CountMetric(_ConfusionMetric):
     _key = "tp"
-
-    @property
-    def _summed_state(self):
-        return tuple(_ATTRIBUTES[key] for key in self._kept)
 
     def __init__(self, thresholds=None, name=None, dtype=None):
         super().__init__(name=name, dtype=dtype)

@@ -58,7 +58,10 @@ def _combine_into(target, sources):
             other = next((v for k, _, v in _parts(source) if k == key), None)
             if other is not None:
                 values.append(_value(other))
-        values = [v for v in values if not _is_empty(v)] or values[:1]
+        # A copy that never saw a batch adds nothing (and a lazily sized part
+        # may still have its initial shape there).
+        if kind == "sum":
+            values = [v for v in values if not _is_empty(v) and numpy.any(v)] or values[:1]
         shapes = {v.shape for v in values}
         if len(shapes) > 1:
             raise ValueError(f"Metric '{getattr(target, 'name', target)}': the replicas' '{key}' have different "
