@@ -177,3 +177,17 @@ def test_no_training_step_lives_in_distribute():
     forbidden = {"compute_loss", "compute", "losses", "update_state", "constraint", "weight_constraint",
                  "BatchNormalization", "moving_mean", "moving_variance", "scale_loss", "backward"}
     assert not used & forbidden
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", overrides.CASES)
+def test_mirrored_model_on_two_logical_gpus_runs_the_models_own_step(fresh_devices, case):
+    """The same cases on two logical GPUs carved from gpu:0 (the simulated GPU in CI)."""
+    from minikeras import config
+
+    gpu = config.list_physical_devices("GPU")[0]
+    config.set_logical_device_configuration(gpu, [config.LogicalDeviceConfiguration(memory_limit=512)] * 2)
+    with mk.device("gpu:0"):
+        expected = overrides.train(case)
+        got = overrides.train(case, wrap=_mirrored_on(["gpu:0", "gpu:1"]))
+    overrides.assert_same_training(got, expected)
