@@ -134,6 +134,10 @@ def build(case, seed=0):
                               bias_constraint=mk.constraints.MaxNorm(0.05, axis=0))(inputs)
         model = mk.Model(inputs, layers.Dense(1, kernel_constraint=mk.constraints.UnitNorm(axis=0))(hidden))
         compile_args = dict(optimizer=mk.optimizers.SGD(0.1, momentum=0.5), loss="mse")
+    elif case == "dropout":  # random masks: the same stream on one device whatever the grouping
+        hidden = layers.Dropout(0.3, seed=5)(layers.Dense(8, activation="relu")(inputs))
+        model = mk.Model(inputs, layers.Dense(1)(hidden))
+        compile_args = dict(optimizer=mk.optimizers.Adam(0.01), loss="mse")
     else:
         raise ValueError(f"unknown case {case!r}")
     x, y = _data(4)

@@ -54,6 +54,23 @@ def test_jit_compile_and_steps_per_execution_give_the_same_numbers(one_device, c
     overrides.assert_same_training(got, expected)
 
 
+def test_dropout_draws_the_same_masks_whatever_the_grouping(one_device):
+    overrides.assert_same_training(overrides.train("dropout", compile_extra={"steps_per_execution": 4}),
+                                   one_device("dropout"))
+
+
+def test_dropout_replicas_draw_their_own_masks_and_stay_identical(split_cpu):
+    """Each replica draws the masks of its own rows (as tf.distribute's
+    replicas do): the numbers differ from one device's, the replicas never do."""
+    devices = split_cpu(2)
+    model, compile_args, x, y = overrides.build("dropout")
+    mirrored = mk.MirroredModel(model, devices=devices)
+    mirrored.compile(**compile_args)
+    history = mirrored.fit(x, y, batch_size=overrides.BATCH, epochs=6, shuffle=False, verbose=0)
+    assert_replicas_identical(mirrored)
+    assert history.history["loss"][-1] < 0.5 * history.history["loss"][0]
+
+
 def test_the_gan_step_runs_on_every_replica_with_its_rows(split_cpu, one_device):
     devices = split_cpu(3)
     expected = one_device("gan")
