@@ -27,6 +27,7 @@ _LAZY_MODULES = {
     "mixed_precision", "dtype_policies",
 }
 _LAZY_MODULES |= {"applications"}  # Keras's applications (issue 26)
+_LAZY_MODULES |= {"distribution"}  # keras.distribution (data parallelism for every model)
 _LAZY_NAMES = {
     "Sequential": "minikeras.models",
     "Model": "minikeras.models",

@@ -16,13 +16,18 @@ theirs. Two places of the single training step ask for it, the way
   than the number of replicas) does not update them.
 
 Gradients are combined by the replica optimizer that ``distribute/`` puts in
-place of the model's optimizers during the step, not here. This module sits
-beside the floors (any floor may read it) and imports nothing.
+place of the model's optimizers during the step, not here.
+
+It also holds the distribution ``keras.distribution.set_distribution`` sets
+(``minikeras/distribution/``): the trainer asks it, through
+:func:`active_distribution`, for the data-parallel runner of a model.
+
+This module sits beside the floors (any floor may read it) and imports nothing.
 """
 import contextlib
 import threading
 
-__all__ = ["current", "running_as"]
+__all__ = ["current", "running_as", "active_distribution", "set_active_distribution"]
 
 _local = threading.local()
 
@@ -41,3 +46,32 @@ def running_as(context):
         yield context
     finally:
         _local.context = previous
+
+
+_active = [None]  # the process-wide distribution (Keras's global state)
+_scoped = threading.local()  # a distribution's scope() in this thread, over the global one
+
+
+def active_distribution():
+    """The distribution in effect here (a ``Distribution.scope()`` of this
+    thread, else ``set_distribution``'s), or None."""
+    scoped = getattr(_scoped, "stack", None)
+    return scoped[-1] if scoped else _active[0]
+
+
+def set_active_distribution(value):
+    """Set the process-wide distribution (None: none)."""
+    _active[0] = value
+
+
+@contextlib.contextmanager
+def distribution_scope(value):
+    """``value`` is this thread's distribution inside the block."""
+    stack = getattr(_scoped, "stack", None)
+    if stack is None:
+        stack = _scoped.stack = []
+    stack.append(value)
+    try:
+        yield value
+    finally:
+        stack.pop()

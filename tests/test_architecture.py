@@ -25,7 +25,7 @@ FLOORS = {
     "layers": 4, "optimizers": 4, "losses": 4, "metrics": 4,
     "models": 5,
     "saving": 6,
-    "distribute": 7,
+    "distribute": 7, "distribution": 7,
 }
 
 # (importing file relative to minikeras/, imported module): the upward imports

@@ -417,7 +417,7 @@ class MirroredModel(WrappedModelFacade, Trainer):
     def reset_metrics(self):
         """Reset every replica's metrics."""
         for replica in self._replicas or [self.model]:
-            replica.reset_metrics()
+            replica.reset_own_metrics()
 
     # ----------------------------------------------------- Model behaviour
     @property

@@ -112,13 +112,26 @@ class TrainingSteps:
         return [metric.name for metric in self.metrics]
 
     def reset_metrics(self):
-        """Reset the state of every metric in ``self.metrics``."""
+        """Reset the state of every metric in ``self.metrics`` (every
+        replica's, under a distribution)."""
+        runner = self._distributed_runner()
+        if runner is not None:
+            runner.reset_metrics()
+            return
+        self.reset_own_metrics()
+
+    def reset_own_metrics(self):
+        """Reset this model's own metrics (and drop the logs waiting)."""
         self._pending_logs = []
         for metric in self.metrics:
             metric.reset_state()
 
     def get_metrics_result(self):
-        """The current results of ``self.metrics`` as a flat dict of floats."""
+        """The current results of ``self.metrics`` as a flat dict of floats
+        (every replica's combined, under a distribution)."""
+        runner = self._distributed_runner()
+        if runner is not None:
+            return runner.get_metrics_result()
         self.flush_logs()
         logs = {}
         for metric in self.metrics:
@@ -230,13 +243,26 @@ class TrainingSteps:
         return loss, y_pred, parts
 
     # ------------------------------------------------------ step functions
+    def _distributed_runner(self):
+        """The data-parallel trainer of this model under the distribution
+        ``keras.distribution.set_distribution`` set (a MirroredModel), or
+        None: no distribution, one device, or this is a replica's own step."""
+        distribution = replica_context.active_distribution()
+        if distribution is None or replica_context.current() is not None:
+            return None
+        return distribution.runner_for(self)
+
     def make_train_function(self, force=False):
         """The callable ``fit`` and ``train_on_batch`` run (Keras's name),
         made once per compile: given the batches of one execution
         (``steps_per_execution`` of them) it runs ``train_step`` on each,
         inside the step's state-update scope, and returns the last logs;
         with ``jit_compile=True`` on a GPU it replays the built-in step from
-        CUDA graphs (models/captured_step.py)."""
+        CUDA graphs (models/captured_step.py). Under a distribution it is
+        the distribution's (every replica runs ``train_step``)."""
+        runner = self._distributed_runner()
+        if runner is not None:
+            return runner.make_train_function(force)
         if self.__dict__.get("train_function") is None or force:
             captured = self.__dict__.get("_captured_step")
             self.train_function = _TrainFunction(self) if captured is None else captured
@@ -245,6 +271,9 @@ class TrainingSteps:
     def make_test_function(self, force=False):
         """The callable ``evaluate`` and ``test_on_batch`` run: ``test_step``
         on each batch of one execution; returns the last logs."""
+        runner = self._distributed_runner()
+        if runner is not None:
+            return runner.make_test_function(force)
         if self.__dict__.get("test_function") is None or force:
             self.test_function = _TestFunction(self)
         return self.test_function
@@ -253,6 +282,9 @@ class TrainingSteps:
         """The callable ``predict`` and ``predict_on_batch`` run:
         ``predict_step`` on each batch of one execution, without gradients;
         returns the list of their outputs."""
+        runner = self._distributed_runner()
+        if runner is not None:
+            return runner.make_predict_function(force)
         if self.__dict__.get("predict_function") is None or force:
             self.predict_function = _PredictFunction(self)
         return self.predict_function

@@ -50,6 +50,15 @@ def _executions(batches, steps_per_execution):
         begin += steps_per_execution
 
 
+@contextlib.contextmanager
+def _in_runner(runner):
+    with runner._run_context():
+        try:
+            yield
+        finally:
+            runner._sync_wrapped()
+
+
 def _in_run_context(method):
     """Run ``method`` inside ``self._run_context()`` (the trainer's hook)."""
 
@@ -67,8 +76,13 @@ class Trainer(TrainingSteps):
     def _run_context(self):
         """The context fit, evaluate, predict and the ``*_on_batch`` methods
         run in: a hook for trainers that share the hardware (MirroredModel
-        limits the BLAS threads of its CPU replicas here)."""
-        return contextlib.nullcontext()
+        limits the BLAS threads of its CPU replicas here); under a
+        distribution, its runner's (and the model is brought up to date
+        with the replicas afterwards)."""
+        runner = self._distributed_runner()
+        if runner is None:
+            return contextlib.nullcontext()
+        return _in_runner(runner)
 
     def _init_training(self):
         self.train_function = self.test_function = self.predict_function = None
