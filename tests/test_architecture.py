@@ -49,8 +49,12 @@ LAZY_ALLOWED = {
     ("layers/core.py", "minikeras.saving"),
     # Symbolic probes stay small while a file is loading.
     ("layers/input.py", "minikeras.saving"),
-    # ... and so does a lookup's encoding as wide as the vocabulary_size a file declares.
+    # ... and so do the sizes a file's config declares: a lookup's OOV tokens, vocabulary and encoding width,
+    # the one-hot / multi-hot width of CategoryEncoding, Hashing and HashedCrossing (a FeatureSpace's
+    # crossing_dim), a TextVectorization's output_sequence_length.
     ("layers/index_lookup.py", "minikeras.saving"),
+    ("layers/categorical_preprocessing.py", "minikeras.saving"),
+    ("layers/text_vectorization.py", "minikeras.saving"),
     # FeatureSpace.save writes Keras's .keras layout for it (saving/feature_space_io.py).
     ("layers/feature_space.py", "minikeras.saving.feature_space_io"),
     # Model.save/save_weights/load_weights and models.load_model delegate to saving/.

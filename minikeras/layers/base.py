@@ -56,10 +56,15 @@ def get_layer_class(name, custom_objects=None):
 
 def layer_from_config(layer_class, config, custom_objects=None):
     """``layer_class.from_config(config)``, passing ``custom_objects`` to the
-    classes whose from_config takes it (models, Lambda, wrappers)."""
-    if "custom_objects" in inspect.signature(layer_class.from_config).parameters:
-        return layer_class.from_config(config, custom_objects=custom_objects)
-    return layer_class.from_config(config)
+    classes whose from_config takes it (models, Lambda, wrappers). The config
+    is data: it runs in a deserialization scope (saving/_safety.py), safe
+    unless an enclosing load said otherwise."""
+    from minikeras.saving import _safety
+
+    with _safety.deserialization_scope():
+        if "custom_objects" in inspect.signature(layer_class.from_config).parameters:
+            return layer_class.from_config(config, custom_objects=custom_objects)
+        return layer_class.from_config(config)
 
 
 class Layer:
@@ -515,7 +520,13 @@ class Layer:
 
     @classmethod
     def from_config(cls, config):
-        return cls(**config)
+        """The layer ``get_config()`` described. The config is data: in safe
+        mode (the default) it may not make the layer read a file it names
+        (a lookup's vocabulary path), as in Keras's deserialization."""
+        from minikeras.saving import _safety
+
+        with _safety.deserialization_scope():
+            return cls(**config)
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"

@@ -28,6 +28,8 @@ def encode_categorical(indices, output_mode, depth, count_weights=None, dtype="f
         count_weights: per-id weights for "count" (the ids' shape).
         dtype: the output dtype (except "int", which keeps ``indices``).
     """
+    from minikeras.saving import _safety
+
     indices = numpy.asarray(indices)
     if output_mode == "int":
         return indices
@@ -36,9 +38,17 @@ def encode_categorical(indices, output_mode, depth, count_weights=None, dtype="f
     if output_mode == "one_hot":
         if indices.ndim > 1 and indices.shape[-1] == 1:
             indices = indices[..., 0]
+        # While a file loads, the depth its config declares (num_tokens, num_bins, a crossing_dim) is charged first.
+        _safety.charge(tuple(indices.shape) + (depth,), dtype, f"a one_hot encoding {depth} wide", cumulative=False)
         valid = (indices >= 0) & (indices < depth)
-        return (numpy.eye(depth, dtype=dtype)[numpy.where(valid, indices, 0)] * valid[..., None]).astype(dtype)
+        encoded = numpy.zeros(tuple(indices.shape) + (depth,), dtype=dtype)
+        numpy.put_along_axis(encoded, numpy.where(valid, indices, 0)[..., None].astype(numpy.int64),
+                             valid[..., None].astype(dtype), axis=-1)
+        return encoded
     rows = indices.reshape(-1, indices.shape[-1])
+    _safety.charge_bytes(rows.shape[0] * depth * (8 + numpy.dtype(dtype).itemsize),
+                         f"a {output_mode} encoding of shape {(rows.shape[0], depth)} (float64 counts, then {dtype})",
+                         cumulative=False)
     weights = numpy.ones(rows.shape) if count_weights is None else numpy.asarray(count_weights, numpy.float64).reshape(
         rows.shape)
     valid = (rows >= 0) & (rows < depth)

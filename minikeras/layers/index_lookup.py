@@ -92,8 +92,31 @@ class _IndexLookup(Layer):
         # arrives, when a file keeps it in its assets (saving/keras_assets.py) and the graph is rebuilt first.
         self._declared_vocabulary_size = None if vocabulary_size is None else int(vocabulary_size)
         self._idf = None  # per output index, special tokens included (tf_idf only)
+        self._charge_declared_sizes(vocabulary)
         if vocabulary is not None:
             self.set_vocabulary(vocabulary, idf_weights)
+
+    def _charge_declared_sizes(self, vocabulary):
+        """While a file loads, what its config's sizes make the layer hold
+        counts against the loading budget (saving/_safety.py) before any of
+        it is allocated: the OOV tokens, the vocabulary it declares (checked
+        now, charged as its asset is read), one given inline."""
+        from minikeras.saving import _safety
+
+        if not _safety.loading():
+            return
+        what = f"{type(self).__name__} '{self.name}'"
+        # get_vocabulary() lists the OOV token once per index (twice over while it joins the lists).
+        _safety.charge_bytes(16 * self.num_oov_indices, f"the OOV tokens of {what} (num_oov_indices="
+                             f"{self.num_oov_indices})", cumulative=False)
+        if self._declared_vocabulary_size is not None:
+            _safety.charge_bytes(_safety.TOKEN_BYTES * self._declared_vocabulary_size, f"the vocabulary of {what} "
+                                 f"(vocabulary_size={self._declared_vocabulary_size})", cumulative=False)
+        if isinstance(vocabulary, (list, tuple)):
+            _safety.charge_bytes(_safety.TOKEN_BYTES * len(vocabulary), f"the vocabulary of {what} "
+                                 f"({len(vocabulary)} tokens in its config)")
+        if self.pad_to_max_tokens and self.max_tokens and self.output_mode == "tf_idf":
+            _safety.charge((self.max_tokens,), "float64", f"the TF-IDF weights of {what} padded to max_tokens")
 
     # ------------------------------------------------------- vocabulary
     def _uses_mask(self):
@@ -111,7 +134,7 @@ class _IndexLookup(Layer):
 
     def vocabulary_size(self):
         """How many indices the layer produces (special tokens included)."""
-        return len(self._special_tokens()) + len(self._vocabulary)
+        return int(self._uses_mask()) + self.num_oov_indices + len(self._vocabulary)
 
     def set_vocabulary(self, vocabulary, idf_weights=None):
         """Use ``vocabulary`` (a list or array of unique tokens, without the
@@ -154,16 +177,18 @@ class _IndexLookup(Layer):
 
     def _vocabulary_file(self, path):
         """The tokens of a vocabulary file (a path, as Keras takes it): one a
-        line, without the special tokens. A file being loaded in safe mode may
-        not name one: it would read whatever file its config points to."""
+        line, without the special tokens. A config being deserialized in safe
+        mode (a file loading, ``from_config``, ``model_from_json``) may not
+        name one: it would read whatever file the config points to."""
         from minikeras.saving import _safety
 
         name = type(self).__name__
-        if _safety.loading() and _safety.in_safe_mode():
+        if _safety.refuses_outside_files():
             raise _safety.UnsafeDeserializationError(
-                f"{name} '{self.name}': the file being loaded asks for the vocabulary file {str(path)!r}, outside "
-                "the model file. Reading it could expose any file, so it is refused in safe mode; pass "
-                "safe_mode=False to load_model if you trust the model file.")
+                f"{name} '{self.name}': the config being loaded asks for the vocabulary file {str(path)!r}, outside "
+                "the model file or config. Reading it could expose any file, so it is refused in safe mode; if you "
+                "trust the config, pass safe_mode=False to load_model (or deserialize_keras_object), or call "
+                "minikeras.config.enable_unsafe_deserialization().")
         if self.output_mode == "tf_idf":
             raise ValueError(f"{name}: output_mode 'tf_idf' does not support loading a vocabulary from a file.")
         if not os.path.isfile(path):
@@ -269,17 +294,18 @@ class _IndexLookup(Layer):
         return self.vocabulary_size()
 
     def _encode(self, indices):
-        depth = self._depth()
-        if not self._vocabulary and self._declared_vocabulary_size is not None:
-            from minikeras.saving import _safety
+        from minikeras.saving import _safety
 
-            # A file's config declares the width: within what its weights justify while it loads.
-            rows = indices.shape[0] if indices.ndim else 1
-            shape = (rows, depth) if self.output_mode != "one_hot" else tuple(indices.shape) + (depth,)
-            _safety.charge(shape, "float32", f"the {self.output_mode} encoding of layer '{self.name}'",
-                           cumulative=False)
+        depth = self._depth()
+        # While a file loads, its config declares the width (max_tokens, vocabulary_size, num_oov_indices):
+        # within what its weights justify (float64: the counts and the copy their clipping or weighting makes).
+        rows = indices.shape[0] if indices.ndim else 1
+        shape = (rows, depth) if self.output_mode != "one_hot" else tuple(indices.shape) + (depth,)
+        _safety.charge(shape, "float64", f"the {self.output_mode} encoding of layer '{self.name}'", cumulative=False)
         if self.output_mode == "one_hot":
-            return numpy.eye(depth, dtype=numpy.float32)[indices]
+            encoded = numpy.zeros(tuple(indices.shape) + (depth,), dtype=numpy.float32)
+            numpy.put_along_axis(encoded, indices[..., None], 1.0, axis=-1)
+            return encoded
         if indices.ndim == 1:
             indices = indices[:, None]
         counts = numpy.zeros((indices.shape[0], depth), dtype=numpy.float32)

@@ -67,6 +67,10 @@ class TextVectorization(Layer):
                              f"received {output_mode!r}.")
         if output_sequence_length is not None and output_mode != "int":
             raise ValueError("TextVectorization: output_sequence_length needs output_mode='int'.")
+        if output_sequence_length is not None and (isinstance(output_sequence_length, bool) or not isinstance(
+                output_sequence_length, (int, numpy.integer)) or output_sequence_length < 1):
+            raise ValueError(f"TextVectorization: output_sequence_length must be None or a positive int, received "
+                             f"{output_sequence_length!r}.")
         if isinstance(ngrams, int) and not isinstance(ngrams, bool):
             if ngrams < 1:
                 raise ValueError(f"TextVectorization: ngrams must be a positive int, received {ngrams}.")
@@ -155,6 +159,10 @@ class TextVectorization(Layer):
             counts = numpy.stack(counts).astype(numpy.float32)
             return Tensor(numpy.minimum(counts, 1.0) if self.output_mode == "multi_hot" else counts)
         length = self.output_sequence_length or max([len(tokens) for tokens in token_lists] + [0])
+        from minikeras.saving import _safety
+
+        # While a file loads, the output_sequence_length its config declares is charged before the ids are allocated.
+        _safety.charge((len(token_lists), length), "int64", f"the token ids of layer '{self.name}'", cumulative=False)
         indices = numpy.zeros((len(token_lists), length), dtype=numpy.int64)
         for row, tokens in enumerate(token_lists):
             tokens = tokens[:length]

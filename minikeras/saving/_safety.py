@@ -35,6 +35,12 @@ DEFAULT_MAX_BYTES = 4 * 2**30
 # this much larger than the file's own weights before we call it absurd.
 _PROBE_FLOOR_BYTES = 64 * 2**20
 
+#: What one vocabulary entry costs a lookup layer beside its characters (its
+#: string object, list slot and index entry: ~110 bytes measured at the peak
+#: of ``set_vocabulary`` for short tokens), counted against the budget while
+#: a file loads.
+TOKEN_BYTES = 128
+
 _unsafe_enabled = False
 _local = threading.local()
 _REGISTERED = {}
@@ -92,6 +98,31 @@ def safe_mode_scope(safe_mode):
         yield
     finally:
         _local.safe_mode = previous
+
+
+@contextlib.contextmanager
+def deserialization_scope(safe_mode=True):
+    """Rebuild objects from a config (``from_config``, ``layers.deserialize``,
+    ``model_from_json``...), as Keras's ``SafeModeScope``: a safe mode set by
+    an enclosing scope (``load_model(..., safe_mode=...)``) wins, else
+    ``safe_mode``. Inside, :func:`refuses_outside_files` tells a layer that
+    its config is data and may not name a file to read in safe mode."""
+    previous, depth = getattr(_local, "safe_mode", None), getattr(_local, "deserializing", 0)
+    _local.safe_mode = previous if previous is not None else (True if safe_mode is None else bool(safe_mode))
+    _local.deserializing = depth + 1
+    try:
+        yield
+    finally:
+        _local.safe_mode, _local.deserializing = previous, depth
+
+
+def refuses_outside_files():
+    """Whether a config being deserialized (or a file being loaded) in safe
+    mode is refused the reading of another file it names (a lookup's
+    vocabulary path), as Keras refuses it; user code that constructs the
+    layer itself may name any file."""
+    deserializing = getattr(_local, "deserializing", 0) > 0 or loading()
+    return deserializing and in_safe_mode()
 
 
 def refuse_lambda(layer_name, function_name, module_name):
@@ -227,6 +258,39 @@ def check_dataset(dataset, source, expected_shape=None, max_bytes=DEFAULT_MAX_BY
     return nbytes
 
 
+def check_not_truncated(dataset, weight, owner, source):
+    """Refuse reading a float dataset into an integer weight: a layer whose
+    dtype policy is ``"int8"``/``"uint8"`` (or another integer type) would
+    keep only the integer part of each value (``[-0.06, 0.01]`` -> ``[0,
+    0]``) and train on. Keras's quantized policies (``"int8_from_float32"``,
+    which keep a scale beside the integers) are another thing; minikeras has
+    none yet.
+
+    Args:
+        dataset: the h5py Dataset, checked from its header (nothing read).
+        weight: the weight to fill (its ``name`` and ``dtype``).
+        owner: the layer holding it, or None when unknown.
+        source: the file, for messages.
+
+    Raises:
+        FileLoadError: naming the layer, its policy, the weight and both dtypes.
+    """
+    stored = dataset.dtype
+    if stored.kind != "f" and not _bfloat16.is_bfloat16_dataset(dataset):
+        return
+    target = numpy.dtype(str(weight.dtype))
+    if target.kind not in "biu":
+        return
+    policy = getattr(getattr(owner, "dtype_policy", None), "name", None)
+    layer = f"Layer '{owner.name}' ({type(owner).__name__}, dtype policy {policy!r})" if owner is not None \
+        else f"The layer of weight '{weight.name}'"
+    raise FileLoadError(
+        f"{source}: {layer} keeps its weight '{weight.name}' as {target}, but the file stores it as "
+        f"{'bfloat16' if stored.kind != 'f' else stored} values: loading would truncate them to integers. "
+        "minikeras has no quantized dtype policies (Keras's 'int8_from_float32' and kin): give the layer a float "
+        "dtype policy ('float32', 'mixed_float16', ...) in the config.")
+
+
 def check_optimizer_bytes(declared, model, source, max_bytes=DEFAULT_MAX_BYTES):
     """Refuse an optimizer state declaring more bytes than any optimizer keeps
     for ``model`` (a few float64 slots per weight), before it is read.
@@ -289,17 +353,29 @@ def charge(shape, dtype, what, cumulative=True):
     Raises:
         FileLoadError: the allocation would go past the budget.
     """
+    if getattr(_local, "budget", None) is None:
+        return
+    nbytes = int(numpy.prod([int(s) for s in shape], dtype=object)) * numpy.dtype(dtype).itemsize
+    charge_bytes(nbytes, f"{what} of shape {tuple(shape)}", cumulative)
+
+
+def charge_bytes(nbytes, what, cumulative=True):
+    """:func:`charge` for ``nbytes`` that are no array (a vocabulary's tokens,
+    the OOV tokens of a lookup): ``what`` says what and how many.
+
+    Raises:
+        FileLoadError: the allocation would go past the budget.
+    """
     budget = getattr(_local, "budget", None)
     if budget is None:
         return
-    nbytes = int(numpy.prod([int(s) for s in shape], dtype=object)) * numpy.dtype(dtype).itemsize
+    nbytes = int(nbytes)
     held = budget.used if cumulative else 0
     if held + nbytes > budget.limit:
         raise FileLoadError(
-            f"{budget.source}: rebuilding the model would allocate {what} of shape {tuple(shape)} "
-            f"({nbytes} bytes, {held} already), more than the file's weights justify (limit "
-            f"{budget.limit} bytes). The model config declares sizes its weights do not back: refusing it "
-            "(load with max_bytes=None if the file is trusted)."
+            f"{budget.source}: rebuilding the model would allocate {what} ({nbytes} bytes, {held} already), more "
+            f"than the file's weights justify (limit {budget.limit} bytes). The model config declares sizes its "
+            "weights do not back: refusing it (load with max_bytes=None if the file is trusted)."
         )
     if cumulative:
         budget.used += nbytes

@@ -25,7 +25,7 @@ import h5py
 
 from minikeras.layers.feature_space_specs import FEATURE_MODULE as _FEATURE_MODULE
 from minikeras.layers.naming import to_snake_case
-from minikeras.saving import _checksum, _safety, hdf5_format, keras_assets, keras_config, keras_weights_h5
+from minikeras.saving import _checksum, _safety, hdf5_format, hdf5_links, keras_assets, keras_config, keras_weights_h5
 from minikeras.saving.atomic import atomic_write
 from minikeras.saving.keras_config_writer import to_keras
 from minikeras.saving.keras_zip import (CONFIG, KERAS_VERSION, METADATA, WEIGHTS, _json_default, member_size,
@@ -144,23 +144,24 @@ def load_feature_space(archive, spec, custom_objects, safe_mode, source, max_byt
         raise ValueError(f"Malformed FeatureSpace build_config in {source}: expected a dict, received "
                          f"{str(build_config)[:200]!r}.")
     config = dict(config)
-    # The rebuild may allocate no more than the weights member declares (a Normalization built on a huge shape).
+    # One budget for the whole load (_safety.py): the preprocessors' weights (a Normalization built on a huge
+    # shape), what their configs' sizes make them hold (a crossing_dim, num_oov_indices), their vocabularies.
     weight_bytes = member_size(archive, WEIGHTS, source, weights_limit(max_bytes), "weights under max_bytes")
     with _safety.safe_mode_scope(safe_mode), _safety.loading_budget(weight_bytes, source, max_bytes):
         config["features"] = {name: _feature_to_minikeras(name, value, custom_objects, safe_mode, source)
                               for name, value in config["features"].items()}
         space = FeatureSpace.from_config(config)
         space.build_from_config(build_config)
-    weights = read_member(archive, WEIGHTS, source, weights_limit(max_bytes), "weights under max_bytes")
-    with h5py.File(weights, "r") as handle:
-        keras_weights_h5.declared_bytes(handle, source, max_bytes)
-        plan = []
-        for key, layer in dict(_containers(space))["preprocessors"].items():
-            plan.extend(_plan_layer(handle, f"preprocessors/{key}", layer, source, max_bytes))
-            _load_vocabulary(archive, keras_assets.member(f"preprocessors/{key}"), layer, source)
-        keras_weights_h5.assign(plan, source)
-    space._is_adapted = True
-    space.get_encoded_features()  # builds the encoders and the concatenation, as adapt() does
+        weights = read_member(archive, WEIGHTS, source, weights_limit(max_bytes), "weights under max_bytes")
+        with hdf5_links.open_contained(weights, source) as handle:
+            keras_weights_h5.declared_bytes(handle, source, max_bytes)
+            plan, budget = [], keras_assets.AssetBudget()
+            for key, layer in dict(_containers(space))["preprocessors"].items():
+                plan.extend(_plan_layer(handle, f"preprocessors/{key}", layer, source, max_bytes))
+                _load_vocabulary(archive, keras_assets.member(f"preprocessors/{key}"), layer, source, budget)
+            keras_weights_h5.assign(plan, source)
+        space._is_adapted = True
+        space.get_encoded_features()  # builds the encoders and the concatenation, as adapt() does
     space.built = space._sublayers_built = True
     return space
 
@@ -183,12 +184,13 @@ def _plan_layer(handle, path, layer, source, max_bytes):
     return list(zip(weights, datasets))
 
 
-def _load_vocabulary(archive, member, layer, source):
-    """A lookup layer's vocabulary from its asset, when its config had none (Keras's files)."""
+def _load_vocabulary(archive, member, layer, source, budget):
+    """A lookup layer's vocabulary from its asset, when its config had none (Keras's files); all of
+    them share ``budget`` (keras_assets.AssetBudget)."""
     from minikeras.layers.index_lookup import IntegerLookup, StringLookup
 
     if not isinstance(layer, (IntegerLookup, StringLookup)) or _lookup_vocabulary(layer) is not None:
         return
     if member not in archive.namelist():
         return  # not adapted when saved
-    layer.set_vocabulary(keras_assets.read_vocabulary(archive, member, layer, source))
+    layer.set_vocabulary(keras_assets.read_vocabulary(archive, member, layer, source, budget))

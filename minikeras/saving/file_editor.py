@@ -4,9 +4,10 @@
 The weights are read into a nested dict that mirrors the file's groups
 (``{"layers": {"dense": {"0": kernel, "1": bias}}}``, the ``vars`` level of
 Keras's layout folded away), edited by name or path, and written back as a
-Keras 3 ``.weights.h5``. Reading checks every dataset's header before its
-bytes (``_safety.check_dataset``) and refuses links out of the file, as
-loading does.
+Keras 3 ``.weights.h5``. Reading checks, as loading does, that the file
+reaches nothing outside itself (hdf5_links.py), then every dataset's
+header and what all of them together inflate to (_inflation.py), before a
+byte of them is read.
 """
 import collections
 import io
@@ -16,7 +17,7 @@ import zipfile
 import h5py
 import numpy
 
-from minikeras.saving import _bfloat16, _safety
+from minikeras.saving import _bfloat16, _safety, hdf5_links, keras_weights_h5
 from minikeras.saving.atomic import atomic_write
 
 _VARS = "vars"
@@ -96,7 +97,9 @@ class KerasFileEditor:
         else:
             raise ValueError("Invalid filename: expected a `.keras` `.weights.h5` extension. "
                              f"Received: filepath={self.filepath}")
-        with h5py.File(handle, "r") as file:
+        with hdf5_links.open_contained(handle, source) as file:
+            # The same inflation budget as load_model: every dataset's header, and their sum, before any is read.
+            keras_weights_h5.declared_bytes(file, source, _safety.DEFAULT_MAX_BYTES)
             self.weights_dict = _read_group(file, source)
 
     # -- inspection ----------------------------------------------------------------------------------------
@@ -122,8 +125,6 @@ class KerasFileEditor:
             ``{"status": "success" or "error", "error_count", "match_count"}``;
             each mismatch (missing object, missing weight, other shape) is printed.
         """
-        from minikeras.saving import keras_weights_h5
-
         buffer = io.BytesIO()
         with h5py.File(buffer, "w") as file:
             keras_weights_h5.write_model(file, reference_model)

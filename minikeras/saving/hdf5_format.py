@@ -15,7 +15,7 @@ import h5py
 import numpy
 
 from minikeras.backend.dtypes import is_float_dtype
-from minikeras.saving import _bfloat16, _checksum, _inflation, _safety
+from minikeras.saving import _bfloat16, _checksum, _inflation, _safety, hdf5_links
 
 # HDF5 object headers hold at most 64 KiB; longer name lists are split into
 # numbered attributes (``layer_names0``, ``layer_names1``, ...), as Keras does.
@@ -177,8 +177,9 @@ def declared_weight_bytes(group, source, max_bytes=_safety.DEFAULT_MAX_BYTES):
     return total
 
 
-def _check_layer(model_index, name, weights, saved_name, saved, source):
-    """Raise ValueError naming the layer when counts or shapes differ."""
+def _check_layer(model_index, name, weights, saved_name, saved, source, owner=None):
+    """Raise ValueError naming the layer (``owner``, when known) when counts or shapes differ, or when
+    float values would be truncated into its integer weights."""
     if len(weights) != len(saved):
         raise ValueError(
             f"Weight count mismatch for layer #{model_index} (named '{name}' in the current model, "
@@ -192,6 +193,7 @@ def _check_layer(model_index, name, weights, saved_name, saved, source):
                 f"in {source}) for weight '{weight.name}': the layer expects shape {tuple(weight.shape)}, the "
                 f"file has shape {tuple(value.shape)} (saved as '{saved_weight}')."
             )
+        _safety.check_not_truncated(value, weight, owner, source)
 
 
 def is_minikeras_v1(attributes):
@@ -245,10 +247,10 @@ def load_weights_from_group(group, model, by_name=False, skip_mismatch=False, so
             )
         pairs = [(index, name, weights, saved_name, arrays)
                  for index, ((name, weights), (saved_name, arrays)) in enumerate(zip(targets, saved))]
-    assignments = []
+    assignments, owners = [], {layer.name: layer for layer in [model, *model.layers]}
     for index, name, weights, saved_name, arrays in pairs:
         try:
-            _check_layer(index, name, weights, saved_name, arrays, source)
+            _check_layer(index, name, weights, saved_name, arrays, source, owners.get(name))
         except ValueError as error:
             if not skip_mismatch:
                 raise
@@ -273,8 +275,10 @@ def describe(filepath):
 @contextlib.contextmanager
 def open_for_reading(filepath):
     """Open an HDF5 file (or pass an open h5py group through), raising clear
-    errors for a missing path or a file that is not HDF5."""
+    errors for a missing path or a file that is not HDF5, and refusing one
+    that reaches outside itself (hdf5_links.py)."""
     if isinstance(filepath, (h5py.Group, h5py.File)):
+        hdf5_links.check_contained(filepath, describe(filepath))
         yield filepath
         return
     path = os.fspath(filepath)
@@ -289,4 +293,5 @@ def open_for_reading(filepath):
             "(model.save('model.keras') or 'model.h5', model.save_weights('model.weights.h5'))."
         )
     with h5py.File(path, "r") as handle:
+        hdf5_links.check_contained(handle, repr(path))
         yield handle

@@ -27,16 +27,21 @@ holds no vocabulary (an un-adapted one) and fails without it.
 
 A vocabulary is data: a member is read only under the exact name the
 model's own structure gives (nothing in the archive names a path to open,
-nothing is extracted), its size is checked before it is inflated and it
-is inflated with a running count (keras_zip.read_member), and a malformed
-one is the library's FileLoadError naming the member and the layer.
+nothing is extracted), its size is checked before it is inflated, against
+one budget for all the assets of the file, and it is inflated and parsed a
+megabyte at a time, each entry counted against the ``vocabulary_size`` the
+config declared and charged against the file's loading budget
+(_safety.TOKEN_BYTES) as it comes; a malformed one is the library's
+FileLoadError naming the member and the layer.
 """
+import codecs
+
 from minikeras.saving import _safety
 from minikeras.saving.keras_weights_h5 import walk_objects
-from minikeras.saving.keras_zip import read_member
+from minikeras.saving.keras_zip import _READ_BYTES, member_size
 
 VOCABULARY = "vocabulary.txt"
-#: A vocabulary larger than this is not one (Keras's own are a few megabytes at most).
+#: The vocabularies of one file together are no larger than this (Keras's own are a few megabytes at most).
 MAX_VOCABULARY_BYTES = 64 * 1024 * 1024
 _IDF = "idf_weights"
 
@@ -64,22 +69,12 @@ def vocabulary_text(layer):
     return "\n".join(str(token) for token in layer.get_vocabulary(include_special_tokens=True))
 
 
-def parse_vocabulary(data, layer, name, source):
-    """The tokens in ``vocabulary.txt``'s bytes, as Keras's ``load_assets`` reads them."""
-    try:
-        lines = data.decode("utf-8").splitlines()
-    except UnicodeDecodeError as error:
-        raise _safety.FileLoadError(f"The vocabulary '{name}' in {source} of {type(layer).__name__} "
-                                    f"'{layer.name}' is not UTF-8 text ({error}).") from None
-    while lines and lines[-1] == "":
-        lines.pop()
-    if _is_integer_lookup(layer):
-        try:
-            return [int(line) for line in lines]
-        except ValueError:
-            raise _safety.FileLoadError(f"The vocabulary '{name}' in {source} of IntegerLookup '{layer.name}' holds "
-                                        "a line that is not an integer.") from None
-    return lines
+class AssetBudget:
+    """What all the vocabularies of one file may inflate to together
+    (:data:`MAX_VOCABULARY_BYTES`): eight lookups do not get eight times as much."""
+
+    def __init__(self, limit=None):
+        self.remaining = MAX_VOCABULARY_BYTES if limit is None else limit
 
 
 def _is_integer_lookup(layer):
@@ -88,10 +83,76 @@ def _is_integer_lookup(layer):
     return isinstance(layer, IntegerLookup)
 
 
-def read_vocabulary(archive, name, layer, source):
-    """The tokens of the member ``name`` (size-checked, inflated with a running count)."""
-    data = read_member(archive, name, source, MAX_VOCABULARY_BYTES, "a vocabulary").getvalue()
-    return parse_vocabulary(data, layer, name, source)
+class _VocabularyReader:
+    """Lines of ``vocabulary.txt`` as they inflate, as Keras's ``load_assets``
+    reads the whole text (``splitlines``, trailing empty lines dropped),
+    checked as they come: no more entries than the config's
+    ``vocabulary_size``, every one charged against the loading budget
+    (_safety.TOKEN_BYTES, saving/_safety.py), before the next is parsed."""
+
+    def __init__(self, layer, name, source):
+        self.layer, self.name, self.source = layer, name, source
+        self.what = f"{type(layer).__name__} '{layer.name}'"
+        self.declared, self.integers = _declared_size(layer), _is_integer_lookup(layer)
+        self.tokens, self.empty_run, self.pending = [], 0, ""
+        self.decoder = codecs.getincrementaldecoder("utf-8")()
+
+    def feed(self, chunk, final=False):
+        try:
+            text = self.pending + self.decoder.decode(chunk, final=final)
+        except UnicodeDecodeError as error:
+            raise _safety.FileLoadError(f"The vocabulary '{self.name}' in {self.source} of {self.what} is not UTF-8 "
+                                        f"text ({error}).") from None
+        parts = text.splitlines(keepends=True)
+        self.pending = ""
+        if parts and not final and (parts[-1].endswith("\r") or parts[-1].splitlines()[0] == parts[-1]):
+            self.pending = parts.pop()  # its line break has not come yet (or it may be half of "\r\n")
+        for part in parts:
+            line = part.splitlines()[0]
+            if not line:
+                self.empty_run += 1  # kept only if a token follows: trailing empty lines are dropped
+                continue
+            entries = self.empty_run + 1
+            if self.declared is not None and len(self.tokens) + entries > self.declared:
+                raise _safety.FileLoadError(
+                    f"The vocabulary '{self.name}' in {self.source} gives {self.what} more than the {self.declared} "
+                    "entries its config says (vocabulary_size): refused before reading the rest.")
+            _safety.charge_bytes(entries * _safety.TOKEN_BYTES + len(line),
+                                 f"the vocabulary of {self.what} (entry {len(self.tokens) + entries})")
+            self.tokens.extend([""] * self.empty_run)
+            self.empty_run = 0
+            self.tokens.append(self._token(line))
+
+    def _token(self, line):
+        if not self.integers:
+            return line
+        try:
+            return int(line)
+        except ValueError:
+            raise _safety.FileLoadError(f"The vocabulary '{self.name}' in {self.source} of IntegerLookup "
+                                        f"'{self.layer.name}' holds a line that is not an integer.") from None
+
+
+def read_vocabulary(archive, name, layer, source, budget=None):
+    """The tokens of the member ``name``: its declared size checked against
+    what the file's assets may still inflate to (``budget``, an
+    :class:`AssetBudget`), then inflated and parsed a megabyte at a time
+    (:class:`_VocabularyReader`), the count kept in ``budget``."""
+    budget = budget or AssetBudget()
+    member_size(archive, name, source, budget.remaining, "the vocabularies of one file")
+    reader, total = _VocabularyReader(layer, name, source), 0
+    with archive.open(name) as stream:
+        while True:
+            chunk = stream.read(_READ_BYTES)
+            total += len(chunk)
+            if total > budget.remaining:
+                raise _safety.FileLoadError(f"'{name}' in {source} inflates past {budget.remaining} bytes, more than "
+                                            "the vocabularies of one file can be (its zip directory understates it: "
+                                            "the file is crafted).")
+            reader.feed(chunk, final=not chunk)
+            if not chunk:
+                budget.remaining -= total
+                return reader.tokens
 
 
 # ------------------------------------------------------------------ writing
@@ -101,15 +162,15 @@ def asset_members(model):
 
 
 # ------------------------------------------------------------------ reading
-def read_assets(archive, model, source):
+def read_assets(archive, model, source, budget=None):
     """``[(path, layer, tokens or None)]`` for each lookup of ``model`` whose
     config gave it no vocabulary: the asset's tokens, None when the archive
-    has no asset for it."""
-    names, found = set(archive.namelist()), []
+    has no asset for it. All of them share one :class:`AssetBudget`."""
+    names, found, budget = set(archive.namelist()), [], budget or AssetBudget()
     for path, obj in walk_objects(model):
         if is_lookup(obj) and not has_tokens(obj):
             name = member(path)
-            found.append((path, obj, read_vocabulary(archive, name, obj, source) if name in names else None))
+            found.append((path, obj, read_vocabulary(archive, name, obj, source, budget) if name in names else None))
     return found
 
 
@@ -121,7 +182,7 @@ def apply_assets(found, handle, source, max_bytes=_safety.DEFAULT_MAX_BYTES):
         if has_tokens(layer):
             continue  # a TextVectorization's own asset already gave its _lookup_layer the vocabulary
         size = _declared_size(layer)
-        specials = len(layer.get_vocabulary())
+        specials = layer.vocabulary_size()  # no tokens yet: the special ones
         if tokens is None:
             if size is not None and size > specials:
                 raise _safety.FileLoadError(

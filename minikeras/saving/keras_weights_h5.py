@@ -263,8 +263,9 @@ def _attribute(group, key):
     return value.decode("utf8") if isinstance(value, bytes) else value
 
 
-def check_dataset(dataset, weight, where, source, max_bytes=_safety.DEFAULT_MAX_BYTES):
-    """Raise ValueError unless ``dataset`` fits ``weight`` (shape, numeric dtype, size stored), before reading it."""
+def check_dataset(dataset, weight, where, source, max_bytes=_safety.DEFAULT_MAX_BYTES, owner=None):
+    """Raise ValueError unless ``dataset`` fits ``weight`` of the layer ``owner`` (shape, numeric dtype,
+    size stored, float values not truncated into an integer weight), before reading it."""
     if tuple(dataset.shape) != tuple(weight.shape):
         raise ValueError(
             f"Shape mismatch for weight '{weight.name}' ({where} in {source}): the model expects shape "
@@ -274,6 +275,7 @@ def check_dataset(dataset, weight, where, source, max_bytes=_safety.DEFAULT_MAX_
         raise ValueError(f"Weight '{weight.name}' ({where} in {source}) is stored with dtype {dataset.dtype}, "
                          "expected a numeric array.")
     _safety.check_dataset(dataset, source, expected_shape=weight.shape, max_bytes=max_bytes)
+    _safety.check_not_truncated(dataset, weight, owner, source)
 
 
 def declared_bytes(group, source, max_bytes=_safety.DEFAULT_MAX_BYTES):
@@ -319,7 +321,7 @@ def plan_model(group, model, source, skip_mismatch=False, warn=None, max_bytes=_
                     f"{[tuple(d.shape) for d in datasets]}."
                 )
             for weight, dataset in zip(weights, datasets):
-                check_dataset(dataset, weight, where, source, max_bytes)
+                check_dataset(dataset, weight, where, source, max_bytes, owner=obj)
             named = _plan_named(variables, obj, where, source, max_bytes)
         except ValueError as error:
             if not skip_mismatch:

@@ -17,6 +17,7 @@ Keras's files have neither and load without. Loading follows _safety.py:
 dataset sizes are checked before the model is rebuilt, the rebuild runs in
 safe mode and within the budget the file's weights justify.
 """
+import contextlib
 import datetime
 import io
 import json
@@ -25,8 +26,8 @@ import zipfile
 
 import h5py
 
-from minikeras.saving import (_checksum, _inflation, _safety, hdf5_format, keras_compile, keras_config, keras_config_writer,
-                              keras_weights_h5)
+from minikeras.saving import (_checksum, _inflation, _safety, hdf5_format, hdf5_links, keras_compile, keras_config,
+                              keras_config_writer, keras_weights_h5)
 from minikeras.saving.atomic import atomic_write
 from minikeras.saving.random_state import read_random_state, write_random_state
 
@@ -81,7 +82,7 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
             archive.writestr(METADATA, json.dumps(metadata))
             archive.writestr(CONFIG, config_text)
             archive.writestr(WEIGHTS, weights.getvalue(), compress_type=zipfile.ZIP_STORED)
-            from minikeras.saving import keras_assets  # it reads members with this module's read_member
+            from minikeras.saving import keras_assets  # it reads members with this module's member_size
 
             for name, text in keras_assets.asset_members(model).items():
                 archive.writestr(name, text)
@@ -201,30 +202,33 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, sour
             from minikeras.saving.feature_space_io import load_feature_space
 
             return load_feature_space(archive, spec, custom_objects, safe_mode, source, max_bytes)
-        with _safety.safe_mode_scope(safe_mode), _safety.loading_budget(weight_bytes, source, max_bytes):
-            converted = keras_config.to_minikeras(spec, custom_objects, safe_mode, source)
-            cls = keras_config.resolve_layer_class(spec["class_name"], spec.get("registered_name"), custom_objects,
-                                                   source)
-            model = layer_from_config(cls, converted["config"], custom_objects)
-            build_from_spec(model, spec)
-        weights = read_member(archive, WEIGHTS, source, weights_limit(max_bytes, model),
-                              f"the weights and optimizer state of model '{model.name}'")
-        from minikeras.saving import keras_assets  # it reads members with this module's read_member
+        with contextlib.ExitStack() as stack:
+            # One budget for the whole load: the layers' weights and probes, what the config's sizes make them
+            # hold, and the vocabularies of the assets.
+            with _safety.safe_mode_scope(safe_mode), _safety.loading_budget(weight_bytes, source, max_bytes):
+                converted = keras_config.to_minikeras(spec, custom_objects, safe_mode, source)
+                cls = keras_config.resolve_layer_class(spec["class_name"], spec.get("registered_name"),
+                                                       custom_objects, source)
+                model = layer_from_config(cls, converted["config"], custom_objects)
+                build_from_spec(model, spec)
+                weights = read_member(archive, WEIGHTS, source, weights_limit(max_bytes, model),
+                                      f"the weights and optimizer state of model '{model.name}'")
+                from minikeras.saving import keras_assets  # it reads members with this module's member_size
 
-        vocabularies = keras_assets.read_assets(archive, model, source)
-    with h5py.File(weights, "r") as handle:
-        keras_weights_h5.declared_bytes(handle, source, max_bytes)
-        plan = keras_weights_h5.plan_model(handle, model, source, max_bytes=max_bytes)
-        keras_assets.apply_assets(vocabularies, handle, source, max_bytes)
-        keras_weights_h5.assign(plan, source)
-        if compile and spec.get("compile_config"):
-            with _safety.safe_mode_scope(safe_mode):
-                compiled = keras_compile.compile_from_config(model, spec["compile_config"], custom_objects, source)
-            if compiled:
-                saved = keras_weights_h5.read_optimizer(handle, source, model, max_bytes)
-                if saved is not None:
-                    keras_compile.restore_optimizer(model, saved[0], saved[1], source, _warn)
-                read_random_state(handle, model, source)
+                handle = stack.enter_context(hdf5_links.open_contained(weights, source))
+                keras_weights_h5.declared_bytes(handle, source, max_bytes)
+                plan = keras_weights_h5.plan_model(handle, model, source, max_bytes=max_bytes)
+                keras_assets.apply_assets(keras_assets.read_assets(archive, model, source), handle, source, max_bytes)
+            keras_weights_h5.assign(plan, source)
+            if compile and spec.get("compile_config"):
+                with _safety.safe_mode_scope(safe_mode):
+                    compiled = keras_compile.compile_from_config(model, spec["compile_config"], custom_objects,
+                                                                 source)
+                if compiled:
+                    saved = keras_weights_h5.read_optimizer(handle, source, model, max_bytes)
+                    if saved is not None:
+                        keras_compile.restore_optimizer(model, saved[0], saved[1], source, _warn)
+                    read_random_state(handle, model, source)
     return model
 
 

@@ -40,7 +40,8 @@ import warnings
 
 import h5py
 
-from minikeras.saving import _safety, hdf5_format, keras_compile, keras_weights_h5, keras_zip, legacy_h5, object_registration
+from minikeras.saving import (_safety, hdf5_format, hdf5_links, keras_compile, keras_weights_h5, keras_zip, legacy_h5,
+                              object_registration)
 from minikeras.saving.atomic import atomic_write
 
 _FORMAT_VERSION = "1"
@@ -235,7 +236,7 @@ def _load_weights(model, filepath, skip_mismatch, by_name, source, max_bytes):
         with zipfile.ZipFile(os.fspath(filepath)) as archive:
             data = keras_zip.read_member(archive, keras_zip.WEIGHTS, source, keras_zip.weights_limit(max_bytes, model),
                                          f"the weights and optimizer state of model '{model.name}'")
-        with h5py.File(data, "r") as handle:
+        with hdf5_links.open_contained(data, source) as handle:
             _load_keras_layout(model, handle, skip_mismatch, source, max_bytes)
         return
     with hdf5_format.open_for_reading(filepath) as handle:

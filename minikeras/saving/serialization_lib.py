@@ -12,7 +12,8 @@ Reading is as safe as loading a file: the ``module`` field is a hint that
 picks which of minikeras's registries to search, never something imported;
 classes resolve against minikeras's own objects, ``custom_objects``,
 ``register_keras_serializable``/``get_custom_objects`` and active
-``custom_object_scope`` blocks. Lambda layers are refused in safe mode.
+``custom_object_scope`` blocks. Lambda layers, and lookups whose config
+names a vocabulary file, are refused in safe mode.
 """
 import json
 
@@ -173,7 +174,7 @@ def _layer(spec, custom_objects, safe_mode, source):
     from minikeras.saving import keras_config
     from minikeras.saving.keras_zip import build_from_spec
 
-    with _safety.safe_mode_scope(safe_mode):
+    with _safety.deserialization_scope(safe_mode):  # as Keras's SafeModeScope: an enclosing safe mode wins
         converted = keras_config.to_minikeras(spec, custom_objects, safe_mode, source)
         cls = keras_config.resolve_layer_class(spec["class_name"], spec.get("registered_name"), custom_objects,
                                                source)

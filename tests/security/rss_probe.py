@@ -3,7 +3,8 @@ peak-RSS growth as JSON lines: ``python rss_probe.py KIND PATH...`` (or
 ``KIND=PATH...``).
 
 KIND is ``model`` (minikeras.models.load_model), ``weights`` (load_weights
-into craft_bombs's small model) or ``idx`` / ``cifar`` (the dataset readers). Run in a fresh process by test_security_memory.py and by
+into craft_bombs's small model), ``editor`` (saving.KerasFileEditor) or
+``idx`` / ``cifar`` (the dataset readers). Run in a fresh process by test_security_memory.py and by
 benchmarks/security_issue12.py, since ru_maxrss only grows.
 """
 import ctypes
@@ -59,7 +60,8 @@ def reset_peak():
 
 def attempt(kind, path):
     readers = {"model": mk.models.load_model, "idx": _idx.read_idx, "cifar": cifar10.read_archive,
-               "weights": lambda path: craft_bombs._small_model().load_weights(path)}
+               "weights": lambda path: craft_bombs._small_model().load_weights(path),
+               "editor": mk.saving.KerasFileEditor}
     fresh = reset_peak()
     before = _status_bytes("VmRSS") if fresh else peak_rss_bytes()
     try:

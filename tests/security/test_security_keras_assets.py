@@ -77,7 +77,7 @@ def test_a_repeated_token_is_refused(tmp_path):
 
 def test_a_vocabulary_over_the_cap_is_refused_before_it_is_read(tmp_path, monkeypatch):
     monkeypatch.setattr(keras_assets, "MAX_VOCABULARY_BYTES", 16)
-    with pytest.raises(FileLoadError, match="string_lookup/vocabulary.txt.*more than a vocabulary can be"):
+    with pytest.raises(FileLoadError, match="string_lookup/vocabulary.txt.*more than the vocabularies of one file can be"):
         mk.models.load_model(crafted(tmp_path, "lookups"))
 
 
@@ -144,9 +144,11 @@ def test_a_vocabulary_size_that_is_not_a_count_is_refused(tmp_path):
         mk.models.load_model(with_vocabulary_size(tmp_path, "lookups", "many"))
 
 
-def test_a_huge_declared_vocabulary_size_is_refused_before_the_encoding_is_allocated(tmp_path):
-    # The multi-hot encoding is as wide as the declared size while the graph is rebuilt, before the assets load.
-    with pytest.raises(FileLoadError, match="multi_hot encoding of layer 'bag'.*more than the file's weights justify"):
+def test_a_huge_declared_vocabulary_size_is_refused_before_anything_is_allocated(tmp_path):
+    # The vocabulary it declares is charged when the layer is made (before its multi-hot encoding, as wide as
+    # the declared size, is probed while the graph is rebuilt, and before the assets load).
+    with pytest.raises(FileLoadError, match=r"vocabulary of StringLookup 'bag' \(vocabulary_size=1000000000000\).*"
+                                            "more than the file's weights justify"):
         mk.models.load_model(with_vocabulary_size(tmp_path, "encoded", 10**12))
 
 
