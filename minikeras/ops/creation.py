@@ -47,7 +47,20 @@ def full(shape, fill_value, dtype="float32", device=None, requires_grad=False):
         raise ValueError(f"full: fill_value must be a single number, received shape {tuple(fill_value.shape)}.")
     if hasattr(fill_value, "item"):
         fill_value = fill_value.item()
+    _check_fill("full", fill_value, "float32" if dtype is None else dtype)
     return _make("full", lambda xp, dt: xp.full(shape, fill_value, dtype=dt), dtype, device, requires_grad)
+
+
+def _check_fill(op_name, fill_value, dtype):
+    """Refuse a fill value the dtype cannot hold at all (Keras refuses them too):
+    a complex number in a real dtype (NumPy would drop its imaginary part), a
+    NaN or an infinity in an integer one (NumPy raises deep inside)."""
+    dtype = validate_dtype(op_name, dtype)
+    if isinstance(fill_value, complex) and dtype.kind != "c":
+        raise TypeError(f"{op_name}: fill_value {fill_value!r} is complex but the dtype is {dtype}; pass a complex "
+                        f"dtype such as 'complex64' to keep its imaginary part.")
+    if dtype.kind in "biu" and isinstance(fill_value, float) and not numpy.isfinite(fill_value):
+        raise ValueError(f"{op_name}: fill_value {fill_value!r} cannot be held by dtype {dtype}.")
 
 
 def arange(start, stop=None, step=1, dtype=None, device=None):

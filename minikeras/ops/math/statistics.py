@@ -115,6 +115,9 @@ def _quantile(op_name, x, q, axis, method, keepdims, scale, ignore_nan=False):
         return _nan_quantile(op_name, rows, q_host, method, x, axes, keepdims)
     ordered = sort(rows, axis=-1)
     results = [_interpolate(ordered, float(level), n, method) for level in q_host.reshape(-1)]
+    if is_float_dtype(x.dtype) and n:  # a NaN anywhere in a row makes all its quantiles NaN (NumPy, Keras)
+        has_nan = max(isnan(rows), -1)
+        results = [where(has_nan, math.nan, result) for result in results]
     return _assemble(results, q_host, x, axes, keepdims)
 
 
@@ -258,36 +261,56 @@ def nanstd(x, axis=None, keepdims=False):
     return nanvar(x, axis, keepdims) ** 0.5
 
 
+def _all_nan(missing, axis, keepdims):
+    """Where every entry of a reduced slice is NaN (None when ``x`` cannot hold NaN)."""
+    if missing is None:
+        return None
+    return min(missing, axis, keepdims)
+
+
 def nanmax(x, axis=None, keepdims=False):
-    """Maximum ignoring NaNs."""
-    x, _ = _without_nan("nanmax", x, -math.inf)
-    return max(x, axis, keepdims)
+    """Maximum ignoring NaNs (NaN where a slice holds only NaNs, as NumPy and Keras)."""
+    filled, missing = _without_nan("nanmax", x, -math.inf)
+    result = max(filled, axis, keepdims)
+    empty = _all_nan(missing, axis, keepdims)
+    return result if empty is None else where(empty, math.nan, result)
 
 
 def nanmin(x, axis=None, keepdims=False):
-    """Minimum ignoring NaNs."""
-    x, _ = _without_nan("nanmin", x, math.inf)
-    return min(x, axis, keepdims)
+    """Minimum ignoring NaNs (NaN where a slice holds only NaNs, as NumPy and Keras)."""
+    filled, missing = _without_nan("nanmin", x, math.inf)
+    result = min(filled, axis, keepdims)
+    empty = _all_nan(missing, axis, keepdims)
+    return result if empty is None else where(empty, math.nan, result)
 
 
 def nanargmax(x, axis=None, keepdims=False):
-    """Index of the maximum ignoring NaNs (int32, as Keras)."""
-    x, _ = _without_nan("nanargmax", x, -math.inf)
-    return argmax(x, axis, keepdims).astype("int32")
+    """Index of the maximum ignoring NaNs (int32, as Keras): -1 where a slice holds
+    only NaNs, as Keras's TensorFlow and JAX backends (NumPy raises there)."""
+    filled, missing = _without_nan("nanargmax", x, -math.inf)
+    result = argmax(filled, axis, keepdims).astype("int32")
+    empty = _all_nan(missing, axis, keepdims)
+    return result if empty is None else where(empty, -1, result).astype("int32")
 
 
 def nanargmin(x, axis=None, keepdims=False):
-    """Index of the minimum ignoring NaNs (int32, as Keras)."""
-    x, _ = _without_nan("nanargmin", x, math.inf)
-    return argmin(x, axis, keepdims).astype("int32")
+    """Index of the minimum ignoring NaNs (int32, as Keras): -1 where a slice holds only NaNs."""
+    filled, missing = _without_nan("nanargmin", x, math.inf)
+    result = argmin(filled, axis, keepdims).astype("int32")
+    empty = _all_nan(missing, axis, keepdims)
+    return result if empty is None else where(empty, -1, result).astype("int32")
 
 
 def moments(x, axes, keepdims=False, synchronized=False):
     """Mean and (population) variance over ``axes``: ``(mean, variance)``.
 
     ``synchronized`` (a distributed-training flag in Keras) changes nothing on one replica.
+
+    Raises:
+        TypeError: complex ``x`` (Keras's backends define its variance differently).
     """
-    x = _tensor("moments", x)
+    # Complex refused: TensorFlow's variance is the mean of |x - mean|**2, JAX's of (x - mean)**2.
+    x = _as_tensor("moments", operand("moments", x), allow_complex=False)
     validate_flag("moments", "synchronized", synchronized)  # a distributed-training flag: one replica here
     mean_keep = mean(x, axes, True)
     centered = x - mean_keep

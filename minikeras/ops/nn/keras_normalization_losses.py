@@ -27,7 +27,9 @@ from minikeras.utils.argument_validation import validate_axis, validate_flag, va
 
 
 def _tensor(op_name, x):
-    return _as_tensor(op_name, operand(op_name, x))
+    """A real operand: normalisations and losses of complex numbers are refused (a cast
+    to float would drop the imaginary part; Keras's backends disagree on their meaning)."""
+    return _as_tensor(op_name, operand(op_name, x), allow_complex=False)
 
 
 def _along(vector, axis, ndim):
