@@ -175,7 +175,9 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
 
 
 def _window(op_name, x, build):
-    length = validate_int(op_name, "x", x.item() if hasattr(x, "item") else x, minimum=0)
+    if getattr(x, "ndim", None) == 0 and getattr(x, "dtype", None) is not None and x.dtype.kind in "iu":
+        x = int(x.item())  # a 0-d integer array is a length; a longer array is none (Keras: an int)
+    length = validate_int(op_name, "x", x, minimum=0)
     return _make(op_name, lambda xp, dt: build(xp, length).astype(dt), "float32", None)
 
 

@@ -261,6 +261,21 @@ def standardize_padding(op_name, value, allowed=("valid", "same")):
     raise ValueError(f"{op_name}: padding must be {choices}, received {_describe(value)}.")
 
 
+def is_option(value, choices):
+    """True when ``value`` is one of ``choices`` (strings, ints, None), compared by type
+    too: an array is no option (``array in choices`` would be NumPy's ambiguous truth
+    value), nor is ``True`` the option ``1``."""
+    return any(value is choice or (type(value) is type(choice) and value == choice) for choice in choices)
+
+
+def validate_option(op_name, name, value, choices):
+    """``value`` if it is one of ``choices`` (see :func:`is_option`), else ValueError naming them."""
+    if is_option(value, choices):
+        return value
+    listed = ", ".join(repr(choice) for choice in choices)
+    raise ValueError(f"{op_name}: {name} must be one of {listed}, received {_describe(value)}.")
+
+
 def validate_number(op_name, name, value, minimum=None, maximum=None, finite=True, allow_none=False):
     """``value`` as a float (a real number, finite unless ``finite=False``).
 

@@ -25,7 +25,7 @@ from minikeras.ops.array.reshaping import expand_dims, flatten, moveaxis, reshap
 from minikeras.ops.math._elementwise import call_without_gradient, operand
 from minikeras.ops.math._operands import _as_tensor
 from minikeras.ops.math.compare import where
-from minikeras.utils.argument_validation import validate_flag, validate_tensor_input, validate_int, validate_shape
+from minikeras.utils.argument_validation import is_int, validate_flag, validate_tensor_input, validate_int, validate_shape
 
 
 def _tensor(op_name, x):
@@ -125,14 +125,17 @@ def array_split(x, indices_or_sections, axis=0):
     """Split into ``indices_or_sections`` parts that may differ in size by one (``numpy.array_split``)."""
     x = _tensor("array_split", x)
     axis = _single_axis("array_split", axis, x.ndim)
-    if isinstance(indices_or_sections, (int, numpy.integer)):
+    if is_int(indices_or_sections):
         sections = validate_int("array_split", "indices_or_sections", indices_or_sections, minimum=1)
         size = x.shape[axis]
         base, extra = divmod(size, sections)
         sizes = [base + 1] * extra + [base] * (sections - extra)
         boundaries = list(numpy.cumsum(sizes)[:-1])
     else:
-        boundaries = list(indices_or_sections)
+        boundaries = list(indices_or_sections) if isinstance(indices_or_sections, (list, tuple)) else None
+        if boundaries is None or not all(is_int(b) for b in boundaries):
+            raise TypeError(f"array_split: indices_or_sections must be an int or a list of ints, received "
+                            f"{type(indices_or_sections).__name__} {indices_or_sections!r}.")
     head = (numpy.s_[:],) * axis
     edges = [0] + [int(b) for b in boundaries] + [x.shape[axis]]
     return [getitem(x, head + (numpy.s_[start:stop],)) for start, stop in zip(edges[:-1], edges[1:])]
@@ -160,15 +163,22 @@ def _at_least(x, ndim, where_new):
     return x
 
 
+def _sequence(op_name, xs):
+    """``xs`` checked to be a list or tuple of tensors (a bare tensor or number is no sequence of them)."""
+    if not isinstance(xs, (list, tuple)):
+        raise TypeError(f"{op_name} expects a list or tuple of tensors, received {type(xs).__name__} {xs!r:.60}.")
+    return xs
+
+
 def hstack(xs):
     """Concatenate along axis 1 (axis 0 for 1-D inputs)."""
-    xs = [_tensor("hstack", x) for x in xs]
+    xs = [_tensor("hstack", x) for x in _sequence("hstack", xs)]
     return concatenate(xs, axis=0 if xs and xs[0].ndim <= 1 else 1)
 
 
 def vstack(xs):
     """Concatenate along axis 0, 1-D inputs as rows."""
-    xs = [_at_least(_tensor("vstack", x), 2, lambda t: 0) for x in xs]
+    xs = [_at_least(_tensor("vstack", x), 2, lambda t: 0) for x in _sequence("vstack", xs)]
     return concatenate(xs, axis=0)
 
 
@@ -184,14 +194,14 @@ def dstack(xs):
             return expand_dims(x, 2)
         return x
 
-    return concatenate([three_d(x) for x in xs], axis=2)
+    return concatenate([three_d(x) for x in _sequence("dstack", xs)], axis=2)
 
 
 def unstack(x, num=None, axis=0):
     """The slices of ``x`` along ``axis`` as a list."""
     x = _tensor("unstack", x)
     axis = _single_axis("unstack", axis, x.ndim)
-    if num is not None and num != x.shape[axis]:
+    if num is not None and not (is_int(num) and num == x.shape[axis]):
         raise ValueError(f"unstack: num={num} but axis {axis} has size {x.shape[axis]}.")
     head = (numpy.s_[:],) * axis
     return [getitem(x, head + (i,)) for i in range(x.shape[axis])]

@@ -34,7 +34,7 @@ from minikeras.device import to_host
 from minikeras.ops.array._common import _int_sequence, _scatter_add_rows, _size
 from minikeras.ops.math._elementwise import call_without_gradient, detached, operand
 from minikeras.ops.math._operands import _as_tensor
-from minikeras.utils.argument_validation import validate_flag, validate_int, validate_shape
+from minikeras.utils.argument_validation import validate_flag, validate_int, validate_option, validate_shape
 
 
 def _tensor(op_name, x):
@@ -185,9 +185,7 @@ def scatter_update(inputs, indices, updates, reduction=None):
     updates = _tensor("scatter_update", updates)
     indices = detached(_tensor("scatter_update", indices))
     _check_indices("scatter_update", indices, updates.shape, inputs.shape)
-    if reduction not in (None, "add", "max", "min", "mul"):
-        raise ValueError(f"scatter_update: reduction must be None, 'add', 'max', 'min' or 'mul', received "
-                         f"{reduction!r}.")
+    validate_option("scatter_update", "reduction", reduction, (None, "add", "max", "min", "mul"))
     _check_index_range("scatter_update", indices, inputs.shape)
     if updates.dtype != inputs.dtype:
         updates = updates.astype(inputs.dtype)

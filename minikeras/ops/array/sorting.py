@@ -20,7 +20,7 @@ from minikeras.ops.array._common import _scatter_add_rows, _single_axis, _size
 from minikeras.ops.array.reshaping import flatten
 from minikeras.ops.math._elementwise import call_without_gradient, detached, operand
 from minikeras.ops.math._operands import _as_tensor
-from minikeras.utils.argument_validation import validate_axis, validate_flag, validate_int, validate_number
+from minikeras.utils.argument_validation import validate_axis, validate_flag, validate_int, validate_number, validate_option
 
 
 def scatter_add_flat(device, positions, values, size):
@@ -256,8 +256,7 @@ def in_top_k(targets, predictions, k):
 
 def searchsorted(sorted_sequence, values, side="left"):
     """Indices where ``values`` would be inserted into the 1-D ``sorted_sequence`` (int32)."""
-    if side not in ("left", "right"):
-        raise ValueError(f"searchsorted: side must be 'left' or 'right', received {side!r}.")
+    validate_option("searchsorted", "side", side, ("left", "right"))
     sequence = _as_tensor("searchsorted", operand("searchsorted", sorted_sequence))
     if sequence.ndim != 1:
         raise ValueError(f"searchsorted expects a 1-D sorted_sequence, received shape {sequence.shape}.")

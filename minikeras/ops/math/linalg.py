@@ -27,7 +27,7 @@ from minikeras.backend.dtypes import is_float_dtype
 from minikeras.ops.array.reshaping import swapaxes
 from minikeras.ops.math._elementwise import call_without_gradient, operand
 from minikeras.ops.math._operands import _as_tensor
-from minikeras.utils.argument_validation import validate_axis, validate_flag, validate_number
+from minikeras.utils.argument_validation import validate_axis, validate_flag, validate_number, validate_option
 
 
 def _matrix(op_name, x, square=True):
@@ -38,6 +38,11 @@ def _matrix(op_name, x, square=True):
         raise ValueError(f"{op_name} expects {'square ' if square else ''}matrices on the last two axes, "
                          f"received shape {x.shape}.")
     return x
+
+
+def _at_least_float32(a):
+    """``a`` in float32 when it is float16 (``xp.linalg`` takes no 16-bit floats)."""
+    return a.astype("float32") if a.dtype == numpy.float16 else a
 
 
 def _t(xp, a):
@@ -247,18 +252,28 @@ def eig(x):
     x = _matrix("eig", x)
     from minikeras.ops.core import convert_to_numpy
 
-    values, vectors = numpy.linalg.eig(convert_to_numpy(x))
+    host = convert_to_numpy(x)
+    values, vectors = numpy.linalg.eig(host.astype("float32") if host.dtype == numpy.float16 else host)
     return Tensor(values, device=x.device), Tensor(vectors, device=x.device)
+
+
+def _nan_where_not_finite(xp, a, compute):
+    """``compute(a)``'s outputs, NaN for the matrices of ``a`` that hold NaN or inf (as TensorFlow's
+    SVD gives; LAPACK would not converge): those are computed as zeros, then overwritten."""
+    bad = ~xp.isfinite(a).all(axis=(-1, -2))
+    if not bool(bad.any()):
+        return compute(a)
+    outputs = compute(xp.where(bad[..., None, None], 0, a))
+    return tuple(xp.where(bad.reshape(bad.shape + (1,) * (out.ndim - bad.ndim)), xp.nan, out) for out in outputs)
 
 
 def qr(x, mode="reduced"):
     """The QR factorisation of each matrix: ``(q, r)`` (``mode`` "reduced" or "complete"); no gradient."""
-    if mode not in ("reduced", "complete"):
-        raise ValueError(f"qr: mode must be 'reduced' or 'complete', received {mode!r}.")
+    validate_option("qr", "mode", mode, ("reduced", "complete"))
     x = _matrix("qr", x, square=False).detach()
     with x.device.activate():
-        q, r = x.device.xp.linalg.qr(x.data, mode=mode)
-    return Tensor(q, device=x.device), Tensor(r, device=x.device)
+        q, r = x.device.xp.linalg.qr(_at_least_float32(x.data), mode=mode)
+    return Tensor(q.astype(x.dtype), device=x.device), Tensor(r.astype(x.dtype), device=x.device)
 
 
 class SingularValues(Function):
@@ -283,15 +298,18 @@ def svd(x, full_matrices=True, compute_uv=True):
         return SingularValues().apply(x)
     x = x.detach()
     with x.device.activate():
-        u, s, vt = x.device.xp.linalg.svd(x.data, full_matrices=validate_flag("svd", "full_matrices", full_matrices))
-    return Tensor(u, device=x.device), Tensor(s, device=x.device), Tensor(vt, device=x.device)
+        full = validate_flag("svd", "full_matrices", full_matrices)
+        u, s, vt = _nan_where_not_finite(x.device.xp, x.data, lambda a: x.device.xp.linalg.svd(
+            _at_least_float32(a), full_matrices=full))
+    return tuple(Tensor(part.astype(x.dtype), device=x.device) for part in (u, s, vt))
 
 
 def pinv(x, rcond=None):
     """The Moore-Penrose pseudo-inverse of each matrix (singular values below ``rcond * max`` dropped)."""
     x = _matrix("pinv", x, square=False)
     cutoff = 1e-15 if rcond is None else validate_number("pinv", "rcond", rcond, minimum=0)
-    return call_without_gradient("pinv", lambda xp, a: xp.linalg.pinv(a, rcond=cutoff), x)
+    return call_without_gradient("pinv", lambda xp, a: _nan_where_not_finite(
+        xp, a, lambda finite: (xp.linalg.pinv(finite, rcond=cutoff),))[0], x, half_in_float32=True)
 
 
 def lstsq(a, b, rcond=None):
@@ -303,7 +321,11 @@ def lstsq(a, b, rcond=None):
                          f"{b.shape}.")
     if rcond is not None:
         rcond = validate_number("lstsq", "rcond", rcond, minimum=0)
-    return call_without_gradient("lstsq", lambda xp, m, v: xp.linalg.lstsq(m, v, rcond=rcond)[0], a, b)
+    if not bool(numpy.isfinite(a.numpy()).all()) or not bool(numpy.isfinite(b.numpy()).all()):
+        raise ValueError("lstsq: a and b must hold finite numbers (the least-squares solve does not converge on NaN "
+                         "or inf).")
+    return call_without_gradient("lstsq", lambda xp, m, v: xp.linalg.lstsq(m, v, rcond=rcond)[0], a, b,
+                                 half_in_float32=True)
 
 
 def matrix_rank(x, tol=None):
@@ -312,7 +334,8 @@ def matrix_rank(x, tol=None):
     if tol is not None:
         tol = validate_number("matrix_rank", "tol", tol, minimum=0)
     return call_without_gradient("matrix_rank",
-                                 lambda xp, a: xp.asarray(xp.linalg.matrix_rank(a, tol=tol)).astype("int32"), x)
+                                 lambda xp, a: xp.asarray(xp.linalg.matrix_rank(a, tol=tol)).astype("int32"), x,
+                                 half_in_float32=True)
 
 
 def lu_factor(x):

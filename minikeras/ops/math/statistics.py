@@ -30,7 +30,7 @@ from minikeras.ops.math._operands import _as_tensor
 from minikeras.ops.math.compare import where
 from minikeras.ops.math.predicates import isnan
 from minikeras.ops.reduce import argmax, argmin, max, mean, min, prod, sum
-from minikeras.utils.argument_validation import validate_axis, validate_flag, validate_int
+from minikeras.utils.argument_validation import validate_axis, validate_flag, validate_int, validate_option
 
 amax = max
 amin = min
@@ -96,8 +96,7 @@ def percentile(x, q, axis=None, method="linear", keepdims=False):
 
 
 def _quantile(op_name, x, q, axis, method, keepdims, scale, ignore_nan=False):
-    if method not in _METHODS:
-        raise ValueError(f"{op_name}: method must be one of {_METHODS}, received {method!r}.")
+    validate_option(op_name, "method", method, _METHODS)
     x = _tensor(op_name, x)
     keepdims = validate_flag(op_name, "keepdims", keepdims)
     if not is_float_dtype(x.dtype):
@@ -404,8 +403,7 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
 
 def correlate(x1, x2, mode="valid"):
     """Cross-correlation of two 1-D tensors (``numpy.correlate``; modes valid, same, full)."""
-    if mode not in ("valid", "same", "full"):
-        raise ValueError(f"correlate: mode must be 'valid', 'same' or 'full', received {mode!r}.")
+    validate_option("correlate", "mode", mode, ("valid", "same", "full"))
     a, v = _tensor("correlate", x1), _tensor("correlate", x2)
     if a.ndim != 1 or v.ndim != 1:
         raise ValueError(f"correlate expects two 1-D tensors, received shapes {a.shape} and {v.shape}.")
