@@ -156,6 +156,15 @@ def _refusal_is_strictness(op, argument, value, parameters):
     return kind is not None and argument_cases.must_refuse(kind, value, default, 4)
 
 
+def _numeric_answer(recorded):
+    """Keras answered with numbers (not a string tensor: ``zeros_like("a")`` is TensorFlow's ``b""``)."""
+    return "out" in recorded and all(output["dtype"] in _NUMERIC_DTYPES for output in recorded["out"])
+
+
+_NUMERIC_DTYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+                   "bfloat16", "float32", "float64", "complex64", "complex128"}
+
+
 def classify(case, recorded, parameters):
     """``(outcome, detail, site)`` of one replayed ``case`` (as ``keras_reference_cases.cases()`` yields)."""
     import minikeras as mk
@@ -170,7 +179,7 @@ def classify(case, recorded, parameters):
     except Exception as error:  # noqa: BLE001 - classifying is the point
         if not _clean(function, op, error):
             return "leak", f"{type(error).__name__}: {str(error)[:160]}", raw_site(error)
-        if "out" not in recorded:
+        if not _numeric_answer(recorded):
             return "clean", "", None
         why = _matches(REFUSED_ON_PURPOSE, label)
         if why or (argument is not None and _refusal_is_strictness(op, argument, value, parameters)):

@@ -337,7 +337,13 @@ def slice(inputs, start_indices, shape):  # noqa: A001  (keras.ops name)
 
 
 def nonzero(x):
-    """The indices of the nonzero elements, one int32 tensor per axis."""
+    """The indices of the nonzero elements, one int32 tensor per axis.
+
+    Raises:
+        ValueError: a 0-d ``x`` (it has no axis to index; Keras and NumPy refuse it too).
+    """
+    if getattr(operand("nonzero", x), "ndim", 0) == 0:
+        raise ValueError(f"nonzero expects a tensor of at least 1 dimension, received a 0-d {type(x).__name__}.")
     return call_without_gradient("nonzero", lambda xp, a: tuple(i.astype("int32") for i in xp.nonzero(a)), x)
 
 

@@ -295,7 +295,7 @@ class SegmentReduce(Function):
 
 def _segment(op_name, data, segment_ids, num_segments, kind, ids_sorted=False):
     validate_flag(op_name, "sorted", ids_sorted)  # accepted for Keras's signature: any order of ids works
-    data = _tensor(op_name, data)
+    data = _as_tensor(op_name, operand(op_name, data), allow_bool=kind in ("sum", "prod"))
     ids = detached(_tensor(op_name, segment_ids))
     if ids.ndim != 1 or ids.dtype.kind not in "iu" or data.ndim == 0 or ids.shape[0] != data.shape[0]:
         raise ValueError(f"{op_name}: segment_ids must be 1-D integers with one id per row of data "

@@ -270,6 +270,10 @@ def digitize(x, bins):
     bins_tensor = _as_tensor("digitize", operand("digitize", bins), allow_complex=False)
     if bins_tensor.ndim != 1:
         raise ValueError(f"digitize: bins must be a 1-D tensor of edges, received shape {bins_tensor.shape}.")
+    edges = bins_tensor.numpy().astype("float64") if bins_tensor.size else numpy.zeros(0)
+    steps = numpy.diff(edges)
+    if numpy.isnan(edges).any() or not ((steps >= 0).all() or (steps <= 0).all()):
+        raise ValueError(f"digitize: bins must be monotonically increasing or decreasing, received {edges.tolist()}.")
     return call_without_gradient("digitize", lambda xp, a, b: xp.digitize(a, b).astype("int32"), x, bins)
 
 

@@ -187,13 +187,13 @@ def _box_arguments(op_name, kind, top, left, bottom, right, target_height, targe
              "target_height": "target_height", "target_width": "target_width"}
     values = {"top": top, "bottom": bottom, "left": left, "right": right, "target_height": target_height,
               "target_width": target_width}
+    for name, value in values.items():
+        if value is not None:
+            validate_int(op_name, names[name], value, minimum=0)
     for group in (("top", "bottom", "target_height"), ("left", "right", "target_width")):
         if [values[name] for name in group].count(None) != 1:
             raise ValueError(f"{op_name}: must specify exactly two of " + ", ".join(names[n] for n in group)
                              + ". Received: " + ", ".join(f"{names[n]}={values[n]}" for n in group))
-    for name, value in values.items():
-        if value is not None:
-            validate_int(op_name, names[name], value, minimum=0)
 
 
 def _check_inferred(op_name, pairs):

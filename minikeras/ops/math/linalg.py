@@ -27,7 +27,8 @@ from minikeras.backend.dtypes import is_float_dtype
 from minikeras.ops.array.reshaping import swapaxes
 from minikeras.ops.math._elementwise import call_without_gradient, operand
 from minikeras.ops.math._operands import _as_tensor
-from minikeras.utils.argument_validation import validate_axis, validate_flag, validate_number, validate_option
+from minikeras.utils.argument_validation import (is_option, validate_axis, validate_flag, validate_number,
+                                                 validate_option)
 
 
 def _matrix(op_name, x, square=True):
@@ -239,8 +240,18 @@ class Eigh(Function):
 
 
 def eigh(x):
-    """Eigenvalues (ascending) and eigenvectors of each symmetric matrix: ``(values, vectors)``."""
-    return Eigh().apply(_matrix("eigh", x))
+    """Eigenvalues (ascending) and eigenvectors of each symmetric matrix: ``(values, vectors)``.
+
+    Raises:
+        ValueError: a matrix holds NaN or inf (the decomposition does not converge; Keras refuses too).
+    """
+    x = _matrix("eigh", x)
+    with x.device.activate():
+        finite = bool(x.device.xp.isfinite(x.data).all())
+    if not finite:
+        raise ValueError("eigh: the matrices must hold finite numbers, received NaN or inf (the eigen decomposition "
+                         "does not converge).")
+    return Eigh().apply(x)
 
 
 def eig(x):
@@ -253,18 +264,23 @@ def eig(x):
     from minikeras.ops.core import convert_to_numpy
 
     host = convert_to_numpy(x)
+    if not numpy.isfinite(host).all():
+        raise ValueError("eig: the matrices must hold finite numbers, received NaN or inf (the eigen decomposition "
+                         "does not converge).")
     values, vectors = numpy.linalg.eig(host.astype("float32") if host.dtype == numpy.float16 else host)
     return Tensor(values, device=x.device), Tensor(vectors, device=x.device)
 
 
-def _nan_where_not_finite(xp, a, compute):
-    """``compute(a)``'s outputs, NaN for the matrices of ``a`` that hold NaN or inf (as TensorFlow's
-    SVD gives; LAPACK would not converge): those are computed as zeros, then overwritten."""
+def _nan_where_not_finite(xp, a, compute, fill=numpy.nan):
+    """``compute(a)``'s outputs, ``fill`` (NaN; a rank: 0) for the matrices of ``a`` that hold NaN or
+    inf (as TensorFlow's SVD gives; LAPACK would not converge): those are computed as zeros, then
+    overwritten."""
     bad = ~xp.isfinite(a).all(axis=(-1, -2))
     if not bool(bad.any()):
         return compute(a)
     outputs = compute(xp.where(bad[..., None, None], 0, a))
-    return tuple(xp.where(bad.reshape(bad.shape + (1,) * (out.ndim - bad.ndim)), xp.nan, out) for out in outputs)
+    return tuple(xp.where(bad.reshape(bad.shape + (1,) * (out.ndim - bad.ndim)), fill, out).astype(out.dtype)
+                 for out in outputs)
 
 
 def qr(x, mode="reduced"):
@@ -334,7 +350,9 @@ def matrix_rank(x, tol=None):
     if tol is not None:
         tol = validate_number("matrix_rank", "tol", tol, minimum=0)
     return call_without_gradient("matrix_rank",
-                                 lambda xp, a: xp.asarray(xp.linalg.matrix_rank(a, tol=tol)).astype("int32"), x,
+                                 lambda xp, a: _nan_where_not_finite(xp, a, lambda finite: (
+                                     xp.asarray(xp.linalg.matrix_rank(finite, tol=tol)).astype("int32"),),
+                                     fill=0)[0], x,
                                  half_in_float32=True)
 
 
@@ -374,6 +392,9 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002  (keras.ops name
     from minikeras.ops.math.abs_sign import abs as _abs
     from minikeras.ops.reduce import max as _max, min as _min, sum as _sum
 
+    real_order = isinstance(ord, (int, float, numpy.integer, numpy.floating)) and not isinstance(ord, (bool, numpy.bool_))
+    if not (ord is None or real_order or is_option(ord, ("fro", "nuc"))):
+        raise ValueError(f"norm: ord must be None, a number, 'fro' or 'nuc', received {ord!r:.60}.")
     x = _as_tensor("norm", operand("norm", x))
     if not is_float_dtype(x.dtype) and x.dtype.kind != "c":
         x = x.astype("float32")

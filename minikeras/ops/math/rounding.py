@@ -147,6 +147,9 @@ def ldexp(x1, x2):
         TypeError: ``x2`` is not integer.
     """
     x1, x2 = operand("ldexp", x1), operand("ldexp", x2)
+    from minikeras.ops._checks import check_broadcast
+
+    check_broadcast("ldexp", x1, x2)
     kind = getattr(x2, "dtype", numpy.asarray(x2).dtype).kind
     if kind not in "iub":
         raise TypeError(f"ldexp: x2 must be integer, received dtype {getattr(x2, 'dtype', type(x2).__name__)}.")

@@ -112,6 +112,9 @@ def _quantile(op_name, x, q, axis, method, keepdims, scale, ignore_nan=False):
     n = rows.shape[-1]
     if ignore_nan:
         return _nan_quantile(op_name, rows, q_host, method, x, axes, keepdims)
+    if n == 0:
+        raise ValueError(f"{op_name}: the reduced axes are empty (shape {x.shape}): there is no value to take "
+                         f"quantiles of.")
     ordered = sort(rows, axis=-1)
     results = [_interpolate(ordered, float(level), n, method) for level in q_host.reshape(-1)]
     if is_float_dtype(x.dtype) and n:  # a NaN anywhere in a row makes all its quantiles NaN (NumPy, Keras)
@@ -153,6 +156,11 @@ def _assemble(results, q_host, x, axes, keepdims):
 
 def _nan_quantile(op_name, rows, q_host, method, x, axes, keepdims):
     # NaNs sort last; each row's count of real values sets its own positions.
+    if rows.shape[-1] == 0:  # no value at all: NaN, as a row of NaNs (Keras)
+        from minikeras.ops.creation import full
+
+        empty = full(rows.shape[:-1], math.nan, dtype=str(rows.dtype))
+        return _assemble([empty] * q_host.size, q_host, x, axes, keepdims)
     ordered = sort(rows, axis=-1)
     valid = (1 - isnan(ordered).astype(ordered.dtype)).sum(axis=-1)
     results = []
@@ -348,6 +356,9 @@ def histogram(x, bins=10, range=None):  # noqa: A002  (keras.ops name)
             and math.isfinite(end) for end in range) or range[0] > range[1]):
         raise ValueError(f"histogram: range must be (min, max) with min <= max, received {range!r}.")
     def compute(xp, a):
+        if range is None and a.size and not bool(xp.isfinite(a).all()):
+            # No finite range to split (TensorFlow's answer: no counts, NaN edges).
+            return xp.zeros(bins, a.dtype), xp.full(bins + 1, xp.nan, a.dtype)
         counts, edges = xp.histogram(a, bins=bins, range=range)
         return counts.astype(a.dtype), edges.astype(a.dtype)
 

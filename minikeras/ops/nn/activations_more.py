@@ -115,6 +115,9 @@ def sparsemax(x, axis=-1):
     from minikeras.ops.reduce import sum as _sum
 
     x = _float_input("sparsemax", x)
+    axis = validate_axis("sparsemax", axis, x.ndim)
+    if x.shape[axis] == 0:
+        return x * 0  # nothing to project (Keras: the empty tensor)
     moved = moveaxis(x, axis, -1)
     descending = getitem(sort(moved, -1), (Ellipsis, slice(None, None, -1)))
     n = moved.shape[-1]

@@ -281,6 +281,8 @@ def extract_sequences(x, sequence_length, sequence_stride):
     x = _tensor("extract_sequences", x)
     length = validate_int("extract_sequences", "sequence_length", sequence_length, minimum=1)
     stride = validate_int("extract_sequences", "sequence_stride", sequence_stride, minimum=1)
+    if x.ndim == 0:
+        raise ValueError("extract_sequences expects a tensor of at least 1 dimension, received a 0-d one.")
     total = x.shape[-1]
     if total < length:
         raise ValueError(f"extract_sequences: the last axis ({total}) is shorter than sequence_length {length}.")

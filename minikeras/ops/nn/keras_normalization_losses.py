@@ -43,6 +43,9 @@ def batch_normalization(x, mean, variance, axis, offset=None, scale=None, epsilo
     axis = validate_axis("batch_normalization", axis, x.ndim)
     epsilon = validate_number("batch_normalization", "epsilon", epsilon, minimum=0)
     statistics = {}
+    for name, value in (("mean", mean), ("variance", variance)):
+        if value is None:
+            raise TypeError(f"batch_normalization: {name} must be a tensor of per-channel statistics, received None.")
     for name, value in (("mean", mean), ("variance", variance), ("scale", scale), ("offset", offset)):
         if value is None:
             continue
