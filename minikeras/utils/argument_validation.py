@@ -129,11 +129,14 @@ def validate_tensor_input(op_name, value, allow_bool=True, allow_complex=True, a
 def as_tensor(op_name, value, allow_bool=True, allow_complex=True):
     """``value`` checked by :func:`validate_tensor_input` and made a Tensor.
 
-    Python floats become float32 (the default dtype); arrays keep theirs.
+    Python floats become float32 and Python ints int32 (Keras's dtypes for
+    them; int64 only past int32's range); arrays keep their dtype.
     """
     from minikeras.autograd.tensor import Tensor
 
     validate_tensor_input(op_name, value, allow_bool, allow_complex)
+    if type(value) is int and -2**31 <= value < 2**31:
+        return Tensor(numpy.int32(value))
     return value if isinstance(value, Tensor) else Tensor(value)
 
 

@@ -63,6 +63,35 @@ KERAS_TF_LIMITS = {
     r"TypeError: Expected numeric or variant tensor, got dtype tf.bool.*": "TensorFlow refuses bool there",
     r"ValueError: attn_logits_soft_cap is only supported for JAX.*": "a JAX-only option of Keras",
     r"NotImplementedError: .*": "not implemented by Keras's TensorFlow backend",
+    r"AttributeError: '(float|int|NoneType|str|numpy\.\w+)' object has no attribute '\w+'":
+        "Keras's TensorFlow code read an attribute of a Python value it had not converted",
+    r"TypeError: (bad operand type for unary -: 'list'|can only concatenate list .*)":
+        "Keras's TensorFlow code applied arithmetic to an unconverted list",
+    r"UnboundLocalError: .*": "a bug in Keras's TensorFlow code",
+    r".*Requires start <= limit when delta > 0.*|.*Requires start >= limit when delta < 0.*":
+        "TensorFlow's range refuses an empty range (NumPy and JAX give an empty one)",
+    r"TypeError: Expected bool for argument '\w+' not .*":
+        "TensorFlow wants a Python bool; minikeras takes 0 and 1 as flags too, as NumPy",
+    r"InvalidArgumentError: .*(__wrapped__BroadcastTo|__wrapped__Fill).*":
+        "TensorFlow wants the shape as a vector and sizes >= 0 (NumPy takes an int, a negative k of eye...)",
+    r"InvalidArgumentError: .*Value for attr 'num_split' of 0 must be at least minimum 1.*":
+        "TensorFlow cannot split into one piece by an empty list of split points (NumPy can)",
+    r"InvalidArgumentError: .*__wrapped__MatrixDiagPartV3.*":
+        "TensorFlow refuses a diagonal offset past the matrix (NumPy gives an empty diagonal)",
+    r"InvalidArgumentError: .*Input is not invertible.*": "TensorFlow's inverse refuses what NumPy gives NaN for",
+    r"ValueError: `features.dtype` must be a floating point tensor.*":
+        "TensorFlow's gelu refuses ints (Keras's other backends compute them in float)",
+    r"InvalidArgumentError: .*In\[0\] (ndims|mismatch).*": "Keras's TensorFlow corrcoef of a 1-D input",
+}
+
+# Calls where Keras's refusal is about the *kind* of a valid value, not the value:
+# a NumPy integer where its code wants a Python int (NumPy's own functions take both).
+KERAS_TYPE_STRICTNESS = {
+    r"[\w.]+\(\w+=int64\(1\)\)": "Keras's TensorFlow code refuses a NumPy integer where it takes a Python int",
+    r"geomspace\(axis=.*\)": "Keras's TensorFlow geomspace fails to broadcast its endpoints along axis > 0",
+    r"image\.gaussian_blur\((kernel_size|sigma)=.*\)":
+        "Keras's TensorFlow gaussian_blur indexes a scalar kernel_size or sigma as a pair",
+    r"clip\(x_(min|max)=None\)": "minikeras takes None as no bound, as NumPy",
 }
 
 FAILURES = ("leak", "wrong", "refused")
@@ -165,7 +194,14 @@ _NUMERIC_DTYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
                    "bfloat16", "float32", "float64", "complex64", "complex128"}
 
 
-def classify(case, recorded, parameters):
+def _base_call_fails(op, base_answer):
+    """Why every refusal of ``op`` is no rule of Keras's: its working call fails too (argpartition)."""
+    if base_answer is not None and "raises" in base_answer:
+        return f"Keras's TensorFlow {op} fails even on its base call ({base_answer['raises']})"
+    return None
+
+
+def classify(case, recorded, parameters, answers_of_base=None):
     """``(outcome, detail, site)`` of one replayed ``case`` (as ``keras_reference_cases.cases()`` yields)."""
     import minikeras as mk
     from fuzz_cases import raw_site
@@ -188,7 +224,8 @@ def classify(case, recorded, parameters):
     if "timeout" in recorded or recorded.get("raises") in ("NotImplementedError", "WorkerDied"):
         return "ok", "no Keras answer", None
     if "raises" in recorded:
-        why = _matches(KERAS_TF_LIMITS, f"{recorded['raises']}: {recorded['message']}")
+        why = _matches(KERAS_TF_LIMITS, f"{recorded['raises']}: {recorded['message']}") or \
+            _matches(KERAS_TYPE_STRICTNESS, label) or _base_call_fails(op, answers_of_base)
         if why:
             return "ok", why, None
         return "wrong", f"Keras raises {recorded['raises']}: {recorded['message'][:100]}", None
@@ -209,7 +246,7 @@ def run(ops=None, answers=None):
         if recorded is None:
             results.append((label, "missing", "no recorded Keras answer (rerun make_keras_reference.py)", None))
             continue
-        results.append((label, *classify(case, recorded, signatures[op])))
+        results.append((label, *classify(case, recorded, signatures[op], answers.get(f"{op}()"))))
     return results
 
 

@@ -132,10 +132,9 @@ def array_split(x, indices_or_sections, axis=0):
         sizes = [base + 1] * extra + [base] * (sections - extra)
         boundaries = list(numpy.cumsum(sizes)[:-1])
     else:
-        boundaries = list(indices_or_sections) if isinstance(indices_or_sections, (list, tuple)) else None
-        if boundaries is None or not all(is_int(b) for b in boundaries):
-            raise TypeError(f"array_split: indices_or_sections must be an int or a list of ints, received "
-                            f"{type(indices_or_sections).__name__} {indices_or_sections!r}.")
+        # Keras takes a number of sections only (its TypeError for a list of split points)
+        raise TypeError(f"array_split: indices_or_sections must be an int (the number of sections), received "
+                        f"{type(indices_or_sections).__name__} {indices_or_sections!r}.")
     head = (numpy.s_[:],) * axis
     edges = [0] + [int(b) for b in boundaries] + [x.shape[axis]]
     return [getitem(x, head + (numpy.s_[start:stop],)) for start, stop in zip(edges[:-1], edges[1:])]

@@ -18,6 +18,10 @@ from minikeras.utils.argument_validation import standardize_tuple
 def _patches(op_name, images, size, strides, dilation_rate, padding, data_format, rank):
     sizes = standardize_tuple(op_name, "size", size, rank)
     strides = sizes if strides is None else standardize_tuple(op_name, "strides", strides, rank)
+    dilations = standardize_tuple(op_name, "dilation_rate", dilation_rate, rank)
+    if max(strides) > 1 and max(dilations) > 1:  # Keras refuses them together
+        raise ValueError(f"{op_name}: strides > 1 are not supported together with dilation_rate > 1, received "
+                         f"strides={strides} and dilation_rate={dilations}.")
     data_format = _data_format(op_name, data_format)
     x = _as_tensor(op_name, operand(op_name, images))
     if x.ndim not in (rank + 1, rank + 2):

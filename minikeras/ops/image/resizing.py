@@ -155,6 +155,8 @@ def resize(images, size, interpolation="bilinear", antialias=False, crop_to_aspe
         raise ValueError(f"resize: argument `size` must be two positive ints (height, width), received size={size!r}.")
     x, restore = images_last("resize", images, data_format)
     height, width = x.shape[1], x.shape[2]
+    if x.size == 0:
+        raise ValueError(f"resize: the images must not be empty, received shape {x.shape}.")
     target_height, target_width = int(size[0]), int(size[1])
     if crop_to_aspect_ratio:
         crop_height, crop_width = _aspect_box(height, width, target_height, target_width, grow=False)
@@ -247,7 +249,7 @@ def _per_axis(name, value, count):
     from minikeras.ops.core import convert_to_numpy
 
     validate_tensor_input("scale_and_translate", value, allow_bool=False, allow_complex=False, allow_sequence=True)
-    host = numpy.asarray(convert_to_numpy(value), dtype="float64").reshape(-1)
+    host = numpy.asarray(convert_to_numpy(value), dtype="float64")
     if host.shape != (count,) or not numpy.isfinite(host).all():
         raise ValueError(f"scale_and_translate: {name} must hold {count} finite numbers (one per spatial axis), "
                          f"received {value!r}.")

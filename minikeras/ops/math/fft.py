@@ -22,6 +22,10 @@ def _pair(op_name, x):
     if not isinstance(x, (tuple, list)) or len(x) != 2:
         raise ValueError(f"{op_name} expects a (real, imag) pair of tensors, received {type(x).__name__}.")
     real, imag = (_as_tensor(op_name, operand(op_name, part)) for part in x)
+    if not is_float_dtype(real.dtype) or not is_float_dtype(imag.dtype) or real.dtype != imag.dtype:
+        # Keras: both parts floats of one dtype (an int part, or float16 with float32, is refused)
+        raise TypeError(f"{op_name} expects real and imag parts of one float dtype, received {real.dtype} and "
+                        f"{imag.dtype}.")
     if real.shape != imag.shape:
         raise ValueError(f"{op_name}: real and imag parts must have the same shape, received {real.shape} and "
                          f"{imag.shape}.")

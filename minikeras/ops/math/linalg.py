@@ -197,7 +197,12 @@ def cholesky(x, upper=False):
         ValueError: a matrix is not positive definite (from the array library).
     """
     upper = validate_flag("cholesky", "upper", upper)
-    lower = Cholesky().apply(_matrix("cholesky", x))
+    x = _matrix("cholesky", x)
+    with x.device.activate():
+        finite = bool(x.device.xp.isfinite(x.data).all())
+    if not finite:  # Keras refuses them (TensorFlow's check of the input)
+        raise ValueError("cholesky: the matrices must hold finite numbers, received NaN or inf.")
+    lower = Cholesky().apply(x)
     return swapaxes(lower, -1, -2) if upper else lower
 
 

@@ -416,8 +416,8 @@ def correlate(x1, x2, mode="valid"):
     """Cross-correlation of two 1-D tensors (``numpy.correlate``; modes valid, same, full)."""
     validate_option("correlate", "mode", mode, ("valid", "same", "full"))
     a, v = _tensor("correlate", x1), _tensor("correlate", x2)
-    if a.ndim != 1 or v.ndim != 1:
-        raise ValueError(f"correlate expects two 1-D tensors, received shapes {a.shape} and {v.shape}.")
+    if a.ndim != 1 or v.ndim != 1 or a.shape[0] == 0 or v.shape[0] == 0:
+        raise ValueError(f"correlate expects two non-empty 1-D tensors, received shapes {a.shape} and {v.shape}.")
     from minikeras.ops.array.padding import pad
 
     n, m = a.shape[0], v.shape[0]

@@ -179,7 +179,7 @@ def adaptive_average_pool(inputs, output_size, data_format=None):
 
 
 def _check_block(op_name, x, block_size):
-    block_size = validate_int(op_name, "block_size", block_size, minimum=1)
+    block_size = validate_int(op_name, "block_size", block_size, minimum=2)  # Keras: at least 2
     if x.ndim != 4:
         raise ValueError(f"{op_name} expects a 4-D image batch, received shape {x.shape}.")
     return block_size
