@@ -67,12 +67,15 @@ def arange(start, stop=None, step=1, dtype=None, device=None):
     """Evenly spaced values in ``[start, stop)`` (int64 for ints, else float32)."""
     if stop is None:
         start, stop = 0, start
+    if dtype is None and all(is_int(v) for v in (start, stop, step)) and not all(
+            -2**31 <= v < 2**31 for v in (start, stop, step)):
+        dtype = "int64"  # past int32's range
     for name, value in (("start", start), ("stop", stop), ("step", step)):
         validate_number("arange", name, value)
     if step == 0:
         raise ValueError(f"arange: step must not be 0, received start={start!r}, stop={stop!r}, step=0.")
     if dtype is None:
-        dtype = "int64" if all(is_int(v) for v in (start, stop, step)) else "float32"
+        dtype = "int32" if all(is_int(v) for v in (start, stop, step)) else "float32"  # Keras's dtypes
     return _make("arange", lambda xp, dt: xp.arange(start, stop, step, dtype=dt), dtype, device)
 
 
@@ -97,6 +100,11 @@ def ones_like(x, dtype=None, device=None):
 
 
 def _like(op_name, x):
-    """``x`` checked, and as an array when it is a plain Python number."""
+    """``x`` checked, and as an array of Keras's dtype when it is a plain Python number
+    (int32, float32, bool, complex64)."""
     validate_tensor_input(op_name, x)
-    return numpy.asarray(x) if not hasattr(x, "shape") else x
+    if hasattr(x, "shape"):
+        return x
+    from minikeras.ops._promotion import result_type
+
+    return numpy.asarray(x, dtype=result_type(x))

@@ -42,7 +42,7 @@ def empty(shape, dtype=None):
 def empty_like(x, dtype=None):
     """An uninitialised tensor like ``x`` (zeros here)."""
     x = operand("empty_like", x)
-    dtype = validate_dtype("empty_like", dtype) if dtype is not None else getattr(x, "dtype", "float32")
+    dtype = validate_dtype("empty_like", dtype) if dtype is not None else result_type(x)
     return zeros(numpy.shape(x) if not hasattr(x, "shape") else x.shape, dtype)
 
 

@@ -51,7 +51,7 @@ REFUSED_ON_PURPOSE = {}
 # Keras's (its JAX backend and NumPy answer): minikeras may answer there, or
 # refuse cleanly. Patterns of ``"ErrorType: message"``, each with why.
 KERAS_TF_LIMITS = {
-    r"\w+: Value for attr '\w+' of \w+ is not in the list of allowed values.*":
+    r".*Value for attr '\w+' of \w+ is not in the list of allowed values.*|.*No OpKernel was registered.*":
         "TensorFlow has no kernel of the op for that dtype (complex, bool, int, float16)",
     r".*cannot compute \w+ as input #\d+\(zero-based\) was expected to be a \w+ tensor but is a \w+ tensor.*":
         "Keras's TensorFlow backend did not promote mixed dtypes before a kernel",
@@ -72,13 +72,29 @@ KERAS_TF_LIMITS = {
         "TensorFlow's range refuses an empty range (NumPy and JAX give an empty one)",
     r"TypeError: Expected bool for argument '\w+' not .*":
         "TensorFlow wants a Python bool; minikeras takes 0 and 1 as flags too, as NumPy",
-    r"InvalidArgumentError: .*(__wrapped__BroadcastTo|__wrapped__Fill).*":
+    r"InvalidArgumentError: .*(__wrapped__BroadcastTo|__wrapped__Fill|__wrapped__ScatterNd).*":
         "TensorFlow wants the shape as a vector and sizes >= 0 (NumPy takes an int, a negative k of eye...)",
     r"InvalidArgumentError: .*Value for attr 'num_split' of 0 must be at least minimum 1.*":
         "TensorFlow cannot split into one piece by an empty list of split points (NumPy can)",
     r"InvalidArgumentError: .*__wrapped__MatrixDiagPartV3.*":
         "TensorFlow refuses a diagonal offset past the matrix (NumPy gives an empty diagonal)",
-    r"InvalidArgumentError: .*Input is not invertible.*": "TensorFlow's inverse refuses what NumPy gives NaN for",
+    r"InvalidArgumentError: .*Input (matrix )?is not invertible.*":
+        "TensorFlow's inverse and solve refuse NaN matrices, which NumPy and JAX give NaN for",
+    r"InvalidArgumentError: .*__wrapped__UnsortedSegment\w+.*":
+        "TensorFlow refuses segment ids past num_segments (Keras's JAX backend drops them, as minikeras)",
+    r"InvalidArgumentError: .*__wrapped__MatrixBandPart.*":
+        "TensorFlow limits tril/triu's k to the matrix (NumPy takes any k)",
+    r"InvalidArgumentError: .*__wrapped__InvertPermutation.*": "Keras's TensorFlow lu_factor is not batched",
+    r"InvalidArgumentError: .*__wrapped__Roll.*shift and axis.*":
+        "TensorFlow wants one shift per axis (NumPy broadcasts a single shift)",
+    r"TypeError: '[<>]=?' not supported between instances of '(list|int)' and '(list|int|float)'":
+        "Keras's TensorFlow code compared an unconverted list",
+    r"ValueError: Invalid dtype: list": "Keras's TensorFlow linspace of an unconverted list",
+    r"ValueError: data type .* not inexact|TypeError: Input `a` must have `float`-like `dtype`.*":
+        "TensorFlow's linear algebra refuses integer matrices (NumPy computes them in float)",
+    r"TypeError: input must be a numeric tensor, but got tensor with dtype <dtype: 'bool'>":
+        "TensorFlow's real/imag refuse bools",
+    r"TypeError: argument of type 'int' is not iterable": "Keras's TensorFlow code iterates an int shape",
     r"ValueError: `features.dtype` must be a floating point tensor.*":
         "TensorFlow's gelu refuses ints (Keras's other backends compute them in float)",
     r"InvalidArgumentError: .*In\[0\] (ndims|mismatch).*": "Keras's TensorFlow corrcoef of a 1-D input",
@@ -92,6 +108,10 @@ KERAS_TYPE_STRICTNESS = {
     r"image\.gaussian_blur\((kernel_size|sigma)=.*\)":
         "Keras's TensorFlow gaussian_blur indexes a scalar kernel_size or sigma as a pair",
     r"clip\(x_(min|max)=None\)": "minikeras takes None as no bound, as NumPy",
+    r"vander\(increasing=[01]\)": "minikeras takes 0 and 1 as flags, as NumPy",
+    r"(vstack|hstack|dstack)\(xs=(python_)?scalars\)": "Keras's TensorFlow stacks do not lift scalars as NumPy",
+    r"searchsorted\(values=(scalar_array|python_float|python_int)\)":
+        "Keras's TensorFlow searchsorted slices a scalar value (NumPy takes one)",
 }
 
 FAILURES = ("leak", "wrong", "refused")
@@ -113,9 +133,17 @@ def _host(value):
 
 
 def _outputs(result):
+    """The output arrays; a Python number (``ops.size``) as Keras's tensor of it (int32, float32)."""
     from make_keras_reference import flatten
 
-    return flatten(result, _host)
+    def host(value):
+        if type(value) is int:
+            return numpy.int32(value) if -2**31 <= value < 2**31 else numpy.int64(value)
+        if type(value) is float:
+            return numpy.float32(value)
+        return _host(value)
+
+    return flatten(result, host)
 
 
 def _close(got, expected, dtype):

@@ -211,13 +211,18 @@ def _triangle_mask(rows, columns, k, lower):
     return grid <= k if lower else grid >= k
 
 
+def _zero_of(x):
+    """The zero of ``x``'s dtype, kept weak (a bool tensor stays bool)."""
+    return False if x.dtype == numpy.bool_ else 0
+
+
 def tril(x, k=0):
     """``x`` with the entries above the ``k``-th diagonal zeroed (last two axes)."""
     x = _tensor("tril", x)
     k = validate_int("tril", "k", k)
     if x.ndim < 2:
         raise ValueError(f"tril expects at least 2 dimensions, received shape {x.shape}.")
-    return where(_triangle_mask(x.shape[-2], x.shape[-1], k, True), x, 0)
+    return where(_triangle_mask(x.shape[-2], x.shape[-1], k, True), x, _zero_of(x))
 
 
 def triu(x, k=0):
@@ -226,7 +231,7 @@ def triu(x, k=0):
     k = validate_int("triu", "k", k)
     if x.ndim < 2:
         raise ValueError(f"triu expects at least 2 dimensions, received shape {x.shape}.")
-    return where(_triangle_mask(x.shape[-2], x.shape[-1], k, False), x, 0)
+    return where(_triangle_mask(x.shape[-2], x.shape[-1], k, False), x, _zero_of(x))
 
 
 def diagonal(x, offset=0, axis1=0, axis2=1):
@@ -268,7 +273,7 @@ def diag(x, k=0):
     mask = numpy.zeros(n * n, dtype=bool)
     source[flat_positions] = positions
     mask[flat_positions] = True
-    return reshape(where(mask, _take_in_range(x, source, 0), 0), (n, n))
+    return reshape(where(mask, _take_in_range(x, source, 0), _zero_of(x)), (n, n))
 
 
 def diagflat(x, k=0):

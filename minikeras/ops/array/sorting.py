@@ -100,9 +100,9 @@ def _take_along_axis(x, indices, axis, checked):
     if indices.dtype.kind not in "iu":
         raise TypeError(f"take_along_axis: indices must be integers, received dtype {indices.dtype}.")
     if axis is None:
+        if indices.ndim != 1:  # Keras: indices must be 1-D with axis=None
+            raise ValueError(f"take_along_axis: indices must be 1-D with axis=None, received shape {indices.shape}.")
         x, axis = flatten(x), 0
-        if indices.ndim != 1:
-            indices = flatten(indices)
     if indices.ndim != x.ndim:
         raise ValueError(f"take_along_axis: indices must have as many dimensions as x ({x.ndim}), "
                          f"received shape {indices.shape}.")
@@ -159,9 +159,7 @@ def sort(x, axis=-1):
     x = _as_tensor("sort", operand("sort", x))
     if axis is None:
         x, axis = flatten(x), 0
-    if x.ndim == 0:
-        return x
-    return Sort(_checked_axis("sort", x, axis)).apply(x)
+    return Sort(_checked_axis("sort", x, axis)).apply(x)  # a 0-d x has no axis -1: refused (NumPy, Keras)
 
 
 def argpartition(x, kth, axis=-1):
@@ -320,7 +318,9 @@ def unique(x, sorted=True, return_index=False, return_inverse=False, return_coun
         if return_index:
             outputs.append(index.astype("int32"))
         if return_inverse:
-            outputs.append(inverse.reshape(-1).astype("int32") if axis is None else inverse.astype("int32"))
+            # x's shape for axis=None (NumPy 2 and Keras), the axis's length otherwise
+            outputs.append(inverse.reshape(x.shape).astype("int32") if axis is None else
+                           inverse.reshape(-1).astype("int32"))
         if return_counts:
             outputs.append(counts.astype("int32"))
     tensors = tuple(Tensor(array, device=x.device) for array in outputs)

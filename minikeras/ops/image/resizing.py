@@ -191,7 +191,9 @@ def _box_arguments(op_name, kind, top, left, bottom, right, target_height, targe
               "target_width": target_width}
     for name, value in values.items():
         if value is not None:
-            validate_int(op_name, names[name], value, minimum=0)
+            validate_int(op_name, names[name], value)
+            if value < 0:
+                raise ValueError(f"{op_name}: {names[name]} must be >= 0. Received: {names[name]}={value}")
     for group in (("top", "bottom", "target_height"), ("left", "right", "target_width")):
         if [values[name] for name in group].count(None) != 1:
             raise ValueError(f"{op_name}: must specify exactly two of " + ", ".join(names[n] for n in group)

@@ -55,7 +55,7 @@ def affine_transform(images, transform, interpolation="bilinear", fill_mode="con
     transform = _host_numbers("affine_transform", "transform", transform)
     if transform.ndim == 1 and x.shape[0] == 1:
         transform = transform[None]
-    if transform.ndim != 2 or transform.shape[1] != 8:
+    if transform.ndim not in (1, 2) or transform.shape[-1] != 8:
         raise ValueError(f"affine_transform: transform must be (8,) or (batch, 8), received shape {transform.shape}.")
     return restore(_affine.affine_transform(x, transform, interpolation, fill_mode, fill_value))
 
@@ -137,7 +137,8 @@ def map_coordinates(inputs, coordinates, order, fill_mode="constant", fill_value
     if x.size == 0:
         raise ValueError(f"map_coordinates: inputs must not be empty, received shape {x.shape}.")
     if not is_option(order, (0, 1)):  # Keras: 0 or 1 (its ValueError for a negative one, NotImplemented above 1)
-        raise ValueError(f"map_coordinates: order must be 0 or 1, received {order!r}.")
+        raise ValueError(f"map_coordinates: order must be 0 or 1 (map_coordinates currently requires order<=1), "
+                         f"received {order!r}.")
     compute_dtype = x.dtype if is_float_dtype(x.dtype) else numpy.dtype("float32")
     if not is_float_dtype(coordinates.dtype):
         coordinates = coordinates.astype(compute_dtype)

@@ -205,8 +205,11 @@ def stft(x, sequence_length, sequence_stride, fft_length, window="hann", center=
                                                                     fft_length, center)
     if x.ndim == 0:
         raise ValueError("stft expects a signal with at least one axis, received a scalar.")
-    if not is_float_dtype(x.dtype):
-        x = x.astype("float32")
+    if x.dtype not in (numpy.float32, numpy.float64):
+        raise TypeError(f"stft expects a float32 or float64 signal (as Keras), received dtype {x.dtype}.")
+    if center and x.shape[-1] <= fft_length // 2:
+        raise ValueError(f"stft: with center=True the signal ({x.shape[-1]} samples) must be longer than "
+                         f"fft_length // 2 ({fft_length // 2}), the reflection padding.")
     if center:
         widths = [(0, 0)] * (x.ndim - 1) + [(fft_length // 2, fft_length // 2)]
         x = pad(x, widths, mode="reflect")

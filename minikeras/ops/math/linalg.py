@@ -211,7 +211,10 @@ def cholesky_inverse(x, upper=False):
     from minikeras.ops.math.matmul import matmul
 
     upper = validate_flag("cholesky_inverse", "upper", upper)
+    from minikeras.ops.array.arranging import tril, triu
+
     factor = _matrix("cholesky_inverse", x)
+    factor = triu(factor) if upper else tril(factor)  # only its triangle is read, as Keras's triangular solve
     inverse_factor = inv(factor)
     if upper:
         return matmul(inverse_factor, swapaxes(inverse_factor, -1, -2))
@@ -273,6 +276,8 @@ def eig(x):
         raise ValueError("eig: the matrices must hold finite numbers, received NaN or inf (the eigen decomposition "
                          "does not converge).")
     values, vectors = numpy.linalg.eig(host.astype("float32") if host.dtype == numpy.float16 else host)
+    complex_dtype = "complex128" if host.dtype in (numpy.float64, numpy.complex128) else "complex64"
+    values, vectors = values.astype(complex_dtype), vectors.astype(complex_dtype)  # always complex, as Keras
     return Tensor(values, device=x.device), Tensor(vectors, device=x.device)
 
 
@@ -337,7 +342,7 @@ def lstsq(a, b, rcond=None):
     """The least-squares solution ``x`` of ``a @ x = b``; no gradient."""
     a = _matrix("lstsq", a, square=False)
     b = _as_tensor("lstsq", operand("lstsq", b), allow_bool=False)
-    if a.ndim != 2 or b.ndim not in (1, 2) or b.shape[0] != a.shape[0]:
+    if a.ndim != 2 or b.ndim not in (1, 2) or b.shape[0] != a.shape[0] or a.size == 0:
         raise ValueError(f"lstsq expects a matrix a (m, n) and b of shape (m,) or (m, k), received {a.shape} and "
                          f"{b.shape}.")
     if rcond is not None:
@@ -405,6 +410,9 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002  (keras.ops name
         x = x.astype("float32")
     if axis is None:
         axes = tuple(range(x.ndim))
+        if x.ndim not in (1, 2):  # Keras: axis=None means a vector or a matrix norm
+            raise ValueError(f"norm: with axis=None the input must be 1-D or 2-D (a vector or a matrix), received "
+                             f"shape {x.shape}; pass axis to take norms of higher-rank tensors.")
         if ord is not None and x.ndim not in (1, 2):
             raise ValueError(f"norm: ord={ord!r} needs a 1-D or 2-D input when axis is None, received shape "
                              f"{x.shape}.")

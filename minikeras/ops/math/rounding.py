@@ -151,7 +151,7 @@ def ldexp(x1, x2):
 
     check_broadcast("ldexp", x1, x2)
     kind = getattr(x2, "dtype", numpy.asarray(x2).dtype).kind
-    if kind not in "iub":
+    if kind not in "iu":  # (Keras refuses a bool exponent too)
         raise TypeError(f"ldexp: x2 must be integer, received dtype {getattr(x2, 'dtype', type(x2).__name__)}.")
     dtype = binary_dtype(x1, 1.0, floats=True)
     x1 = _as_tensor("ldexp", x1)
