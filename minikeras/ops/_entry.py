@@ -37,7 +37,7 @@ REAL_ONLY = frozenset("""
     binary_crossentropy bitwise_and bitwise_invert bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift
     bitwise_xor categorical_crossentropy cbrt cdist ceil celu cholesky clip conv conv_transpose cross depthwise_conv
     digitize dot_product_attention elu erf erfc erfinv fabs floor floor_divide fmax fmin fmod gcd gelu greater
-    greater_equal hard_sigmoid hard_silu hard_swish hard_tanh heaviside histogram hypot isfinite isin isinf isnan
+    greater_equal in_top_k hard_sigmoid hard_silu hard_swish hard_tanh heaviside histogram hypot isfinite isin isinf isnan
     lcm ldexp leaky_relu left_shift less less_equal log_sigmoid log_softmax logaddexp logaddexp2 logsumexp lstsq
     matrix_rank max max_pool maximum median min minimum mod nan_to_num nanargmax nanargmin nancumprod nancumsum
     nanmax nanmedian nanmin nanpercentile nanquantile nanstd nanvar nextafter normalize percentile pinv polar ptp

@@ -140,6 +140,13 @@ def as_tensor(op_name, value, allow_bool=True, allow_complex=True):
     return value if isinstance(value, Tensor) else Tensor(value)
 
 
+def _scalar_of(value, kinds):
+    """A 0-d NumPy array of one of ``kinds`` as its scalar (NumPy takes ``array(3)`` as the number 3)."""
+    if isinstance(value, numpy.ndarray) and value.ndim == 0 and value.dtype.kind in kinds:
+        return value[()]
+    return value
+
+
 def validate_int(op_name, name, value, minimum=None, maximum=None):
     """``value`` as an int in ``[minimum, maximum]``; floats and bools refused.
 
@@ -147,6 +154,7 @@ def validate_int(op_name, name, value, minimum=None, maximum=None):
         TypeError: not an int.
         ValueError: out of range.
     """
+    value = _scalar_of(value, "iu")
     if not is_int(value):
         raise TypeError(f"{op_name}: {name} must be an int, received {type(value).__name__} {_describe(value)}.")
     if minimum is not None and value < minimum:
@@ -288,6 +296,7 @@ def validate_number(op_name, name, value, minimum=None, maximum=None, finite=Tru
     """
     if value is None and allow_none:
         return None
+    value = _scalar_of(value, "iuf")
     real = isinstance(value, (numbers.Real, numpy.floating, numpy.integer)) and not isinstance(value, (bool, numpy.bool_))
     if not real:
         raise TypeError(f"{op_name}: {name} must be a number, received {type(value).__name__} {_describe(value)}.")

@@ -81,7 +81,8 @@ def model_arguments(tally):
 def keras_referenced(tally):
     # A refusal of input Keras takes counts with the silent answers: both are answers Keras does not give.
     outcomes = {"ok": "ok", "clean": "clean", "strict": "clean", "leak": "leak", "wrong": "wrong",
-                "refused": "wrong", "missing": "wrong"}
+                "refused": "wrong", "missing": "wrong", "pending": "wrong", "pending_refusal": "clean",
+                "fixed": "wrong"}
     for label, outcome, detail, site in keras_reference.run():
         tally.add(label, outcomes[outcome], detail, site)
 

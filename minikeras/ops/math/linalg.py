@@ -299,7 +299,8 @@ def qr(x, mode="reduced"):
     x = _matrix("qr", x, square=False).detach()
     with x.device.activate():
         q, r = x.device.xp.linalg.qr(_at_least_float32(x.data), mode=mode)
-    return Tensor(q.astype(x.dtype), device=x.device), Tensor(r.astype(x.dtype), device=x.device)
+        q, r = q.astype(x.dtype), r.astype(x.dtype)
+    return Tensor(q, device=x.device), Tensor(r, device=x.device)
 
 
 class SingularValues(Function):
@@ -327,7 +328,8 @@ def svd(x, full_matrices=True, compute_uv=True):
         full = validate_flag("svd", "full_matrices", full_matrices)
         u, s, vt = _nan_where_not_finite(x.device.xp, x.data, lambda a: x.device.xp.linalg.svd(
             _at_least_float32(a), full_matrices=full))
-    return tuple(Tensor(part.astype(x.dtype), device=x.device) for part in (u, s, vt))
+        parts = [part.astype(x.dtype) if x.dtype == numpy.float16 else part for part in (u, s, vt)]
+    return tuple(Tensor(part, device=x.device) for part in parts)
 
 
 def pinv(x, rcond=None):

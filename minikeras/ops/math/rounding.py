@@ -122,8 +122,8 @@ def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
 
     The gradient passes where ``x`` was finite and is 0 at replaced entries.
     """
-    for name, value in (("nan", nan), ("posinf", posinf), ("neginf", neginf)):
-        validate_number("nan_to_num", name, value, finite=False, allow_none=name != "nan")
+    nan, posinf, neginf = (validate_number("nan_to_num", name, value, finite=False, allow_none=name != "nan")
+                           for name, value in (("nan", nan), ("posinf", posinf), ("neginf", neginf)))
     return NanToNum(nan, posinf, neginf).apply(_as_tensor("nan_to_num", operand("nan_to_num", x)))
 
 
