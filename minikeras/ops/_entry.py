@@ -44,7 +44,7 @@ REAL_ONLY = frozenset("""
     quantile relu relu6 right_shift round saturate_cast searchsorted segment_max segment_min selu separable_conv
     signbit softmax softplus softsign solve solve_triangular sort sparse_sigmoid sparsemax stft top_k trunc unique
     unravel_index affine_transform elastic_transform extract_patches extract_patches_3d gaussian_blur hsv_to_rgb
-    resize rgb_to_hsv sobel_edges
+    resize rgb_to_hsv sobel_edges corrcoef map_coordinates rgb_to_grayscale slogdet
 """.split())
 
 

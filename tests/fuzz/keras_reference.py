@@ -69,11 +69,36 @@ REFUSED_ON_PURPOSE = {
 # Label patterns -> why minikeras's answer differs from Keras's TensorFlow backend on purpose
 # (NumPy's answer, or a documented choice); each was checked by hand.
 DIFFERS_ON_PURPOSE = {
-    r"(max_pool|adaptive_max_pool|segment_max|segment_min|argmax|argmin|argsort|sort|searchsorted)"
+    r"(max_pool|adaptive_max_pool|segment_max|segment_min|argmax|argmin|argsort|sort|searchsorted|unique|angle)"
     r"\(\w+=(one_nan|all_nan)\)":
         "NaN: TensorFlow's max-pool, segment and arg kernels skip it (-FLT_MAX for an all-NaN window) and its sort "
         "puts it first; minikeras gives NumPy's answer (NaN propagates, sorts last)",
     r"heaviside\(x1=(one_nan|all_nan)\)": "heaviside(NaN) is NaN (NumPy); TensorFlow gives -1",
+    r"floor_divide\(.*\)": "floor_divide is NumPy's exact floor (Python's //): 2 // 0.0434782617 is 45; TensorFlow "
+                            "floors the rounded float32 quotient (46)",
+    r"(isclose|nextafter|nancumsum|nancumprod)\(\w+=inf\)":
+        "infinities as NumPy (isclose(1, inf) is False, nancumsum keeps inf); TensorFlow clamps or compares them "
+        "as numbers",
+    r"(linspace|logspace|geomspace)\((start|stop)=(one_nan|all_nan|inf)\)":
+        "a NaN or inf endpoint makes its whole lane NaN (start + i * step); TensorFlow's formula leaves some "
+        "entries finite",
+    r"in_top_k\((predictions=inf|k=1000000000000)\)":
+        "k at least the number of classes puts every target in the top k, and an inf score ranks first (NumPy's "
+        "order); TensorFlow answers False for both",
+    r"(tril\(k=-1000000000000\)|triu\(k=1000000000000\))":
+        "a diagonal past the matrix zeroes it all (NumPy); Keras's TensorFlow code turns the huge k into 'keep all'",
+    r"top_k\(sorted=False\)": "with sorted=False the order of the top k is the implementation's (the values match)",
+    r"where\(condition=complex64\)": "a complex condition is true where it is nonzero (NumPy); TensorFlow reads its "
+                                      "real part",
+    r"vdot\(x1=complex64\)": "vdot conjugates its first operand (NumPy's definition); Keras's TensorFlow does not",
+    r"(correlate\(x[12]=complex64\)|eigh\(x=complex64\)|view_as_complex\(x=float64\)|trapezoid\(dx=\(1\+2j\)\))":
+        "complex dtypes as NumPy (a complex correlation stays complex, a Hermitian matrix has real eigenvalues, "
+        "float64 pairs make complex128); Keras's TensorFlow backend drops or adds an imaginary part",
+    r"argpartition\(.*\)": "Keras's TensorFlow argpartition is broken (its base call fails; other calls give indices "
+                            "that are no permutation)",
+    r"arange\(step=-1000000000000\)": "a step away from stop gives NumPy's empty range",
+    r"vstack\(xs=empty_arrays\)": "vstack of two empty vectors is NumPy's (2, 0)",
+    r"get_item\(x=list\)": "a list is made a tensor first (Keras's TensorFlow code indexes the Python list)",
     r"softmax\(x=(one_nan|inf)\)": "a NaN or inf logit makes its row NaN (NumPy's arithmetic); TensorFlow zeroes the rest",
     r"roll\(shift=-?1000000000000\)": "TensorFlow takes the shift as an int32 (10**12 wraps); minikeras rolls by it",
     r"rot90\(k=2\)": "Keras's TensorFlow rot90 of a 3-D tensor by 180 degrees picks the wrong slices (NumPy's here)",

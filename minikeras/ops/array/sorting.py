@@ -120,7 +120,7 @@ def argsort(x, axis=-1):
     if axis is None:
         x, axis = flatten(x), 0
     if x.ndim == 0:
-        return call_without_gradient("argsort", lambda xp, a: xp.zeros((), "int32"), x)
+        return call_without_gradient("argsort", lambda xp, a: xp.zeros((1,), "int32"), x)  # NumPy's [0]
     axis = _checked_axis("argsort", x, axis)
     return call_without_gradient("argsort", lambda xp, a: xp.argsort(a, axis=axis).astype("int32"), x,
                                  half_in_float32=True)

@@ -408,6 +408,10 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002  (keras.ops name
     if not (ord is None or real_order or is_option(ord, ("fro", "nuc"))):
         raise ValueError(f"norm: ord must be None, a number, 'fro' or 'nuc', received {ord!r:.60}.")
     x = _as_tensor("norm", operand("norm", x))
+    if x.dtype.kind == "c":  # the norms of complex entries are those of their moduli (real, as NumPy's)
+        if ord in (2, -2, "nuc") and (axis is None and x.ndim == 2 or isinstance(axis, (tuple, list))):
+            raise TypeError("norm: the spectral and nuclear norms of complex matrices are not supported.")
+        x = _abs(x)
     if not is_float_dtype(x.dtype) and x.dtype.kind != "c":
         x = x.astype("float32")
     if axis is None:

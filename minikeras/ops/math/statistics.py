@@ -396,7 +396,7 @@ def bincount(x, weights=None, minlength=0, sparse=False):
 def trapezoid(y, x=None, dx=1.0, axis=-1):
     """Integral of ``y`` along ``axis`` by the trapezoidal rule (samples at ``x``, or spaced ``dx``)."""
     y = _tensor("trapezoid", y)
-    if not is_float_dtype(y.dtype):
+    if not is_float_dtype(y.dtype) and y.dtype.kind != "c":  # (complex samples integrate as they are)
         y = y.astype("float32")
     axis = validate_axis("trapezoid", axis, y.ndim)
     head = (slice(None),) * axis
