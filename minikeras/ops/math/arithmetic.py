@@ -134,7 +134,7 @@ def negative(x):
     """Elementwise ``-x`` (bools refused: negation has no boolean meaning)."""
     validate_tensor_input("negative", x, allow_bool=False)
     if type(x) is int and -2**31 <= x < 2**31:
-        x = numpy.int32(x)  # a Python int is int32, as in Keras
+        x = Tensor(numpy.asarray(x, dtype="int32"))  # a Python int is int32, as in Keras
     return Neg().apply(x)
 
 

@@ -234,9 +234,11 @@ def nansum(x, axis=None, keepdims=False):
 
 
 def nanprod(x, axis=None, keepdims=False):
-    """Product ignoring NaNs."""
+    """Product ignoring NaNs (Keras's dtype: int32 stays int32, as ``ops.prod``)."""
+    from minikeras.ops.keras_signatures import prod as keras_prod
+
     x, _ = _without_nan("nanprod", x, 1)
-    return prod(x, axis, keepdims)
+    return keras_prod(x, axis, keepdims)
 
 
 def nanmean(x, axis=None, keepdims=False):
