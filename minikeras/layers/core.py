@@ -21,6 +21,7 @@ from minikeras.layers.input_spec import InputSpec
 from minikeras.layers.kernel_arguments import set_weight_arguments, weight_arguments_config
 from minikeras.layers.lora import LoraMixin
 from minikeras.losses.logits import attach_logits
+from minikeras.utils.argument_validation import is_int
 
 __all__ = ["Dense", "Activation", "Flatten", "Reshape", "Permute", "RepeatVector", "Lambda"]
 
@@ -241,12 +242,12 @@ class Reshape(Layer):
 
     def __init__(self, target_shape, **kwargs):
         super().__init__(**kwargs)
-        if isinstance(target_shape, int):
-            target_shape = (target_shape,)
-        try:
-            target_shape = tuple(int(size) for size in target_shape)
-        except (TypeError, ValueError):
-            raise ValueError(f"Reshape: target_shape must be a tuple of ints, received {target_shape!r}.") from None
+        # A tuple or list of ints, as Keras (which refuses a bare int such as -1 with a TypeError);
+        # a float size is refused, not truncated.
+        if not isinstance(target_shape, (tuple, list)) or not all(is_int(size) for size in target_shape):
+            raise TypeError(f"Reshape: target_shape must be a tuple of ints such as (-1,) or (4, 3), received "
+                            f"{type(target_shape).__name__} {target_shape!r}.")
+        target_shape = tuple(int(size) for size in target_shape)
         if sum(size == -1 for size in target_shape) > 1 or any(size == 0 or size < -1 for size in target_shape):
             raise ValueError(
                 f"Reshape: target_shape must hold positive sizes and at most one -1, received {target_shape}."

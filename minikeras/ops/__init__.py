@@ -75,5 +75,6 @@ from minikeras.ops import _entry
 
 # Last of all, when every op exists: each public op names itself in the argument errors under it.
 _entry.wrap_public_ops(_sys.modules[__name__])
+_entry.wrap_public_ops(image)  # keras.ops.image's functions, which are not ops.* names
 _keras_namespace.bind()
 _tensor_methods.install()

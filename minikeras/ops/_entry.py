@@ -18,6 +18,7 @@ array of ``10**12`` entries, beyond the ``Function`` whose errors
 :class:`~minikeras.errors.ResourceExhaustedError` naming the op.
 """
 import functools
+import itertools
 import sys
 import types
 
@@ -26,12 +27,44 @@ from minikeras.utils.argument_validation import raised_by_library_check
 
 _RELABELED = (ValueError, TypeError, IndexError)
 
+# Ops of real numbers only: Keras 3 refuses complex operands to them (orderings,
+# roundings, integer and window ops, the statistics built on sorting, the nn and
+# image ops), and NumPy has no complex kernel for many (``ceil``, ``hypot``,
+# ``cbrt``). Their complex arguments are refused on entry, with the library's
+# TypeError, instead of failing deep inside or ordering complex numbers.
+REAL_ONLY = frozenset("""
+    adaptive_average_pool adaptive_max_pool amax amin arctan2 argmax argmin argpartition argsort average_pool
+    binary_crossentropy bitwise_and bitwise_invert bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift
+    bitwise_xor categorical_crossentropy cbrt cdist ceil celu cholesky clip conv conv_transpose cross depthwise_conv
+    digitize dot_product_attention elu erf erfc erfinv fabs floor floor_divide fmax fmin fmod gcd gelu greater
+    greater_equal in_top_k hard_sigmoid hard_silu hard_swish hard_tanh heaviside histogram hypot isfinite isin isinf isnan
+    lcm ldexp leaky_relu left_shift less less_equal log_sigmoid log_softmax logaddexp logaddexp2 logsumexp lstsq
+    matrix_rank max max_pool maximum median min minimum mod nan_to_num nanargmax nanargmin nancumprod nancumsum
+    nanmax nanmedian nanmin nanpercentile nanquantile nanstd nanvar nextafter normalize percentile pinv polar ptp
+    quantile relu relu6 right_shift round saturate_cast searchsorted segment_max segment_min selu separable_conv
+    signbit softmax softplus softsign solve solve_triangular sort sparse_sigmoid sparsemax stft top_k trunc unique
+    unravel_index affine_transform elastic_transform extract_patches extract_patches_3d gaussian_blur hsv_to_rgb
+    resize rgb_to_hsv sobel_edges corrcoef map_coordinates rgb_to_grayscale slogdet
+""".split())
+
+
+def _refuse_complex(name, args, kwargs):
+    for value in itertools.chain(args, kwargs.values()):
+        dtype = getattr(value, "dtype", None)
+        if isinstance(value, complex) or (dtype is not None and getattr(dtype, "kind", None) == "c"):
+            raise TypeError(f"{name} does not support complex inputs, received "
+                            f"{'a complex number' if dtype is None else f'dtype {dtype}'}.")
+
 
 def names_its_errors(name, function):
     """``function`` with its library argument errors prefixed by ``name`` (see the module docstring)."""
 
+    real_only = name in REAL_ONLY
+
     @functools.wraps(function)
     def op(*args, **kwargs):
+        if real_only:
+            _refuse_complex(name, args, kwargs)
         try:
             return function(*args, **kwargs)
         except MemoryError as error:

@@ -21,7 +21,7 @@ from minikeras.backend.dtypes import finfo, is_float_dtype
 from minikeras.device import to_host
 from minikeras.ops.math._elementwise import call_without_gradient, operand
 from minikeras.ops.math._operands import _as_tensor
-from minikeras.utils.argument_validation import check_dtype, is_int, validate_dtype
+from minikeras.utils.argument_validation import check_dtype, is_int, validate_dtype, validate_tensor_input
 
 
 def convert_to_numpy(x):
@@ -49,11 +49,13 @@ def dtype(x):
 
 def ndim(x):
     """The number of dimensions of ``x``."""
+    validate_tensor_input("ndim", x, allow_sequence=True)
     return len(x.shape) if hasattr(x, "shape") else numpy.ndim(x)
 
 
 def size(x):
     """The number of elements of ``x`` (a Python int)."""
+    validate_tensor_input("size", x, allow_sequence=True)
     shape = x.shape if hasattr(x, "shape") else numpy.shape(x)
     return int(numpy.prod(shape, dtype=numpy.int64))
 

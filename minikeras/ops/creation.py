@@ -47,19 +47,35 @@ def full(shape, fill_value, dtype="float32", device=None, requires_grad=False):
         raise ValueError(f"full: fill_value must be a single number, received shape {tuple(fill_value.shape)}.")
     if hasattr(fill_value, "item"):
         fill_value = fill_value.item()
+    _check_fill("full", fill_value, "float32" if dtype is None else dtype)
     return _make("full", lambda xp, dt: xp.full(shape, fill_value, dtype=dt), dtype, device, requires_grad)
+
+
+def _check_fill(op_name, fill_value, dtype):
+    """Refuse a fill value the dtype cannot hold at all (Keras refuses them too):
+    a complex number in a real dtype (NumPy would drop its imaginary part), a
+    NaN or an infinity in an integer one (NumPy raises deep inside)."""
+    dtype = validate_dtype(op_name, dtype)
+    if isinstance(fill_value, complex) and dtype.kind != "c":
+        raise TypeError(f"{op_name}: fill_value {fill_value!r} is complex but the dtype is {dtype}; pass a complex "
+                        f"dtype such as 'complex64' to keep its imaginary part.")
+    if dtype.kind in "biu" and isinstance(fill_value, float) and not numpy.isfinite(fill_value):
+        raise ValueError(f"{op_name}: fill_value {fill_value!r} cannot be held by dtype {dtype}.")
 
 
 def arange(start, stop=None, step=1, dtype=None, device=None):
     """Evenly spaced values in ``[start, stop)`` (int64 for ints, else float32)."""
     if stop is None:
         start, stop = 0, start
+    if dtype is None and all(is_int(v) for v in (start, stop, step)) and not all(
+            -2**31 <= v < 2**31 for v in (start, stop, step)):
+        dtype = "int64"  # past int32's range
     for name, value in (("start", start), ("stop", stop), ("step", step)):
         validate_number("arange", name, value)
     if step == 0:
         raise ValueError(f"arange: step must not be 0, received start={start!r}, stop={stop!r}, step=0.")
     if dtype is None:
-        dtype = "int64" if all(is_int(v) for v in (start, stop, step)) else "float32"
+        dtype = "int32" if all(is_int(v) for v in (start, stop, step)) else "float32"  # Keras's dtypes
     return _make("arange", lambda xp, dt: xp.arange(start, stop, step, dtype=dt), dtype, device)
 
 
@@ -84,6 +100,11 @@ def ones_like(x, dtype=None, device=None):
 
 
 def _like(op_name, x):
-    """``x`` checked, and as an array when it is a plain Python number."""
+    """``x`` checked, and as an array of Keras's dtype when it is a plain Python number
+    (int32, float32, bool, complex64)."""
     validate_tensor_input(op_name, x)
-    return numpy.asarray(x) if not hasattr(x, "shape") else x
+    if hasattr(x, "shape"):
+        return x
+    from minikeras.ops._promotion import result_type
+
+    return numpy.asarray(x, dtype=result_type(x))

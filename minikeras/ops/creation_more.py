@@ -20,7 +20,8 @@ from minikeras.ops._promotion import result_type
 from minikeras.ops.array.reshaping import expand_dims, moveaxis
 from minikeras.ops.creation import _make, full, zeros
 from minikeras.ops.math._elementwise import operand
-from minikeras.utils.argument_validation import validate_dtype, validate_flag, validate_int, validate_number, validate_shape, validate_tensor_input
+from minikeras.utils.argument_validation import (validate_axis, validate_dtype, validate_flag, validate_int,
+                                                 validate_number, validate_shape, validate_tensor_input)
 
 
 def array(x, dtype=None):
@@ -41,15 +42,17 @@ def empty(shape, dtype=None):
 def empty_like(x, dtype=None):
     """An uninitialised tensor like ``x`` (zeros here)."""
     x = operand("empty_like", x)
-    dtype = validate_dtype("empty_like", dtype) if dtype is not None else getattr(x, "dtype", "float32")
+    dtype = validate_dtype("empty_like", dtype) if dtype is not None else result_type(x)
     return zeros(numpy.shape(x) if not hasattr(x, "shape") else x.shape, dtype)
 
 
 def full_like(x, fill_value, dtype=None):
-    """A tensor like ``x`` filled with ``fill_value``."""
+    """A tensor like ``x`` (its shape, and its dtype unless ``dtype`` is given)
+    filled with ``fill_value`` cast to that dtype: ``full_like(0, 1.5)`` is
+    the int32 1, as in Keras (a Python int is int32, a float float32)."""
     x = operand("full_like", x)
     shape = numpy.shape(x) if not hasattr(x, "shape") else x.shape
-    dtype = validate_dtype("full_like", dtype) if dtype is not None else getattr(x, "dtype", "float32")
+    dtype = validate_dtype("full_like", dtype) if dtype is not None else result_type(x)
     return full(shape, fill_value, dtype)
 
 
@@ -80,6 +83,13 @@ def _endpoints(op_name, start, stop):
     return checked
 
 
+def _check_axis(op_name, axis, start, stop):
+    """``axis`` of the result (one more axis than the endpoints), checked as Keras's does."""
+    ndim = max(numpy.ndim(start), numpy.ndim(stop)) if not isinstance(start, Tensor) and not isinstance(
+        stop, Tensor) else max(getattr(start, "ndim", 0), getattr(stop, "ndim", 0))
+    return validate_axis(op_name, axis, ndim + 1)
+
+
 def _endpoint(op_name, value, dtype):
     value = operand(op_name, value)
     if not isinstance(value, Tensor):
@@ -98,6 +108,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     retstep = validate_flag("linspace", "retstep", retstep)
     dtype = validate_dtype("linspace", dtype) if dtype is not None else None
     start, stop = _endpoints("linspace", start, stop)
+    axis = _check_axis("linspace", axis, start, stop)
     compute = dtype if dtype is not None else result_type(start, stop, 1.0)
     if not is_float_dtype(compute):
         compute = numpy.dtype("float64") if dtype is not None else numpy.dtype("float32")
@@ -124,6 +135,7 @@ def logspace(start, stop, num=50, endpoint=True, base=10, dtype=None, axis=0):
     validate_number("logspace", "base", base)
     dtype = validate_dtype("logspace", dtype) if dtype is not None else None
     start, stop = _endpoints("logspace", start, stop)
+    axis = _check_axis("logspace", axis, start, stop)
     exponents = linspace(start, stop, num, validate_flag("logspace", "endpoint", endpoint), dtype=None, axis=axis)
     values = float(base) ** exponents
     return values.astype(dtype) if dtype is not None else values
@@ -142,26 +154,30 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     endpoint = validate_flag("geomspace", "endpoint", endpoint)
     dtype = validate_dtype("geomspace", dtype) if dtype is not None else None
     start, stop = _endpoints("geomspace", start, stop)
+    axis = _check_axis("geomspace", axis, start, stop)
     compute = dtype if dtype is not None and is_float_dtype(dtype) else result_type(start, stop, 1.0)
     start_t, stop_t = _endpoint("geomspace", start, compute), _endpoint("geomspace", stop, compute)
     if bool((start_t.numpy() == 0).any()) or bool((stop_t.numpy() == 0).any()):
         raise ValueError("geomspace: the endpoints must not be 0.")
-    values = sign(start_t) * exp(linspace(log(_abs(start_t)), log(_abs(stop_t)), num, endpoint, axis=axis))
+    # Built along axis 0 (where the endpoints broadcast), moved to ``axis`` at the end.
+    values = sign(start_t) * exp(linspace(log(_abs(start_t)), log(_abs(stop_t)), num, endpoint))
     if num and endpoint:
         from minikeras.ops.array.joining import concatenate
         from minikeras.ops.array.indexing import getitem
 
-        moved = moveaxis(values, axis, 0) if values.ndim > 1 else values
-        first = expand_dims(start_t + getitem(moved, 0) * 0, 0)
-        middle = [getitem(moved, slice(1, -1))] if num > 2 else []
-        last = [expand_dims(stop_t + getitem(moved, -1) * 0, 0)] if num > 1 else []
-        moved = concatenate([first] + middle + last, 0)
-        values = moveaxis(moved, 0, axis) if values.ndim > 1 else moved
+        first = expand_dims(start_t + getitem(values, 0) * 0, 0)  # the endpoints exactly
+        middle = [getitem(values, slice(1, -1))] if num > 2 else []
+        last = [expand_dims(stop_t + getitem(values, -1) * 0, 0)] if num > 1 else []
+        values = concatenate([first] + middle + last, 0)
+    if values.ndim > 1:
+        values = moveaxis(values, 0, axis)
     return values.astype(dtype) if dtype is not None else values
 
 
 def _window(op_name, x, build):
-    length = validate_int(op_name, "x", x.item() if hasattr(x, "item") else x, minimum=0)
+    if getattr(x, "ndim", None) == 0 and getattr(x, "dtype", None) is not None and x.dtype.kind in "iu":
+        x = int(x.item())  # a 0-d integer array is a length; a longer array is none (Keras: an int)
+    length = validate_int(op_name, "x", x, minimum=0)
     return _make(op_name, lambda xp, dt: build(xp, length).astype(dt), "float32", None)
 
 

@@ -16,7 +16,7 @@ import numpy
 
 from minikeras.autograd import Tensor
 from minikeras.ops.nn import embedding as _embedding
-from minikeras.utils.argument_validation import validate_dtype, validate_flag
+from minikeras.utils.argument_validation import validate_dtype, validate_flag, validate_tensor_input
 
 
 def shape(x):
@@ -31,6 +31,7 @@ def shape(x):
     """
     if isinstance(x, Tensor) or hasattr(x, "shape"):
         return tuple(int(size) for size in x.shape)
+    validate_tensor_input("shape", x, allow_sequence=True)  # None, strings: refused (Keras converts first)
     return tuple(numpy.shape(x))
 
 

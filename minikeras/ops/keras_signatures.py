@@ -17,7 +17,7 @@ from minikeras.ops import creation as _creation
 from minikeras.ops import reduce as _reduce
 from minikeras.ops.math._elementwise import operand
 from minikeras.ops.math._operands import _as_tensor
-from minikeras.utils.argument_validation import validate_dtype, validate_int
+from minikeras.utils.argument_validation import validate_dtype, validate_flag, validate_int
 
 
 def _with_initial(op_name, reducer, combine, x, axis, keepdims, initial):
@@ -73,6 +73,6 @@ def eye(N, M=None, k=0, dtype=None):  # noqa: N803  (keras.ops name)
 
 def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
     """``x`` as a Tensor (see :func:`minikeras.ops.keras_names.convert_to_tensor`); ``ragged`` must be falsy."""
-    if ragged:
+    if ragged is not None and validate_flag("convert_to_tensor", "ragged", ragged):
         raise ValueError("convert_to_tensor: ragged=True is not supported (minikeras has no ragged tensors).")
     return _keras_names.convert_to_tensor(x, dtype, sparse)

@@ -129,12 +129,22 @@ def validate_tensor_input(op_name, value, allow_bool=True, allow_complex=True, a
 def as_tensor(op_name, value, allow_bool=True, allow_complex=True):
     """``value`` checked by :func:`validate_tensor_input` and made a Tensor.
 
-    Python floats become float32 (the default dtype); arrays keep theirs.
+    Python floats become float32 and Python ints int32 (Keras's dtypes for
+    them; int64 only past int32's range); arrays keep their dtype.
     """
     from minikeras.autograd.tensor import Tensor
 
     validate_tensor_input(op_name, value, allow_bool, allow_complex)
+    if type(value) is int and -2**31 <= value < 2**31:
+        return Tensor(numpy.int32(value))
     return value if isinstance(value, Tensor) else Tensor(value)
+
+
+def _scalar_of(value, kinds):
+    """A 0-d NumPy array of one of ``kinds`` as its scalar (NumPy takes ``array(3)`` as the number 3)."""
+    if isinstance(value, numpy.ndarray) and value.ndim == 0 and value.dtype.kind in kinds:
+        return value[()]
+    return value
 
 
 def validate_int(op_name, name, value, minimum=None, maximum=None):
@@ -144,6 +154,7 @@ def validate_int(op_name, name, value, minimum=None, maximum=None):
         TypeError: not an int.
         ValueError: out of range.
     """
+    value = _scalar_of(value, "iu")
     if not is_int(value):
         raise TypeError(f"{op_name}: {name} must be an int, received {type(value).__name__} {_describe(value)}.")
     if minimum is not None and value < minimum:
@@ -261,6 +272,21 @@ def standardize_padding(op_name, value, allowed=("valid", "same")):
     raise ValueError(f"{op_name}: padding must be {choices}, received {_describe(value)}.")
 
 
+def is_option(value, choices):
+    """True when ``value`` is one of ``choices`` (strings, ints, None), compared by type
+    too: an array is no option (``array in choices`` would be NumPy's ambiguous truth
+    value), nor is ``True`` the option ``1``."""
+    return any(value is choice or (type(value) is type(choice) and value == choice) for choice in choices)
+
+
+def validate_option(op_name, name, value, choices):
+    """``value`` if it is one of ``choices`` (see :func:`is_option`), else ValueError naming them."""
+    if is_option(value, choices):
+        return value
+    listed = ", ".join(repr(choice) for choice in choices)
+    raise ValueError(f"{op_name}: {name} must be one of {listed}, received {_describe(value)}.")
+
+
 def validate_number(op_name, name, value, minimum=None, maximum=None, finite=True, allow_none=False):
     """``value`` as a float (a real number, finite unless ``finite=False``).
 
@@ -270,6 +296,7 @@ def validate_number(op_name, name, value, minimum=None, maximum=None, finite=Tru
     """
     if value is None and allow_none:
         return None
+    value = _scalar_of(value, "iuf")
     real = isinstance(value, (numbers.Real, numpy.floating, numpy.integer)) and not isinstance(value, (bool, numpy.bool_))
     if not real:
         raise TypeError(f"{op_name}: {name} must be a number, received {type(value).__name__} {_describe(value)}.")

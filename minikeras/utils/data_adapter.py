@@ -38,6 +38,11 @@ def _as_array(value):
         # objects (None would train as NaN), dates, structured records
         raise TypeError(f"Model data must be numeric arrays; received an array of dtype {array.dtype} from "
                         f"{type(value).__name__}. (Text is taken as arrays of str or bytes, for TextVectorization.)")
+    if array.dtype.kind == "c":
+        # A layer casts its inputs to its real compute dtype: the imaginary part would be dropped unseen.
+        raise TypeError(f"Model data must be real numbers; received a complex array of dtype {array.dtype} from "
+                        f"{type(value).__name__}. Pass the real and imaginary parts as separate features, "
+                        "e.g. minikeras.ops.view_as_real(x).")
     if array.ndim == 0:
         raise ValueError(f"Model data must be arrays with a batch axis (one row per sample); received a single "
                          f"{type(value).__name__} {str(value)[:60]!r}.")

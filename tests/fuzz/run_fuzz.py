@@ -4,8 +4,11 @@ silent answers (a result where the input must be refused, or a wrong one).
 
 Three parts: every array-input target on every input kind over a few shapes
 and ``--seeds`` seeds (fuzz_cases.py), every public op's non-array arguments
-(argument_cases.py) and the keywords of compile/fit/evaluate/predict
-(model_argument_cases.py); the last two are exhaustive, the same every run.
+(argument_cases.py), the keywords of compile/fit/evaluate/predict
+(model_argument_cases.py) and the Keras-referenced argument fuzz of every
+keras.ops function against Keras 3's recorded answers (keras_reference.py,
+where a result that differs from Keras's counts as silent); the last three
+are exhaustive, the same every run.
 
 Usage: python tests/fuzz/run_fuzz.py [--seeds N] [--json PATH] [-v]
 (``-v`` prints each raw error's place once, and each silent answer.)
@@ -23,6 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import minikeras as mk  # noqa: E402
 import argument_cases  # noqa: E402
+import keras_reference  # noqa: E402
 import model_argument_cases  # noqa: E402
 from fuzz_cases import KINDS, TARGETS, classify, make_input  # noqa: E402
 
@@ -74,6 +78,15 @@ def model_arguments(tally):
         tally.add(f"{method}({keyword}={value!r})", outcome, detail, site)
 
 
+def keras_referenced(tally):
+    # A refusal of input Keras takes counts with the silent answers: both are answers Keras does not give.
+    outcomes = {"ok": "ok", "clean": "clean", "strict": "clean", "leak": "leak", "wrong": "wrong",
+                "refused": "wrong", "missing": "wrong", "pending": "wrong", "pending_refusal": "clean",
+                "fixed": "wrong"}
+    for label, outcome, detail, site in keras_reference.run():
+        tally.add(label, outcomes[outcome], detail, site)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seeds", type=int, default=3)
@@ -81,10 +94,11 @@ def main():
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
     parts = {"array inputs": Tally(args.verbose), "op arguments": Tally(args.verbose),
-             "model keywords": Tally(args.verbose)}
+             "model keywords": Tally(args.verbose), "keras reference": Tally(args.verbose)}
     array_inputs(args.seeds, parts["array inputs"])
     op_arguments(parts["op arguments"])
     model_arguments(parts["model keywords"])
+    keras_referenced(parts["keras reference"])
     failures = argument_cases.base_failures()
     summaries = {name: tally.summary() for name, tally in parts.items()}
     total = collections.Counter()

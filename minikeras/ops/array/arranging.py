@@ -25,7 +25,7 @@ from minikeras.ops.array.reshaping import expand_dims, flatten, moveaxis, reshap
 from minikeras.ops.math._elementwise import call_without_gradient, operand
 from minikeras.ops.math._operands import _as_tensor
 from minikeras.ops.math.compare import where
-from minikeras.utils.argument_validation import validate_flag, validate_tensor_input, validate_int, validate_shape
+from minikeras.utils.argument_validation import is_int, validate_flag, validate_tensor_input, validate_int, validate_shape
 
 
 def _tensor(op_name, x):
@@ -125,14 +125,16 @@ def array_split(x, indices_or_sections, axis=0):
     """Split into ``indices_or_sections`` parts that may differ in size by one (``numpy.array_split``)."""
     x = _tensor("array_split", x)
     axis = _single_axis("array_split", axis, x.ndim)
-    if isinstance(indices_or_sections, (int, numpy.integer)):
+    if is_int(indices_or_sections):
         sections = validate_int("array_split", "indices_or_sections", indices_or_sections, minimum=1)
         size = x.shape[axis]
         base, extra = divmod(size, sections)
         sizes = [base + 1] * extra + [base] * (sections - extra)
         boundaries = list(numpy.cumsum(sizes)[:-1])
     else:
-        boundaries = list(indices_or_sections)
+        # Keras takes a number of sections only (its TypeError for a list of split points)
+        raise TypeError(f"array_split: indices_or_sections must be an int (the number of sections), received "
+                        f"{type(indices_or_sections).__name__} {indices_or_sections!r}.")
     head = (numpy.s_[:],) * axis
     edges = [0] + [int(b) for b in boundaries] + [x.shape[axis]]
     return [getitem(x, head + (numpy.s_[start:stop],)) for start, stop in zip(edges[:-1], edges[1:])]
@@ -160,15 +162,22 @@ def _at_least(x, ndim, where_new):
     return x
 
 
+def _sequence(op_name, xs):
+    """``xs`` checked to be a list or tuple of tensors (a bare tensor or number is no sequence of them)."""
+    if not isinstance(xs, (list, tuple)):
+        raise TypeError(f"{op_name} expects a list or tuple of tensors, received {type(xs).__name__} {xs!r:.60}.")
+    return xs
+
+
 def hstack(xs):
     """Concatenate along axis 1 (axis 0 for 1-D inputs)."""
-    xs = [_tensor("hstack", x) for x in xs]
+    xs = [_tensor("hstack", x) for x in _sequence("hstack", xs)]
     return concatenate(xs, axis=0 if xs and xs[0].ndim <= 1 else 1)
 
 
 def vstack(xs):
     """Concatenate along axis 0, 1-D inputs as rows."""
-    xs = [_at_least(_tensor("vstack", x), 2, lambda t: 0) for x in xs]
+    xs = [_at_least(_tensor("vstack", x), 2, lambda t: 0) for x in _sequence("vstack", xs)]
     return concatenate(xs, axis=0)
 
 
@@ -184,14 +193,14 @@ def dstack(xs):
             return expand_dims(x, 2)
         return x
 
-    return concatenate([three_d(x) for x in xs], axis=2)
+    return concatenate([three_d(x) for x in _sequence("dstack", xs)], axis=2)
 
 
 def unstack(x, num=None, axis=0):
     """The slices of ``x`` along ``axis`` as a list."""
     x = _tensor("unstack", x)
     axis = _single_axis("unstack", axis, x.ndim)
-    if num is not None and num != x.shape[axis]:
+    if num is not None and not (is_int(num) and num == x.shape[axis]):
         raise ValueError(f"unstack: num={num} but axis {axis} has size {x.shape[axis]}.")
     head = (numpy.s_[:],) * axis
     return [getitem(x, head + (i,)) for i in range(x.shape[axis])]
@@ -202,13 +211,18 @@ def _triangle_mask(rows, columns, k, lower):
     return grid <= k if lower else grid >= k
 
 
+def _zero_of(x):
+    """The zero of ``x``'s dtype, kept weak (a bool tensor stays bool)."""
+    return False if x.dtype == numpy.bool_ else 0
+
+
 def tril(x, k=0):
     """``x`` with the entries above the ``k``-th diagonal zeroed (last two axes)."""
     x = _tensor("tril", x)
     k = validate_int("tril", "k", k)
     if x.ndim < 2:
         raise ValueError(f"tril expects at least 2 dimensions, received shape {x.shape}.")
-    return where(_triangle_mask(x.shape[-2], x.shape[-1], k, True), x, 0)
+    return where(_triangle_mask(x.shape[-2], x.shape[-1], k, True), x, _zero_of(x))
 
 
 def triu(x, k=0):
@@ -217,7 +231,7 @@ def triu(x, k=0):
     k = validate_int("triu", "k", k)
     if x.ndim < 2:
         raise ValueError(f"triu expects at least 2 dimensions, received shape {x.shape}.")
-    return where(_triangle_mask(x.shape[-2], x.shape[-1], k, False), x, 0)
+    return where(_triangle_mask(x.shape[-2], x.shape[-1], k, False), x, _zero_of(x))
 
 
 def diagonal(x, offset=0, axis1=0, axis2=1):
@@ -259,7 +273,7 @@ def diag(x, k=0):
     mask = numpy.zeros(n * n, dtype=bool)
     source[flat_positions] = positions
     mask[flat_positions] = True
-    return reshape(where(mask, _take_in_range(x, source, 0), 0), (n, n))
+    return reshape(where(mask, _take_in_range(x, source, 0), _zero_of(x)), (n, n))
 
 
 def diagflat(x, k=0):
@@ -327,7 +341,13 @@ def slice(inputs, start_indices, shape):  # noqa: A001  (keras.ops name)
 
 
 def nonzero(x):
-    """The indices of the nonzero elements, one int32 tensor per axis."""
+    """The indices of the nonzero elements, one int32 tensor per axis.
+
+    Raises:
+        ValueError: a 0-d ``x`` (it has no axis to index; Keras and NumPy refuse it too).
+    """
+    if getattr(operand("nonzero", x), "ndim", 0) == 0:
+        raise ValueError(f"nonzero expects a tensor of at least 1 dimension, received a 0-d {type(x).__name__}.")
     return call_without_gradient("nonzero", lambda xp, a: tuple(i.astype("int32") for i in xp.nonzero(a)), x)
 
 

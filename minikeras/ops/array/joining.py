@@ -139,6 +139,10 @@ def split(x, indices_or_sections, axis=0):
         step = size // sections
         boundaries = [step * i for i in range(1, sections)]
     else:
+        if not isinstance(indices_or_sections, (list, tuple)) and not (
+                hasattr(indices_or_sections, "ndim") and indices_or_sections.ndim == 1):
+            raise TypeError(f"split: indices_or_sections must be an int or a list of split points, received "
+                            f"{type(indices_or_sections).__name__} {indices_or_sections!r}.")
         boundaries = list(indices_or_sections)
         if not all(_is_int(b) for b in boundaries) or any(
             not 0 <= b <= size for b in boundaries

@@ -13,6 +13,7 @@ from minikeras.ops._checks import shape_of
 from minikeras.ops.array._common import _scatter_add_axis
 from minikeras.ops.array.reshaping import reshape
 from minikeras.ops.math._operands import _as_tensor
+from minikeras.utils.argument_validation import is_option
 
 
 _INDEX_PAD_MODES = ("reflect", "symmetric", "edge", "wrap")
@@ -92,6 +93,8 @@ def pad(x, pad_width, mode="constant", constant_values=0):
     pairs = _pad_pairs(pad_width, len(shape))
     if not pairs:
         return reshape(x, shape)  # a 0-d tensor has no axis to pad, as in numpy.pad
+    if not is_option(mode, ("constant",) + tuple(_INDEX_PAD_MODES)):
+        raise ValueError(f"pad: mode must be 'constant' or one of {_INDEX_PAD_MODES}, received {mode!r:.60}.")
     if mode == "constant":
         if not isinstance(constant_values, (int, float, numpy.number)):
             raise TypeError(f"pad: constant_values must be a number, received {constant_values!r}.")

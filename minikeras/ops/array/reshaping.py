@@ -95,6 +95,8 @@ def expand_dims(x, axis):
     """
     x = _as_tensor("expand_dims", x)
     shape = shape_of(x)
+    if hasattr(axis, "shape") and getattr(axis, "ndim", 0) > 0:  # Keras: an int or a tuple, not a tensor
+        raise TypeError(f"expand_dims: axis must be an int or a tuple of ints, received an array {axis!r:.60}.")
     axes = _int_sequence("expand_dims", "axis", axis)
     out_ndim = len(shape) + len(axes)
     positions = normalize_axis("expand_dims", axes, out_ndim)

@@ -34,7 +34,7 @@ from minikeras.device import to_host
 from minikeras.ops.array._common import _int_sequence, _scatter_add_rows, _size
 from minikeras.ops.math._elementwise import call_without_gradient, detached, operand
 from minikeras.ops.math._operands import _as_tensor
-from minikeras.utils.argument_validation import validate_flag, validate_int, validate_shape
+from minikeras.utils.argument_validation import validate_flag, validate_int, validate_option, validate_shape
 
 
 def _tensor(op_name, x):
@@ -185,9 +185,7 @@ def scatter_update(inputs, indices, updates, reduction=None):
     updates = _tensor("scatter_update", updates)
     indices = detached(_tensor("scatter_update", indices))
     _check_indices("scatter_update", indices, updates.shape, inputs.shape)
-    if reduction not in (None, "add", "max", "min", "mul"):
-        raise ValueError(f"scatter_update: reduction must be None, 'add', 'max', 'min' or 'mul', received "
-                         f"{reduction!r}.")
+    validate_option("scatter_update", "reduction", reduction, (None, "add", "max", "min", "mul"))
     _check_index_range("scatter_update", indices, inputs.shape)
     if updates.dtype != inputs.dtype:
         updates = updates.astype(inputs.dtype)
@@ -297,7 +295,7 @@ class SegmentReduce(Function):
 
 def _segment(op_name, data, segment_ids, num_segments, kind, ids_sorted=False):
     validate_flag(op_name, "sorted", ids_sorted)  # accepted for Keras's signature: any order of ids works
-    data = _tensor(op_name, data)
+    data = _as_tensor(op_name, operand(op_name, data), allow_bool=kind in ("sum", "prod"))
     ids = detached(_tensor(op_name, segment_ids))
     if ids.ndim != 1 or ids.dtype.kind not in "iu" or data.ndim == 0 or ids.shape[0] != data.shape[0]:
         raise ValueError(f"{op_name}: segment_ids must be 1-D integers with one id per row of data "

@@ -20,7 +20,7 @@ from minikeras.ops.array._common import _scatter_add_rows, _single_axis, _size
 from minikeras.ops.array.reshaping import flatten
 from minikeras.ops.math._elementwise import call_without_gradient, detached, operand
 from minikeras.ops.math._operands import _as_tensor
-from minikeras.utils.argument_validation import validate_axis, validate_flag, validate_int, validate_number
+from minikeras.utils.argument_validation import validate_axis, validate_flag, validate_int, validate_number, validate_option
 
 
 def scatter_add_flat(device, positions, values, size):
@@ -100,9 +100,9 @@ def _take_along_axis(x, indices, axis, checked):
     if indices.dtype.kind not in "iu":
         raise TypeError(f"take_along_axis: indices must be integers, received dtype {indices.dtype}.")
     if axis is None:
+        if indices.ndim != 1:  # Keras: indices must be 1-D with axis=None
+            raise ValueError(f"take_along_axis: indices must be 1-D with axis=None, received shape {indices.shape}.")
         x, axis = flatten(x), 0
-        if indices.ndim != 1:
-            indices = flatten(indices)
     if indices.ndim != x.ndim:
         raise ValueError(f"take_along_axis: indices must have as many dimensions as x ({x.ndim}), "
                          f"received shape {indices.shape}.")
@@ -120,7 +120,7 @@ def argsort(x, axis=-1):
     if axis is None:
         x, axis = flatten(x), 0
     if x.ndim == 0:
-        return call_without_gradient("argsort", lambda xp, a: xp.zeros((), "int32"), x)
+        return call_without_gradient("argsort", lambda xp, a: xp.zeros((1,), "int32"), x)  # NumPy's [0]
     axis = _checked_axis("argsort", x, axis)
     return call_without_gradient("argsort", lambda xp, a: xp.argsort(a, axis=axis).astype("int32"), x,
                                  half_in_float32=True)
@@ -159,9 +159,7 @@ def sort(x, axis=-1):
     x = _as_tensor("sort", operand("sort", x))
     if axis is None:
         x, axis = flatten(x), 0
-    if x.ndim == 0:
-        return x
-    return Sort(_checked_axis("sort", x, axis)).apply(x)
+    return Sort(_checked_axis("sort", x, axis)).apply(x)  # a 0-d x has no axis -1: refused (NumPy, Keras)
 
 
 def argpartition(x, kth, axis=-1):
@@ -256,8 +254,7 @@ def in_top_k(targets, predictions, k):
 
 def searchsorted(sorted_sequence, values, side="left"):
     """Indices where ``values`` would be inserted into the 1-D ``sorted_sequence`` (int32)."""
-    if side not in ("left", "right"):
-        raise ValueError(f"searchsorted: side must be 'left' or 'right', received {side!r}.")
+    validate_option("searchsorted", "side", side, ("left", "right"))
     sequence = _as_tensor("searchsorted", operand("searchsorted", sorted_sequence))
     if sequence.ndim != 1:
         raise ValueError(f"searchsorted expects a 1-D sorted_sequence, received shape {sequence.shape}.")
@@ -271,6 +268,10 @@ def digitize(x, bins):
     bins_tensor = _as_tensor("digitize", operand("digitize", bins), allow_complex=False)
     if bins_tensor.ndim != 1:
         raise ValueError(f"digitize: bins must be a 1-D tensor of edges, received shape {bins_tensor.shape}.")
+    edges = bins_tensor.numpy().astype("float64") if bins_tensor.size else numpy.zeros(0)
+    steps = numpy.diff(edges)
+    if numpy.isnan(edges).any() or not ((steps >= 0).all() or (steps <= 0).all()):
+        raise ValueError(f"digitize: bins must be monotonically increasing or decreasing, received {edges.tolist()}.")
     return call_without_gradient("digitize", lambda xp, a, b: xp.digitize(a, b).astype("int32"), x, bins)
 
 
@@ -317,7 +318,9 @@ def unique(x, sorted=True, return_index=False, return_inverse=False, return_coun
         if return_index:
             outputs.append(index.astype("int32"))
         if return_inverse:
-            outputs.append(inverse.reshape(-1).astype("int32") if axis is None else inverse.astype("int32"))
+            # x's shape for axis=None (NumPy 2 and Keras), the axis's length otherwise
+            outputs.append(inverse.reshape(x.shape).astype("int32") if axis is None else
+                           inverse.reshape(-1).astype("int32"))
         if return_counts:
             outputs.append(counts.astype("int32"))
     tensors = tuple(Tensor(array, device=x.device) for array in outputs)

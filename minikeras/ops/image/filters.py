@@ -20,6 +20,7 @@ from minikeras.ops.array.reshaping import reshape, transpose
 from minikeras.ops.image._layout import images_last
 from minikeras.ops.nn.keras_functions import conv, depthwise_conv
 from minikeras.ops.reduce import mean
+from minikeras.utils.argument_validation import is_int, validate_int, validate_number
 
 
 def _gaussian_1d(size, sigma):
@@ -28,13 +29,22 @@ def _gaussian_1d(size, sigma):
     return kernel / kernel.sum()
 
 
+def _pair(name, value, check):
+    """One value or two (height, width), each checked by ``check``."""
+    if isinstance(value, (tuple, list)):
+        if len(value) != 2:
+            raise ValueError(f"gaussian_blur: {name} must be one value or two, received {value!r}.")
+        return tuple(check(item) for item in value)
+    return (check(value),) * 2
+
+
 def gaussian_blur(images, kernel_size=(3, 3), sigma=(1.0, 1.0), data_format=None):
     """Blur each channel with a ``kernel_size`` Gaussian of standard deviations ``sigma``."""
-    sizes = (kernel_size, kernel_size) if isinstance(kernel_size, int) else tuple(int(s) for s in kernel_size)
-    sigmas = (sigma, sigma) if isinstance(sigma, (int, float)) else tuple(float(s) for s in sigma)
-    if len(sizes) != 2 or len(sigmas) != 2 or min(sizes) < 1 or min(sigmas) <= 0:
-        raise ValueError(f"gaussian_blur: kernel_size and sigma must be two positive values, received "
-                         f"{kernel_size!r} and {sigma!r}.")
+    sizes = _pair("kernel_size", kernel_size, lambda v: validate_int("gaussian_blur", "kernel_size", v, minimum=1))
+    sigmas = _pair("sigma", sigma, lambda v: validate_number("gaussian_blur", "sigma", v, minimum=0))
+    if min(sigmas) <= 0 or max(sizes) > 2**16:
+        raise ValueError(f"gaussian_blur: kernel_size and sigma must be two positive values (sizes up to 65536), "
+                         f"received {kernel_size!r} and {sigma!r}.")
     x, restore = images_last("gaussian_blur", images, data_format)
     dtype = x.dtype if is_float_dtype(x.dtype) else numpy.dtype("float32")
     # Keras: outer(kernel along sizes[1] with sigma[1], kernel along sizes[0] with sigma[0]), read as
@@ -72,6 +82,12 @@ def sobel_edges(images, data_format=None):
 
 def ssim(image1, image2, max_val=1.0, filter_size=11, filter_sigma=1.5, k1=0.01, k2=0.03, data_format=None):
     """Structural similarity of two images (or batches): a scalar per image, averaged over channels."""
+    max_val = validate_number("ssim", "max_val", max_val, minimum=0)
+    filter_size = validate_int("ssim", "filter_size", filter_size, minimum=1)
+    filter_sigma = validate_number("ssim", "filter_sigma", filter_sigma, minimum=0)
+    k1, k2 = validate_number("ssim", "k1", k1), validate_number("ssim", "k2", k2)
+    if filter_sigma == 0:
+        raise ValueError("ssim: filter_sigma must be positive, received 0.")
     a, restore = images_last("ssim", image1, data_format)
     b, _ = images_last("ssim", image2, data_format)
     if a.shape != b.shape:

@@ -12,17 +12,22 @@ from minikeras.ops.array.reshaping import expand_dims, squeeze
 from minikeras.ops.math._elementwise import operand
 from minikeras.ops.math._operands import _as_tensor
 from minikeras.ops.nn.keras_functions import _data_format, conv
+from minikeras.utils.argument_validation import standardize_tuple
 
 
 def _patches(op_name, images, size, strides, dilation_rate, padding, data_format, rank):
-    sizes = (size,) * rank if isinstance(size, int) else tuple(size)
-    if len(sizes) != rank:
-        raise TypeError(f"{op_name}: invalid `size` argument. Expected an int or a tuple of length {rank}. "
-                        f"Received: size={size}")
+    sizes = standardize_tuple(op_name, "size", size, rank)
+    strides = sizes if strides is None else standardize_tuple(op_name, "strides", strides, rank)
+    dilations = standardize_tuple(op_name, "dilation_rate", dilation_rate, rank)
+    if max(strides) > 1 and max(dilations) > 1:  # Keras refuses them together
+        raise ValueError(f"{op_name}: strides > 1 are not supported together with dilation_rate > 1, received "
+                         f"strides={strides} and dilation_rate={dilations}.")
     data_format = _data_format(op_name, data_format)
     x = _as_tensor(op_name, operand(op_name, images))
     if x.ndim not in (rank + 1, rank + 2):
         raise ValueError(f"{op_name}: expected rank {rank + 1} or {rank + 2} inputs, received shape {x.shape}.")
+    if x.size == 0:
+        raise ValueError(f"{op_name}: images must not be empty, received shape {x.shape}.")
     unbatched = x.ndim == rank + 1
     if unbatched:
         x = expand_dims(x, 0)
@@ -32,14 +37,14 @@ def _patches(op_name, images, size, strides, dilation_rate, padding, data_format
         sizes + (channels, out_dim))
     if not is_float_dtype(x.dtype):
         x = x.astype("float32")
-    out = conv(x, kernel, strides=strides or sizes, padding=padding, data_format=data_format,
+    out = conv(x, kernel, strides=strides, padding=padding, data_format=data_format,
                dilation_rate=dilation_rate)
     return squeeze(out, 0) if unbatched else out
 
 
 def extract_patches(images, size, strides=None, dilation_rate=1, padding="valid", data_format=None):
     """Patches of ``size`` (an int or ``(h, w)``; 3 entries: 3-D) every ``strides`` (default: ``size``)."""
-    if not isinstance(size, int) and len(size) == 3:
+    if isinstance(size, (tuple, list)) and len(size) == 3:
         return extract_patches_3d(images, size, strides, dilation_rate, padding, data_format)
     return _patches("extract_patches", images, size, strides, dilation_rate, padding, data_format, 2)
 

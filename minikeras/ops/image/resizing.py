@@ -33,6 +33,9 @@ from minikeras.ops.math._elementwise import operand
 from minikeras.ops.math._operands import _as_tensor
 from minikeras.ops.math.products import einsum, tensordot
 from minikeras.ops.nn.resize import interpolation_matrix
+from minikeras.utils.argument_validation import (is_option, validate_axis, validate_flag, validate_int,
+                                                 validate_number, validate_option, validate_shape,
+                                                 validate_tensor_input)
 
 INTERPOLATIONS = ("bilinear", "nearest", "lanczos3", "lanczos5", "bicubic", "area")
 
@@ -138,11 +141,13 @@ def resize(images, size, interpolation="bilinear", antialias=False, crop_to_aspe
         ValueError: an unknown interpolation, a fill_mode other than "constant",
             both aspect-ratio options, or a bad size.
     """
-    if interpolation not in INTERPOLATIONS:
-        raise ValueError(f"resize: invalid value for argument `interpolation`. Expected one of {INTERPOLATIONS}. "
-                         f"Received: interpolation={interpolation}")
-    if fill_mode != "constant":
+    validate_option("resize", "interpolation", interpolation, INTERPOLATIONS)
+    if not is_option(fill_mode, ("constant",)):
         raise ValueError(f"resize: only fill_mode='constant' is supported, received fill_mode={fill_mode!r}.")
+    antialias = validate_flag("resize", "antialias", antialias)
+    crop_to_aspect_ratio = validate_flag("resize", "crop_to_aspect_ratio", crop_to_aspect_ratio)
+    pad_to_aspect_ratio = validate_flag("resize", "pad_to_aspect_ratio", pad_to_aspect_ratio)
+    fill_value = validate_number("resize", "fill_value", fill_value, finite=False)
     if pad_to_aspect_ratio and crop_to_aspect_ratio:
         raise ValueError("resize: only one of `pad_to_aspect_ratio` & `crop_to_aspect_ratio` can be True.")
     if not isinstance(size, (list, tuple)) or len(size) != 2 or any(
@@ -150,6 +155,8 @@ def resize(images, size, interpolation="bilinear", antialias=False, crop_to_aspe
         raise ValueError(f"resize: argument `size` must be two positive ints (height, width), received size={size!r}.")
     x, restore = images_last("resize", images, data_format)
     height, width = x.shape[1], x.shape[2]
+    if x.size == 0:
+        raise ValueError(f"resize: the images must not be empty, received shape {x.shape}.")
     target_height, target_width = int(size[0]), int(size[1])
     if crop_to_aspect_ratio:
         crop_height, crop_width = _aspect_box(height, width, target_height, target_width, grow=False)
@@ -182,13 +189,15 @@ def _box_arguments(op_name, kind, top, left, bottom, right, target_height, targe
              "target_height": "target_height", "target_width": "target_width"}
     values = {"top": top, "bottom": bottom, "left": left, "right": right, "target_height": target_height,
               "target_width": target_width}
+    for name, value in values.items():
+        if value is not None:
+            validate_int(op_name, names[name], value)
+            if value < 0:
+                raise ValueError(f"{op_name}: {names[name]} must be >= 0. Received: {names[name]}={value}")
     for group in (("top", "bottom", "target_height"), ("left", "right", "target_width")):
         if [values[name] for name in group].count(None) != 1:
             raise ValueError(f"{op_name}: must specify exactly two of " + ", ".join(names[n] for n in group)
                              + ". Received: " + ", ".join(f"{names[n]}={values[n]}" for n in group))
-    for name, value in values.items():
-        if value is not None and value < 0:
-            raise ValueError(f"{op_name}: {names[name]} must be >= 0. Received: {names[name]}={value}")
 
 
 def _check_inferred(op_name, pairs):
@@ -226,6 +235,9 @@ def crop_images(images, top_cropping=None, left_cropping=None, bottom_cropping=N
     box_width = target_width if target_width is not None else width - right_cropping - left
     _check_inferred("crop_images", (("top_cropping", top), ("target_height", box_height), ("left_cropping", left),
                                     ("target_width", box_width)))
+    if top + box_height > height or left + box_width > width:
+        raise ValueError(f"crop_images: the box (top {top}, left {left}, {box_height} x {box_width}) does not fit "
+                         f"in images of {height} x {width}.")
     return restore(_slice(x, (0, top, left, 0), (x.shape[0], box_height, box_width, x.shape[3])))
 
 
@@ -234,23 +246,40 @@ SCALE_AND_TRANSLATE_METHODS = {"linear": "linear", "bilinear": "linear", "trilin
                                "lanczos3": "lanczos3", "lanczos5": "lanczos5"}
 
 
+def _per_axis(name, value, count):
+    """``value`` (one finite number per spatial axis) as a float64 vector."""
+    from minikeras.ops.core import convert_to_numpy
+
+    validate_tensor_input("scale_and_translate", value, allow_bool=False, allow_complex=False, allow_sequence=True)
+    host = numpy.asarray(convert_to_numpy(value), dtype="float64")
+    if host.shape != (count,) or not numpy.isfinite(host).all():
+        raise ValueError(f"scale_and_translate: {name} must hold {count} finite numbers (one per spatial axis), "
+                         f"received {value!r}.")
+    return host
+
+
 def scale_and_translate(images, output_shape, scale, translation, spatial_dims, method, antialias=True):
     """JAX's ``scale_and_translate``: resample ``spatial_dims`` to ``output_shape`` with the given scale
     and translation per axis (differentiable in ``images``; integers are rounded and clipped back)."""
-    if method not in SCALE_AND_TRANSLATE_METHODS:
-        raise ValueError(f"scale_and_translate: invalid value for argument `method`. Expected one of "
-                         f"{sorted(SCALE_AND_TRANSLATE_METHODS)}. Received: method={method}")
+    validate_option("scale_and_translate", "method", method, tuple(SCALE_AND_TRANSLATE_METHODS))
+    antialias = validate_flag("scale_and_translate", "antialias", antialias)
     from minikeras.ops.array.reshaping import moveaxis
     from minikeras.ops.core import convert_to_numpy
 
     x = _as_tensor("scale_and_translate", operand("scale_and_translate", images))
-    scales = numpy.asarray(convert_to_numpy(scale), dtype="float64").reshape(-1)
-    translations = numpy.asarray(convert_to_numpy(translation), dtype="float64").reshape(-1)
+    output_shape = validate_shape("scale_and_translate", output_shape, name="output_shape")
+    if len(output_shape) != x.ndim:
+        raise ValueError(f"scale_and_translate: output_shape must have one size per axis of images {x.shape}, "
+                         f"received {output_shape}.")
+    if not isinstance(spatial_dims, (tuple, list)):
+        raise TypeError(f"scale_and_translate: spatial_dims must be a tuple of axes, received {spatial_dims!r}.")
+    spatial_dims = [validate_axis("scale_and_translate", dim, x.ndim, "spatial_dims") for dim in spatial_dims]
+    scales = _per_axis("scale", scale, len(spatial_dims))
+    translations = _per_axis("translation", translation, len(spatial_dims))
     kernel = KERNELS[SCALE_AND_TRANSLATE_METHODS[method]]
     integer = x.dtype.kind in "iub"
     out = x.astype("float32") if integer else x
     for index, dim in enumerate(spatial_dims):
-        dim = dim % x.ndim
         weights = kernel_matrix(x.shape[dim], int(output_shape[dim]), scales[index], translations[index], kernel,
                                 antialias).T.astype(out.dtype)
         out = moveaxis(tensordot(out, weights, axes=([dim], [0])), -1, dim)

@@ -32,18 +32,32 @@ from minikeras.ops.math._elementwise import call_without_gradient, operand
 from minikeras.ops.math._operands import _as_tensor
 from minikeras.ops.math.compare import logical_and, where
 from minikeras.ops.nn import affine_transform as _affine
+from minikeras.utils.argument_validation import (is_option, validate_int, validate_number, validate_option,
+                                                 validate_tensor_input)
 
 FILL_MODES = ("constant", "nearest", "wrap", "mirror", "reflect")
+
+
+def _host_numbers(op_name, name, value):
+    """``value`` (a tensor, array or nested list of real numbers) as a float64 host array."""
+    validate_tensor_input(op_name, value, allow_bool=False, allow_complex=False, allow_sequence=True)
+    host = numpy.asarray(convert_to_numpy(value), dtype="float64")
+    if not numpy.isfinite(host).all():
+        raise ValueError(f"{op_name}: {name} must hold finite numbers, received {value!r:.80}.")
+    return host
 
 
 def affine_transform(images, transform, interpolation="bilinear", fill_mode="constant", fill_value=0,
                      data_format=None):
     """Warp images by ``(8,)`` or ``(batch, 8)`` projective transforms (output -> input coordinates)."""
     x, restore = images_last("affine_transform", images, data_format)
-    transform = numpy.asarray(convert_to_numpy(transform), dtype="float64")
+    fill_value = validate_number("affine_transform", "fill_value", fill_value, finite=False)
+    transform = _host_numbers("affine_transform", "transform", transform)
     if transform.ndim == 1 and x.shape[0] == 1:
         transform = transform[None]
-    return restore(_affine.affine_transform(x, transform, interpolation, fill_mode, float(fill_value)))
+    if transform.ndim not in (1, 2) or transform.shape[-1] != 8:
+        raise ValueError(f"affine_transform: transform must be (8,) or (batch, 8), received shape {transform.shape}.")
+    return restore(_affine.affine_transform(x, transform, interpolation, fill_mode, fill_value))
 
 
 def _homography(start, end):
@@ -53,7 +67,11 @@ def _homography(start, end):
         rows.append([ex, ey, 1, 0, 0, 0, -sx * ex, -sx * ey])
         rows.append([0, 0, 0, ex, ey, 1, -sy * ex, -sy * ey])
         targets.extend([sx, sy])
-    return numpy.linalg.solve(numpy.asarray(rows, "float32"), numpy.asarray(targets, "float32"))
+    try:
+        return numpy.linalg.solve(numpy.asarray(rows, "float32"), numpy.asarray(targets, "float32"))
+    except numpy.linalg.LinAlgError:
+        raise ValueError(f"perspective_transform: no perspective transform maps end_points {end.tolist()} to "
+                         f"start_points {start.tolist()} (three of the points are on a line).") from None
 
 
 def perspective_transform(images, start_points, end_points, interpolation="bilinear", fill_value=0,
@@ -63,8 +81,9 @@ def perspective_transform(images, start_points, end_points, interpolation="bilin
     Raises:
         ValueError: the point arrays are not ``(4, 2)`` or ``(batch, 4, 2)`` of the same shape.
     """
-    start = numpy.asarray(convert_to_numpy(start_points), "float32")
-    end = numpy.asarray(convert_to_numpy(end_points), "float32")
+    fill_value = validate_number("perspective_transform", "fill_value", fill_value, finite=False)
+    start = _host_numbers("perspective_transform", "start_points", start_points).astype("float32")
+    end = _host_numbers("perspective_transform", "end_points", end_points).astype("float32")
     if start.ndim not in (2, 3) or start.shape[-2:] != (4, 2) or start.shape != end.shape:
         raise ValueError(f"perspective_transform: start_points and end_points must both be (4, 2) or (N, 4, 2), "
                          f"received {start.shape} and {end.shape}.")
@@ -75,7 +94,7 @@ def perspective_transform(images, start_points, end_points, interpolation="bilin
     if transform.shape[0] == 1 and x.shape[0] > 1:
         transform = numpy.repeat(transform, x.shape[0], axis=0)
     return restore(_affine.affine_transform(x, transform.astype("float64"), interpolation, "constant",
-                                            float(fill_value)))
+                                            fill_value))
 
 
 def _mirror(xp, index, size):
@@ -113,10 +132,13 @@ def map_coordinates(inputs, coordinates, order, fill_mode="constant", fill_value
     if coordinates.ndim < 2 or coordinates.shape[0] != x.ndim:
         raise ValueError(f"map_coordinates: the first dim of `coordinates` must be the rank of `inputs` ({x.ndim}), "
                          f"received coordinates of shape {coordinates.shape}.")
-    if fill_mode not in FILL_MODES:
-        raise ValueError(f"map_coordinates: invalid fill_mode {fill_mode!r}; expected one of {FILL_MODES}.")
-    if order not in (0, 1):
-        raise NotImplementedError("map_coordinates currently requires order<=1")
+    validate_option("map_coordinates", "fill_mode", fill_mode, FILL_MODES)
+    fill_value = validate_number("map_coordinates", "fill_value", fill_value, finite=False)
+    if x.size == 0:
+        raise ValueError(f"map_coordinates: inputs must not be empty, received shape {x.shape}.")
+    if not is_option(order, (0, 1)):  # Keras: 0 or 1 (its ValueError for a negative one, NotImplemented above 1)
+        raise ValueError(f"map_coordinates: order must be 0 or 1 (map_coordinates currently requires order<=1), "
+                         f"received {order!r}.")
     compute_dtype = x.dtype if is_float_dtype(x.dtype) else numpy.dtype("float32")
     if not is_float_dtype(coordinates.dtype):
         coordinates = coordinates.astype(compute_dtype)
@@ -178,16 +200,24 @@ def elastic_transform(images, alpha=20.0, sigma=5.0, interpolation="bilinear", f
     from minikeras.ops.image.filters import gaussian_blur
     from minikeras import random as _random
 
-    if interpolation not in ("nearest", "bilinear"):
-        raise ValueError(f"elastic_transform: interpolation must be 'nearest' or 'bilinear', received "
-                         f"{interpolation!r}.")
-    if fill_mode not in ("constant", "nearest", "wrap", "reflect"):
+    validate_option("elastic_transform", "interpolation", interpolation, ("nearest", "bilinear"))
+    if not is_option(fill_mode, ("constant", "nearest", "wrap", "reflect")):
         raise ValueError(f"elastic_transform: fill_mode must be 'constant', 'nearest', 'wrap' or 'reflect', "
                          f"received {fill_mode!r}.")
+    alpha = validate_number("elastic_transform", "alpha", alpha, minimum=0)
+    sigma = validate_number("elastic_transform", "sigma", sigma, minimum=0)
+    fill_value = validate_number("elastic_transform", "fill_value", fill_value, finite=False)
     x, restore = images_last("elastic_transform", images, data_format)
     batch, height, width, channels = x.shape
+    if 6 * sigma > 2 * max(height, width) + 1:  # Keras's kernel is 6 sigma wide: past the image it only adds zeros
+        sigma_for_size = (2 * max(height, width) + 1) / 6
+    else:
+        sigma_for_size = sigma
+    if sigma == 0 or x.size == 0:
+        raise ValueError(f"elastic_transform: sigma must be positive and images non-empty, received sigma={sigma} "
+                         f"and images of shape {x.shape}.")
     dtype = x.dtype if is_float_dtype(x.dtype) else numpy.dtype("float32")
-    size = 6 * int(sigma) | 1
+    size = 6 * int(sigma_for_size) | 1
     fields = _random.normal((2, batch, height, width, 1), stddev=1.0, dtype=str(dtype), seed=seed) * sigma
     blurred = [gaussian_blur(fields[i], kernel_size=(size, size), sigma=(sigma, sigma))[..., 0] for i in range(2)]
     grid_y, grid_x = numpy.meshgrid(numpy.arange(height, dtype=dtype), numpy.arange(width, dtype=dtype),

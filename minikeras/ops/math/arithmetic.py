@@ -8,6 +8,8 @@ __all__ = ["add", "subtract", "multiply", "divide", "power", "negative", "sub", 
 
 import math
 
+import numpy
+
 from minikeras.autograd import Function, Tensor
 from minikeras.ops._checks import check_broadcast
 from minikeras.ops._promotion import promote_operands
@@ -131,6 +133,8 @@ def power(x1, x2):
 def negative(x):
     """Elementwise ``-x`` (bools refused: negation has no boolean meaning)."""
     validate_tensor_input("negative", x, allow_bool=False)
+    if type(x) is int and -2**31 <= x < 2**31:
+        x = Tensor(numpy.asarray(x, dtype="int32"))  # a Python int is int32, as in Keras
     return Neg().apply(x)
 
 

@@ -9,6 +9,7 @@ gradients through (on real inputs they are the identity); ``imag``,
 __all__ = ["real", "imag", "conj", "conjugate", "angle", "polar", "view_as_real", "view_as_complex"]
 
 from minikeras.ops.math._elementwise import binary, call_without_gradient, unary
+from minikeras.utils.argument_validation import validate_tensor_input
 
 real = unary("real", lambda xp, x: xp.real(x), lambda xp, x, out: 1,
              "The real part (the input itself for real dtypes).", floats=False)
@@ -29,7 +30,9 @@ _polar_binary = binary("polar", _polar, None, "")
 
 
 def polar(abs_, angle):
-    """``abs_ * exp(1j * angle)`` as a complex tensor (no gradient)."""
+    """``abs_ * exp(1j * angle)`` as a complex tensor (no gradient); bool parts refused, as Keras."""
+    for part in (abs_, angle):
+        validate_tensor_input("polar", part, allow_bool=False, allow_complex=False, allow_sequence=True)
     return _polar_binary(abs_, angle)
 
 

@@ -22,6 +22,10 @@ def _pair(op_name, x):
     if not isinstance(x, (tuple, list)) or len(x) != 2:
         raise ValueError(f"{op_name} expects a (real, imag) pair of tensors, received {type(x).__name__}.")
     real, imag = (_as_tensor(op_name, operand(op_name, part)) for part in x)
+    if not is_float_dtype(real.dtype) or not is_float_dtype(imag.dtype) or real.dtype != imag.dtype:
+        # Keras: both parts floats of one dtype (an int part, or float16 with float32, is refused)
+        raise TypeError(f"{op_name} expects real and imag parts of one float dtype, received {real.dtype} and "
+                        f"{imag.dtype}.")
     if real.shape != imag.shape:
         raise ValueError(f"{op_name}: real and imag parts must have the same shape, received {real.shape} and "
                          f"{imag.shape}.")
@@ -111,6 +115,8 @@ def rfft(x, fft_length=None):
     if x.ndim == 0:
         raise ValueError("rfft expects a signal with at least one axis, received a scalar.")
     length = x.shape[-1] if fft_length is None else validate_int("rfft", "fft_length", fft_length, minimum=1)
+    if length == 0:  # an empty signal has an empty spectrum (Keras's answer; NumPy refuses n=0)
+        return x * 0, x * 0
     return Rfft(length).apply(x)
 
 
@@ -199,8 +205,11 @@ def stft(x, sequence_length, sequence_stride, fft_length, window="hann", center=
                                                                     fft_length, center)
     if x.ndim == 0:
         raise ValueError("stft expects a signal with at least one axis, received a scalar.")
-    if not is_float_dtype(x.dtype):
-        x = x.astype("float32")
+    if x.dtype not in (numpy.float32, numpy.float64):
+        raise TypeError(f"stft expects a float32 or float64 signal (as Keras), received dtype {x.dtype}.")
+    if center and x.shape[-1] <= fft_length // 2:
+        raise ValueError(f"stft: with center=True the signal ({x.shape[-1]} samples) must be longer than "
+                         f"fft_length // 2 ({fft_length // 2}), the reflection padding.")
     if center:
         widths = [(0, 0)] * (x.ndim - 1) + [(fft_length // 2, fft_length // 2)]
         x = pad(x, widths, mode="reflect")

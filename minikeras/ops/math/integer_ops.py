@@ -50,6 +50,9 @@ def _integer_binary(name, compute, doc, numpy_names=False):
 
     def numpy_named(x1, x2):
         _check_integer_operands(name, x1, x2)
+        for value in (x1, x2):  # Keras: gcd and lcm of integers only, bools refused
+            if isinstance(value, bool) or getattr(getattr(value, "dtype", None), "kind", None) == "b":
+                raise TypeError(f"{name} expects integer operands, received bool.")
         return function(x1, x2)
 
     op = numpy_named if numpy_names else op
@@ -71,7 +74,16 @@ gcd = _integer_binary("gcd", lambda xp, a, b: xp.gcd(a, b), "Elementwise greates
                       numpy_names=True)
 lcm = _integer_binary("lcm", lambda xp, a, b: xp.lcm(a, b), "Elementwise least common multiple.",
                       numpy_names=True)
-bitwise_invert = unary("bitwise_invert", lambda xp, x: xp.invert(x), None,
-                       "Elementwise bitwise NOT (``~x``; logical NOT for bools).", floats=False)
-bitwise_not = unary("bitwise_not", lambda xp, x: xp.invert(x), None,
-                    "Elementwise bitwise NOT (``~x``; logical NOT for bools).", floats=False)
+_invert = unary("bitwise_invert", lambda xp, x: xp.invert(x), None, "", floats=False)
+
+
+def bitwise_invert(x):
+    """Elementwise bitwise NOT (``~x``; logical NOT for bools); floats refused, as Keras."""
+    _check_integer_operands("bitwise_invert", x, 0)
+    return _invert(x)
+
+
+def bitwise_not(x):
+    """Elementwise bitwise NOT (``~x``; logical NOT for bools); floats refused, as Keras."""
+    _check_integer_operands("bitwise_not", x, 0)
+    return _invert(x)

@@ -27,7 +27,8 @@ from minikeras.backend.dtypes import is_float_dtype
 from minikeras.ops.array.reshaping import swapaxes
 from minikeras.ops.math._elementwise import call_without_gradient, operand
 from minikeras.ops.math._operands import _as_tensor
-from minikeras.utils.argument_validation import validate_axis, validate_flag, validate_number
+from minikeras.utils.argument_validation import (is_option, validate_axis, validate_flag, validate_number,
+                                                 validate_option)
 
 
 def _matrix(op_name, x, square=True):
@@ -38,6 +39,11 @@ def _matrix(op_name, x, square=True):
         raise ValueError(f"{op_name} expects {'square ' if square else ''}matrices on the last two axes, "
                          f"received shape {x.shape}.")
     return x
+
+
+def _at_least_float32(a):
+    """``a`` in float32 when it is float16 (``xp.linalg`` takes no 16-bit floats)."""
+    return a.astype("float32") if a.dtype == numpy.float16 else a
 
 
 def _t(xp, a):
@@ -191,7 +197,12 @@ def cholesky(x, upper=False):
         ValueError: a matrix is not positive definite (from the array library).
     """
     upper = validate_flag("cholesky", "upper", upper)
-    lower = Cholesky().apply(_matrix("cholesky", x))
+    x = _matrix("cholesky", x)
+    with x.device.activate():
+        finite = bool(x.device.xp.isfinite(x.data).all())
+    if not finite:  # Keras refuses them (TensorFlow's check of the input)
+        raise ValueError("cholesky: the matrices must hold finite numbers, received NaN or inf.")
+    lower = Cholesky().apply(x)
     return swapaxes(lower, -1, -2) if upper else lower
 
 
@@ -200,7 +211,10 @@ def cholesky_inverse(x, upper=False):
     from minikeras.ops.math.matmul import matmul
 
     upper = validate_flag("cholesky_inverse", "upper", upper)
+    from minikeras.ops.array.arranging import tril, triu
+
     factor = _matrix("cholesky_inverse", x)
+    factor = triu(factor) if upper else tril(factor)  # only its triangle is read, as Keras's triangular solve
     inverse_factor = inv(factor)
     if upper:
         return matmul(inverse_factor, swapaxes(inverse_factor, -1, -2))
@@ -234,8 +248,18 @@ class Eigh(Function):
 
 
 def eigh(x):
-    """Eigenvalues (ascending) and eigenvectors of each symmetric matrix: ``(values, vectors)``."""
-    return Eigh().apply(_matrix("eigh", x))
+    """Eigenvalues (ascending) and eigenvectors of each symmetric matrix: ``(values, vectors)``.
+
+    Raises:
+        ValueError: a matrix holds NaN or inf (the decomposition does not converge; Keras refuses too).
+    """
+    x = _matrix("eigh", x)
+    with x.device.activate():
+        finite = bool(x.device.xp.isfinite(x.data).all())
+    if not finite:
+        raise ValueError("eigh: the matrices must hold finite numbers, received NaN or inf (the eigen decomposition "
+                         "does not converge).")
+    return Eigh().apply(x)
 
 
 def eig(x):
@@ -247,17 +271,35 @@ def eig(x):
     x = _matrix("eig", x)
     from minikeras.ops.core import convert_to_numpy
 
-    values, vectors = numpy.linalg.eig(convert_to_numpy(x))
+    host = convert_to_numpy(x)
+    if not numpy.isfinite(host).all():
+        raise ValueError("eig: the matrices must hold finite numbers, received NaN or inf (the eigen decomposition "
+                         "does not converge).")
+    values, vectors = numpy.linalg.eig(host.astype("float32") if host.dtype == numpy.float16 else host)
+    complex_dtype = "complex128" if host.dtype in (numpy.float64, numpy.complex128) else "complex64"
+    values, vectors = values.astype(complex_dtype), vectors.astype(complex_dtype)  # always complex, as Keras
     return Tensor(values, device=x.device), Tensor(vectors, device=x.device)
+
+
+def _nan_where_not_finite(xp, a, compute, fill=numpy.nan):
+    """``compute(a)``'s outputs, ``fill`` (NaN; a rank: 0) for the matrices of ``a`` that hold NaN or
+    inf (as TensorFlow's SVD gives; LAPACK would not converge): those are computed as zeros, then
+    overwritten."""
+    bad = ~xp.isfinite(a).all(axis=(-1, -2))
+    if not bool(bad.any()):
+        return compute(a)
+    outputs = compute(xp.where(bad[..., None, None], 0, a))
+    return tuple(xp.where(bad.reshape(bad.shape + (1,) * (out.ndim - bad.ndim)), fill, out).astype(out.dtype)
+                 for out in outputs)
 
 
 def qr(x, mode="reduced"):
     """The QR factorisation of each matrix: ``(q, r)`` (``mode`` "reduced" or "complete"); no gradient."""
-    if mode not in ("reduced", "complete"):
-        raise ValueError(f"qr: mode must be 'reduced' or 'complete', received {mode!r}.")
+    validate_option("qr", "mode", mode, ("reduced", "complete"))
     x = _matrix("qr", x, square=False).detach()
     with x.device.activate():
-        q, r = x.device.xp.linalg.qr(x.data, mode=mode)
+        q, r = x.device.xp.linalg.qr(_at_least_float32(x.data), mode=mode)
+        q, r = q.astype(x.dtype), r.astype(x.dtype)
     return Tensor(q, device=x.device), Tensor(r, device=x.device)
 
 
@@ -283,27 +325,35 @@ def svd(x, full_matrices=True, compute_uv=True):
         return SingularValues().apply(x)
     x = x.detach()
     with x.device.activate():
-        u, s, vt = x.device.xp.linalg.svd(x.data, full_matrices=validate_flag("svd", "full_matrices", full_matrices))
-    return Tensor(u, device=x.device), Tensor(s, device=x.device), Tensor(vt, device=x.device)
+        full = validate_flag("svd", "full_matrices", full_matrices)
+        u, s, vt = _nan_where_not_finite(x.device.xp, x.data, lambda a: x.device.xp.linalg.svd(
+            _at_least_float32(a), full_matrices=full))
+        parts = [part.astype(x.dtype) if x.dtype == numpy.float16 else part for part in (u, s, vt)]
+    return tuple(Tensor(part, device=x.device) for part in parts)
 
 
 def pinv(x, rcond=None):
     """The Moore-Penrose pseudo-inverse of each matrix (singular values below ``rcond * max`` dropped)."""
     x = _matrix("pinv", x, square=False)
     cutoff = 1e-15 if rcond is None else validate_number("pinv", "rcond", rcond, minimum=0)
-    return call_without_gradient("pinv", lambda xp, a: xp.linalg.pinv(a, rcond=cutoff), x)
+    return call_without_gradient("pinv", lambda xp, a: _nan_where_not_finite(
+        xp, a, lambda finite: (xp.linalg.pinv(finite, rcond=cutoff),))[0], x, half_in_float32=True)
 
 
 def lstsq(a, b, rcond=None):
     """The least-squares solution ``x`` of ``a @ x = b``; no gradient."""
     a = _matrix("lstsq", a, square=False)
     b = _as_tensor("lstsq", operand("lstsq", b), allow_bool=False)
-    if a.ndim != 2 or b.ndim not in (1, 2) or b.shape[0] != a.shape[0]:
+    if a.ndim != 2 or b.ndim not in (1, 2) or b.shape[0] != a.shape[0] or a.size == 0:
         raise ValueError(f"lstsq expects a matrix a (m, n) and b of shape (m,) or (m, k), received {a.shape} and "
                          f"{b.shape}.")
     if rcond is not None:
         rcond = validate_number("lstsq", "rcond", rcond, minimum=0)
-    return call_without_gradient("lstsq", lambda xp, m, v: xp.linalg.lstsq(m, v, rcond=rcond)[0], a, b)
+    if not bool(numpy.isfinite(a.numpy()).all()) or not bool(numpy.isfinite(b.numpy()).all()):
+        raise ValueError("lstsq: a and b must hold finite numbers (the least-squares solve does not converge on NaN "
+                         "or inf).")
+    return call_without_gradient("lstsq", lambda xp, m, v: xp.linalg.lstsq(m, v, rcond=rcond)[0], a, b,
+                                 half_in_float32=True)
 
 
 def matrix_rank(x, tol=None):
@@ -312,7 +362,10 @@ def matrix_rank(x, tol=None):
     if tol is not None:
         tol = validate_number("matrix_rank", "tol", tol, minimum=0)
     return call_without_gradient("matrix_rank",
-                                 lambda xp, a: xp.asarray(xp.linalg.matrix_rank(a, tol=tol)).astype("int32"), x)
+                                 lambda xp, a: _nan_where_not_finite(xp, a, lambda finite: (
+                                     xp.asarray(xp.linalg.matrix_rank(finite, tol=tol)).astype("int32"),),
+                                     fill=0)[0], x,
+                                 half_in_float32=True)
 
 
 def lu_factor(x):
@@ -351,11 +404,21 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002  (keras.ops name
     from minikeras.ops.math.abs_sign import abs as _abs
     from minikeras.ops.reduce import max as _max, min as _min, sum as _sum
 
+    real_order = isinstance(ord, (int, float, numpy.integer, numpy.floating)) and not isinstance(ord, (bool, numpy.bool_))
+    if not (ord is None or real_order or is_option(ord, ("fro", "nuc"))):
+        raise ValueError(f"norm: ord must be None, a number, 'fro' or 'nuc', received {ord!r:.60}.")
     x = _as_tensor("norm", operand("norm", x))
+    if x.dtype.kind == "c":  # the norms of complex entries are those of their moduli (real, as NumPy's)
+        if ord in (2, -2, "nuc") and (axis is None and x.ndim == 2 or isinstance(axis, (tuple, list))):
+            raise TypeError("norm: the spectral and nuclear norms of complex matrices are not supported.")
+        x = _abs(x)
     if not is_float_dtype(x.dtype) and x.dtype.kind != "c":
         x = x.astype("float32")
     if axis is None:
         axes = tuple(range(x.ndim))
+        if x.ndim not in (1, 2):  # Keras: axis=None means a vector or a matrix norm
+            raise ValueError(f"norm: with axis=None the input must be 1-D or 2-D (a vector or a matrix), received "
+                             f"shape {x.shape}; pass axis to take norms of higher-rank tensors.")
         if ord is not None and x.ndim not in (1, 2):
             raise ValueError(f"norm: ord={ord!r} needs a 1-D or 2-D input when axis is None, received shape "
                              f"{x.shape}.")

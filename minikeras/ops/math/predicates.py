@@ -5,7 +5,7 @@ isneginf, isposinf, isreal, isclose, allclose, isin, all, any, count_nonzero.
 __all__ = ["isnan", "isinf", "isfinite", "isneginf", "isposinf", "isreal", "isclose", "allclose", "isin",
            "all", "any", "count_nonzero"]
 
-from minikeras.ops._checks import normalize_axis
+from minikeras.ops._checks import check_broadcast, normalize_axis
 from minikeras.ops.math._elementwise import call_without_gradient, operand, unary
 from minikeras.ops.math._operands import _as_tensor
 from minikeras.utils.argument_validation import validate_flag, validate_number
@@ -34,6 +34,7 @@ def isclose(x1, x2, rtol=1e-5, atol=1e-8, equal_nan=False):
     """Elementwise ``|x1 - x2| <= atol + rtol * |x2|`` as a bool tensor."""
     _tolerances("isclose", rtol, atol)
     equal_nan = validate_flag("isclose", "equal_nan", equal_nan)
+    check_broadcast("isclose", operand("isclose", x1), operand("isclose", x2))
     return call_without_gradient(
         "isclose", lambda xp, a, b: xp.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan), x1, x2)
 
@@ -42,6 +43,7 @@ def allclose(x1, x2, rtol=1e-5, atol=1e-8, equal_nan=False):
     """Whether every element is close (a 0-d bool tensor, as Keras)."""
     _tolerances("allclose", rtol, atol)
     equal_nan = validate_flag("allclose", "equal_nan", equal_nan)
+    check_broadcast("allclose", operand("allclose", x1), operand("allclose", x2))
     return call_without_gradient(
         "allclose", lambda xp, a, b: xp.all(xp.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)),
         x1, x2)

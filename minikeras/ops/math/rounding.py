@@ -122,8 +122,8 @@ def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
 
     The gradient passes where ``x`` was finite and is 0 at replaced entries.
     """
-    for name, value in (("nan", nan), ("posinf", posinf), ("neginf", neginf)):
-        validate_number("nan_to_num", name, value, finite=False, allow_none=name != "nan")
+    nan, posinf, neginf = (validate_number("nan_to_num", name, value, finite=False, allow_none=name != "nan")
+                           for name, value in (("nan", nan), ("posinf", posinf), ("neginf", neginf)))
     return NanToNum(nan, posinf, neginf).apply(_as_tensor("nan_to_num", operand("nan_to_num", x)))
 
 
@@ -147,8 +147,11 @@ def ldexp(x1, x2):
         TypeError: ``x2`` is not integer.
     """
     x1, x2 = operand("ldexp", x1), operand("ldexp", x2)
+    from minikeras.ops._checks import check_broadcast
+
+    check_broadcast("ldexp", x1, x2)
     kind = getattr(x2, "dtype", numpy.asarray(x2).dtype).kind
-    if kind not in "iub":
+    if kind not in "iu":  # (Keras refuses a bool exponent too)
         raise TypeError(f"ldexp: x2 must be integer, received dtype {getattr(x2, 'dtype', type(x2).__name__)}.")
     dtype = binary_dtype(x1, 1.0, floats=True)
     x1 = _as_tensor("ldexp", x1)

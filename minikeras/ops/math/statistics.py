@@ -30,7 +30,7 @@ from minikeras.ops.math._operands import _as_tensor
 from minikeras.ops.math.compare import where
 from minikeras.ops.math.predicates import isnan
 from minikeras.ops.reduce import argmax, argmin, max, mean, min, prod, sum
-from minikeras.utils.argument_validation import validate_axis, validate_flag, validate_int
+from minikeras.utils.argument_validation import validate_axis, validate_flag, validate_int, validate_option
 
 amax = max
 amin = min
@@ -96,8 +96,7 @@ def percentile(x, q, axis=None, method="linear", keepdims=False):
 
 
 def _quantile(op_name, x, q, axis, method, keepdims, scale, ignore_nan=False):
-    if method not in _METHODS:
-        raise ValueError(f"{op_name}: method must be one of {_METHODS}, received {method!r}.")
+    validate_option(op_name, "method", method, _METHODS)
     x = _tensor(op_name, x)
     keepdims = validate_flag(op_name, "keepdims", keepdims)
     if not is_float_dtype(x.dtype):
@@ -113,8 +112,14 @@ def _quantile(op_name, x, q, axis, method, keepdims, scale, ignore_nan=False):
     n = rows.shape[-1]
     if ignore_nan:
         return _nan_quantile(op_name, rows, q_host, method, x, axes, keepdims)
+    if n == 0:
+        raise ValueError(f"{op_name}: the reduced axes are empty (shape {x.shape}): there is no value to take "
+                         f"quantiles of.")
     ordered = sort(rows, axis=-1)
     results = [_interpolate(ordered, float(level), n, method) for level in q_host.reshape(-1)]
+    if is_float_dtype(x.dtype) and n:  # a NaN anywhere in a row makes all its quantiles NaN (NumPy, Keras)
+        has_nan = max(isnan(rows), -1)
+        results = [where(has_nan, math.nan, result) for result in results]
     return _assemble(results, q_host, x, axes, keepdims)
 
 
@@ -151,6 +156,11 @@ def _assemble(results, q_host, x, axes, keepdims):
 
 def _nan_quantile(op_name, rows, q_host, method, x, axes, keepdims):
     # NaNs sort last; each row's count of real values sets its own positions.
+    if rows.shape[-1] == 0:  # no value at all: NaN, as a row of NaNs (Keras)
+        from minikeras.ops.creation import full
+
+        empty = full(rows.shape[:-1], math.nan, dtype=str(rows.dtype))
+        return _assemble([empty] * q_host.size, q_host, x, axes, keepdims)
     ordered = sort(rows, axis=-1)
     valid = (1 - isnan(ordered).astype(ordered.dtype)).sum(axis=-1)
     results = []
@@ -224,9 +234,11 @@ def nansum(x, axis=None, keepdims=False):
 
 
 def nanprod(x, axis=None, keepdims=False):
-    """Product ignoring NaNs."""
+    """Product ignoring NaNs (Keras's dtype: int32 stays int32, as ``ops.prod``)."""
+    from minikeras.ops.keras_signatures import prod as keras_prod
+
     x, _ = _without_nan("nanprod", x, 1)
-    return prod(x, axis, keepdims)
+    return keras_prod(x, axis, keepdims)
 
 
 def nanmean(x, axis=None, keepdims=False):
@@ -258,36 +270,56 @@ def nanstd(x, axis=None, keepdims=False):
     return nanvar(x, axis, keepdims) ** 0.5
 
 
+def _all_nan(missing, axis, keepdims):
+    """Where every entry of a reduced slice is NaN (None when ``x`` cannot hold NaN)."""
+    if missing is None:
+        return None
+    return min(missing, axis, keepdims)
+
+
 def nanmax(x, axis=None, keepdims=False):
-    """Maximum ignoring NaNs."""
-    x, _ = _without_nan("nanmax", x, -math.inf)
-    return max(x, axis, keepdims)
+    """Maximum ignoring NaNs (NaN where a slice holds only NaNs, as NumPy and Keras)."""
+    filled, missing = _without_nan("nanmax", x, -math.inf)
+    result = max(filled, axis, keepdims)
+    empty = _all_nan(missing, axis, keepdims)
+    return result if empty is None else where(empty, math.nan, result)
 
 
 def nanmin(x, axis=None, keepdims=False):
-    """Minimum ignoring NaNs."""
-    x, _ = _without_nan("nanmin", x, math.inf)
-    return min(x, axis, keepdims)
+    """Minimum ignoring NaNs (NaN where a slice holds only NaNs, as NumPy and Keras)."""
+    filled, missing = _without_nan("nanmin", x, math.inf)
+    result = min(filled, axis, keepdims)
+    empty = _all_nan(missing, axis, keepdims)
+    return result if empty is None else where(empty, math.nan, result)
 
 
 def nanargmax(x, axis=None, keepdims=False):
-    """Index of the maximum ignoring NaNs (int32, as Keras)."""
-    x, _ = _without_nan("nanargmax", x, -math.inf)
-    return argmax(x, axis, keepdims).astype("int32")
+    """Index of the maximum ignoring NaNs (int32, as Keras): -1 where a slice holds
+    only NaNs, as Keras's TensorFlow and JAX backends (NumPy raises there)."""
+    filled, missing = _without_nan("nanargmax", x, -math.inf)
+    result = argmax(filled, axis, keepdims).astype("int32")
+    empty = _all_nan(missing, axis, keepdims)
+    return result if empty is None else where(empty, -1, result).astype("int32")
 
 
 def nanargmin(x, axis=None, keepdims=False):
-    """Index of the minimum ignoring NaNs (int32, as Keras)."""
-    x, _ = _without_nan("nanargmin", x, math.inf)
-    return argmin(x, axis, keepdims).astype("int32")
+    """Index of the minimum ignoring NaNs (int32, as Keras): -1 where a slice holds only NaNs."""
+    filled, missing = _without_nan("nanargmin", x, math.inf)
+    result = argmin(filled, axis, keepdims).astype("int32")
+    empty = _all_nan(missing, axis, keepdims)
+    return result if empty is None else where(empty, -1, result).astype("int32")
 
 
 def moments(x, axes, keepdims=False, synchronized=False):
     """Mean and (population) variance over ``axes``: ``(mean, variance)``.
 
     ``synchronized`` (a distributed-training flag in Keras) changes nothing on one replica.
+
+    Raises:
+        TypeError: complex ``x`` (Keras's backends define its variance differently).
     """
-    x = _tensor("moments", x)
+    # Complex refused: TensorFlow's variance is the mean of |x - mean|**2, JAX's of (x - mean)**2.
+    x = _as_tensor("moments", operand("moments", x), allow_complex=False)
     validate_flag("moments", "synchronized", synchronized)  # a distributed-training flag: one replica here
     mean_keep = mean(x, axes, True)
     centered = x - mean_keep
@@ -326,6 +358,9 @@ def histogram(x, bins=10, range=None):  # noqa: A002  (keras.ops name)
             and math.isfinite(end) for end in range) or range[0] > range[1]):
         raise ValueError(f"histogram: range must be (min, max) with min <= max, received {range!r}.")
     def compute(xp, a):
+        if range is None and a.size and not bool(xp.isfinite(a).all()):
+            # No finite range to split (TensorFlow's answer: no counts, NaN edges).
+            return xp.zeros(bins, a.dtype), xp.full(bins + 1, xp.nan, a.dtype)
         counts, edges = xp.histogram(a, bins=bins, range=range)
         return counts.astype(a.dtype), edges.astype(a.dtype)
 
@@ -363,7 +398,7 @@ def bincount(x, weights=None, minlength=0, sparse=False):
 def trapezoid(y, x=None, dx=1.0, axis=-1):
     """Integral of ``y`` along ``axis`` by the trapezoidal rule (samples at ``x``, or spaced ``dx``)."""
     y = _tensor("trapezoid", y)
-    if not is_float_dtype(y.dtype):
+    if not is_float_dtype(y.dtype) and y.dtype.kind != "c":  # (complex samples integrate as they are)
         y = y.astype("float32")
     axis = validate_axis("trapezoid", axis, y.ndim)
     head = (slice(None),) * axis
@@ -381,11 +416,10 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
 
 def correlate(x1, x2, mode="valid"):
     """Cross-correlation of two 1-D tensors (``numpy.correlate``; modes valid, same, full)."""
-    if mode not in ("valid", "same", "full"):
-        raise ValueError(f"correlate: mode must be 'valid', 'same' or 'full', received {mode!r}.")
+    validate_option("correlate", "mode", mode, ("valid", "same", "full"))
     a, v = _tensor("correlate", x1), _tensor("correlate", x2)
-    if a.ndim != 1 or v.ndim != 1:
-        raise ValueError(f"correlate expects two 1-D tensors, received shapes {a.shape} and {v.shape}.")
+    if a.ndim != 1 or v.ndim != 1 or a.shape[0] == 0 or v.shape[0] == 0:
+        raise ValueError(f"correlate expects two non-empty 1-D tensors, received shapes {a.shape} and {v.shape}.")
     from minikeras.ops.array.padding import pad
 
     n, m = a.shape[0], v.shape[0]

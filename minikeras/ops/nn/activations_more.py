@@ -26,7 +26,9 @@ from minikeras.utils.argument_validation import validate_axis, validate_number
 
 
 def _float_input(op_name, x):
-    x = _as_tensor(op_name, operand(op_name, x), allow_bool=False)
+    """``x`` as a float tensor (ints computed in float32); bools and complex refused, as
+    by the other activations: these are real functions, and a cast would drop the imaginary part."""
+    x = _as_tensor(op_name, operand(op_name, x), allow_bool=False, allow_complex=False)
     return x if is_float_dtype(x.dtype) else x.astype("float32")
 
 
@@ -113,6 +115,9 @@ def sparsemax(x, axis=-1):
     from minikeras.ops.reduce import sum as _sum
 
     x = _float_input("sparsemax", x)
+    axis = validate_axis("sparsemax", axis, x.ndim)
+    if x.shape[axis] == 0:
+        return x * 0  # nothing to project (Keras: the empty tensor)
     moved = moveaxis(x, axis, -1)
     descending = getitem(sort(moved, -1), (Ellipsis, slice(None, None, -1)))
     n = moved.shape[-1]

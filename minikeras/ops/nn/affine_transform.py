@@ -19,7 +19,7 @@ from minikeras.autograd import Tensor
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras.device import to_host
 from minikeras.ops.math.unary import _as_tensor
-from minikeras.utils.argument_validation import validate_number
+from minikeras.utils.argument_validation import validate_number, validate_option
 
 __all__ = ["affine_transform"]
 
@@ -81,11 +81,8 @@ def affine_transform(images, transform, interpolation="bilinear", fill_mode="con
     if images.ndim != 4:
         raise ValueError(
             f"affine_transform expects (batch, height, width, channels) images, received shape {images.shape}.")
-    if interpolation not in INTERPOLATIONS:
-        raise ValueError(f"affine_transform: interpolation must be one of {INTERPOLATIONS}, "
-                         f"received {interpolation!r}.")
-    if fill_mode not in FILL_MODES:
-        raise ValueError(f"affine_transform: fill_mode must be one of {FILL_MODES}, received {fill_mode!r}.")
+    validate_option("affine_transform", "interpolation", interpolation, INTERPOLATIONS)
+    validate_option("affine_transform", "fill_mode", fill_mode, FILL_MODES)
     fill_value = validate_number("affine_transform", "fill_value", fill_value, finite=False)
     device = images.device
     xp = device.xp

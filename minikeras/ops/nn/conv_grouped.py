@@ -45,6 +45,9 @@ def grouped_conv(x, kernel, groups, rank, strides=1, padding="valid", dilation_r
     """
     channels, kernel_shape = shape_of(x)[-1], tuple(shape_of(kernel))
     per_group, filters = kernel_shape[-2], kernel_shape[-1]
+    if groups < 1 or channels == 0:
+        raise ValueError(f"conv: the input must have channels and the kernel an input axis dividing them, received "
+                         f"input shape {tuple(shape_of(x))} and kernel shape {kernel_shape}.")
     if channels % groups or filters % groups or per_group * groups != channels:
         raise ValueError(
             f"conv (groups={groups}): the input channels ({channels}) and the filters ({filters}) must split into "

@@ -162,9 +162,16 @@ def _ctc_loss(target, output, target_length, output_length, mask_index=0):
             return Tensor(array, device=device)
 
     target, target_length = _integer(target, "target", 2), _integer(target_length, "target_length", 1)
+    output_length = _integer(output_length, "output_length", 1)
+    if not (deferred_checks.active() and not device.host_kernels):  # (a GPU training step: no host read)
+        for name, lengths, limit in (("target_length", target_length, target.shape[1]),
+                                     ("output_length", output_length, output.shape[1])):
+            low, high = device.bounds(lengths.data) if lengths.size else (0, 0)
+            if low < 0 or high > limit:
+                raise ValueError(f"ctc_loss: {name} must be in [0, {limit}] (the sequences' padded length), "
+                                 f"received {low if low < 0 else high}.")
     labels = _checked_labels(device, target.data, target_length.data, int(mask_index), output.shape[-1])
-    return CtcLoss(int(mask_index)).apply(output, Tensor(labels, device=device), target_length,
-                                         _integer(output_length, "output_length", 1))
+    return CtcLoss(int(mask_index)).apply(output, Tensor(labels, device=device), target_length, output_length)
 
 
 def _checked_labels(device, labels, label_length, blank, classes):

@@ -93,10 +93,16 @@ def ctc_decode(inputs, sequence_lengths, strategy="greedy", beam_width=100, top_
     lengths = convert_to_numpy(sequence_lengths)
     if lengths.dtype.kind not in "iu":
         raise TypeError(f"ctc_decode: sequence_lengths must be integers, received dtype {lengths.dtype}.")
-    lengths = lengths.astype(numpy.int64).reshape(-1)
+    if lengths.ndim != 1:
+        raise ValueError(f"ctc_decode: sequence_lengths must be 1-D (one length per sequence), received shape "
+                         f"{lengths.shape}.")
+    lengths = lengths.astype(numpy.int64)
     if scores.ndim != 3 or lengths.shape != (scores.shape[0],):
         raise ValueError(f"ctc_decode expects inputs (batch, steps, classes) and sequence_lengths (batch,), "
                          f"received {scores.shape} and {lengths.shape}.")
+    if lengths.size and (lengths.min() < 0 or lengths.max() > scores.shape[1]):
+        raise ValueError(f"ctc_decode: sequence_lengths must be in [0, {scores.shape[1]}] (the steps of inputs), "
+                         f"received {lengths.tolist()}.")
     classes = scores.shape[-1]
     blank = validate_int("ctc_decode", "mask_index", mask_index, minimum=-classes, maximum=classes - 1) % classes \
         if mask_index is not None else classes - 1

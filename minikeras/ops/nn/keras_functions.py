@@ -179,7 +179,7 @@ def adaptive_average_pool(inputs, output_size, data_format=None):
 
 
 def _check_block(op_name, x, block_size):
-    block_size = validate_int(op_name, "block_size", block_size, minimum=1)
+    block_size = validate_int(op_name, "block_size", block_size, minimum=2)  # Keras: at least 2
     if x.ndim != 4:
         raise ValueError(f"{op_name} expects a 4-D image batch, received shape {x.shape}.")
     return block_size
@@ -281,6 +281,8 @@ def extract_sequences(x, sequence_length, sequence_stride):
     x = _tensor("extract_sequences", x)
     length = validate_int("extract_sequences", "sequence_length", sequence_length, minimum=1)
     stride = validate_int("extract_sequences", "sequence_stride", sequence_stride, minimum=1)
+    if x.ndim == 0:
+        raise ValueError("extract_sequences expects a tensor of at least 1 dimension, received a 0-d one.")
     total = x.shape[-1]
     if total < length:
         raise ValueError(f"extract_sequences: the last axis ({total}) is shorter than sequence_length {length}.")

@@ -23,11 +23,13 @@ from minikeras.ops.math.exp_log import log
 from minikeras.ops.math.powers import rsqrt
 from minikeras.ops.nn import softmax as _softmax
 from minikeras.ops.reduce import max as _max, mean, sum as _sum
-from minikeras.utils.argument_validation import validate_axis, validate_flag, validate_number
+from minikeras.utils.argument_validation import validate_axis, validate_flag, validate_int, validate_number
 
 
 def _tensor(op_name, x):
-    return _as_tensor(op_name, operand(op_name, x))
+    """A real operand: normalisations and losses of complex numbers are refused (a cast
+    to float would drop the imaginary part; Keras's backends disagree on their meaning)."""
+    return _as_tensor(op_name, operand(op_name, x), allow_complex=False)
 
 
 def _along(vector, axis, ndim):
@@ -41,6 +43,9 @@ def batch_normalization(x, mean, variance, axis, offset=None, scale=None, epsilo
     axis = validate_axis("batch_normalization", axis, x.ndim)
     epsilon = validate_number("batch_normalization", "epsilon", epsilon, minimum=0)
     statistics = {}
+    for name, value in (("mean", mean), ("variance", variance)):
+        if value is None:
+            raise TypeError(f"batch_normalization: {name} must be a tensor of per-channel statistics, received None.")
     for name, value in (("mean", mean), ("variance", variance), ("scale", scale), ("offset", offset)):
         if value is None:
             continue
@@ -74,6 +79,16 @@ def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None, **kwarg
     x = _tensor("layer_normalization", x)
     if not is_float_dtype(x.dtype):
         x = x.astype("float32")
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    axes = tuple(validate_axis("layer_normalization", a, x.ndim) for a in axes)  # None refused, as Keras
+    size = 1
+    for a in axes:
+        size *= x.shape[a]
+    for name, value in (("gamma", gamma), ("beta", beta)):
+        # Keras reshapes them to the normalised axes: they hold one value per position there
+        if value is not None and getattr(operand("layer_normalization", value), "size", None) != size:
+            raise ValueError(f"layer_normalization: {name} must hold {size} values (the size of axis {axis!r} of x "
+                             f"{x.shape}), received {value!r:.60}.")
     center = mean(x, axis, True)
     centered = x - center
     out = centered * rsqrt(mean(centered * centered, axis, True) + _epsilon(epsilon, "layer_normalization"))
@@ -97,8 +112,7 @@ def normalize(x, axis=-1, order=2, epsilon=None):
     """``x`` divided by its ``order``-norm over ``axis`` (the norm floored at ``epsilon``)."""
     x = _tensor("normalize", x)
     epsilon = _epsilon(epsilon, "normalize", minimum=math.ulp(0.0))  # the norm's floor: divided by
-    if math.isnan(validate_number("normalize", "order", order, finite=False)):  # inf is a norm's order, NaN none
-        raise ValueError(f"normalize: order must be a number (the norm's order), received {order!r}.")
+    order = validate_int("normalize", "order", order, minimum=1)  # Keras: an int >= 1
     if order == 2:
         inverse = minimum(rsqrt(_sum(x * x, axis, True)), 1.0 / epsilon)
         return x * inverse
@@ -143,6 +157,13 @@ def sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1):
     if output.ndim == 0:
         raise ValueError("sparse_categorical_crossentropy expects output with a class axis, received a scalar.")
     axis = validate_axis("sparse_categorical_crossentropy", axis, output.ndim)
+    if output.shape[axis] == 0:
+        raise ValueError(f"sparse_categorical_crossentropy: output has no classes (shape {output.shape}).")
+    if target.size and target.dtype.kind in "iu":
+        low, high = target.device.bounds(target.data)
+        if low < 0 or high >= output.shape[axis]:
+            raise ValueError(f"sparse_categorical_crossentropy: target must hold class ids in [0, "
+                             f"{output.shape[axis]}), received {low if low < 0 else high}.")
     if target.ndim == output.ndim and target.shape[-1] == 1:
         target = squeeze(target, -1)
     if axis != output.ndim - 1:
