@@ -38,7 +38,7 @@ from minikeras.distribute.all_reduce import AllReduce, default_all_reduce
 from minikeras.distribute.batch_norm_sync import CrossReplicaStats, running
 from minikeras.distribute.local_all_reduce import LocalAllReduce
 from minikeras.distribute.model_facade import WrappedModelFacade
-from minikeras.distribute.replica_step import ReplicaContext, ReplicaOptimizer, optimizers_replaced
+from minikeras.distribute.replica_step import ReplicaContext, ReplicaOptimizer, UpdateRelay, optimizers_replaced
 from minikeras.distribute.workers import DeviceWorkers
 from minikeras.layers.base import walk_layers
 from minikeras.metrics import state as metric_state
@@ -193,6 +193,12 @@ class MirroredModel(WrappedModelFacade, Trainer):
                     self._synchronized_statistics = True
         self._state_weights = [[weight for weight in replica.non_trainable_weights if weight.aggregation != "none"]
                                for replica in replicas]
+        # On logical CPUs replica 0 computes each update and the others copy
+        # its weights (replica_step.UpdateRelay): they share the cores.
+        self._leader_weights = None
+        if len(replicas) > 1 and all(device.host_kernels for device in self.devices):
+            self._leader_weights = [{id(weight): leader for weight, leader in zip(replica.weights, replicas[0].weights)}
+                                    for replica in replicas]
         self._replicas = replicas
         self._mirrored_compile = None
 
@@ -306,6 +312,7 @@ class MirroredModel(WrappedModelFacade, Trainer):
         self._compile_replicas()
         counts = [shard[3] for shard in shards]
         first_global = self._collective.process_index * len(self.devices)
+        relay = UpdateRelay() if training and self._leader_weights is not None else None
 
         def replica_step(rank, shard):
             shard_x, shard_y, shard_weight, count = shard
@@ -313,7 +320,8 @@ class MirroredModel(WrappedModelFacade, Trainer):
                 shard_x, shard_y, shard_weight = (batches.rows(value, 0, 1) for value in (x, y, sample_weight))
             replica = self._replicas[rank]
             context = ReplicaContext(self._collective, rank, first_global + rank, count, total,
-                                     self._state_weights[rank])
+                                     self._state_weights[rank], relay,
+                                     self._leader_weights[rank] if relay is not None else None)
             batch = pack_x_y_sample_weight(shard_x, shard_y, shard_weight)
             with device_scope(self.devices[rank]), replica_context.running_as(context):
                 if not training:
@@ -326,7 +334,7 @@ class MirroredModel(WrappedModelFacade, Trainer):
 
         if training:
             self._step_group = self._group_for(counts)
-            collectives = (self._collective, self._step_group[0])
+            collectives = (self._collective, self._step_group[0]) + ((relay,) if relay is not None else ())
         else:
             collectives = ()
         try:

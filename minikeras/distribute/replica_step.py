@@ -21,6 +21,11 @@ the gradient of the mean loss over the whole batch, whatever the split.
 (Chainer's data parallelism sums the replicas' gradients; minikeras weights
 them by rows, so that results do not depend on the number of devices.)
 
+Replicas that share the host's cores (logical CPUs) compute each update
+once: replica 0 applies it and the others copy its new weights
+(:class:`UpdateRelay`), instead of repeating the optimizer's dozen passes over
+the weights on cores they share; the values are the same either way.
+
 A replica with no rows (a batch smaller than the number of replicas) still
 runs the step, on one borrowed row, so that it calls the same collectives as
 the others in the same order; it only keeps them company
@@ -28,8 +33,10 @@ the others in the same order; it only keeps them company
 updates no metric, and then applies the same update as everyone.
 """
 import contextlib
+import threading
 
 from minikeras.autograd import Tensor
+from minikeras.distribute.all_reduce import ReplicaAborted
 
 
 class ReplicaContext:
@@ -44,13 +51,16 @@ class ReplicaContext:
             (an ``aggregation`` other than "none"), the same order on every replica.
     """
 
-    def __init__(self, collective, rank, global_rank, rows, total, state_weights):
+    def __init__(self, collective, rank, global_rank, rows, total, state_weights, relay=None, leader_weights=None):
         self.collective = collective
         self.rank = rank
         self.global_rank = global_rank
         self.keeps_company = rows == 0
         self.share = rows / total if total else 0.0
         self.state_weights = state_weights
+        self.relay = relay  # an UpdateRelay when replica 0 computes the updates for everyone
+        self.leader_weights = leader_weights  # id(this replica's weight) -> replica 0's
+        self.updates_seen = 0
 
     def all_reduce_gradients(self, grads, tag):
         """The sample-weighted sum of every replica's ``grads`` (arrays,
@@ -121,11 +131,32 @@ class ReplicaOptimizer:
         return self.optimizer.iterations
 
     def apply(self, grads, trainable_variables=None):
-        """All-reduce the gradients, then ``optimizer.apply``."""
+        """All-reduce the gradients, then ``optimizer.apply`` (or, on a
+        replica that shares the host's cores with replica 0, take replica
+        0's updated weights: :class:`UpdateRelay`)."""
         from minikeras import replica_context
 
-        reduced = replica_context.current().all_reduce_gradients(list(grads), self._tag)
-        self.optimizer.apply(reduced, trainable_variables)
+        context = replica_context.current()
+        reduced = context.all_reduce_gradients(list(grads), self._tag)
+        relay = context.relay if self.optimizer.replicas_may_share_updates else None
+        if relay is None:
+            self.optimizer.apply(reduced, trainable_variables)
+        elif context.rank == 0:
+            try:
+                self.optimizer.apply(reduced, trainable_variables)
+            except BaseException:
+                relay.fail()
+                raise
+            relay.publish()
+        else:
+            variables = list(trainable_variables if trainable_variables is not None
+                             else self.optimizer.built_variables())
+            context.updates_seen += 1
+            relay.wait(context.updates_seen)
+            for variable, grad in zip(variables, reduced):
+                if grad is not None:
+                    variable.data[...] = context.leader_weights[id(variable)].data
+            self.optimizer.count_steps(1)
 
     def __getattr__(self, name):
         return getattr(self.optimizer, name)
@@ -135,6 +166,41 @@ class ReplicaOptimizer:
 
     def __repr__(self):
         return f"<ReplicaOptimizer of {self.optimizer!r}>"
+
+
+class UpdateRelay:
+    """Replica 0's updates, handed to the replicas that copy them: replica 0
+    publishes after each ``apply``, the others wait for as many as they made.
+
+    It also answers ``abort``/``reset`` as a collective does, so that a
+    replica failing elsewhere releases the waiting ones.
+    """
+
+    def __init__(self):
+        self._condition = threading.Condition()
+        self._published = 0
+        self._failed = False
+
+    def publish(self):
+        with self._condition:
+            self._published += 1
+            self._condition.notify_all()
+
+    def fail(self):
+        with self._condition:
+            self._failed = True
+            self._condition.notify_all()
+
+    abort = fail
+
+    def reset(self):
+        """Nothing to reset: a relay lives for one step."""
+
+    def wait(self, count):
+        with self._condition:
+            self._condition.wait_for(lambda: self._published >= count or self._failed)
+            if self._failed:
+                raise ReplicaAborted("replica 0's update failed during this step; the step was abandoned")
 
 
 @contextlib.contextmanager

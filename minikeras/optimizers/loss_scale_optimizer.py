@@ -173,6 +173,11 @@ class LossScaleOptimizer(Optimizer):
         else:
             self._step_counter += 1
 
+    @property
+    def replicas_may_share_updates(self):
+        """False: every replica's scale must follow the gradients it sees."""
+        return False
+
     def _unscaled(self, grad):
         if grad is None:
             return None

@@ -212,6 +212,14 @@ class Optimizer(OptimizerState):
             self._captured_scalars = None
             self._iterations = iterations
 
+    @property
+    def replicas_may_share_updates(self):
+        """Whether data-parallel replicas on one host may take one replica's
+        updated weights instead of each running this update
+        (distribute/replica_step.py): not when the optimizer keeps state that
+        changes the step (a loss scale) or the weights later (EMA averages)."""
+        return not self.use_ema
+
     def count_steps(self, count):
         """Count ``count`` update steps that ran outside :meth:`apply` (a
         captured step's replays)."""

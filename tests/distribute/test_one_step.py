@@ -208,3 +208,29 @@ def test_mirrored_model_on_two_logical_gpus_runs_the_models_own_step(fresh_devic
         expected = overrides.train(case)
         got = overrides.train(case, wrap=_mirrored_on(["gpu:0", "gpu:1"]))
     overrides.assert_same_training(got, expected)
+
+
+def test_replicas_sharing_the_host_compute_each_update_once(split_cpu, one_device):
+    """On logical CPUs replica 0 runs the optimizer and the others take its
+    weights: their slots stay untouched, their weights and step counts are
+    replica 0's, and the numbers are one device's. A loss scale (which each
+    replica's step depends on) keeps every replica running its own update."""
+    devices = split_cpu(3)
+    expected = one_device("metric")
+    model, compile_args, x, y = overrides.build("metric")
+    mirrored = mk.MirroredModel(model, devices=devices)
+    mirrored.compile(**compile_args)
+    mirrored.fit(x, y, batch_size=overrides.BATCH, epochs=overrides.EPOCHS, shuffle=False, verbose=0)
+    assert_replicas_identical(mirrored)
+    for got, want in zip(model.get_weights(), expected["weights"]):
+        numpy.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-7)
+    slots = [[numpy.abs(slot).sum() for slot in replica.optimizer.get_state()[1:]] for replica in mirrored.replicas]
+    assert all(total > 0 for total in slots[0]) and not any(total for row in slots[1:] for total in row)
+    assert [replica.optimizer.iterations for replica in mirrored.replicas] == [expected["steps"]] * 3
+
+    scaled_model, _, _, _ = overrides.build("metric")
+    scaled = mk.MirroredModel(scaled_model, devices=devices)
+    scaled.compile(mk.optimizers.LossScaleOptimizer(mk.optimizers.Adam(0.01)), "mse")
+    scaled.fit(x, y, batch_size=overrides.BATCH, epochs=1, shuffle=False, verbose=0)
+    assert_replicas_identical(scaled)
+    assert all(numpy.abs(replica.optimizer.get_state()[-1]).sum() > 0 for replica in scaled.replicas)
