@@ -64,17 +64,13 @@ class Dataset:
     def _cardinality(self):
         return UNKNOWN_CARDINALITY
 
-    def _unbatched_cardinality(self):
-        """The element count after ``unbatch()``, where this dataset knows it."""
-        return UNKNOWN_CARDINALITY
-
     # ------------------------------------------------------------ iteration
     def __iter__(self):
-        return iter(self._elements())
+        return _elements.yielded(self._elements())
 
     def as_numpy_iterator(self):
         """An iterator over the elements as NumPy arrays (text as bytes)."""
-        return (_elements.to_numpy_element(element) for element in self)
+        return (_elements.to_numpy_element(element) for element in _elements.yielded(self._elements()))
 
     def cardinality(self):
         """The number of elements: an int, or ``INFINITE_CARDINALITY`` (-1,

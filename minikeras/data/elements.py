@@ -18,6 +18,35 @@ from minikeras import backend
 from minikeras.utils import array_like, nest
 
 
+class HostArray(numpy.ndarray):
+    """A NumPy array as iterating a Dataset yields it: an ndarray with
+    tf's ``.numpy()``, so ``text_batch.numpy()[i]`` and
+    ``images[i].numpy().astype("uint8")`` (keras.io's habits with tf.data
+    tensors) work. Any other use is plain NumPy's."""
+
+    def numpy(self):
+        """The array as a plain ``numpy.ndarray`` (no copy)."""
+        return self.view(numpy.ndarray)
+
+
+def _as_host_array(leaf):
+    if type(leaf) is numpy.ndarray:
+        return leaf.view(HostArray)
+    if isinstance(leaf, numpy.generic) and not isinstance(leaf, (numpy.str_, numpy.bytes_)):
+        return numpy.asarray(leaf).view(HostArray)
+    return leaf
+
+
+def yielded(elements):
+    """The elements of a pass as ``Dataset.__iter__`` gives them (arrays as
+    `HostArray`), closing the pass when closed."""
+    try:
+        for element in elements:
+            yield nest.map_structure(_as_host_array, element)
+    finally:
+        elements.close()
+
+
 @contextlib.contextmanager
 def pipeline_scope():
     """The CPU device and no gradient recording, for a user function's call."""
@@ -75,12 +104,15 @@ def to_numpy_element(element):
     def convert(leaf):
         if isinstance(leaf, str):
             return leaf.encode("utf-8")
+        if isinstance(leaf, HostArray):
+            leaf = leaf.view(numpy.ndarray)
         if isinstance(leaf, numpy.ndarray) and (leaf.dtype.kind == "U" or array_like.is_string_array(leaf)):
             return numpy.array([item.encode("utf-8") if isinstance(item, str) else item
                                 for item in leaf.reshape(-1).tolist()], dtype=object).reshape(leaf.shape)
-        if leaf is None or isinstance(leaf, (bytes, numpy.ndarray)):
+        if leaf is None or isinstance(leaf, bytes):
             return leaf
-        return numpy.asarray(leaf)
+        leaf = numpy.asarray(leaf)
+        return leaf[()] if leaf.ndim == 0 else leaf  # a scalar as NumPy's scalar, as tf gives it
 
     return nest.map_structure(convert, element)
 

@@ -1,9 +1,10 @@
 """The Dataset transformations and constructors (what ``Dataset.map``,
 ``.batch``, ``.from_tensor_slices`` ... return), one small class each.
 
-Every ``_elements()`` is a generator over one pass that closes its input's
-pass when it is closed itself, so stopping early anywhere in a pipeline
-(``take``, ``break``) stops the threads upstream.
+Every ``_elements()`` is a generator over one pass, reading its input's
+``_elements()`` (the public ``__iter__`` adds only the arrays' ``.numpy()``),
+and closes its input's pass when it is closed itself, so stopping early
+anywhere in a pipeline (``take``, ``break``) stops the threads upstream.
 """
 import threading
 import warnings
@@ -34,9 +35,6 @@ class _Unary(Dataset):
     def _cardinality(self):
         return self._input._cardinality()
 
-    def _unbatched_cardinality(self):
-        return UNKNOWN_CARDINALITY
-
 
 class MapDataset(_Unary):
     def __init__(self, input_dataset, function, num_parallel_calls):
@@ -48,7 +46,7 @@ class MapDataset(_Unary):
         return _elements.as_element(_elements.call_on_element(self._function, element), "Dataset.map")
 
     def _elements(self):
-        source = iter(self._input)
+        source = self._input._elements()
         try:
             if self._threads <= 1:
                 for element in source:
@@ -68,7 +66,7 @@ class FilterDataset(_Unary):
         return UNKNOWN_CARDINALITY
 
     def _elements(self):
-        source = iter(self._input)
+        source = self._input._elements()
         try:
             for element in source:
                 keep = _elements.call_on_element(self._predicate, element)
@@ -89,14 +87,8 @@ class BatchDataset(_Unary):
             return count
         return count // self._batch_size if self._drop_remainder else -(-count // self._batch_size)
 
-    def _unbatched_cardinality(self):
-        count = self._input._cardinality()
-        if self._drop_remainder and count not in _UNKNOWN_OR_INFINITE:
-            return count // self._batch_size * self._batch_size
-        return count
-
     def _elements(self):
-        source = iter(self._input)
+        source = self._input._elements()
         try:
             pending = []
             for element in source:
@@ -112,10 +104,10 @@ class BatchDataset(_Unary):
 
 class UnbatchDataset(_Unary):
     def _cardinality(self):
-        return self._input._unbatched_cardinality()
+        return UNKNOWN_CARDINALITY  # as tf.data: a batch's size is not known ahead
 
     def _elements(self):
-        source = iter(self._input)
+        source = self._input._elements()
         try:
             for batch in source:
                 yield from _elements.split_batch(batch)
@@ -133,14 +125,11 @@ class ShuffleDataset(_Unary):
         self._passes = 0
         self._lock = threading.Lock()
 
-    def _unbatched_cardinality(self):
-        return self._input._unbatched_cardinality()
-
     def _elements(self):
         with self._lock:
             pass_index, self._passes = self._passes, self._passes + 1
         rng = numpy.random.default_rng([self._seed, pass_index if self._reshuffle else 0])
-        source = iter(self._input)
+        source = self._input._elements()
         try:
             buffer = []
             for element in source:
@@ -166,9 +155,6 @@ class CacheDataset(_Unary):
         self._lock = threading.Lock()
         self._filling = False
 
-    def _unbatched_cardinality(self):
-        return self._input._unbatched_cardinality()
-
     def _elements(self):
         if self._cached is not None:
             yield from self._cached
@@ -179,11 +165,11 @@ class CacheDataset(_Unary):
         with self._lock:
             fill, self._filling = not self._filling, True
         if not fill:  # another pass is filling the cache: read the input directly
-            yield from self._input
+            yield from self._input._elements()
             return
         writer = cache_file.Writer(self._filename) if self._filename else None
         kept, complete = [], False
-        source = iter(self._input)
+        source = self._input._elements()
         try:
             for element in source:
                 element = nest.map_structure(_read_only, element)
@@ -223,13 +209,10 @@ class PrefetchDataset(_Unary):
         super().__init__(input_dataset)
         self._buffer_size = buffer_size
 
-    def _unbatched_cardinality(self):
-        return self._input._unbatched_cardinality()
-
     def _elements(self):
         if self._buffer_size == 0:
-            return iter(self._input)
-        return prefetched(lambda: iter(self._input), prefetch_buffer(self._buffer_size))
+            return self._input._elements()
+        return prefetched(self._input._elements, prefetch_buffer(self._buffer_size))
 
 
 class TakeDataset(_Unary):
@@ -246,7 +229,7 @@ class TakeDataset(_Unary):
     def _elements(self):
         if self._count == 0:
             return
-        source = iter(self._input)
+        source = self._input._elements()
         try:
             for taken, element in enumerate(source, 1):
                 yield element
@@ -270,7 +253,7 @@ class SkipDataset(_Unary):
     def _elements(self):
         if self._count == -1:
             return
-        source = iter(self._input)
+        source = self._input._elements()
         try:
             for index, element in enumerate(source):
                 if index >= self._count:
@@ -296,7 +279,7 @@ class RepeatDataset(_Unary):
         passes = 0
         while self._count == -1 or passes < self._count:
             produced = False
-            for element in self._input:
+            for element in self._input._elements():
                 produced = True
                 yield element
             passes += 1
@@ -315,8 +298,8 @@ class ConcatenateDataset(Dataset):
         return UNKNOWN_CARDINALITY if UNKNOWN_CARDINALITY in counts else sum(counts)
 
     def _elements(self):
-        yield from self._first
-        yield from self._second
+        yield from self._first._elements()
+        yield from self._second._elements()
 
 
 class ZipDataset(Dataset):
@@ -335,7 +318,7 @@ class ZipDataset(Dataset):
         return min(finite) if finite else INFINITE_CARDINALITY
 
     def _elements(self):
-        sources = [iter(dataset) for dataset in nest.flatten(self._datasets)]
+        sources = [dataset._elements() for dataset in nest.flatten(self._datasets)]
         try:
             for row in zip(*sources):
                 yield nest.pack_sequence_as(self._datasets, list(row))

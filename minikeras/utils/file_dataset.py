@@ -17,7 +17,7 @@ import threading
 
 import numpy
 
-from minikeras.data.dataset import UNKNOWN_CARDINALITY, Dataset
+from minikeras.data.dataset import Dataset
 from minikeras.data.elements import check_count
 from minikeras.data.threads import AUTOTUNE, map_threads, parallel_map, prefetch_buffer, prefetched
 
@@ -62,9 +62,6 @@ class FileDataset(Dataset):
         if self.batch_size is None:
             return len(self._order)
         return -(-len(self._order) // self.batch_size)
-
-    def _unbatched_cardinality(self):
-        return UNKNOWN_CARDINALITY if self.batch_size is None else len(self._order)
 
     def _next_order(self):
         """The order of a new pass: the current one, reshuffled unless this is the first pass."""
