@@ -50,7 +50,8 @@ _NATIVE = (Tensor, numbers.Number, numpy.ndarray, numpy.generic)
 
 def _operand(other):
     """``other``, or its array when it is another library's array."""
-    if isinstance(other, _NATIVE) or backend.is_array(other) or not array_like.speaks_array_protocol(other):
+    if type(other) in (float, int) or isinstance(other, _NATIVE) or backend.is_array(other) or \
+            not array_like.speaks_array_protocol(other):
         return other
     return array_like.to_array(other, "Tensor operator")
 
