@@ -20,7 +20,7 @@ ahead.
 """
 import numpy
 
-from minikeras.data import elements as _elements
+from minikeras.data import elements
 from minikeras.data.threads import AUTOTUNE
 
 INFINITE_CARDINALITY = -1
@@ -66,11 +66,11 @@ class Dataset:
 
     # ------------------------------------------------------------ iteration
     def __iter__(self):
-        return _elements.yielded(self._elements())
+        return elements.yielded(self._elements())
 
     def as_numpy_iterator(self):
         """An iterator over the elements as NumPy arrays (text as bytes)."""
-        return (_elements.to_numpy_element(element) for element in _elements.yielded(self._elements()))
+        return (elements.to_numpy_element(element) for element in elements.yielded(self._elements()))
 
     def cardinality(self):
         """The number of elements: an int, or ``INFINITE_CARDINALITY`` (-1,
@@ -116,7 +116,7 @@ class Dataset:
         from minikeras.data.transforms import BatchDataset
 
         _check_parallel_calls("Dataset.batch", num_parallel_calls)
-        return BatchDataset(self, _elements.check_count("Dataset.batch batch_size", batch_size, 1),
+        return BatchDataset(self, elements.check_count("Dataset.batch batch_size", batch_size, 1),
                             bool(drop_remainder))
 
     def unbatch(self, name=None):
@@ -132,7 +132,7 @@ class Dataset:
         ``reshuffle_each_iteration=False``; ``seed`` fixes the orders."""
         from minikeras.data.transforms import ShuffleDataset
 
-        buffer_size = _elements.check_count("Dataset.shuffle buffer_size", buffer_size, 1)
+        buffer_size = elements.check_count("Dataset.shuffle buffer_size", buffer_size, 1)
         reshuffle = True if reshuffle_each_iteration is None else bool(reshuffle_each_iteration)
         return ShuffleDataset(self, buffer_size, seed, reshuffle)
 
@@ -150,27 +150,27 @@ class Dataset:
         from minikeras.data.transforms import PrefetchDataset
 
         if buffer_size != AUTOTUNE or isinstance(buffer_size, bool):
-            buffer_size = _elements.check_count("Dataset.prefetch buffer_size", buffer_size, 0)
+            buffer_size = elements.check_count("Dataset.prefetch buffer_size", buffer_size, 0)
         return PrefetchDataset(self, buffer_size)
 
     def take(self, count, name=None):
         """The first ``count`` elements (-1: all)."""
         from minikeras.data.transforms import TakeDataset
 
-        return TakeDataset(self, _elements.check_count("Dataset.take count", count))
+        return TakeDataset(self, elements.check_count("Dataset.take count", count))
 
     def skip(self, count, name=None):
         """All but the first ``count`` elements (-1: none)."""
         from minikeras.data.transforms import SkipDataset
 
-        return SkipDataset(self, _elements.check_count("Dataset.skip count", count))
+        return SkipDataset(self, elements.check_count("Dataset.skip count", count))
 
     def repeat(self, count=None, name=None):
         """The elements ``count`` times over (None or -1: forever), each
         pass a new iteration (reshuffled)."""
         from minikeras.data.transforms import RepeatDataset
 
-        count = -1 if count is None else _elements.check_count("Dataset.repeat count", count)
+        count = -1 if count is None else elements.check_count("Dataset.repeat count", count)
         return RepeatDataset(self, count)
 
     def concatenate(self, dataset, name=None):

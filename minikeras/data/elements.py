@@ -44,7 +44,9 @@ def yielded(elements):
         for element in elements:
             yield nest.map_structure(_as_host_array, element)
     finally:
-        elements.close()
+        close = getattr(elements, "close", None)
+        if close is not None:
+            close()
 
 
 @contextlib.contextmanager

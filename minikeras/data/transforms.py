@@ -12,7 +12,7 @@ import warnings
 import numpy
 
 from minikeras.data import cache_file
-from minikeras.data import elements as _elements
+from minikeras.data import elements
 from minikeras.data.dataset import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
 from minikeras.data.threads import map_threads, parallel_map, prefetch_buffer, prefetched
 from minikeras.utils import nest
@@ -43,7 +43,7 @@ class MapDataset(_Unary):
         self._threads = map_threads(num_parallel_calls)
 
     def _call(self, element):
-        return _elements.as_element(_elements.call_on_element(self._function, element), "Dataset.map")
+        return elements.as_element(elements.call_on_element(self._function, element), "Dataset.map")
 
     def _elements(self):
         source = self._input._elements()
@@ -69,8 +69,8 @@ class FilterDataset(_Unary):
         source = self._input._elements()
         try:
             for element in source:
-                keep = _elements.call_on_element(self._predicate, element)
-                if _elements.as_scalar_bool(keep, "Dataset.filter"):
+                keep = elements.call_on_element(self._predicate, element)
+                if elements.as_scalar_bool(keep, "Dataset.filter"):
                     yield element
         finally:
             _close(source)
@@ -94,10 +94,10 @@ class BatchDataset(_Unary):
             for element in source:
                 pending.append(element)
                 if len(pending) == self._batch_size:
-                    yield _elements.stack_elements(pending)
+                    yield elements.stack_elements(pending)
                     pending = []
             if pending and not self._drop_remainder:
-                yield _elements.stack_elements(pending)
+                yield elements.stack_elements(pending)
         finally:
             _close(source)
 
@@ -110,7 +110,7 @@ class UnbatchDataset(_Unary):
         source = self._input._elements()
         try:
             for batch in source:
-                yield from _elements.split_batch(batch)
+                yield from elements.split_batch(batch)
         finally:
             _close(source)
 
@@ -198,9 +198,8 @@ class CacheDataset(_Unary):
 def _read_only(leaf):
     # Cached arrays are replayed to every later pass: an in-place change would alter the cache
     # (tf.data's tensors are immutable).
-    if isinstance(leaf, numpy.ndarray):
-        leaf = leaf.view()
-        leaf.flags.writeable = False
+    if isinstance(leaf, numpy.ndarray):  # host arrays only: elements never live on a device
+        return numpy.lib.stride_tricks.as_strided(leaf, writeable=False)  # a read-only view
     return leaf
 
 
@@ -359,7 +358,7 @@ def _as_array(value):
         except ValueError as error:
             raise ValueError(f"Dataset.from_tensor_slices cannot make an array from a ragged list: {error}") from None
     else:
-        array = _elements.as_leaf(value, "Dataset.from_tensor_slices")
+        array = elements.as_leaf(value, "Dataset.from_tensor_slices")
     if isinstance(array, (str, bytes)) or array is None or numpy.ndim(array) == 0:
         raise ValueError(f"Dataset.from_tensor_slices expects arrays with a first axis to slice, received "
                          f"{str(value)[:60]!r}.")
