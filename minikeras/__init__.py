@@ -28,6 +28,7 @@ _LAZY_MODULES = {
 }
 _LAZY_MODULES |= {"applications"}  # Keras's applications (issue 26)
 _LAZY_MODULES |= {"distribution"}  # keras.distribution (data parallelism for every model)
+_LAZY_MODULES |= {"tree", "data"}  # keras.tree; tf.data-style datasets (mk.data.Dataset, mk.data.AUTOTUNE)
 _LAZY_NAMES = {
     "Sequential": "minikeras.models",
     "Model": "minikeras.models",
@@ -38,7 +39,28 @@ _LAZY_NAMES = {
     "GradientTape": "minikeras.autograd.tape",
     "DTypePolicy": "minikeras.dtype_policies",
     "FloatDTypePolicy": "minikeras.dtype_policies",
+    # The rest of Keras 3's top level.
+    "Layer": "minikeras.layers",
+    "InputSpec": "minikeras.layers",
+    "KerasTensor": "minikeras.layers",
+    "Operation": "minikeras.layers.operation",
+    "Loss": "minikeras.losses",
+    "Metric": "minikeras.metrics",
+    "Optimizer": "minikeras.optimizers",
+    "Initializer": "minikeras.initializers",
+    "Regularizer": "minikeras.regularizers",
+    "Function": "minikeras.models.function",
+    "StatelessScope": "minikeras.scopes",
+    "SymbolicScope": "minikeras.scopes",
+    "name_scope": "minikeras.scopes",
+    "RematScope": "minikeras.rematerialization",
+    "remat": "minikeras.rematerialization",
 }
+
+
+def version():
+    """minikeras's version string (``keras.version()``)."""
+    return __version__
 
 
 def __getattr__(name):

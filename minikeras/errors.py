@@ -55,3 +55,21 @@ class WorkerDiedError(RuntimeError):
     """A worker process loading a PyDataset's batches died (killed by the
     system, or crashed in native code). The message names the dataset class
     and the batch being loaded; the pool's BrokenProcessPool is the cause."""
+
+
+class TensorFlowAPIError(NotImplementedError):
+    """A TensorFlow-only API met a minikeras tensor, in a script ported from
+    Keras's TensorFlow backend: ``@tf.function`` tracing minikeras code
+    (TensorFlow would freeze its result into the graph as a constant), or a
+    ``tf.GradientTape`` asked to differentiate minikeras tensors (it cannot
+    see minikeras's graph). The message names minikeras's replacement:
+    ``minikeras.GradientTape``, and ``compile(jit_compile=True)`` for a
+    captured training step. A NotImplementedError (as TensorFlow's own
+    "Cannot convert a symbolic tf.Tensor" is), never a TypeError, which
+    TensorFlow would catch and replace with a message of its own."""
+
+
+class TensorFlowTapeError(TensorFlowAPIError, AttributeError):
+    """``tf.GradientTape.gradient`` reached a minikeras tensor (TensorFlow
+    reads its ``_id``; an AttributeError too, so probes with ``hasattr``
+    still answer False)."""

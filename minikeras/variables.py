@@ -12,6 +12,7 @@ must stay unique across a model. Use ``path`` in new code.
 """
 import numpy
 
+from minikeras import scopes
 from minikeras.autograd import Tensor
 from minikeras.backend.dtypes import as_numpy_dtype, is_float_dtype
 
@@ -71,7 +72,7 @@ class Variable(Tensor):
             self.data = self.data.copy()
         self.device.memory.track(self.data)
         self._trainable = bool(trainable)
-        self._path = path or self.name
+        self._path = _scoped(path or self.name)
         self.autocast = bool(kwargs.get("autocast", True))
         self.aggregation = aggregation
         self.constraint = None  # a callable on the array, applied by the optimizer after each update
@@ -97,10 +98,17 @@ class Variable(Tensor):
         return self
 
     def assign(self, value):
-        """Overwrite the value in place, keeping shape and dtype; returns self."""
+        """Overwrite the value in place, keeping shape and dtype; returns self.
+        Inside a ``StatelessScope`` the scope's copy is written instead."""
         value = _as_data(value)
         if not hasattr(value, "shape") and not isinstance(value, (int, float)):
             value = numpy.asarray(value)  # lists and tuples
+        return self._write(value)
+
+    def _write(self, value):
+        stateless = scopes.get_stateless_scope()
+        if stateless is not None:
+            stateless.writable_array(self)
         return super().assign(value)
 
     def assign_add(self, delta):
@@ -108,14 +116,14 @@ class Variable(Tensor):
         delta = self._aligned(delta)
         with self.device.activate():
             total = self.data + delta
-        return super().assign(total)
+        return self._write(total)
 
     def assign_sub(self, delta):
         """``variable -= delta`` in place (no gradient recorded); returns self."""
         delta = self._aligned(delta)
         with self.device.activate():
             total = self.data - delta
-        return super().assign(total)
+        return self._write(total)
 
     def _aligned(self, delta):
         delta = _as_data(delta)
@@ -133,6 +141,12 @@ class Variable(Tensor):
     def __repr__(self):
         return (f"<Variable path={self.path}, shape={self.shape}, dtype={self.dtype}, "
                 f"value={numpy.array2string(self.numpy(), separator=', ', threshold=8)}>")
+
+
+def _scoped(path):
+    """``path`` under the open ``name_scope``s (Keras's variable paths)."""
+    parent = scopes.current_path()
+    return f"{parent}/{path}" if parent else path
 
 
 def _as_data(value):

@@ -12,7 +12,7 @@ array-like: converts and checks it, then goes through the same fields).
 """
 import numpy
 
-from minikeras import backend
+from minikeras import backend, errors
 from minikeras.device import registry, scope
 from minikeras.utils import array_like
 from minikeras.utils.argument_validation import check_dtype
@@ -130,6 +130,37 @@ class Tensor:
             )
         return bool(self.item())
 
+    def __format__(self, format_spec):
+        """``f"{loss:.4f}"`` formats a one-element tensor's value (as a
+        TensorFlow/NumPy scalar does); an empty spec gives ``str(tensor)``."""
+        if not format_spec:
+            return str(self)
+        if self.data.size != 1:
+            raise TypeError(f"Tensor.__format__ expects a tensor of one element for the format spec "
+                            f"{format_spec!r}, received shape {self.shape}; format tensor.numpy() instead.")
+        return format(self.item(), format_spec)
+
+    # ------------------------------------------- TensorFlow APIs in ported scripts
+    @property
+    def _id(self):
+        # tf.GradientTape.gradient reads ``_id`` from its targets and sources.
+        raise errors.TensorFlowTapeError(
+            "tf.GradientTape cannot differentiate minikeras tensors: minikeras records its own graph, which "
+            "TensorFlow does not see. Use minikeras.GradientTape (same API: `with minikeras.GradientTape() as "
+            "tape:` ... `tape.gradient(loss, model.trainable_weights)`), or override Model.train_step and call "
+            "fit (compile(jit_compile=True) captures the whole step on a GPU).")
+
+    def __tf_tensor__(self, dtype=None, name=None):
+        """TensorFlow's conversion protocol: eagerly, the host value as a
+        ``tf.Tensor``; while ``tf.function`` traces, the library's error
+        (the result would be frozen into the graph as a constant)."""
+        import sys
+
+        tf = sys.modules["tensorflow"]  # TensorFlow is calling, so it is loaded; minikeras never imports it
+        if not tf.executing_eagerly():
+            raise errors.TensorFlowAPIError(tf_function_message("a minikeras Tensor"))
+        return tf.convert_to_tensor(self.numpy(), dtype=dtype, name=name)
+
     def __repr__(self):
         grad = ", requires_grad=True" if self.requires_grad else ""
         body = numpy.array2string(self.numpy(), separator=", ", prefix="Tensor(")
@@ -238,6 +269,14 @@ def _to_device_array(data, device, dtype):
     if dtype is not None and host.dtype != dtype:
         host = host.astype(dtype)
     return device.asarray(host)
+
+
+def tf_function_message(what):
+    """The library's error text for ``what`` met while ``tf.function`` traces."""
+    return (f"tf.function is tracing code that uses {what}: TensorFlow cannot trace minikeras, and would freeze "
+            "the value computed while tracing into its graph as a constant (a training step would never change "
+            "again). Remove @tf.function and run the code eagerly; to capture a training step, compile the model "
+            "with jit_compile=True (minikeras captures fit's step itself).")
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False):

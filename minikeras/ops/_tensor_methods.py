@@ -2,8 +2,22 @@
 
 Methods are bound for every op that exists, so a family that grows gets its
 methods without touching this file's logic.
+
+The binary operators also take another library's array as the other
+operand (``mk_tensor + tf_tensor`` in a custom ``train_step``, a pandas
+Series, a torch CPU tensor): anything an array protocol converts
+(``__array__``, ``__dlpack__``, ...; `minikeras.utils.array_like`) is
+converted first, as Keras converts any operand of its ops. The ops
+themselves keep refusing such arrays, so a conversion happens only where
+Python's operators are written.
 """
+import numbers
+
+import numpy
+
+from minikeras import backend
 from minikeras.autograd import Tensor
+from minikeras.utils import array_like
 
 # Tensor method name -> ops function name.
 _METHODS = {
@@ -19,18 +33,41 @@ _METHODS = {
     "softmax": "softmax", "log_softmax": "log_softmax", "maximum": "maximum", "minimum": "minimum",
     "__lt__": "less", "__le__": "less_equal", "__gt__": "greater", "__ge__": "greater_equal",
     "__eq__": "equal", "__ne__": "not_equal",
+    "__floordiv__": "floor_divide", "__mod__": "mod",
 }
 
 # Reflected operators: ``2 - x`` is ``subtract(2, x)``.
 _REFLECTED = {
     "__radd__": "add", "__rsub__": "subtract", "__rmul__": "multiply", "__rtruediv__": "divide",
-    "__rpow__": "power", "__rmatmul__": "matmul",
+    "__rpow__": "power", "__rmatmul__": "matmul", "__rfloordiv__": "floor_divide", "__rmod__": "mod",
 }
+
+# Binary operators whose other operand may be another library's array.
+_BINARY = {"__add__", "__sub__", "__mul__", "__truediv__", "__pow__", "__matmul__", "__lt__", "__le__", "__gt__",
+           "__ge__", "__eq__", "__ne__", "__floordiv__", "__mod__"}
+_NATIVE = (Tensor, numbers.Number, numpy.ndarray, numpy.generic)
+
+
+def _operand(other):
+    """``other``, or its array when it is another library's array."""
+    if type(other) in (float, int) or isinstance(other, _NATIVE) or backend.is_array(other) or \
+            not array_like.speaks_array_protocol(other):
+        return other
+    return array_like.to_array(other, "Tensor operator")
+
+
+def _binary(op):
+    def method(self, other):
+        return op(self, _operand(other))
+
+    method.__name__ = op.__name__
+    method.__doc__ = op.__doc__
+    return method
 
 
 def _reflected(op):
     def method(self, other):
-        return op(other, self)
+        return op(_operand(other), self)
 
     method.__name__ = f"__r{op.__name__}__"
     return method
@@ -67,6 +104,8 @@ def install():
             setattr(Tensor, method_name, _reshape_method(op))
         elif method_name == "transpose":
             setattr(Tensor, method_name, _transpose_method(op))
+        elif method_name in _BINARY:
+            setattr(Tensor, method_name, _binary(op))
         else:
             setattr(Tensor, method_name, op)
     for method_name, op_name in _REFLECTED.items():

@@ -135,9 +135,23 @@ def _from_protocol(value, what):
     device_type, device_id = _dlpack_device(value)
     if device_type not in (None,) + _HOST_DLPACK or hasattr(value, "__cuda_array_interface__"):
         return _to_gpu(value, device_id, what)
-    if hasattr(value, "__array__") or hasattr(value, "__array_interface__"):
-        return numpy.asarray(value)
-    return numpy.from_dlpack(value)
+    try:
+        if hasattr(value, "__array__") or hasattr(value, "__array_interface__"):
+            return numpy.asarray(value)
+        return numpy.from_dlpack(value)
+    except NotImplementedError as error:
+        if _is_symbolic_tf_tensor(value):  # "Cannot convert a symbolic tf.Tensor to a numpy array"
+            from minikeras.autograd.tensor import tf_function_message
+            from minikeras.errors import TensorFlowAPIError
+
+            raise TensorFlowAPIError(f"{what}: " + tf_function_message("a symbolic tf.Tensor")) from error
+        raise
+
+
+def _is_symbolic_tf_tensor(value):
+    """A TensorFlow graph tensor (no value): what ``tf.function`` passes while tracing."""
+    module = type(value).__module__ or ""
+    return module.startswith("tensorflow") and not hasattr(value, "numpy")
 
 
 def _dlpack_device(value):

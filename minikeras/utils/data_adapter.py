@@ -10,6 +10,7 @@ Accepted, as Keras 3 accepts them:
 - a Sequence-like object (``__len__`` and ``__getitem__`` giving batches,
   e.g. a PyDataset);
 - a generator/iterator, or an iterable of batches such as a
+  ``minikeras.data.Dataset`` (what the data utilities return), a
   ``tf.data.Dataset`` or a ``torch.utils.data.DataLoader`` (recognised by
   the iteration protocol, never imported), yielding ``x``, ``(x, y)`` or
   ``(x, y, sample_weight)`` (a list is read as a tuple, as Keras does).
@@ -22,6 +23,7 @@ import warnings
 
 import numpy
 
+from minikeras.data.dataset import Dataset
 from minikeras.device import registry
 from minikeras.utils.argument_validation import is_int
 from minikeras.utils import array_like, py_dataset
@@ -184,7 +186,10 @@ class SourceData:
 
     def __init__(self, source, steps=None):
         self.source = source
-        self.is_sequence = hasattr(source, "__getitem__") and hasattr(source, "__len__")
+        # A minikeras Dataset is read as tf.data is (a new pass per epoch), even where it also has
+        # random access (the loaders' FileDataset).
+        self.is_sequence = hasattr(source, "__getitem__") and hasattr(source, "__len__") and \
+            not isinstance(source, Dataset)
         self.ran_out = False
         self.batches_seen = 0
         self._iterator = None

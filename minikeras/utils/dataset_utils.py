@@ -6,16 +6,17 @@ Indexing, shuffling and splitting follow Keras's ``dataset_utils`` step for
 step (sorted walk, one ``RandomState(seed)`` shuffle of the paths and the
 same of the labels, the validation subset taken from the end), so the same
 ``seed`` puts the same files in the same subset as Keras does. Where Keras
-returns a ``tf.data.Dataset``, minikeras returns a ``FileDataset``: a
-PyDataset (``fit``, ``evaluate`` and ``predict`` take it as ``x``) with
-``class_names`` and ``file_paths``, loading each batch when asked for it.
+returns a ``tf.data.Dataset``, minikeras returns a ``FileDataset``
+(`minikeras.utils.file_dataset`): a ``minikeras.data.Dataset`` with
+tf.data's methods, ``class_names`` and ``file_paths``, loading its batches
+in background threads.
 """
 import os
 
 import numpy
 
 from minikeras.utils import io_utils
-from minikeras.utils.py_dataset import PyDataset
+from minikeras.utils.file_dataset import FileDataset  # noqa: F401  (the loaders' dataset, imported from here)
 
 
 def check_validation_split_arg(validation_split, subset, shuffle, seed):
@@ -151,92 +152,6 @@ def check_label_mode(labels, label_mode, class_names):
     if labels is None or label_mode is None:
         return None, None
     return labels, label_mode
-
-
-class FileDataset(PyDataset):
-    """Batches of samples loaded on demand: what the directory loaders return.
-
-    ``fit``/``evaluate``/``predict`` take it as ``x``; iterating it gives the
-    batches, ``(x, y)`` or ``x`` alone when there are no labels.
-
-    Args:
-        samples: what ``load`` reads (file paths, or rows of an array).
-        load: ``load(samples_of_a_batch) -> x`` (a stacked batch array, or
-            any batch structure).
-        labels: encoded labels (one row per sample) or None.
-        batch_size: samples per batch; None gives single samples (no batch axis).
-        shuffle: reshuffle the order at the start of every epoch.
-        seed: the reshuffling's seed (None: fresh entropy).
-        class_names, file_paths: Keras's attributes of the returned dataset.
-    """
-
-    def __init__(self, samples, load, labels=None, batch_size=32, shuffle=False, seed=None, class_names=None,
-                 file_paths=None):
-        super().__init__()
-        if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int)
-                                       or batch_size < 1):
-            raise ValueError(f"batch_size must be a positive int or None, received {batch_size!r}.")
-        self.samples = samples
-        self.labels = labels
-        self.batch_size = batch_size
-        self.shuffle = shuffle
-        self.class_names = class_names
-        self.file_paths = file_paths
-        self._load = load
-        self._rng = numpy.random.default_rng(seed)
-        self._order = numpy.arange(len(samples))
-        if shuffle:
-            self._rng.shuffle(self._order)
-        self._epoch_started = False
-
-    def __len__(self):
-        if self.batch_size is None:
-            return len(self._order)
-        return -(-len(self._order) // self.batch_size)
-
-    @property
-    def cardinality(self):
-        """Batches per epoch (tf.data's name)."""
-        return len(self)
-
-    def on_epoch_begin(self):
-        # The first epoch uses the order drawn at construction; later ones reshuffle (tf.data's
-        # reshuffle_each_iteration).
-        if self.shuffle and self._epoch_started:
-            self._rng.shuffle(self._order)
-        self._epoch_started = True
-
-    def __getitem__(self, index):
-        if not 0 <= index < len(self):
-            raise IndexError(f"batch index {index} out of range for a dataset of {len(self)} batches.")
-        if self.batch_size is None:
-            rows = self._order[index:index + 1]
-        else:
-            rows = self._order[index * self.batch_size:(index + 1) * self.batch_size]
-        x = self._load([self.samples[row] for row in rows])
-        if self.batch_size is None:
-            x = x[0] if not isinstance(x, (tuple, list)) else type(x)(part[0] for part in x)
-        if self.labels is None:
-            return x
-        y = self.labels[rows]
-        return x, (y[0] if self.batch_size is None else y)
-
-    def __iter__(self):
-        self.on_epoch_begin()
-        for index in range(len(self)):
-            yield self[index]
-
-    def batch(self, batch_size):
-        """The same samples in batches of ``batch_size`` (as
-        ``tf.data.Dataset.batch``): a new dataset, this one unchanged."""
-        batched = FileDataset(self.samples, self._load, self.labels, batch_size=batch_size, shuffle=self.shuffle,
-                              class_names=self.class_names, file_paths=self.file_paths)
-        batched._rng, batched._order = self._rng, self._order.copy()
-        return batched
-
-    def take(self, count):
-        """The first ``count`` batches (as ``tf.data.Dataset.take`` is used to peek)."""
-        return [self[index] for index in range(min(count, len(self)))]
 
 
 def datasets_for_subset(paths, labels, class_names, label_mode, validation_split, subset, load, batch_size, shuffle,

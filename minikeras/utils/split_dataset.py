@@ -4,6 +4,10 @@ import random
 
 import numpy
 
+from minikeras.data.dataset import Dataset
+from minikeras.data.elements import stack_elements
+from minikeras.data.transforms import BatchDataset
+from minikeras.utils import nest
 from minikeras.utils.dataset_utils import FileDataset
 
 
@@ -61,6 +65,18 @@ def _as_samples(dataset):
             return lengths.pop(), (lambda rows: tuple(array[numpy.asarray(rows)] for array in arrays)), None, None
         raise ValueError(f"split_dataset: the arrays of the dataset must have the same length, received lengths "
                          f"{sorted(lengths)}.")
+    if isinstance(dataset, Dataset):
+        # Keras reads a tf.data dataset sample by sample (a batched one unbatched, its splits batched
+        # again with its batch size) and slices the samples.
+        batch_size = None
+        if isinstance(dataset, BatchDataset):
+            batch_size, dataset = dataset._batch_size, dataset.unbatch()
+        elements = list(dataset.as_numpy_iterator())
+        if not elements:
+            raise ValueError("split_dataset: the dataset is empty.")
+        stacked = stack_elements(elements)
+        return len(elements), (lambda rows: nest.map_structure(lambda leaf: leaf[numpy.asarray(rows)], stacked)), \
+            None, batch_size
     if hasattr(dataset, "__iter__"):
         elements = list(dataset)
         array = numpy.asarray(elements)
@@ -74,7 +90,10 @@ def split_dataset(dataset, left_size=None, right_size=None, shuffle=False, seed=
 
     Args:
         dataset: an array, a tuple/list of arrays of one length (``(x, y)``),
-            a dataset from the directory loaders, or an iterable of samples.
+            a dataset from the directory loaders, a ``minikeras.data.Dataset``
+            (a batched one is split by sample and its parts batched again, as
+            Keras does), or
+            an iterable of samples.
         left_size, right_size: a fraction (float in (0, 1)) or a count (int);
             a missing one is the rest.
         shuffle: shuffle the samples first (Python's ``random`` with
