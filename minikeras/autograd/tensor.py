@@ -114,8 +114,19 @@ class Tensor:
         return self.numpy().tolist()
 
     def __array__(self, dtype=None, copy=None):
-        array = self.numpy()
-        return array if dtype is None else array.astype(dtype, copy=False)
+        """NumPy's conversion (``numpy.asarray(t)``, ``numpy.array(t)``),
+        honouring NumPy 2's ``copy``: True always returns a new array, False
+        returns the tensor's own buffer or raises ValueError when that needs
+        a copy (a GPU tensor, another dtype), None copies only when needed."""
+        host = self.device.to_host(self.data)
+        copied = host is not self.data
+        if dtype is not None and host.dtype != numpy.dtype(dtype):
+            host, copied = host.astype(dtype), True
+        if copy is False and copied:
+            raise ValueError(f"Unable to avoid a copy converting a tensor of dtype {self.dtype} on "
+                             f"{self.device.canonical} to a NumPy array{'' if dtype is None else f' of {dtype}'} "
+                             "(copy=False): its data must be copied to the host or cast.")
+        return host.copy() if copy and not copied else host
 
     def __float__(self):
         return float(self.item())
