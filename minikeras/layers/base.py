@@ -16,7 +16,7 @@ from minikeras.autograd import Tensor
 from minikeras.autograd.autocast import autocast_scope, current_dtype
 from minikeras.backend.dtypes import as_numpy_dtype, dtype_name, is_float_dtype
 from minikeras.autograd.tensor import from_array
-from minikeras.device import placement_device
+from minikeras.device import op_errors, placement_device
 from minikeras.layers.keras_mask import get_keras_mask, set_keras_mask
 from minikeras.layers.naming import to_snake_case, unique_name
 from minikeras.layers.tf_data import call_on_tf_tensors, has_tf_tensors
@@ -177,10 +177,10 @@ class Layer:
             _safety.charge(shape, dtype, f"weight '{self.name}/{name}'")
             init = initializers.get("zeros")
         device = placement_device()
-        with device.activate():
+        with device.activate(), op_errors.translated(device, f"the initializer of weight '{self.name}/{name}'"):
             value = init(shape, dtype=dtype)
-        weight = Variable(value, dtype=dtype, trainable=trainable, device=device, name=f"{self.name}/{name}",
-                          autocast=spec["autocast"] is not False)
+            weight = Variable(value, dtype=dtype, trainable=trainable, device=device, name=f"{self.name}/{name}",
+                              autocast=spec["autocast"] is not False)
         weight.requires_grad = trainable and self._trainable
         set_weight_info(weight, _WeightInfo(regularizers.get(spec["regularizer"]),
                                             constraints.get(spec["constraint"]), trainable))
