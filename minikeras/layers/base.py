@@ -249,6 +249,21 @@ class Layer:
         self.__dict__.pop("_sublayer_plan", None)  # the attributes' order changes when it comes back
         object.__delattr__(self, name)
 
+    def __getstate__(self):
+        # Pickling and copy.deepcopy: what the layer remembers about its own
+        # weights (regularizer, constraint) lives beside them (weight_info.py),
+        # so it travels with the attributes, paired with each weight.
+        state = dict(self.__dict__)
+        state["_weight_infos"] = [(weight, weight_info(weight)) for weight in self._all_own_weights()]
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        infos = state.pop("_weight_infos", ())
+        self.__dict__.update(state)
+        for weight, info in infos:
+            set_weight_info(weight, info)
+
     @property
     def trainable(self):
         return self._trainable
