@@ -231,8 +231,7 @@ def _fields(tensor, graph=True):
 
 def _unpickle(cls, device, host, fields):
     """A tensor of class ``cls`` from what ``Tensor.__reduce_ex__`` pickled."""
-    if not host.flags.writeable:  # a pickle's out-of-band buffer; a variable is written in place
-        host = host.copy()
+    host = numpy.require(host, requirements="W")  # a copy of a read-only buffer (pickle 5's out-of-band data)
     with device.activate():
         array = device.asarray(host)
     tensor = _new(cls)
