@@ -59,7 +59,7 @@ def _tensorboard_writer_module():
     return record_writer, summary_pb2, event_pb2, tensor_pb2
 
 
-def is_write_failure(error):
+def _is_write_failure(error):
     """True for an error of the file system under the logs: an OSError (the
     tensorboard package's own ``gfile``), or one of TensorFlow's (or its
     stub's) ``OpError`` classes from TensorFlow's ``gfile``."""
@@ -265,8 +265,8 @@ class TensorBoard(Callback):
             return
         try:
             write()
-        except Exception as error:  # noqa: BLE001  (is_write_failure picks; anything else is re-raised)
-            if not is_write_failure(error):
+        except Exception as error:  # noqa: BLE001  (_is_write_failure picks; anything else is re-raised)
+            if not _is_write_failure(error):
                 raise
             self._stopped_writing = True
             warnings.warn(f"TensorBoard: writing the logs under {self.log_dir!r} failed ({type(error).__name__}: "
@@ -279,7 +279,7 @@ class TensorBoard(Callback):
             try:
                 writer.close()
             except Exception as error:  # noqa: BLE001  (a full disk fails the last flush too)
-                if not (self._stopped_writing and is_write_failure(error)):
+                if not (self._stopped_writing and _is_write_failure(error)):
                     raise
         self._writers = {}
 
