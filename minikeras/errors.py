@@ -9,23 +9,22 @@ class ResourceExhaustedError(RuntimeError):
 
     Attributes:
         device: canonical name of the logical device, e.g. ``/device:GPU:0``.
-        requested: bytes asked for.
+        requested: bytes asked for (None when the allocator did not say:
+            a size past what 64 bits address, or a bare MemoryError).
         in_use: bytes held on the device when the request was made.
         limit: the device's limit in bytes (None when the device itself ran out).
     """
 
     def __init__(self, device, requested, in_use, limit, detail=""):
         self.device = device
-        self.requested = int(requested)
+        self.requested = None if requested is None else int(requested)
         self.in_use = int(in_use)
         self.limit = None if limit is None else int(limit)
         self.detail = detail
         self.op = None  # the op whose work asked, once op_errors.translate names it
+        asked = "an allocation of unknown size" if self.requested is None else f"{self.requested} bytes"
         limit_text = "the device's capacity" if limit is None else f"limit {self.limit} bytes"
-        message = (
-            f"Out of memory on {device}: asked for {self.requested} bytes with "
-            f"{self.in_use} bytes in use, {limit_text}."
-        )
+        message = f"Out of memory on {device}: asked for {asked} with {self.in_use} bytes in use, {limit_text}."
         if detail:
             message += " " + detail
         super().__init__(message)
@@ -53,8 +52,9 @@ class DeviceError(RuntimeError):
 
 class WorkerDiedError(RuntimeError):
     """A worker process loading a PyDataset's batches died (killed by the
-    system, or crashed in native code). The message names the dataset class
-    and the batch being loaded; the pool's BrokenProcessPool is the cause."""
+    system, crashed in native code, or ended by ``os._exit``). The message
+    names the dataset class and the batches in flight; the pool's
+    BrokenProcessPool is the cause."""
 
 
 class TensorFlowAPIError(NotImplementedError):

@@ -138,6 +138,17 @@ class Variable(Tensor):
         with self.device.activate():
             return self.device.xp.asarray(delta, dtype=self.dtype) if not isinstance(delta, (int, float)) else delta
 
+    def numpy(self):
+        """A host copy of the value: a snapshot that later updates (training
+        steps, ``assign``) leave unchanged, as in Keras."""
+        host = self.device.to_host(self.data)
+        return host.copy() if host is self.data else host
+
+    def __array__(self, dtype=None, copy=None):
+        """As ``Tensor.__array__``, but a copy unless ``copy=False`` asks for
+        the live buffer: ``numpy.asarray(variable)`` is a snapshot, as in Keras."""
+        return super().__array__(dtype, copy=True if copy is None else copy)
+
     def __repr__(self):
         return (f"<Variable path={self.path}, shape={self.shape}, dtype={self.dtype}, "
                 f"value={numpy.array2string(self.numpy(), separator=', ', threshold=8)}>")

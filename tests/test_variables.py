@@ -71,3 +71,37 @@ def test_a_variable_never_aliases_the_array_it_was_made_from():
     w = Variable(broadcast)
     w.assign_sub(1.0)
     assert numpy.all(w.numpy() == 1.0)
+
+
+def test_numpy_and_array_conversions_are_snapshots_that_training_leaves_alone():
+    # Keras returns copies: a value read before a training step keeps the value it had.
+    model = mk.Sequential([mk.layers.Input((3,)), mk.layers.Dense(2)])
+    model.compile(optimizer=mk.optimizers.SGD(0.5), loss="mse")
+    kernel = model.layers[0].kernel
+    snapshots = [kernel.numpy(), numpy.array(kernel), numpy.asarray(kernel), numpy.array(kernel, copy=True),
+                 numpy.asarray(kernel, dtype="float64")]
+    before = [snapshot.copy() for snapshot in snapshots]
+    model.fit(numpy.ones((8, 3), "float32"), numpy.full((8, 2), 5.0, "float32"), epochs=2, verbose=0)
+    assert not numpy.array_equal(kernel.numpy(), before[0])  # training moved the weight...
+    for snapshot, value in zip(snapshots, before):
+        numpy.testing.assert_array_equal(snapshot, value)  # ...not the snapshots
+
+
+def test_array_copy_false_follows_numpy_2():
+    v = Variable(numpy.zeros(3, "float32"))
+    if v.device.host_kernels:  # the CPU: the live buffer, as asked
+        live = numpy.asarray(v, copy=False)
+        v.assign_add(1.0)
+        assert numpy.all(live == 1.0)
+    else:  # a GPU's value must come to the host: NumPy's ValueError, as for any array that needs a copy
+        with pytest.raises(ValueError, match="copy=False"):
+            numpy.asarray(v, copy=False)
+    with pytest.raises(ValueError, match="copy=False"):
+        numpy.asarray(v, dtype="float64", copy=False)
+
+
+def test_tensor_array_conversion_honours_copy():
+    t = mk.tensor([1.0, 2.0])
+    copied = numpy.array(t)  # NumPy 2 passes copy=True: never the tensor's own buffer
+    t.assign(numpy.array([9.0, 9.0], "float32"))
+    numpy.testing.assert_array_equal(copied, [1.0, 2.0])

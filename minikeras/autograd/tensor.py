@@ -114,8 +114,19 @@ class Tensor:
         return self.numpy().tolist()
 
     def __array__(self, dtype=None, copy=None):
-        array = self.numpy()
-        return array if dtype is None else array.astype(dtype, copy=False)
+        """NumPy's conversion (``numpy.asarray(t)``, ``numpy.array(t)``),
+        honouring NumPy 2's ``copy``: True always returns a new array, False
+        returns the tensor's own buffer or raises ValueError when that needs
+        a copy (a GPU tensor, another dtype), None copies only when needed."""
+        host = self.device.to_host(self.data)
+        copied = host is not self.data
+        if dtype is not None and host.dtype != numpy.dtype(dtype):
+            host, copied = host.astype(dtype), True
+        if copy is False and copied:
+            raise ValueError(f"Unable to avoid a copy converting a tensor of dtype {self.dtype} on "
+                             f"{self.device.canonical} to a NumPy array{'' if dtype is None else f' of {dtype}'} "
+                             "(copy=False): its data must be copied to the host or cast.")
+        return host.copy() if copy and not copied else host
 
     def __float__(self):
         return float(self.item())
@@ -215,8 +226,50 @@ class Tensor:
             self.data[...] = _to_device_array(value, device, self.dtype)
         return self
 
+    # -------------------------------------------------------------- pickling
+    def __reduce_ex__(self, protocol):
+        """A pickle holds the value (a host copy), the device's name and the
+        fields; never the graph that made the tensor (it loads as a leaf)."""
+        return _unpickle, (type(self), self.device, self.device.to_host(self.data), _fields(self, graph=False))
+
+    def __copy__(self):
+        clone = _new(type(self))
+        for slot, value in _fields(self).items():
+            setattr(clone, slot, value)
+        return clone
+
+    def __deepcopy__(self, memo):
+        # The array's own deepcopy: a copy on its device, no trip to the host.
+        import copy
+
+        clone = _new(type(self))
+        memo[id(self)] = clone
+        for slot, value in _fields(self).items():
+            setattr(clone, slot, copy.deepcopy(value, memo))
+        return clone
+
 
 _new = object.__new__
+
+
+def _fields(tensor, graph=True):
+    """The slots a tensor (or a subclass) has set, by name; ``graph=False``
+    leaves out the array, its device and the node that made it."""
+    skipped = {"__weakref__"} if graph else {"__weakref__", "data", "device", "_node", "_index"}
+    return {slot: getattr(tensor, slot) for cls in type(tensor).__mro__ for slot in getattr(cls, "__slots__", ())
+            if slot not in skipped and hasattr(tensor, slot)}
+
+
+def _unpickle(cls, device, host, fields):
+    """A tensor of class ``cls`` from what ``Tensor.__reduce_ex__`` pickled."""
+    host = numpy.require(host, requirements="W")  # a copy of a read-only buffer (pickle 5's out-of-band data)
+    with device.activate():
+        array = device.asarray(host)
+    tensor = _new(cls)
+    _fill(tensor, array, device, None, 0, fields.pop("requires_grad"), fields.pop("name"))
+    for slot, value in fields.items():
+        setattr(tensor, slot, value)
+    return tensor
 
 
 def _fill(tensor, array, device, node, index, requires_grad, name):

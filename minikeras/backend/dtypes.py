@@ -227,6 +227,10 @@ def as_numpy_dtype(dtype):
     if isinstance(dtype, numpy.dtype):
         return dtype
     name = standardize_dtype(dtype)
+    if name == "string":  # Keras's name for text, which no numeric array holds
+        raise TypeError("dtype 'string' (text) has no array dtype: tensors, weights and ops hold numbers. Text "
+                        "goes in as NumPy arrays of str or bytes to the text layers (StringLookup, "
+                        "TextVectorization, Hashing), which turn it into numbers.")
     return bfloat16() if name == "bfloat16" else numpy.dtype(name)
 
 

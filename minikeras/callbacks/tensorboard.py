@@ -21,9 +21,19 @@ the two summary kinds every TensorBoard (and its ``EventAccumulator``) reads
 directly. Without the ``tensorboard`` package, the callback says so once and
 writes the same scalars as JSON lines (``scalars.jsonl``, see
 ``ScalarLogger``) so a script still runs and keeps its curves.
+
+Records are written as they come, in the training thread, through the
+tensorboard package's ``gfile`` (TensorFlow's when it is installed: remote
+log folders too), not by a background writer thread: a write that fails (a
+full disk, a lost network mount) fails here, where the callback can keep it
+from ending the training. The first such failure warns once and the
+callback writes nothing more until the next ``fit``: logs are worth less
+than the run they describe.
 """
+import itertools
 import json
 import os
+import socket
 import time
 import warnings
 
@@ -35,17 +45,25 @@ from minikeras.callbacks.tensorboard_images import image_summary_strings, weight
 
 _HISTOGRAM_BUCKETS = 30  # tf.summary.histogram's default bucket count
 _warned_fallback = []
+_file_numbers = itertools.count()  # tells apart the event files one process opens in the same second
 
 
 def _tensorboard_writer_module():
-    """``(event_file_writer, summary_pb2, event_pb2, tensor_pb2)`` from the
+    """``(record_writer, summary_pb2, event_pb2, tensor_pb2)`` from the
     tensorboard package, or None when it is not installed."""
     try:
         from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2
-        from tensorboard.summary.writer import event_file_writer
+        from tensorboard.summary.writer import record_writer
     except ImportError:
         return None
-    return event_file_writer, summary_pb2, event_pb2, tensor_pb2
+    return record_writer, summary_pb2, event_pb2, tensor_pb2
+
+
+def _is_write_failure(error):
+    """True for an error of the file system under the logs: an OSError (the
+    tensorboard package's own ``gfile``), or one of TensorFlow's (or its
+    stub's) ``OpError`` classes from TensorFlow's ``gfile``."""
+    return isinstance(error, OSError) or any(cls.__name__ == "OpError" for cls in type(error).__mro__)
 
 
 def _histogram_proto(summary_pb2, values):
@@ -67,18 +85,30 @@ def _histogram_proto(summary_pb2, values):
 
 
 class _EventWriter:
-    """One event file (one run folder): scalars, histograms and a text tensor."""
+    """One event file (one run folder): scalars, histograms and a text tensor,
+    named and framed as TensorBoard's own ``EventFileWriter`` writes them."""
 
     def __init__(self, folder, modules):
-        event_file_writer, self._summary_pb2, self._event_pb2, self._tensor_pb2 = modules
+        record_writer, self._summary_pb2, self._event_pb2, self._tensor_pb2 = modules
+        from tensorboard.compat import tf  # TensorFlow where installed, else tensorboard's stub
         from tensorboard.compat.proto import tensor_shape_pb2
 
         self._tensor_shape_pb2 = tensor_shape_pb2
-        self._writer = event_file_writer.EventFileWriter(folder, filename_suffix=".v2")
+        tf.io.gfile.makedirs(folder)
+        name = (f"events.out.tfevents.{int(time.time()):010d}.{socket.gethostname()}.{os.getpid()}."
+                f"{next(_file_numbers)}.v2")
+        self._file = tf.io.gfile.GFile(os.path.join(folder, name), "wb")
+        self._records = record_writer.RecordWriter(self._file)
+        self._closed = False
+        self._write_event(self._event_pb2.Event(wall_time=time.time(), file_version="brain.Event:2"))
+        self.flush()
+
+    def _write_event(self, event):
+        self._records.write(event.SerializeToString())
 
     def _add(self, step, value):
         summary = self._summary_pb2.Summary(value=[value])
-        self._writer.add_event(self._event_pb2.Event(wall_time=time.time(), step=int(step), summary=summary))
+        self._write_event(self._event_pb2.Event(wall_time=time.time(), step=int(step), summary=summary))
 
     def scalar(self, tag, value, step):
         self._add(step, self._summary_pb2.Summary.Value(tag=tag, simple_value=float(value)))
@@ -105,10 +135,12 @@ class _EventWriter:
         self._add(step, self._summary_pb2.Summary.Value(tag=tag, metadata=metadata, tensor=tensor))
 
     def flush(self):
-        self._writer.flush()
+        self._records.flush()
 
     def close(self):
-        self._writer.close()
+        if not self._closed:
+            self._closed = True
+            self._records.close()
 
 
 class _JsonLinesWriter:
@@ -206,6 +238,7 @@ class TensorBoard(Callback):
                           "log_dir/train and log_dir/validation); histograms and the graph are not written.",
                           UserWarning, stacklevel=2)
         self._writers = {}
+        self._stopped_writing = False
         self._global_train_batch = 0
         self._batch_start_time = 0.0
         self._epoch_start_time = 0.0
@@ -220,32 +253,57 @@ class TensorBoard(Callback):
                                   else _JsonLinesWriter(folder))
         return self._writers[run]
 
+    def _write(self, run, what, *args):
+        """``writer.<what>(*args)`` on the writer of ``run`` (made on first
+        use), unless writing has stopped (module docstring)."""
+        self._guarded(lambda: getattr(self._writer(run), what)(*args))
+
+    def _guarded(self, write):
+        """Run ``write`` unless writing has stopped; its first failure to
+        write warns once and stops the callback's writing until the next fit."""
+        if self._stopped_writing:
+            return
+        try:
+            write()
+        except Exception as error:  # noqa: BLE001  (_is_write_failure picks; anything else is re-raised)
+            if not _is_write_failure(error):
+                raise
+            self._stopped_writing = True
+            warnings.warn(f"TensorBoard: writing the logs under {self.log_dir!r} failed ({type(error).__name__}: "
+                          f"{error}). The callback writes nothing more in this fit; training goes on.",
+                          RuntimeWarning, stacklevel=2)
+            self._close_writers()
+
     def _close_writers(self):
         for writer in self._writers.values():
-            writer.close()
+            try:
+                writer.close()
+            except Exception as error:  # noqa: BLE001  (a full disk fails the last flush too)
+                if not (self._stopped_writing and _is_write_failure(error)):
+                    raise
         self._writers = {}
 
     def _scalars(self, run, prefix, logs, step):
-        writer = self._writer(run)
         for name, value in logs.items():
             number = _as_float(value)
             if number is not None:
-                writer.scalar(f"{prefix}{name}", number, step)
+                self._write(run, "scalar", f"{prefix}{name}", number, step)
 
     # -- hooks ---------------------------------------------------------------------------------------------
 
     def on_train_begin(self, logs=None):
         self._global_train_batch = 0
+        self._stopped_writing = False
         if self.write_graph and hasattr(self.model, "to_json"):
             try:
                 model_json = self.model.to_json()
             except Exception as error:  # as Keras: a model that cannot be serialised is not fatal
                 warnings.warn(f"Model failed to serialize as JSON. Ignoring... {error}", UserWarning, stacklevel=2)
             else:
-                self._writer("train").keras_model("keras", model_json, 0)
+                self._write("train", "keras_model", "keras", model_json, 0)
 
     def on_train_end(self, logs=None):
-        self._close_writers()
+        self._guarded(self._close_writers)
 
     def on_train_batch_begin(self, batch, logs=None):
         self._global_train_batch += 1
@@ -258,7 +316,7 @@ class TensorBoard(Callback):
         step = self._global_train_batch
         if self.write_steps_per_second:
             elapsed = max(time.time() - self._batch_start_time, 1e-9)
-            self._writer("train").scalar("batch_steps_per_second", 1.0 / elapsed, step)
+            self._write("train", "scalar", "batch_steps_per_second", 1.0 / elapsed, step)
         if isinstance(logs, dict):
             self._scalars("train", "batch_", logs, step)
 
@@ -282,18 +340,21 @@ class TensorBoard(Callback):
         if self.histogram_freq and epoch % self.histogram_freq == 0:
             self._log_weights(epoch)
         if self.embeddings_freq and epoch % self.embeddings_freq == 0:
-            path = os.path.join(self.log_dir, "train", f"keras_embedding.ckpt-{epoch}.weights.h5")
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            self.model.save_weights(path)
-        for writer in self._writers.values():
-            writer.flush()
+            self._guarded(lambda: self._save_embeddings(epoch))
+        for run in list(self._writers):
+            self._write(run, "flush")
+
+    def _save_embeddings(self, epoch):
+        path = os.path.join(self.log_dir, "train", f"keras_embedding.ckpt-{epoch}.weights.h5")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        self.model.save_weights(path)
 
     def on_test_end(self, logs=None):
         optimizer = getattr(self.model, "optimizer", None)
         if logs and optimizer is not None and hasattr(optimizer, "iterations"):
             self._scalars("validation", "evaluation_", {f"{name}_vs_iterations": value for name, value in logs.items()},
                           int(optimizer.iterations))
-            self._writer("validation").flush()
+            self._write("validation", "flush")
 
     # -- what is written -----------------------------------------------------------------------------------
 
@@ -312,13 +373,15 @@ class TensorBoard(Callback):
         return {} if rate is None else {"learning_rate": rate}
 
     def _log_weights(self, epoch):
-        writer = self._writer("train")
+        if self._stopped_writing:
+            return  # nor read the weights to the host
         for layer in self.model.layers:
             for weight in layer.weights:
                 name = getattr(weight, "path", None) or weight.name
                 values = weight.numpy()
-                writer.histogram(f"{name.replace(':', '_')}/histogram", values, epoch)
+                self._write("train", "histogram", f"{name.replace(':', '_')}/histogram", values, epoch)
                 images = weight_as_images(values) if self.write_images else None
                 if images is not None:
-                    writer.image(f"{name.replace(':', '_')}/image", image_summary_strings(images), epoch)
-        writer.flush()
+                    self._write("train", "image", f"{name.replace(':', '_')}/image", image_summary_strings(images),
+                                epoch)
+        self._write("train", "flush")

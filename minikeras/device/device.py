@@ -346,8 +346,20 @@ class Device:
     def __deepcopy__(self, memo):
         return self
 
+    def __reduce__(self):
+        # Pickled by name (its pool, stream and locks belong to this
+        # process): loading finds the device of that name where it loads.
+        return _device_named, (self.name,)
+
     def __repr__(self):
         return f"Device({self.canonical!r})"
 
     def __str__(self):
         return self.canonical
+
+
+def _device_named(name):
+    """The logical device called ``name`` (how a pickled Device loads)."""
+    from minikeras.device import registry  # the registry builds Devices: imported when a pickle loads
+
+    return registry.get_device(name)

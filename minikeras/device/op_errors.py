@@ -22,10 +22,13 @@ _TOO_BIG = ("array is too big", "maximum allowed dimension exceeded", "maximum s
 
 
 def _requested_bytes(error):
-    """The bytes a NumPy ``_ArrayMemoryError`` (or CuPy's OutOfMemoryError) asked for (0 if unknown)."""
+    """The bytes a NumPy ``_ArrayMemoryError`` (or CuPy's OutOfMemoryError)
+    asked for; None when the error does not say (NumPy's "array is too big",
+    whose size overflows, or a bare MemoryError)."""
     shape, dtype = getattr(error, "shape", None), getattr(error, "dtype", None)
     if shape is None or dtype is None:
-        return int(getattr(error, "_size", 0) or 0)
+        size = getattr(error, "_size", None)
+        return int(size) if size else None
     count = 1
     for size in shape:
         count *= int(size)
@@ -41,9 +44,10 @@ def translate(error, device, op_name=None):
     too_big = isinstance(error, ValueError) and any(text in str(error).lower() for text in _TOO_BIG)
     if (isinstance(error, MemoryError) and cuda_errors.component(error) is None) or too_big:
         memory = getattr(device, "memory", None)
+        cause = " (its size in bytes does not fit in 64 bits)" if too_big else f" ({error})"
         replacement = ResourceExhaustedError(
             device.canonical, _requested_bytes(error), getattr(memory, "current", 0) or 0,
-            getattr(memory, "limit", None), _advice(op_name, f" ({error})"))
+            getattr(memory, "limit", None), _advice(op_name, cause))
         replacement.op = op_name
         return replacement
     return cuda_errors.translate(error, device, op_name)

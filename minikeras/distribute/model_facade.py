@@ -8,9 +8,10 @@ from minikeras.autograd.tensor import array_of
 class WrappedModelFacade:
     """Mixin for MirroredModel: the wrapped ``model``'s Model surface.
 
-    Expects ``self.model``, ``self._replicas`` (None before they are made)
-    and ``self._outdated_wrapped`` (True when the wrapped model, not being
-    replica 0, missed updates).
+    Expects ``self.model``, ``self._replicas`` (None before they are made),
+    ``self._outdated_wrapped`` (True when the wrapped model, not being
+    replica 0, missed updates), and for pickling ``self.devices``,
+    ``self.sync_batch_norm`` and ``self._spans_processes``.
     """
 
     def _sync_wrapped(self):
@@ -99,6 +100,18 @@ class WrappedModelFacade:
         self._sync_wrapped()
         self.model.save(filepath, overwrite=overwrite, include_optimizer=include_optimizer)
 
+    def __reduce__(self):
+        """``pickle``: the wrapped model (pickled through its ``.keras``
+        bytes, synced first) and the devices' names; loading wraps the
+        loaded model again on the devices of those names and compiles the
+        wrapper as the model was compiled, so training goes on."""
+        if self._spans_processes:
+            raise TypeError(f"{type(self).__name__} cannot be pickled: it belongs to a job of processes. Pickle "
+                            "its plain model (mirrored.model) instead.")
+        self._sync_wrapped()
+        return _mirrored_from_pickle, (type(self), self.model, [device.name for device in self.devices],
+                                       self.sync_batch_norm)
+
     def save_weights(self, filepath, overwrite=True):
         """Save the weights as ``Model.save_weights`` does."""
         self._sync_wrapped()
@@ -109,3 +122,12 @@ class WrappedModelFacade:
         self.model.load_weights(filepath, skip_mismatch=skip_mismatch, by_name=by_name)
         if self._replicas:
             self.set_weights(self.model.get_weights())
+
+
+def _mirrored_from_pickle(cls, model, device_names, sync_batch_norm):
+    """The MirroredModel that ``WrappedModelFacade.__reduce__`` pickled."""
+    mirrored = cls(model, devices=device_names, sync_batch_norm=sync_batch_norm)
+    if getattr(model, "optimizer", None) is not None:  # the model loaded compiled: so is its wrapper
+        mirrored.compile(optimizer=model.optimizer, steps_per_execution=model.steps_per_execution,
+                         **model._compile_args)
+    return mirrored

@@ -8,11 +8,21 @@ into :class:`WorkerTimeoutError`. Broadcasts and gathers are sums too (the
 root's values plus zeros, one row per process), which keeps one primitive
 to time out and leaves the arithmetic exact (``x + 0 == x``).
 
+Two ways a worker can leave the others waiting where this deadline does not
+reach are covered by a watcher process beside each worker
+(launch_watch.py), within the same timeout: a worker that ends before it
+starts MPI (the others wait in ``MPI_Init``), and one whose process
+vanishes mid-job (``os._exit``), which hydra's ``mpiexec`` took for the end
+of the job, with status 0.
+
 mpi4py is imported only when a ProcessGroup is made without ``comm``.
 """
+import sys
 import time
 
 import numpy
+
+from minikeras.distribute import launch_watch
 
 DEFAULT_TIMEOUT = 300.0
 
@@ -63,10 +73,13 @@ class ProcessGroup:
         if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
                                     or timeout <= 0):
             raise ValueError(f"timeout must be a positive number of seconds or None, received {timeout!r}.")
+        self.timeout = None if timeout is None else float(timeout)
+        starts_mpi = comm is None and "mpi4py.MPI" not in sys.modules  # importing it starts MPI (MPI_Init)
+        launch_watch.start(self.timeout if starts_mpi else None, self.timeout)
         self.comm = default_comm() if comm is None else comm
+        launch_watch.started()
         self.rank = int(self.comm.Get_rank())
         self.size = int(self.comm.Get_size())
-        self.timeout = None if timeout is None else float(timeout)
 
     # ----------------------------------------------------------- primitive
     def sum_in_place(self, buffer, what="all-reduce"):
@@ -152,4 +165,5 @@ class ProcessGroup:
 
     def abort(self, code=1):
         """End every process of the job (``MPI_Abort``)."""
+        launch_watch.finished()  # this end has its own error: the watcher need not report it
         self.comm.Abort(code)

@@ -16,7 +16,7 @@ from minikeras.autograd import Tensor
 from minikeras.autograd.autocast import autocast_scope, current_dtype
 from minikeras.backend.dtypes import as_numpy_dtype, dtype_name, is_float_dtype
 from minikeras.autograd.tensor import from_array
-from minikeras.device import placement_device
+from minikeras.device import op_errors, placement_device
 from minikeras.layers.keras_mask import get_keras_mask, set_keras_mask
 from minikeras.layers.naming import to_snake_case, unique_name
 from minikeras.layers.tf_data import call_on_tf_tensors, has_tf_tensors
@@ -182,10 +182,11 @@ class Layer:
             _safety.charge(shape, dtype, f"weight '{self.name}/{name}'")
             init = initializers.get("zeros")
         device = placement_device()
-        with device.activate():
+        with device.activate(), op_errors.translated(device, f"the initializer of weight '{self.name}/{name}'"):
             value = init(shape, dtype=dtype)
-        weight = Variable(value, dtype=dtype, trainable=trainable, device=device, name=f"{self.name}/{name}",
-                          autocast=spec["autocast"] is not False, aggregation=spec["aggregation"] or "none")
+            weight = Variable(value, dtype=dtype, trainable=trainable, device=device, name=f"{self.name}/{name}",
+                              autocast=spec["autocast"] is not False,
+                              aggregation=spec["aggregation"] or "none")
         weight.requires_grad = trainable and self._trainable
         weight.constraint = constraints.get(spec["constraint"])  # applied by the optimizer after each update
         set_weight_info(weight, _WeightInfo(regularizers.get(spec["regularizer"]), trainable))
@@ -253,6 +254,21 @@ class Layer:
     def __delattr__(self, name):
         self.__dict__.pop("_sublayer_plan", None)  # the attributes' order changes when it comes back
         object.__delattr__(self, name)
+
+    def __getstate__(self):
+        # Pickling and copy.deepcopy: what the layer remembers about its own
+        # weights (regularizer, constraint) lives beside them (weight_info.py),
+        # so it travels with the attributes, paired with each weight.
+        state = dict(self.__dict__)
+        state["_weight_infos"] = [(weight, weight_info(weight)) for weight in self._all_own_weights()]
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        infos = state.pop("_weight_infos", ())
+        self.__dict__.update(state)
+        for weight, info in infos:
+            set_weight_info(weight, info)
 
     @property
     def trainable(self):

@@ -137,7 +137,8 @@ def column(value, dtype):
         array = array[:, None]
     if dtype == "string":
         if array.dtype.kind in "OS":  # bytes (TensorFlow's strings) as text
-            decoded = [value.decode("utf-8") if isinstance(value, bytes) else str(value) for value in array.ravel()]
+            decoded = [value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)  # as StringLookup
+                       for value in array.ravel()]
             return numpy.array(decoded, dtype=str).reshape(array.shape)
         return array
     return array.astype(dtype)

@@ -36,7 +36,7 @@ def as_strings(values):
         if isinstance(value, bytes):
             flat.append(value)
         elif isinstance(value, str):
-            flat.append(value.encode("utf-8"))
+            flat.append(value.encode("utf-8", "surrogatepass"))  # any str hashes, a lone surrogate too
         else:
             raise TypeError(f"Hashing expects strings or numbers, received {type(value).__name__} {value!r}.")
     return flat
@@ -48,6 +48,10 @@ def hash_values_to_bins(values, num_bins, mask_value=None, salt=None):
     bins, mask = num_bins, None
     if mask_value is not None and num_bins > 1:  # bin 0 is kept for the mask value
         bins -= 1
+        holds_bytes = values.dtype.kind == "S" or (values.dtype == object and values.size
+                                                   and isinstance(values.flat[0], bytes))
+        if holds_bytes and isinstance(mask_value, str):  # bytes are hashed undecoded: compare them as bytes
+            mask_value = mask_value.encode("utf-8", "surrogatepass")
         mask = values == mask_value
     hashed = numpy.array([hash_bucket(value, bins, salt) for value in as_strings(values)], numpy.int64)
     hashed = hashed.reshape(values.shape)
@@ -112,7 +116,7 @@ class Hashing(Layer):
         return value  # values stay on the host, strings included
 
     def call(self, inputs):
-        values = host_tokens(inputs)
+        values = host_tokens(inputs, decode_bytes=False)
         if self.output_mode == "one_hot" and values.ndim and values.shape[-1] == 1:
             values = values[..., 0]
         bins = hash_values_to_bins(values, self.num_bins, self.mask_value, self.salt)
@@ -174,7 +178,7 @@ class HashedCrossing(Layer):
                              f"inputs={inputs}")
         if len(inputs) < 2:
             raise ValueError(f"`HashedCrossing` should be called on at least two inputs. Received: inputs={inputs}")
-        columns = [numpy.asarray(host_tokens(value)) for value in inputs]
+        columns = [numpy.asarray(host_tokens(value, decode_bytes=False)) for value in inputs]
         shape = columns[0].shape
         if len(shape) > 2 or (len(shape) == 2 and shape[-1] != 1):
             raise ValueError(f"All `HashedCrossing` inputs should have shape `()`, `(batch_size)` or "

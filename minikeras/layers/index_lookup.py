@@ -25,14 +25,24 @@ _OUTPUT_MODES = ("int", "one_hot", "multi_hot", "count", "tf_idf")
 _ALIASES = {"binary": "multi_hot", "tf-idf": "tf_idf"}
 
 
-def host_tokens(inputs):
-    """Tokens as a NumPy array (strings stay strings, bytes are decoded)."""
+def host_tokens(inputs, decode_bytes=True):
+    """Tokens as a NumPy array: strings stay strings, and bytes (TensorFlow's
+    strings) are decoded as UTF-8 unless ``decode_bytes`` is False (the
+    hashing layers hash the bytes themselves, as TensorFlow does)."""
     if isinstance(inputs, Tensor):
         inputs = inputs.numpy()
     array = numpy.asarray(inputs, dtype=object if isinstance(inputs, (list, tuple)) else None)
-    if array.dtype.kind == "S" or (array.dtype == object and array.size and isinstance(array.flat[0], bytes)):
-        array = numpy.vectorize(lambda b: b.decode("utf-8") if isinstance(b, bytes) else b, otypes=[object])(array)
+    if decode_bytes and (array.dtype.kind == "S" or (array.dtype == object and array.size
+                                                     and isinstance(array.flat[0], bytes))):
+        array = numpy.vectorize(lambda b: decode_text(b) if isinstance(b, bytes) else b, otypes=[object])(array)
     return array
+
+
+def decode_text(data, encoding="utf-8"):
+    """``data`` (bytes) as text; bytes that are not valid in ``encoding``
+    become U+FFFD, so malformed input is a token like any other (out of
+    the vocabulary, as in Keras) rather than an error in the middle of a batch."""
+    return data.decode(encoding, errors="replace")
 
 
 def _oov_method(class_name, value):
@@ -92,6 +102,7 @@ class _IndexLookup(Layer):
         # arrives, when a file keeps it in its assets (saving/keras_assets.py) and the graph is rebuilt first.
         self._declared_vocabulary_size = None if vocabulary_size is None else int(vocabulary_size)
         self._idf = None  # per output index, special tokens included (tf_idf only)
+        self._check_tokens(self._special_tokens())
         self._charge_declared_sizes(vocabulary)
         if vocabulary is not None:
             self.set_vocabulary(vocabulary, idf_weights)
@@ -149,6 +160,7 @@ class _IndexLookup(Layer):
         if isinstance(vocabulary, (str, os.PathLike)):
             vocabulary = self._vocabulary_file(vocabulary)
         tokens = [self._token(t) for t in host_tokens(vocabulary).reshape(-1).tolist()]
+        self._check_tokens(tokens + self._special_tokens())
         special = set(self._special_tokens())
         found_special = bool(tokens) and tokens[:len(self._special_tokens())] == self._special_tokens()
         if found_special:
@@ -286,6 +298,9 @@ class _IndexLookup(Layer):
     def _oov_bucket(self, token):
         return 0
 
+    def _check_tokens(self, tokens):
+        """Refuse tokens a vocabulary cannot hold (StringLookup: text UTF-8 cannot encode)."""
+
     def _depth(self):
         if self.pad_to_max_tokens and self.max_tokens:
             return self.max_tokens
@@ -391,10 +406,23 @@ class StringLookup(_IndexLookup):
 
     @staticmethod
     def _token(token):
-        return token.decode("utf-8") if isinstance(token, bytes) else str(token)
+        return decode_text(token) if isinstance(token, bytes) else str(token)
 
     def _oov_bucket(self, token):
         return hash_bucket(token, self.num_oov_indices, self.salt)  # strings always hash, as in Keras
+
+    def _check_tokens(self, tokens):
+        """A vocabulary is UTF-8 text (a saved one is ``vocabulary.txt``): a
+        token holding a lone surrogate (``"\\ud800"``), which no UTF-8 byte
+        sequence encodes, is refused here rather than when the model is saved."""
+        tokens = [str(token) for token in tokens]
+        try:
+            "".join(tokens).encode("utf-8")
+        except UnicodeEncodeError:
+            token = next(token for token in tokens if not _is_utf8_text(token))
+            raise ValueError(f"Layer '{self.name}' (StringLookup): the token {token!r} holds a lone surrogate, "
+                             "which UTF-8 cannot encode (a vocabulary is UTF-8 text). Decode bytes with "
+                             "errors='replace', or fix the token.") from None
 
     def get_config(self):
         return {**super().get_config(), "encoding": self.encoding, "oov_method": self.oov_method,
@@ -440,3 +468,11 @@ class IntegerLookup(_IndexLookup):
     def get_config(self):
         return {**super().get_config(), "vocabulary_dtype": self.vocabulary_dtype, "oov_method": self.oov_method,
                 "salt": self.salt}
+
+
+def _is_utf8_text(token):
+    try:
+        token.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -14,7 +14,7 @@ import numpy
 
 from minikeras.autograd import Tensor
 from minikeras.layers.base import Layer
-from minikeras.layers.index_lookup import StringLookup, host_tokens
+from minikeras.layers.index_lookup import StringLookup, decode_text, host_tokens
 
 __all__ = ["TextVectorization"]
 
@@ -100,7 +100,7 @@ class TextVectorization(Layer):
         return text
 
     def _tokens(self, text):
-        text = self._standardize(text.decode(self.encoding) if isinstance(text, bytes) else str(text))
+        text = self._standardize(decode_text(text, self.encoding) if isinstance(text, bytes) else str(text))
         if callable(self.split):
             tokens = list(self.split(text))
         elif self.split == "whitespace":

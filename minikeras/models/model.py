@@ -55,6 +55,14 @@ class Model(Trainer, Layer):
         clone.__dict__.update(copy.deepcopy(self.__dict__, memo))
         return clone
 
+    def __reduce__(self):
+        """``pickle``: the model's ``.keras`` bytes (architecture, weights,
+        compile arguments, optimizer and random state), as Keras 3 pickles a
+        model; loading rebuilds it, compiled (saving/pickled_model.py)."""
+        from minikeras.saving import pickled_model
+
+        return pickled_model.model_from_keras_bytes, (pickled_model.model_to_keras_bytes(self),)
+
     def __init__(self, *args, **kwargs):
         trainable = kwargs.pop("trainable", True)
         name = kwargs.pop("name", None)

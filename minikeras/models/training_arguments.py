@@ -10,6 +10,7 @@ what it received, and accepts everything Keras documents.
 """
 import math
 import numbers
+import sys
 
 import numpy
 
@@ -148,7 +149,8 @@ def check_compile(loss_weights, metrics, weighted_metrics, run_eagerly, steps_pe
             _check_loss_weight(weight)
     if run_eagerly is not None:
         validate_flag("compile", "run_eagerly", run_eagerly)
-    _steps_or_none("compile", "steps_per_execution", steps_per_execution)
+    if steps_per_execution is not None:  # batches are grouped with itertools.islice, which stops at sys.maxsize
+        validate_int("compile", "steps_per_execution", steps_per_execution, minimum=1, maximum=sys.maxsize)
     if jit_compile is not None and not (isinstance(jit_compile, str) and jit_compile == "auto"):
         try:
             validate_flag("compile", "jit_compile", jit_compile)

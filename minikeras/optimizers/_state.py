@@ -35,6 +35,16 @@ class OptimizerState:
         clone._rekey_after_copy(self, memo)
         return clone
 
+    def __reduce__(self):
+        """Pickled as Keras pickles an optimizer, through what its saved file
+        holds (the config and the state as host arrays), plus the variables
+        it is built for and those exempt from weight decay, pickled with it:
+        the loaded optimizer is built for the loaded variables and goes on
+        from the same step."""
+        built_for = list(self._trainable_variables) if self.built else None
+        exempt = (list(getattr(self, "_excluded_variables", ())), tuple(getattr(self, "_exclude_names", ())))
+        return _unpickle_optimizer, (type(self), self.get_config(), built_for, self.get_state(), exempt)
+
     def _rekey_after_copy(self, original, memo):
         """Key this copy's per-variable lookups by its own variables
         (subclasses with more such lookups extend it); ``memo`` maps the
@@ -204,6 +214,18 @@ class OptimizerState:
         if snapshot is not None:
             self.__dict__.clear()
             self.__dict__.update(snapshot)
+
+
+def _unpickle_optimizer(cls, config, built_for, state, exempt):
+    """The optimizer that ``OptimizerState.__reduce__`` pickled."""
+    optimizer = cls.from_config(config)
+    excluded_variables, excluded_names = exempt
+    if excluded_variables or excluded_names:
+        optimizer.exclude_from_weight_decay(var_list=excluded_variables, var_names=excluded_names)
+    if built_for is not None:
+        optimizer.build(built_for)
+    optimizer.set_state(state)
+    return optimizer
 
 
 def rekeyed(by_id, originals, copies):

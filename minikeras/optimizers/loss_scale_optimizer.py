@@ -12,10 +12,18 @@ policy (``auto_scale_loss=True``, as Keras), and the training step calls
 ``scale_loss`` before ``backward()``. bfloat16 has float32's exponent range
 and needs no scaling.
 
+The scale never halves below 1, as tf.keras 2's dynamic loss scale
+(``maximum(scale / 2, 1)``): Keras 3 halves without a floor, so that after
+about 165 non-finite steps in a row a float32 scale of 2**15 reaches 0 and
+the next finite step divides every gradient by it, writing NaN into every
+weight. A scale of 1 is no scaling, and a non-finite one is refused.
+
 The scale and the step counter live on the host, as minikeras's step count
 does; deciding whether a step is finite reads one boolean per device per
 step from it.
 """
+import math
+
 import numpy
 
 from minikeras.autograd import Tensor
@@ -28,6 +36,9 @@ _INNER_ONLY_DEFAULTS = {
     "ema_momentum": 0.99, "ema_overwrite_frequency": None, "loss_scale_factor": None,
     "gradient_accumulation_steps": None,
 }
+
+#: The scale never halves below this (module docstring).
+_MINIMUM_SCALE = 1.0
 
 
 class LossScaleOptimizer(Optimizer):
@@ -64,8 +75,10 @@ class LossScaleOptimizer(Optimizer):
         if not isinstance(inner_optimizer, Optimizer):
             raise TypeError("LossScaleOptimizer expects an Optimizer as inner_optimizer, received "
                             f"{type(inner_optimizer).__name__}.")
-        if isinstance(initial_scale, bool) or not isinstance(initial_scale, (int, float)) or not initial_scale > 0:
-            raise ValueError(f"LossScaleOptimizer: initial_scale must be a positive number, received {initial_scale!r}.")
+        if isinstance(initial_scale, bool) or not isinstance(initial_scale, (int, float)) \
+                or not 0 < initial_scale < math.inf:
+            raise ValueError(f"LossScaleOptimizer: initial_scale must be a finite positive number, received "
+                             f"{initial_scale!r}.")
         if isinstance(dynamic_growth_steps, bool) or not isinstance(dynamic_growth_steps, int) \
                 or dynamic_growth_steps < 1:
             raise ValueError("LossScaleOptimizer: dynamic_growth_steps must be an integer >= 1, received "
@@ -164,7 +177,7 @@ class LossScaleOptimizer(Optimizer):
             self.build(trainable_variables)
         if not self.check_finite(grads):
             self._step_counter = 0
-            self._dynamic_scale *= 0.5
+            self._dynamic_scale = max(self._dynamic_scale * 0.5, _MINIMUM_SCALE)
             return
         self.inner_optimizer.apply([self._unscaled(grad) for grad in grads], trainable_variables)
         if self._step_counter == self.dynamic_growth_steps - 1:
@@ -217,7 +230,7 @@ class LossScaleOptimizer(Optimizer):
             raise ValueError(f"LossScaleOptimizer.set_state expects at least 5 arrays ({', '.join(self.state_names()[:5])}, "
                              f"then the inner optimizer's slots), received {len(state)}.")
         counter, scale = numpy.asarray(state[1]).reshape(()), numpy.asarray(state[2]).reshape(())
-        if float(counter) < 0 or not float(scale) > 0:
+        if float(counter) < 0 or not 0 < float(scale) < math.inf:
             raise ValueError(f"LossScaleOptimizer.set_state: invalid step counter {counter} or scale {scale}.")
         self.inner_optimizer.set_state([state[3]] + state[5:])
         self._step_counter = int(counter)

@@ -65,6 +65,13 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
         overwrite: if False and the file exists, raise FileExistsError.
         include_optimizer: also save the compile config and the optimizer state.
     """
+    with atomic_write(filepath, overwrite=overwrite) as temporary:
+        write_archive(model, temporary, include_optimizer)
+
+
+def write_archive(model, target, include_optimizer=True):
+    """Write ``model``'s ``.keras`` zip to ``target`` (a path or a binary file
+    object; ``pickled_model.py`` writes one into memory)."""
     spec = keras_config_writer.to_keras(model)
     compiled = include_optimizer and getattr(model, "optimizer", None) is not None
     spec["compile_config"] = keras_compile.compile_config(model) if compiled else None
@@ -77,15 +84,14 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
         keras_weights_h5.write_model(handle, model, model.optimizer if compiled else None)
         if compiled:
             write_random_state(handle, model)  # an attribute of the weights file's root: Keras ignores it
-    with atomic_write(filepath, overwrite=overwrite) as temporary:
-        with zipfile.ZipFile(temporary, "w") as archive:
-            archive.writestr(METADATA, json.dumps(metadata))
-            archive.writestr(CONFIG, config_text)
-            archive.writestr(WEIGHTS, weights.getvalue(), compress_type=zipfile.ZIP_STORED)
-            from minikeras.saving import keras_assets  # it reads members with this module's member_size
+    with zipfile.ZipFile(target, "w") as archive:
+        archive.writestr(METADATA, json.dumps(metadata))
+        archive.writestr(CONFIG, config_text)
+        archive.writestr(WEIGHTS, weights.getvalue(), compress_type=zipfile.ZIP_STORED)
+        from minikeras.saving import keras_assets  # it reads members with this module's member_size
 
-            for name, text in keras_assets.asset_members(model).items():
-                archive.writestr(name, text)
+        for name, text in keras_assets.asset_members(model).items():
+            archive.writestr(name, text)
 
 
 def _json_default(value):

@@ -56,7 +56,11 @@ def check_dtype(op_name, dtype, allow_bool=True, allow_complex=True):
         allow_bool: whether the entry gives bools a meaning.
         allow_complex: whether the entry supports complex numbers.
     """
-    dtype = bfloat16() if isinstance(dtype, str) and dtype == "bfloat16" else numpy.dtype(dtype)
+    try:
+        dtype = bfloat16() if isinstance(dtype, str) and dtype == "bfloat16" else numpy.dtype(dtype)
+    except TypeError:  # "string" (Keras's text dtype) or a name NumPy does not know
+        raise TypeError(f"{op_name}: expected a numeric dtype (bool, int, float or complex), received "
+                        f"{dtype!r}.") from None
     if dtype.kind not in _NUMERIC_KINDS and dtype.name != "bfloat16":  # ml_dtypes' bfloat16 has kind "V"
         kind = _KIND_NAMES.get(dtype.kind, str(dtype))
         raise TypeError(

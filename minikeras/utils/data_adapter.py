@@ -221,7 +221,7 @@ class SourceData:
                 self.source.on_epoch_begin()
             for batch in py_dataset.iterate_batches(self.source, self.steps):
                 self.batches_seen += 1
-                yield unpack(batch)
+                yield self._unpacked(batch)
             if hasattr(self.source, "on_epoch_end"):
                 self.source.on_epoch_end()
             return
@@ -236,7 +236,7 @@ class SourceData:
                     self._warn_ran_out()
                 return
             self.batches_seen += 1
-            yield unpack(batch)
+            yield self._unpacked(batch)
 
     def _pass_batches(self):
         """One epoch from a re-iterable source (class docstring)."""
@@ -258,7 +258,19 @@ class SourceData:
                                   "(e.g. dataset.repeat()) to fill every epoch.", stacklevel=4)
                 return
             self.batches_seen += 1
-            yield unpack(batch)
+            yield self._unpacked(batch)
+
+    def _unpacked(self, batch):
+        """The batch just counted as ``(x, y, sample_weight)`` arrays. An empty
+        one is refused here: it has no loss to take a gradient of, nor
+        predictions to keep, and would fail deep inside the step."""
+        x, y, sample_weight = unpack(batch)
+        first = next(iter(_flatten(x)), None)
+        if first is not None and first.shape[0] == 0:
+            raise ValueError(f"Batch {self.batches_seen - 1} of the {type(self.source).__name__} holds no samples (x "
+                             f"has shape {tuple(first.shape)}): every batch needs at least one. Skip empty batches "
+                             "where they are made (e.g. a last batch of 0 samples).")
+        return x, y, sample_weight
 
     def _warn_ran_out(self):
         self.ran_out = True

@@ -114,13 +114,13 @@ def iterate_batches(dataset, steps):
     next_index = 0
     try:
         while next_index < steps and len(pending) < ahead:
-            pending.append((next_index, executor.submit(fetch, next_index)))
+            pending.append((next_index, _submit(dataset, executor, fetch, next_index, pending)))
             next_index += 1
         while pending:
             index, future = pending.popleft()
             batch = _result(dataset, index, future, pending)
             if next_index < steps:
-                pending.append((next_index, executor.submit(fetch, next_index)))
+                pending.append((next_index, _submit(dataset, executor, fetch, next_index, pending)))
                 next_index += 1
             yield batch
     finally:  # also when training stops early and the generator is closed
@@ -131,17 +131,30 @@ def iterate_batches(dataset, steps):
 
 def _result(dataset, index, future, pending):
     """The batch ``future`` loads; a worker process that died (killed for
-    memory, a crash in native code) becomes an error naming the dataset and
-    the batches it was loading, instead of a bare BrokenProcessPool."""
+    memory, a crash in native code, ``os._exit``) becomes an error naming the
+    dataset and the batches it was loading, instead of a bare BrokenProcessPool."""
     try:
         return future.result()
     except concurrent.futures.process.BrokenProcessPool as error:
-        in_flight = [index] + [other for other, _ in pending]
-        raise WorkerDiedError(
-            f"{type(dataset).__name__}: a worker process died while batch {index} was being loaded (batches in "
-            f"flight: {in_flight}). The system kills a worker that runs out of memory (see dmesg), and a crash in "
-            "native code ends it; run with use_multiprocessing=False to see the failure in this process."
-        ) from error
+        raise _worker_died(dataset, f"while batch {index} was being loaded", [index], pending) from error
+
+
+def _submit(dataset, executor, fetch, index, pending):
+    """Ask a worker for batch ``index``: the pool refuses (BrokenProcessPool)
+    when a worker died after its last batch came back, e.g. one that called
+    ``os._exit`` while this process was training on that batch."""
+    try:
+        return executor.submit(fetch, index)
+    except concurrent.futures.process.BrokenProcessPool as error:
+        raise _worker_died(dataset, f"before batch {index} could be asked for", [], pending) from error
+
+
+def _worker_died(dataset, when, indices, pending):
+    in_flight = indices + [other for other, _ in pending]
+    return WorkerDiedError(
+        f"{type(dataset).__name__}: a worker process died {when} (batches in flight: {in_flight}). The system "
+        "kills a worker that runs out of memory (see dmesg), and a crash in native code or a call to os._exit "
+        "ends it; run with use_multiprocessing=False to see the failure in this process.")
 
 
 def _executor(dataset, workers, use_processes):

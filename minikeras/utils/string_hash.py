@@ -195,7 +195,7 @@ def siphash(key, data):
 def hash_bucket(data, num_buckets, key=None):
     """TensorFlow's ``to_hash_bucket_fast`` (no key) or ``to_hash_bucket_strong`` (key) of one string."""
     if isinstance(data, str):
-        data = data.encode("utf-8")
+        data = data.encode("utf-8", "surrogatepass")  # any str hashes, a lone surrogate too
     value = fingerprint64(data) if key is None else siphash(key, data)
     return value % num_buckets
 
@@ -222,7 +222,7 @@ def cross_hash(features, num_buckets, key=CROSS_HASH_KEY):
     hashed = key
     for feature in features:
         if isinstance(feature, str):
-            feature = feature.encode("utf-8")
+            feature = feature.encode("utf-8", "surrogatepass")
         value = fingerprint64(feature) if isinstance(feature, bytes) else int(feature) & _MASK
         hashed = fingerprint_cat64(hashed, value)
     return hashed % (num_buckets if num_buckets > 0 else (1 << 63) - 1)

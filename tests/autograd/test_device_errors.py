@@ -79,6 +79,25 @@ def test_a_host_allocation_no_machine_can_make_is_resource_exhausted():
         mk.ops.repeat(mk.tensor(numpy.ones(3, "float32")), 10**12)
 
 
+def test_a_size_past_64_bits_says_so_rather_than_asking_for_0_bytes():
+    # NumPy's "array is too big" names no size: the error says why instead of "asked for 0 bytes".
+    with pytest.raises(ResourceExhaustedError) as caught:
+        mk.ops.zeros((2**40, 2**40))
+    message = str(caught.value)
+    assert "asked for 0 bytes" not in message and caught.value.requested is None
+    assert "asked for an allocation of unknown size" in message and "does not fit in 64 bits" in message
+    assert "zeros could not allocate" in message
+
+
+def test_a_weight_too_large_to_initialize_is_resource_exhausted_naming_the_weight():
+    layer = mk.layers.Dense(10**7)
+    with pytest.raises(ResourceExhaustedError, match=r"asked for [1-9]\d* bytes.*the initializer of weight "
+                                                     r"'dense(_\d+)?/kernel' could not allocate") as caught:
+        layer.build((None, 10**6))
+    assert caught.value.requested >= 4 * 10**13
+    assert not layer.weights  # nothing half-made: a smaller layer can be built after
+
+
 def test_a_pool_allocators_out_of_memory_names_the_op_once():
     # A GPU pool's allocator raises ResourceExhaustedError inside the op's
     # work, knowing no op (on an H200: "asked for ... the device's capacity."

@@ -21,7 +21,7 @@ import multi_worker_cases as cases  # noqa: E402
 
 
 class _Fault(callbacks.Callback):
-    """Makes worker 1 fail at its second step."""
+    """Makes worker 1 fail at its second step: killed, gone with os._exit(0), or raising."""
 
     def __init__(self, kind, rank):
         super().__init__()
@@ -32,11 +32,25 @@ class _Fault(callbacks.Callback):
             return
         if self.kind == "kill":
             os.kill(os.getpid(), signal.SIGKILL)
+        if self.kind == "exit0":
+            os._exit(0)  # no traceback, no MPI_Finalize, status 0
         raise RuntimeError("worker 1 fails on purpose")
+
+
+def _fail_before_starting_mpi(config):
+    """Worker 1 raises before anything starts MPI; worker 0 starts it in
+    MultiWorkerMirroredModel() and waits there for worker 1."""
+    rank = next(os.environ[name] for name in ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK") if name in os.environ)
+    if rank == "1":
+        raise RuntimeError("worker 1 fails before starting MPI on purpose")
+    MultiWorkerMirroredModel(cases.build("dense", seed=100), timeout=config["timeout"])
+    print(f"worker {rank} got past MPI_Init", flush=True)
 
 
 def main():
     config = json.loads(sys.argv[1])
+    if config.get("fault") == "before_mpi":
+        return _fail_before_starting_mpi(config)
     from mpi4py import MPI
 
     rank, size = MPI.COMM_WORLD.Get_rank(), MPI.COMM_WORLD.Get_size()
@@ -66,7 +80,7 @@ def main():
     if config.get("callbacks"):
         used = cases.deciding_callbacks() + [callbacks.CSVLogger(os.path.join(out, f"log_{rank}.csv")),
                                              callbacks.ModelCheckpoint(os.path.join(out, f"model_{rank}.h5"))]
-    if config.get("fault") in ("raise", "kill"):
+    if config.get("fault") in ("raise", "kill", "exit0"):
         used.append(_Fault(config["fault"], rank))
     mk.random.seed(7 + (rank if config.get("fault") == "seeds" else 0))  # the shuffling seed, the same everywhere
     validation = (x, y) if config.get("validation") else None

@@ -44,6 +44,28 @@ def test_a_killed_worker_ends_the_job(tmp_path):
     assert not any((tmp_path / f"result_{rank}.npz").exists() for rank in range(3))
 
 
+def test_a_worker_that_fails_before_starting_mpi_ends_the_job_within_the_timeout(tmp_path):
+    # Worker 1 raises before MPI starts; worker 0 waits in MPI_Init (inside
+    # MultiWorkerMirroredModel()), which has no timeout of its own.
+    code, output, seconds = cases.launch(2, dict(BASE, fault="before_mpi", timeout=3), tmp_path, timeout=90)
+    assert code != 0, output
+    assert "RuntimeError: worker 1 fails before starting MPI on purpose" in output, output
+    assert "minikeras worker 0 of 2: starting MPI (MPI_Init) got no answer from the other workers within 3 s" in output, \
+        output
+    assert "got past MPI_Init" not in output, output
+    assert seconds < 60  # start-up included, on a loaded machine; it waited forever before
+
+
+def test_a_worker_gone_with_os_exit_0_mid_training_ends_the_job_with_an_error(tmp_path):
+    # Hydra ended such a job at once with status 0, the chief killed mid-training.
+    code, output, seconds = cases.launch(2, dict(BASE, fault="exit0", timeout=3), tmp_path, timeout=90)
+    assert code != 0, output
+    assert "minikeras worker 1 of 2: its process ended without exiting Python (os._exit" in output, output
+    assert "WorkerTimeoutError" in output and "got no answer from the other workers within 3 s" in output, output
+    assert seconds < 60  # start-up included, on a loaded machine
+    assert not any((tmp_path / f"result_{rank}.npz").exists() for rank in range(2))
+
+
 def test_different_models_are_refused_at_start_naming_the_layer(tmp_path):
     code, output, seconds = cases.launch(2, dict(BASE, fault="mismatch", timeout=30), tmp_path, timeout=60)
     assert code != 0, output

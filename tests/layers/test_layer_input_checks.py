@@ -41,3 +41,14 @@ def test_errors_of_the_ops_inside_name_the_layer():
 
     with pytest.raises(ValueError, match="^Averages 'avg': mean: axis 3 is out of range"):
         Averages(name="avg")(numpy.ones((2, 2), "float32"))
+
+
+def test_a_string_dtype_for_numbers_is_a_clear_type_error():
+    # "string" is Keras's dtype for text: fine for an Input feeding StringLookup, meaningless for weights.
+    with pytest.raises(TypeError, match=r"Dense '\w+': dtype 'string' \(text\) has no array dtype: tensors, weights "
+                                        r"and ops hold numbers"):
+        mk.layers.Dense(2, dtype="string")(numpy.zeros((2, 3), "float32"))
+    with pytest.raises(TypeError, match=r"tensor: expected a numeric dtype \(bool, int, float or complex\), "
+                                        r"received 'string'"):
+        mk.tensor([1.0], dtype="string")
+    assert mk.layers.Input((1,), dtype="string").dtype == "string"

@@ -40,3 +40,15 @@ def test_fit_refuses_object_data_with_none(model):
 def test_fit_still_trains_on_good_data(model):
     history = model.fit(numpy.ones((8, 4)), numpy.ones((8, 1)), epochs=2, batch_size=4, verbose=0)
     assert len(history.history["loss"]) == 2 and all(numpy.isfinite(history.history["loss"]))
+
+
+def _with_an_empty_batch():
+    yield numpy.ones((4, 4), "float32"), numpy.ones((4, 1), "float32")
+    yield numpy.ones((0, 4), "float32"), numpy.ones((0, 1), "float32")
+
+
+@pytest.mark.parametrize("method", ["fit", "evaluate", "predict"])
+def test_an_empty_batch_from_a_generator_is_the_librarys_error(model, method):
+    with pytest.raises(ValueError, match=r"Batch 1 of the generator holds no samples \(x has shape \(0, 4\)\): every "
+                                         r"batch needs at least one"):
+        getattr(model, method)(_with_an_empty_batch(), verbose=0)

@@ -97,3 +97,14 @@ def test_bad_values_are_refused(bad):
     model = mk.Sequential([layers.Input((5,)), layers.Dense(2)])
     with pytest.raises((TypeError, ValueError), match="steps_per_execution"):
         model.compile("adam", "mse", steps_per_execution=bad)
+
+
+def test_a_steps_per_execution_past_the_largest_index_is_refused_at_compile():
+    model = mk.Sequential([layers.Input((5,)), layers.Dense(2)])
+    with pytest.raises(ValueError, match=r"compile: steps_per_execution must be <= 9223372036854775807, received "
+                                         r"9223372036854775808"):
+        model.compile("sgd", "mse", steps_per_execution=2**63)
+    model.compile("sgd", "mse", steps_per_execution=2**63 - 1)  # the largest: the whole epoch is one execution
+    x, y = _data()
+    history = model.fit(x, y, batch_size=8, epochs=2, verbose=0)
+    assert len(history.history["loss"]) == 2 and model.optimizer.iterations == 20

@@ -153,3 +153,22 @@ def test_a_worker_process_that_dies_is_an_error_naming_the_dataset_and_the_batch
     with pytest.raises(mk.errors.WorkerDiedError, match=r"DiesAtTwo: a worker process died while batch 2 was "
                                                         r"being loaded \(batches in flight: \[2\]\)"):
         _model().predict(dataset, verbose=0)
+
+
+class ExitsAfterOne(Linear):
+    """A dataset whose worker process ends (``os._exit``) just after handing
+    batch 1 back: no batch is loading when it dies, so the pool refuses the
+    next request instead of failing a batch."""
+
+    def __getitem__(self, index):
+        if index == 1:
+            threading.Timer(0.3, os._exit, (0,)).start()
+        return super().__getitem__(index)
+
+
+def test_a_worker_that_exits_between_batches_is_a_worker_died_error():
+    dataset = ExitsAfterOne(batches=6, workers=1, use_multiprocessing=True, max_queue_size=2)
+    slow = mk.callbacks.LambdaCallback(on_train_batch_end=lambda batch, logs: time.sleep(1.0))  # the worker dies meanwhile
+    with pytest.raises(mk.errors.WorkerDiedError, match=r"ExitsAfterOne: a worker process died .*os\._exit"):
+        _model().fit(dataset, verbose=0, callbacks=[slow])
+
