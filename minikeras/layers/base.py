@@ -257,7 +257,7 @@ class Layer:
 
     def __getstate__(self):
         # Pickling and copy.deepcopy: what the layer remembers about its own
-        # weights (regularizer, constraint) lives beside them (weight_info.py),
+        # weights (their regularizers) lives beside them (weight_info.py),
         # so it travels with the attributes, paired with each weight.
         state = dict(self.__dict__)
         state["_weight_infos"] = [(weight, weight_info(weight)) for weight in self._all_own_weights()]

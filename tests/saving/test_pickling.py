@@ -94,15 +94,13 @@ def test_layers_variables_and_tensors_pickle_onto_their_device():
 
 
 def test_a_layers_regularizers_and_constraints_survive_pickle_and_deepcopy():
-    # They live beside the weights (layers/weight_info.py): both copies used to drop them silently.
-    from minikeras.layers.weight_info import weight_info
-
+    # Regularizers live beside the weights (layers/weight_info.py), constraints on them: both copies keep both.
     layer = layers.Dense(3, kernel_regularizer="l2", kernel_constraint="non_neg")
     layer.build((None, 4))
     for clone in (pickle.loads(pickle.dumps(layer)), copy.deepcopy(layer)):
         assert len(clone.losses) == 1
         numpy.testing.assert_allclose(clone.losses[0].numpy(), layer.losses[0].numpy(), rtol=1e-6)
-        assert type(weight_info(clone.kernel).constraint).__name__ == "NonNeg"
+        assert type(clone.kernel.constraint).__name__ == "NonNeg"
     model = mk.Sequential([layers.Input((4,)), layers.Dense(2, kernel_regularizer="l1", kernel_constraint="non_neg")])
     copied = copy.deepcopy(model)
     assert len(copied.losses) == len(model.losses) == 1
