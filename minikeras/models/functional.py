@@ -75,6 +75,17 @@ class Functional(Model):
         return [layer for layer in self._layers if not isinstance(layer, InputLayer)]
 
     @property
+    def input(self):
+        """The model's inputs as it was built with them (one KerasTensor, a
+        list or a dict), as Keras's ``model.input``."""
+        return self._inputs_structure
+
+    @property
+    def output(self):
+        """The model's outputs as it was built with them, as Keras's ``model.output``."""
+        return self._outputs_structure
+
+    @property
     def input_shape(self):
         shapes = [t.shape for t in self.inputs]
         return shapes[0] if len(shapes) == 1 else shapes

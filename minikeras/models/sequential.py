@@ -67,7 +67,10 @@ class Sequential(Model):
 
     def _rebuild(self, batch_shape):
         dtype = "float32" if self._input_tensor is None else self._input_tensor.dtype  # "string" stays text
-        self._input_tensor = Input(batch_shape=tuple(batch_shape), dtype=dtype)
+        if self._input_tensor is None or tuple(self._input_tensor.shape) != tuple(batch_shape):
+            # The same input otherwise (as Keras keeps its InputLayer): each layer's
+            # first output (``layer.output``) stays reachable from ``model.inputs``.
+            self._input_tensor = Input(batch_shape=tuple(batch_shape), dtype=dtype)
         tensor = self._input_tensor
         for layer in self._stack:
             tensor = layer(tensor)
