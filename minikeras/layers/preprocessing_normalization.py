@@ -110,15 +110,18 @@ class Normalization(Layer):
             batch = self._host_batch(batch)
             if not self.built:
                 self.build((None,) + batch.shape[1:] if batch.ndim else batch.shape)
-            elif len(batch.shape) != len(self._build_shape) or any(
-                    batch.shape[a] != self._build_shape[a] for a in self._keep_axes):
+            elif self._keep_axes and (len(batch.shape) != len(self._build_shape) or any(
+                    batch.shape[a] != self._build_shape[a] for a in self._keep_axes)):
                 raise ValueError(f"Layer '{self.name}' (Normalization) was built for inputs of shape "
                                  f"{self._build_shape}; adapt received a batch of shape {batch.shape}.")
-            count = int(numpy.prod([batch.shape[a] for a in self._reduce_axes])) if self._reduce_axes else 1
+            # axis=None keeps no axis: a batch of any rank is reduced whole (a 1-D
+            # column into a model whose input is (None, 1), as Keras adapts it).
+            reduce_axes = self._reduce_axes if self._keep_axes else tuple(range(batch.ndim))
+            count = int(numpy.prod([batch.shape[a] for a in reduce_axes])) if reduce_axes else 1
             if count == 0:
                 continue
-            mean = batch.mean(axis=self._reduce_axes)
-            variance = batch.var(axis=self._reduce_axes)
+            mean = batch.mean(axis=reduce_axes)
+            variance = batch.var(axis=reduce_axes)
             if total_mean is None:
                 total_mean, total_variance, total_count = mean, variance, count
                 continue
