@@ -96,7 +96,7 @@ class TextVectorization(Layer):
         return text
 
     def _tokens(self, text):
-        text = self._standardize(text.decode(self.encoding) if isinstance(text, bytes) else str(text))
+        text = self._standardize(_decoded(text, self.encoding))
         if callable(self.split):
             tokens = list(self.split(text))
         elif self.split == "whitespace":
@@ -105,6 +105,9 @@ class TextVectorization(Layer):
             tokens = list(text)
         else:
             tokens = [text]
+        return self._grams(tokens)
+
+    def _grams(self, tokens):
         grams = []
         for size in self._ngram_sizes:
             grams.extend(" ".join(tokens[i:i + size]) for i in range(len(tokens) - size + 1))
@@ -118,6 +121,21 @@ class TextVectorization(Layer):
             raise ValueError(f"Layer '{self.name}' (TextVectorization) expects a batch of strings (batch,) or "
                              f"(batch, 1), received shape {texts.shape}.")
         return texts.reshape(-1).tolist()
+
+    def _token_lists(self, inputs):
+        """``(token_lists, leading_shape)``: the tokens of each example and the
+        axes the output keeps before its last one, as Keras shapes them. A
+        rank-0 input is one text (no batch axis out, as a ``Dataset.map``
+        before batching sees it); with ``split=None`` the strings along the
+        last axis are one example's tokens (Keras's lookup semantics)."""
+        if self.split is not None:
+            rank = host_tokens(inputs).ndim
+            return [self._tokens(text) for text in self._texts(inputs)], (() if rank == 0 else None)
+        strings = host_tokens(inputs)
+        rows = strings.reshape(1, 1) if strings.ndim == 0 else strings.reshape(-1, strings.shape[-1])
+        token_lists = [self._grams([self._standardize(_decoded(s, self.encoding)) for s in row])
+                       for row in rows.tolist()]
+        return token_lists, strings.shape[:-1]
 
     # ------------------------------------------------------- vocabulary
     def adapt(self, data, steps=None):
@@ -147,20 +165,24 @@ class TextVectorization(Layer):
         return value
 
     def call(self, inputs):
-        token_lists = [self._tokens(text) for text in self._texts(inputs)]
+        token_lists, leading = self._token_lists(inputs)
         if self.output_mode != "int":
-            counts = [self._lookup_layer(numpy.array(tokens, dtype=object)).numpy().sum(axis=0) if tokens
-                      else numpy.zeros(self._lookup_layer._encode(numpy.zeros((1, 1), numpy.int64)).shape[1],
-                                       numpy.float32) for tokens in token_lists]
-            counts = numpy.stack(counts).astype(numpy.float32)
-            return Tensor(numpy.minimum(counts, 1.0) if self.output_mode == "multi_hot" else counts)
-        length = self.output_sequence_length or max([len(tokens) for tokens in token_lists] + [0])
-        indices = numpy.zeros((len(token_lists), length), dtype=numpy.int64)
-        for row, tokens in enumerate(token_lists):
-            tokens = tokens[:length]
-            if tokens:
-                indices[row, :len(tokens)] = self._lookup_layer(numpy.array(tokens, dtype=object)).numpy()
-        return Tensor(indices)
+            lookup = self._lookup_layer
+            rows = [lookup._encode(lookup._lookup(numpy.array(tokens, dtype=object))) for tokens in token_lists]
+            result = numpy.stack(rows).astype(numpy.float32)
+        else:
+            length = self.output_sequence_length or max([len(tokens) for tokens in token_lists] + [0])
+            result = numpy.zeros((len(token_lists), length), dtype=numpy.int64)
+            for row, tokens in enumerate(token_lists):
+                tokens = tokens[:length]
+                if tokens:
+                    result[row, :len(tokens)] = self._lookup_layer(numpy.array(tokens, dtype=object)).numpy()
+        if leading is not None:  # one text (rank 0), or split=None's own layout
+            result = result.reshape(tuple(leading) + result.shape[-1:])
+            scalar = self.split is None and host_tokens(inputs).ndim == 0
+            if scalar and self.output_mode == "int" and self.ngrams is None and self.output_sequence_length is None:
+                result = result.reshape(())  # a single token looked up, as StringLookup gives it
+        return Tensor(result)
 
     def _keras_named_variables(self):
         return self._lookup_layer._keras_named_variables()  # Keras saves them for both, as it does the vocabulary
@@ -183,3 +205,7 @@ class TextVectorization(Layer):
             "vocabulary_size": self._lookup_layer.get_config()["vocabulary_size"],
             "encoding": self.encoding,
         }
+
+
+def _decoded(text, encoding):
+    return text.decode(encoding) if isinstance(text, bytes) else str(text)
