@@ -123,19 +123,20 @@ class TextVectorization(Layer):
         return texts.reshape(-1).tolist()
 
     def _token_lists(self, inputs):
-        """``(token_lists, leading_shape)``: the tokens of each example and the
-        axes the output keeps before its last one, as Keras shapes them. A
-        rank-0 input is one text (no batch axis out, as a ``Dataset.map``
-        before batching sees it); with ``split=None`` the strings along the
-        last axis are one example's tokens (Keras's lookup semantics)."""
-        if self.split is not None:
-            rank = host_tokens(inputs).ndim
-            return [self._tokens(text) for text in self._texts(inputs)], (() if rank == 0 else None)
+        """``(token_lists, leading_shape, rank)``: the tokens of each example,
+        the axes the output keeps before its last one (None: the batch of
+        texts), as Keras shapes them, and the input's rank. A rank-0 input is
+        one text (no batch axis out, as ``Dataset.map`` sees it before
+        batching); with ``split=None`` the strings along the last axis are
+        one example's tokens (Keras's lookup semantics)."""
         strings = host_tokens(inputs)
+        if self.split is not None:
+            return [self._tokens(text) for text in self._texts(strings)], (() if strings.ndim == 0 else None), \
+                strings.ndim
         rows = strings.reshape(1, 1) if strings.ndim == 0 else strings.reshape(-1, strings.shape[-1])
         token_lists = [self._grams([self._standardize(_decoded(s, self.encoding)) for s in row])
                        for row in rows.tolist()]
-        return token_lists, strings.shape[:-1]
+        return token_lists, strings.shape[:-1], strings.ndim
 
     # ------------------------------------------------------- vocabulary
     def adapt(self, data, steps=None):
@@ -165,7 +166,7 @@ class TextVectorization(Layer):
         return value
 
     def call(self, inputs):
-        token_lists, leading = self._token_lists(inputs)
+        token_lists, leading, rank = self._token_lists(inputs)
         if self.output_mode != "int":
             lookup = self._lookup_layer
             rows = [lookup._encode(lookup._lookup(numpy.array(tokens, dtype=object))) for tokens in token_lists]
@@ -179,8 +180,8 @@ class TextVectorization(Layer):
                     result[row, :len(tokens)] = self._lookup_layer(numpy.array(tokens, dtype=object)).numpy()
         if leading is not None:  # one text (rank 0), or split=None's own layout
             result = result.reshape(tuple(leading) + result.shape[-1:])
-            scalar = self.split is None and host_tokens(inputs).ndim == 0
-            if scalar and self.output_mode == "int" and self.ngrams is None and self.output_sequence_length is None:
+            one_token = self.split is None and rank == 0 and self.ngrams is None
+            if one_token and self.output_mode == "int" and self.output_sequence_length is None:
                 result = result.reshape(())  # a single token looked up, as StringLookup gives it
         return Tensor(result)
 
