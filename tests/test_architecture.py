@@ -45,6 +45,9 @@ LAZY_ALLOWED = {
     # Layer lookup by name consults register_keras_serializable's table, and
     # add_weight bounds its memory while a file is loading (saving/_safety.py).
     ("layers/base.py", "minikeras.saving"),
+    # keras.layers.serialize/deserialize are saving's serialize_keras_object /
+    # deserialize_keras_object for layers, as in Keras (one schema, one resolver).
+    ("layers/serialization.py", "minikeras.saving.serialization_lib"),
     # Lambda.from_config refuses a function unless unsafe loading is enabled.
     ("layers/core.py", "minikeras.saving"),
     # Symbolic probes stay small while a file is loading.
@@ -53,7 +56,7 @@ LAZY_ALLOWED = {
     # the one-hot / multi-hot width of CategoryEncoding, Hashing and HashedCrossing (a FeatureSpace's
     # crossing_dim), a TextVectorization's output_sequence_length.
     ("layers/index_lookup.py", "minikeras.saving"),
-    ("layers/categorical_preprocessing.py", "minikeras.saving"),
+    ("layers/categorical_encoding.py", "minikeras.saving"),
     ("layers/text_vectorization.py", "minikeras.saving"),
     # FeatureSpace.save writes Keras's .keras layout for it (saving/feature_space_io.py).
     ("layers/feature_space.py", "minikeras.saving.feature_space_io"),

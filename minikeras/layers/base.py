@@ -19,6 +19,7 @@ from minikeras.autograd.tensor import from_array
 from minikeras.device import op_errors, placement_device
 from minikeras.layers.keras_mask import get_keras_mask, set_keras_mask
 from minikeras.layers.naming import to_snake_case, unique_name
+from minikeras.layers.node_attributes import NodeAttributes
 from minikeras.layers.tf_data import call_on_tf_tensors, has_tf_tensors
 from minikeras.layers.weight_info import set_weight_info, weight_info
 from minikeras.layers.weight_arguments import add_weight_arguments, unique_weight_name
@@ -67,7 +68,7 @@ def layer_from_config(layer_class, config, custom_objects=None):
         return layer_class.from_config(config)
 
 
-class Layer:
+class Layer(NodeAttributes):
     """Base class of all layers (Keras conventions).
 
     Args:
@@ -83,7 +84,8 @@ class Layer:
             layer of a Sequential model, as in Keras.
 
     Subclasses implement ``build(input_shape)`` (optional), ``call(inputs,
-    training=None)`` and ``get_config()``.
+    training=None)`` and ``get_config()``. ``input`` / ``output`` are the
+    symbolic tensors of the layer's first functional call (node_attributes.py).
     """
 
     #: Whether the layer passes a mask on (Keras: True for layers that keep

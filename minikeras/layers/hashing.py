@@ -12,7 +12,7 @@ import numpy
 
 from minikeras.autograd import Tensor
 from minikeras.layers.base import Layer
-from minikeras.layers.categorical_preprocessing import encode_categorical
+from minikeras.layers.categorical_encoding import encode_categorical
 from minikeras.layers.index_lookup import host_tokens
 from minikeras.utils.argument_validation import is_int
 from minikeras.utils.string_hash import cross_hash, hash_bucket

@@ -15,6 +15,7 @@ import numpy
 
 from minikeras.autograd import Tensor
 from minikeras.layers.base import Layer
+from minikeras.layers.categorical_encoding import encode_categorical
 from minikeras.utils.argument_validation import is_int
 from minikeras.utils.string_hash import hash_bucket
 
@@ -317,20 +318,12 @@ class _IndexLookup(Layer):
         rows = indices.shape[0] if indices.ndim else 1
         shape = (rows, depth) if self.output_mode != "one_hot" else tuple(indices.shape) + (depth,)
         _safety.charge(shape, "float64", f"the {self.output_mode} encoding of layer '{self.name}'", cumulative=False)
-        if self.output_mode == "one_hot":
-            encoded = numpy.zeros(tuple(indices.shape) + (depth,), dtype=numpy.float32)
-            numpy.put_along_axis(encoded, indices[..., None], 1.0, axis=-1)
-            return encoded
-        if indices.ndim == 1:
-            indices = indices[:, None]
-        counts = numpy.zeros((indices.shape[0], depth), dtype=numpy.float32)
-        rows = numpy.repeat(numpy.arange(indices.shape[0]), indices.shape[1])
-        numpy.add.at(counts, (rows, indices.reshape(-1)), 1.0)
+        counts = encode_categorical(indices, "count" if self.output_mode == "tf_idf" else self.output_mode, depth)
         if self.output_mode == "tf_idf":
             # Not adapted yet (a graph being rebuilt from a file probes it before its vocabulary loads): no weights.
             idf = self._idf if self._idf is not None else numpy.zeros(depth, numpy.float32)
             return counts * idf[:depth]
-        return numpy.minimum(counts, 1.0) if self.output_mode == "multi_hot" else counts
+        return counts
 
     def call(self, inputs):
         tokens = host_tokens(inputs)

@@ -115,8 +115,8 @@ class InputLayer(Layer):
         # is only that of the data).
         self._input_dtype = "string" if text else self.dtype
         self.built = True
-        self.output = KerasTensor(self._batch_input_shape, self._input_dtype, name=self.name)
-        self.output.node = Node(self, [], (), {}, self.output)
+        tensor = KerasTensor(self._batch_input_shape, self._input_dtype, name=self.name)
+        tensor.node = Node(self, [], (), {}, tensor)  # its output, as ``self.output``
 
     def call(self, inputs):
         return inputs

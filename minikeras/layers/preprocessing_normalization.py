@@ -69,6 +69,8 @@ class Normalization(Layer):
             raise ValueError(f"Layer '{self.name}' (Normalization): axis {self.axis} is out of range for inputs of "
                              f"rank {rank} (shape {tuple(input_shape)}).")
         self._keep_axes = tuple(sorted(a % rank for a in self.axis))
+        if self.input_mean is not None:
+            input_shape = self._sized_by_mean(input_shape)
         for a in self._keep_axes:
             if input_shape[a] is None:
                 raise ValueError(f"Layer '{self.name}' (Normalization): kept axis {a} must have a known size, "
@@ -83,6 +85,26 @@ class Normalization(Layer):
                                                   trainable=False)
             self.count = self.add_weight("count", (), initializer="zeros", trainable=False, dtype="int64")
         self.built = True
+
+    def _sized_by_mean(self, input_shape):
+        """``input_shape`` with a kept axis of unknown size (the batch axis of
+        a 1-D input: one example, as ``Dataset.map`` sees it before batching)
+        sized by the given mean, right-aligned on the kept axes as Keras
+        aligns it, or 1 (broadcast) where the mean has no such axis."""
+        shape = list(input_shape)
+        mean_shape = numpy.shape(self.input_mean)
+        for position, axis in enumerate(reversed(self._keep_axes)):
+            if shape[axis] is None:
+                shape[axis] = mean_shape[-1 - position] if position < len(mean_shape) else 1
+        return tuple(shape)
+
+    def _build_from(self, inputs):
+        if isinstance(inputs, Tensor) and inputs.ndim == 0:  # one value: built for rank 0, as Keras builds it
+            self.build(())
+            self._build_input_shape = ()
+            self.built = True
+            return
+        super()._build_from(inputs)
 
     def _statistics(self):
         if self.input_mean is not None:
@@ -110,15 +132,18 @@ class Normalization(Layer):
             batch = self._host_batch(batch)
             if not self.built:
                 self.build((None,) + batch.shape[1:] if batch.ndim else batch.shape)
-            elif len(batch.shape) != len(self._build_shape) or any(
-                    batch.shape[a] != self._build_shape[a] for a in self._keep_axes):
+            elif self._keep_axes and (len(batch.shape) != len(self._build_shape) or any(
+                    batch.shape[a] != self._build_shape[a] for a in self._keep_axes)):
                 raise ValueError(f"Layer '{self.name}' (Normalization) was built for inputs of shape "
                                  f"{self._build_shape}; adapt received a batch of shape {batch.shape}.")
-            count = int(numpy.prod([batch.shape[a] for a in self._reduce_axes])) if self._reduce_axes else 1
+            # axis=None keeps no axis: a batch of any rank is reduced whole (a 1-D
+            # column into a model whose input is (None, 1), as Keras adapts it).
+            reduce_axes = self._reduce_axes if self._keep_axes else tuple(range(batch.ndim))
+            count = int(numpy.prod([batch.shape[a] for a in reduce_axes])) if reduce_axes else 1
             if count == 0:
                 continue
-            mean = batch.mean(axis=self._reduce_axes)
-            variance = batch.var(axis=self._reduce_axes)
+            mean = batch.mean(axis=reduce_axes)
+            variance = batch.var(axis=reduce_axes)
             if total_mean is None:
                 total_mean, total_variance, total_count = mean, variance, count
                 continue

@@ -1,11 +1,16 @@
 """``keras.layers.serialize`` / ``deserialize``: a layer as plain data and back.
 
-The dict has Keras's shape (``module``, ``class_name``, ``config``,
-``registered_name``); classes resolve only against minikeras's layers, the
-registered ones and ``custom_objects`` (``get_layer_class``), so data never
-names code to import.
+As in Keras, these are ``saving.serialize_keras_object`` /
+``deserialize_keras_object`` for layers: the dict has Keras's shape
+(``module``, ``class_name``, ``config``, ``registered_name``, and
+``build_config`` once built), a class registered with
+``register_keras_serializable`` is written under its ``"package>name"``,
+and the layers (or other Keras objects) a custom ``get_config`` returns are
+serialized with it, at any depth. Classes resolve only against minikeras's
+layers, the registered ones and ``custom_objects``, so data never names code
+to import.
 """
-from minikeras.layers.base import Layer, get_layer_class, layer_from_config
+from minikeras.layers.base import Layer
 
 __all__ = ["serialize", "deserialize"]
 
@@ -18,22 +23,30 @@ def serialize(layer):
     """
     if not isinstance(layer, Layer):
         raise TypeError(f"layers.serialize expects a Layer, received {type(layer).__name__}.")
-    library = type(layer).__module__.startswith("minikeras.")
-    return {"module": "keras.layers" if library else type(layer).__module__, "class_name": type(layer).__name__,
-            "config": layer.get_config(), "registered_name": None if library else type(layer).__name__}
+    from minikeras.saving.serialization_lib import serialize_keras_object
+
+    return serialize_keras_object(layer)
 
 
 def deserialize(config, custom_objects=None):
     """A new layer from ``serialize``'s output (or ``{"class_name", "config"}``).
 
+    Example (keras.io's serialization guide: a layer holding other layers):
+        >>> @classmethod
+        ... def from_config(cls, config):
+        ...     config["first_layer"] = keras.layers.deserialize(config["first_layer"])
+        ...     return cls(**config)
+
     Raises:
-        ValueError: a malformed config or an unknown class name.
+        ValueError: a malformed config, an unknown class name, or a config
+            that is not a layer's.
     """
     if not isinstance(config, dict) or "class_name" not in config:
         raise ValueError(f"layers.deserialize expects a dict with 'class_name' and 'config', received {config!r:.200}.")
-    name = config.get("registered_name") or config["class_name"]
-    try:
-        cls = get_layer_class(name, custom_objects)
-    except ValueError:
-        cls = get_layer_class(config["class_name"], custom_objects)
-    return layer_from_config(cls, dict(config.get("config") or {}), custom_objects)
+    from minikeras.saving.serialization_lib import deserialize_keras_object
+
+    layer = deserialize_keras_object(config, custom_objects=custom_objects, source="the layer config")
+    if not isinstance(layer, Layer):
+        raise ValueError(f"layers.deserialize expects a layer's config, received one of a "
+                         f"{type(layer).__name__} ({config['class_name']!r}).")
+    return layer

@@ -100,7 +100,7 @@ class TextVectorization(Layer):
         return text
 
     def _tokens(self, text):
-        text = self._standardize(decode_text(text, self.encoding) if isinstance(text, bytes) else str(text))
+        text = self._standardize(_decoded(text, self.encoding))
         if callable(self.split):
             tokens = list(self.split(text))
         elif self.split == "whitespace":
@@ -109,6 +109,9 @@ class TextVectorization(Layer):
             tokens = list(text)
         else:
             tokens = [text]
+        return self._grams(tokens)
+
+    def _grams(self, tokens):
         grams = []
         for size in self._ngram_sizes:
             grams.extend(" ".join(tokens[i:i + size]) for i in range(len(tokens) - size + 1))
@@ -122,6 +125,22 @@ class TextVectorization(Layer):
             raise ValueError(f"Layer '{self.name}' (TextVectorization) expects a batch of strings (batch,) or "
                              f"(batch, 1), received shape {texts.shape}.")
         return texts.reshape(-1).tolist()
+
+    def _token_lists(self, inputs):
+        """``(token_lists, leading_shape, rank)``: the tokens of each example,
+        the axes the output keeps before its last one (None: the batch of
+        texts), as Keras shapes them, and the input's rank. A rank-0 input is
+        one text (no batch axis out, as ``Dataset.map`` sees it before
+        batching); with ``split=None`` the strings along the last axis are
+        one example's tokens (Keras's lookup semantics)."""
+        strings = host_tokens(inputs)
+        if self.split is not None:
+            return [self._tokens(text) for text in self._texts(strings)], (() if strings.ndim == 0 else None), \
+                strings.ndim
+        rows = strings.reshape(1, 1) if strings.ndim == 0 else strings.reshape(-1, strings.shape[-1])
+        token_lists = [self._grams([self._standardize(_decoded(s, self.encoding)) for s in row])
+                       for row in rows.tolist()]
+        return token_lists, strings.shape[:-1], strings.ndim
 
     # ------------------------------------------------------- vocabulary
     def adapt(self, data, steps=None):
@@ -151,24 +170,30 @@ class TextVectorization(Layer):
         return value
 
     def call(self, inputs):
-        token_lists = [self._tokens(text) for text in self._texts(inputs)]
+        token_lists, leading, rank = self._token_lists(inputs)
         if self.output_mode != "int":
-            counts = [self._lookup_layer(numpy.array(tokens, dtype=object)).numpy().sum(axis=0) if tokens
-                      else numpy.zeros(self._lookup_layer._encode(numpy.zeros((1, 1), numpy.int64)).shape[1],
-                                       numpy.float32) for tokens in token_lists]
-            counts = numpy.stack(counts).astype(numpy.float32)
-            return Tensor(numpy.minimum(counts, 1.0) if self.output_mode == "multi_hot" else counts)
-        length = self.output_sequence_length or max([len(tokens) for tokens in token_lists] + [0])
-        from minikeras.saving import _safety
+            lookup = self._lookup_layer
+            rows = [lookup._encode(lookup._lookup(numpy.array(tokens, dtype=object))) for tokens in token_lists]
+            result = numpy.stack(rows).astype(numpy.float32)
+        else:
+            length = self.output_sequence_length or max([len(tokens) for tokens in token_lists] + [0])
+            from minikeras.saving import _safety
 
-        # While a file loads, the output_sequence_length its config declares is charged before the ids are allocated.
-        _safety.charge((len(token_lists), length), "int64", f"the token ids of layer '{self.name}'", cumulative=False)
-        indices = numpy.zeros((len(token_lists), length), dtype=numpy.int64)
-        for row, tokens in enumerate(token_lists):
-            tokens = tokens[:length]
-            if tokens:
-                indices[row, :len(tokens)] = self._lookup_layer(numpy.array(tokens, dtype=object)).numpy()
-        return Tensor(indices)
+            # While a file loads, the output_sequence_length its config declares is charged before the ids are
+            # allocated.
+            _safety.charge((len(token_lists), length), "int64", f"the token ids of layer '{self.name}'",
+                           cumulative=False)
+            result = numpy.zeros((len(token_lists), length), dtype=numpy.int64)
+            for row, tokens in enumerate(token_lists):
+                tokens = tokens[:length]
+                if tokens:
+                    result[row, :len(tokens)] = self._lookup_layer(numpy.array(tokens, dtype=object)).numpy()
+        if leading is not None:  # one text (rank 0), or split=None's own layout
+            result = result.reshape(tuple(leading) + result.shape[-1:])
+            one_token = self.split is None and rank == 0 and self.ngrams is None
+            if one_token and self.output_mode == "int" and self.output_sequence_length is None:
+                result = result.reshape(())  # a single token looked up, as StringLookup gives it
+        return Tensor(result)
 
     def _keras_named_variables(self):
         return self._lookup_layer._keras_named_variables()  # Keras saves them for both, as it does the vocabulary
@@ -191,3 +216,8 @@ class TextVectorization(Layer):
             "vocabulary_size": self._lookup_layer.get_config()["vocabulary_size"],
             "encoding": self.encoding,
         }
+
+
+def _decoded(text, encoding):
+    """A text as a str: bytes decoded (invalid bytes become U+FFFD, an OOV token), anything else str()'d."""
+    return decode_text(text, encoding) if isinstance(text, bytes) else str(text)

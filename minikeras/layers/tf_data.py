@@ -94,13 +94,14 @@ def _host_structure(layer, structure, arrays, args, kwargs):
     output's leaves as host arrays."""
     from minikeras.autograd import Tensor
 
-    output = layer(_pack_sequence_as(structure, list(arrays)), *args, **kwargs)
+    output = layer(_pack_sequence_as(structure, [_host_array(array) for array in arrays]), *args, **kwargs)
     return _map_structure(lambda leaf: numpy.asarray(leaf.numpy() if isinstance(leaf, Tensor) else leaf), output)
 
 
 def _host_outputs(layer, array, args, kwargs):
     from minikeras.autograd import Tensor
 
+    array = _host_array(array)
     if array.dtype.kind in "OS":  # tf.string arrives as bytes
         array = array.astype(object)
     output = layer(array, *args, **kwargs)
@@ -108,6 +109,11 @@ def _host_outputs(layer, array, args, kwargs):
         raise TypeError(f"Layer '{layer.name}' ({type(layer).__name__}) returns several tensors; inside tf.data "
                         "a layer must return one.")
     return numpy.asarray(output.numpy() if isinstance(output, Tensor) else output)
+
+
+def _host_array(value):
+    """``tf.numpy_function`` hands a rank-0 string over as ``bytes``: an array of it."""
+    return numpy.array(value, dtype=object) if isinstance(value, bytes) else value
 
 
 def _probe_outputs(tf, layer, tensor, unknown_size, args, kwargs):

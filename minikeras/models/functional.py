@@ -1,4 +1,8 @@
 """Functional models: a graph of layer calls from Inputs to outputs."""
+import numpy
+
+from minikeras import ops
+from minikeras.autograd import Tensor
 from minikeras.layers.base import get_layer_class, layer_from_config
 from minikeras.utils.nest import flatten as _flatten
 from minikeras.utils.nest import map_structure as _map
@@ -75,6 +79,17 @@ class Functional(Model):
         return [layer for layer in self._layers if not isinstance(layer, InputLayer)]
 
     @property
+    def input(self):
+        """The model's inputs as it was built with them (one KerasTensor, a
+        list or a dict), as Keras's ``model.input``."""
+        return self._inputs_structure
+
+    @property
+    def output(self):
+        """The model's outputs as it was built with them, as Keras's ``model.output``."""
+        return self._outputs_structure
+
+    @property
     def input_shape(self):
         shapes = [t.shape for t in self.inputs]
         return shapes[0] if len(shapes) == 1 else shapes
@@ -107,29 +122,22 @@ class Functional(Model):
     def _match_inputs(self, inputs):
         if isinstance(inputs, dict) and isinstance(self._inputs_structure, dict) and \
                 set(inputs) == set(self._inputs_structure):
-            return [inputs[key] for key in sorted(self._inputs_structure)]  # Model({"key": Input(...)}, ...)
-        if isinstance(inputs, dict):
+            given = [inputs[key] for key in sorted(self._inputs_structure)]  # Model({"key": Input(...)}, ...)
+        elif isinstance(inputs, dict):
             names = [t.node.layer.name for t in self.inputs]
             missing = [name for name in names if name not in inputs]
             if missing:
                 raise ValueError(f"Model '{self.name}' expects inputs named {names}; missing {missing}.")
-            return [inputs[name] for name in names]
-        given = _flatten(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
-        if len(given) != len(self.inputs):
-            raise ValueError(
-                f"Model '{self.name}' expects {len(self.inputs)} input(s), received {len(given)}."
-            )
-        for tensor, value in zip(self.inputs, given):
-            shape = tuple(getattr(value, "shape", ()))
-            expected = tensor.shape
-            if len(shape) != len(expected) or any(
-                e is not None and s != e for s, e in zip(shape, expected)
-            ):
+            given = [inputs[name] for name in names]
+        else:
+            given = _flatten(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+            if len(given) != len(self.inputs):
                 raise ValueError(
-                    f"Input '{tensor.node.layer.name}' of model '{self.name}' expects shape "
-                    f"{expected}, received {shape}."
+                    f"Model '{self.name}' expects {len(self.inputs)} input(s), received {len(given)}."
                 )
-        return given
+        return [standardize_input_rank(value, tensor.shape, f"Input '{tensor.node.layer.name}' of model "
+                                       f"'{self.name}' expects shape {{expected}}, received {{received}}.")
+                for tensor, value in zip(self.inputs, given)]
 
     def _build_from(self, inputs):
         self.built = True
@@ -207,6 +215,35 @@ class Functional(Model):
         inputs = _map_refs(resolve, config["input_layers"])
         outputs = _map_refs(resolve, config["output_layers"])
         return cls(inputs, outputs, name=config.get("name"), trainable=config.get("trainable", True))
+
+
+def standardize_input_rank(value, expected, mismatch):
+    """``value`` fitted to a model input of shape ``expected``, as Keras's
+    functional models take data: one axis short where the input ends in a
+    size-1 axis gets it (``(N,)`` into ``Input((1,))``: a pandas column, a
+    1-D array), one extra trailing size-1 axis is dropped.
+
+    Args:
+        mismatch: the error message when the shape still does not fit, a
+            format string naming the model input, with ``{expected}`` and
+            ``{received}``.
+    """
+    shape = tuple(getattr(value, "shape", ()))
+    if len(shape) == len(expected) - 1 and expected[-1] == 1:
+        value, shape = _expand_last(value), shape + (1,)
+    elif len(shape) == len(expected) + 1 and shape[-1] == 1:
+        value, shape = _drop_last(value), shape[:-1]
+    if len(shape) != len(expected) or any(e is not None and s != e for s, e in zip(shape, expected)):
+        raise ValueError(mismatch.format(expected=expected, received=shape))
+    return value
+
+
+def _expand_last(value):
+    return ops.expand_dims(value, -1) if isinstance(value, Tensor) else numpy.expand_dims(value, -1)
+
+
+def _drop_last(value):
+    return ops.squeeze(value, -1) if isinstance(value, Tensor) else numpy.squeeze(value, -1)
 
 
 def _map_refs(function, structure):

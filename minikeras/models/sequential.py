@@ -1,6 +1,7 @@
 """Sequential: a plain stack of layers, each feeding the next."""
 from minikeras.layers.base import Layer
 from minikeras.layers.input import Input, InputLayer, KerasTensor
+from minikeras.models.functional import standardize_input_rank
 from minikeras.models.model import Model
 
 
@@ -67,7 +68,10 @@ class Sequential(Model):
 
     def _rebuild(self, batch_shape):
         dtype = "float32" if self._input_tensor is None else self._input_tensor.dtype  # "string" stays text
-        self._input_tensor = Input(batch_shape=tuple(batch_shape), dtype=dtype)
+        if self._input_tensor is None or tuple(self._input_tensor.shape) != tuple(batch_shape):
+            # The same input otherwise (as Keras keeps its InputLayer): each layer's
+            # first output (``layer.output``) stays reachable from ``model.inputs``.
+            self._input_tensor = Input(batch_shape=tuple(batch_shape), dtype=dtype)
         tensor = self._input_tensor
         for layer in self._stack:
             tensor = layer(tensor)
@@ -114,12 +118,8 @@ class Sequential(Model):
                 raise TypeError(f"Sequential model '{self.name}' takes one array or Tensor as input, received "
                                 f"{type(inputs).__name__}. Convert nested lists with numpy.asarray first "
                                 "(fit, evaluate and predict take them as they are).")
-            shape = tuple(inputs.shape)
-            if len(shape) != len(expected) or any(e is not None and s != e for s, e in zip(shape, expected)):
-                raise ValueError(
-                    f"Input 0 of Sequential model '{self.name}' is incompatible: expected shape {expected}, "
-                    f"received {shape}."
-                )
+            inputs = standardize_input_rank(inputs, expected, f"Input 0 of Sequential model '{self.name}' is "
+                                            "incompatible: expected shape {expected}, received {received}.")
         outputs = inputs
         for layer in self._stack:
             outputs = layer(outputs, training=training)

@@ -47,13 +47,27 @@ def empty_like(x, dtype=None):
 
 
 def full_like(x, fill_value, dtype=None):
-    """A tensor like ``x`` (its shape, and its dtype unless ``dtype`` is given)
-    filled with ``fill_value`` cast to that dtype: ``full_like(0, 1.5)`` is
-    the int32 1, as in Keras (a Python int is int32, a float float32)."""
+    """A tensor like ``x`` filled with ``fill_value``: a number, or an array
+    broadcast to ``x``'s shape (``numpy.full_like``), cast to ``dtype`` (default
+    ``x``'s dtype: ``full_like(0, 1.5)`` is the int32 1, as in Keras, a Python
+    int being int32 and a float float32)."""
     x = operand("full_like", x)
     shape = numpy.shape(x) if not hasattr(x, "shape") else x.shape
     dtype = validate_dtype("full_like", dtype) if dtype is not None else result_type(x)
-    return full(shape, fill_value, dtype)
+    if numpy.ndim(fill_value) == 0:
+        return full(shape, fill_value, dtype)
+    from minikeras.ops.array.arranging import broadcast_to
+    from minikeras.ops.keras_names import convert_to_tensor
+
+    values = fill_value.detach() if isinstance(fill_value, Tensor) else convert_to_tensor(fill_value)
+    try:
+        fits = numpy.broadcast_shapes(tuple(values.shape), tuple(shape)) == tuple(shape)
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"full_like: fill_value of shape {tuple(values.shape)} does not broadcast to x's shape "
+                         f"{tuple(shape)}.")
+    return broadcast_to(values.astype(as_numpy_dtype(dtype)), tuple(shape))  # a copy, as numpy.full_like
 
 
 def identity(n, dtype=None):

@@ -46,7 +46,27 @@ def layer_config_to_keras(class_name, config):
         for suffix, module in _OBJECT_MODULES:
             if key.endswith(suffix):
                 config[key] = _keras_object(value, module)
-    return config
+    return {key: _nested_objects_to_keras(value) for key, value in config.items()}
+
+
+def _nested_objects_to_keras(value):
+    """Objects a config holds as they are (a custom ``get_config`` returning
+    its sublayers, an initializer, a function) in Keras's schema, at any
+    depth, as Keras's ``serialize_dict`` writes them: a registered class
+    under its ``registered_name`` ("package>name")."""
+    from minikeras.layers.base import Layer
+    from minikeras.saving.serialization_lib import _kind_of, serialize_keras_object
+
+    if isinstance(value, Layer):
+        return to_keras(value)
+    if isinstance(value, dict):
+        return {key: _nested_objects_to_keras(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_nested_objects_to_keras(item) for item in value)
+    if _kind_of(value) is not None or (callable(value) and not isinstance(value, type)
+                                       and getattr(value, "__name__", "<lambda>") != "<lambda>"):
+        return serialize_keras_object(value)
+    return value
 
 
 def _reference_to_keras(value):

@@ -179,8 +179,24 @@ def _layer(spec, custom_objects, safe_mode, source):
         cls = keras_config.resolve_layer_class(spec["class_name"], spec.get("registered_name"), custom_objects,
                                                source)
         layer = layer_from_config(cls, converted["config"], custom_objects)
-        build_from_spec(layer, spec)
+        _build(layer, spec, build_from_spec)
     return layer
+
+
+def _build(layer, spec, build_from_spec):
+    """Build from the spec's ``build_config`` as Keras's ``build_from_config``:
+    a model by a call on zeros, a layer by ``build(input_shape)`` (a call
+    would need all of a layer's inputs, an attention layer's value too)."""
+    from minikeras.models.model import Model
+
+    shape = (spec.get("build_config") or {}).get("input_shape")
+    if isinstance(layer, Model) or shape is None or layer.built:
+        build_from_spec(layer, spec)
+        return
+    shape = [tuple(item) for item in shape] if shape and isinstance(shape[0], (list, tuple)) else tuple(shape)
+    layer.build(shape)
+    layer._build_input_shape = shape
+    layer.built = True
 
 
 def model_to_json(model, **kwargs):

@@ -59,6 +59,19 @@ class Stack(Function):
         )
 
 
+class StackRows(Function):
+    """The rows of one array joined along a new axis (``numpy.stack`` of an array)."""
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def forward(self, x):
+        return self.device.xp.moveaxis(x, 0, self.axis).copy()
+
+    def backward(self, grad):
+        return self.device.xp.moveaxis(grad, self.axis, 0)
+
+
 class Split(Function):
     """One input cut into several outputs; their gradients are joined back."""
 
@@ -103,7 +116,11 @@ def concatenate(xs, axis=0):
 
 
 def stack(x, axis=0):
-    """Join tensors of the same shape along a new ``axis``."""
+    """Join tensors of the same shape along a new ``axis``; one array or
+    Tensor stacks its rows (its first axis), as ``numpy.stack`` and Keras do."""
+    if (isinstance(x, Tensor) or backend.is_array(x)) and len(shape_of(x)) >= 1:
+        rows = _as_tensor("stack", x)
+        return StackRows(_single_axis("stack", axis, rows.ndim)).apply(rows)
     tensors = x
     shapes = _tensor_list("stack", tensors)
     for i, shape in enumerate(shapes[1:], 1):

@@ -263,10 +263,13 @@ def eigh(x):
 
 
 def eig(x):
-    """Eigenvalues and eigenvectors of each general matrix (complex; no gradient).
+    """Eigenvalues and eigenvectors of each general matrix; no gradient.
 
-    ``cupy.linalg`` has no general eigensolver: on a GPU the matrices are
-    copied to the host, solved by NumPy and copied back.
+    Always complex, as Keras's (TensorFlow's, JAX's, torch's): complex128 for
+    float64 matrices, complex64 otherwise, even where every eigenvalue is
+    real (NumPy would give real arrays then). ``cupy.linalg`` has no general
+    eigensolver: on a GPU the matrices are copied to the host, solved by
+    NumPy and copied back.
     """
     x = _matrix("eig", x)
     from minikeras.ops.core import convert_to_numpy

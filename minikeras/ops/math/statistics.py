@@ -22,6 +22,7 @@ import numpy
 from minikeras.autograd import Tensor
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras.ops._checks import normalize_axis
+from minikeras.ops._promotion import result_type
 from minikeras.ops.array.indexing import _take_in_range, getitem
 from minikeras.ops.array.reshaping import expand_dims, reshape, squeeze, transpose
 from minikeras.ops.array.sorting import sort
@@ -79,7 +80,7 @@ def _keep_dims(result, x, axes, leading):
 
 
 def quantile(x, q, axis=None, method="linear", keepdims=False):
-    """The ``q``-th quantiles (``q`` in [0, 1], a number or 1-D) along ``axis``.
+    """The ``q``-th quantiles (``q`` in [0, 1], a number or an array of any rank) along ``axis``.
 
     Returns:
         A tensor with ``q``'s shape first, then the kept axes (NumPy's layout).
@@ -103,10 +104,10 @@ def _quantile(op_name, x, q, axis, method, keepdims, scale, ignore_nan=False):
         x = x.astype("float32")
     q_host = numpy.asarray(q.numpy() if isinstance(q, Tensor) else q)
     if q_host.dtype.kind not in "iuf":
-        raise TypeError(f"{op_name}: q must be a number or a 1-D sequence of numbers, received {q!r}.")
+        raise TypeError(f"{op_name}: q must be a number or an array of numbers, received {q!r}.")
     q_host = q_host.astype("float64") / scale
-    if q_host.ndim > 1 or not numpy.all((q_host >= 0) & (q_host <= 1)):
-        raise ValueError(f"{op_name}: q must be a number or 1-D, within [0, {scale:g}], received {q!r}.")
+    if not numpy.all((q_host >= 0) & (q_host <= 1)):
+        raise ValueError(f"{op_name}: q must be numbers within [0, {scale:g}], received {q!r}.")
     axes = normalize_axis(op_name, axis, x.ndim)
     rows = _moved_to_last(x, axes)
     n = rows.shape[-1]
@@ -148,7 +149,9 @@ def _round_half_even(value):
 def _assemble(results, q_host, x, axes, keepdims):
     from minikeras.ops.array.joining import stack
 
-    result = stack(results, 0) if q_host.ndim == 1 else results[0]
+    result = stack(results, 0) if q_host.ndim else results[0]
+    if q_host.ndim > 1:  # q's own shape first, as NumPy's
+        result = reshape(result, q_host.shape + tuple(result.shape[1:]))
     if keepdims:
         return _keep_dims(result, x, axes, q_host.shape)
     return result
@@ -368,31 +371,49 @@ def histogram(x, bins=10, range=None):  # noqa: A002  (keras.ops name)
 
 
 def bincount(x, weights=None, minlength=0, sparse=False):
-    """Counts (or weight sums) of each non-negative integer in 1-D ``x``; no gradient.
+    """Counts (or weight sums) of each non-negative integer in ``x``; no gradient.
+
+    ``x`` is 1-D, or 2-D for one count per row (each row as long as the
+    largest id of the whole batch allows, or ``minlength``), as Keras's.
+    The dtype is int32 without weights, else Keras's promotion of ``x``'s and
+    the weights' dtypes.
 
     Raises:
         ValueError: ``sparse=True`` (minikeras has no sparse tensors), ``x``
-            is not 1-D, or it holds a negative value (the same message on
-            every device: NumPy's and CuPy's differ).
+            is not 1-D or 2-D, or it holds a negative value (the same message
+            on every device: NumPy's and CuPy's differ).
     """
     if validate_flag("bincount", "sparse", sparse):
         raise ValueError("bincount: sparse=True is not supported (minikeras has no sparse tensors).")
     minlength = validate_int("bincount", "minlength", minlength, minimum=0)
     x = _tensor("bincount", x)
-    if x.ndim != 1 or x.dtype.kind not in "iu":
-        raise ValueError(f"bincount expects a 1-D integer tensor, received shape {x.shape} of dtype {x.dtype}.")
-    if x.size and x.dtype.kind == "i":
-        low, _ = x.device.bounds(x.data)  # one transfer (CuPy's bincount reads the minimum back too)
+    if x.ndim not in (1, 2) or x.dtype.kind not in "iu":
+        raise ValueError(f"bincount expects a 1-D integer tensor (2-D: one count per row), received shape {x.shape} "
+                         f"of dtype {x.dtype}.")
+    high = -1
+    if x.size:
+        low, high = x.device.bounds(x.data)  # one transfer (CuPy's bincount reads the minimum back too)
         if low < 0:
             raise ValueError(f"bincount: x must hold non-negative integers, received {low}.")
+    length = high + 1 if high + 1 > minlength else minlength  # (``max`` here is the reduction op)
     if weights is None:
-        return call_without_gradient("bincount",
-                                     lambda xp, a: xp.bincount(a, minlength=minlength).astype("int32"), x)
+        return call_without_gradient("bincount", lambda xp, a: _counts(xp, a, None, length).astype("int32"), x)
     weights = _tensor("bincount", weights)
     if weights.shape != x.shape:
         raise ValueError(f"bincount: weights must have the shape of x {x.shape}, received {weights.shape}.")
-    return call_without_gradient(
-        "bincount", lambda xp, a, w: xp.bincount(a, weights=w, minlength=minlength).astype(w.dtype), x, weights)
+    dtype = result_type(x.dtype, weights.dtype)
+    return call_without_gradient("bincount", lambda xp, a, w: _counts(xp, a, w, length).astype(dtype), x, weights)
+
+
+def _counts(xp, ids, weights, length):
+    """``xp.bincount`` of each row of 2-D ``ids`` (one flat count of ids offset by row), or of 1-D ``ids``."""
+    if ids.ndim == 1:
+        return xp.bincount(ids, weights=weights, minlength=length)
+    rows = ids.shape[0]
+    offsets = ids.astype("int64") + (xp.arange(rows, dtype="int64") * length)[:, None]
+    flat = xp.bincount(offsets.reshape(-1), weights=None if weights is None else weights.reshape(-1),
+                       minlength=rows * length)
+    return flat.reshape(rows, length)
 
 
 def trapezoid(y, x=None, dx=1.0, axis=-1):
