@@ -103,8 +103,9 @@ class _IndexLookup(Layer):
         # arrives, when a file keeps it in its assets (saving/keras_assets.py) and the graph is rebuilt first.
         self._declared_vocabulary_size = None if vocabulary_size is None else int(vocabulary_size)
         self._idf = None  # per output index, special tokens included (tf_idf only)
-        self._check_tokens(self._special_tokens())
+        # The budget is charged before anything the config's sizes ask for is built (the special tokens included).
         self._charge_declared_sizes(vocabulary)
+        self._check_tokens(self._special_tokens())
         if vocabulary is not None:
             self.set_vocabulary(vocabulary, idf_weights)
 
