@@ -20,7 +20,8 @@ because the library depends on each:
 - ``free_all_blocks`` gives idle, unsplit chunks back to the driver; a pool
   dropped without it never does (its arenas hold their chunks by raw
   references and it has no ``__dealloc__``): the driver's free memory
-  shrinks for good;
+  shrinks for good (and, unlike CuPy, the simulation keeps even the chunks
+  still in use then: Memory's docstring says why);
 - ``PooledMemory`` has a ``__dict__`` (the library tags it with its owner).
 
 The race detector (``_races.py``) keeps each block's last accesses; a freed
@@ -71,6 +72,12 @@ class BaseMemory:
     def __int__(self):
         return self.ptr
 
+    def __reduce_ex__(self, protocol):
+        # CuPy's memory objects are Cython classes without pickling: copying
+        # one (copy.copy, deepcopy, pickle) fails, as here. A copy that freed
+        # the block on its death would free memory the original still uses.
+        raise TypeError(f"cannot pickle {type(self).__name__!r} object")
+
     @property
     def device(self):
         from minikeras.testing.sim_cupy.cuda.device import Device
@@ -79,22 +86,32 @@ class BaseMemory:
 
 
 class Memory(BaseMemory):
-    """``cupy.cuda.Memory(size)``: one cudaMalloc, freed with the object."""
+    """``cupy.cuda.Memory(size)``: one cudaMalloc, freed with the object.
 
-    __slots__ = ()
+    A pool's memory is given back only by ``free_all_blocks`` (or never, when
+    the pool is dropped): Python runs ``__del__`` on every object of a
+    garbage cycle before it knows that a freed chunk went back to its arena,
+    so a ``__del__`` here could free memory the pool still holds."""
 
-    def __init__(self, size):
+    __slots__ = ("_pooled",)
+
+    def __init__(self, size, pooled=False):
         self.ptr = 0
         self.size = int(size)
         self.device_id = runtime.getDevice()
         self._host = self._race = None
+        self._pooled = pooled
         if self.size > 0:
             self.ptr = runtime.malloc(self.size)
 
-    def __del__(self, _exiting=_exiting):
-        if self.ptr and not _exiting:
+    def _release(self):
+        if self.ptr:
             runtime._free_on(self.device_id, self.size)
             self.ptr = 0
+
+    def __del__(self, _exiting=_exiting):
+        if not _exiting and not self._pooled:
+            self._release()
 
 
 _live = {}  # address of a pooled block in use -> weak reference to its PooledMemory
@@ -143,6 +160,9 @@ class MemoryPointer:
 
     def __int__(self):
         return self.ptr
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError("cannot pickle 'MemoryPointer' object")
 
     def __add__(self, offset):
         return MemoryPointer(self.mem, self.ptr - self.mem.ptr + offset)
@@ -239,7 +259,7 @@ class _Arena:
                 if chunk.next is None and chunk.prev is None:
                     self._remove(chunk)
                     freed += chunk.size
-                    chunk.mem = None  # the last reference: cudaFree
+                    chunk.mem._release()  # cudaFree
         return freed
 
     def check_reuse(self, chunk, stream):
@@ -250,9 +270,6 @@ class _Arena:
             self.pending = [entry for entry in self.pending if not (entry[0] < end and start < entry[1])]
             for _, _, accesses in overlapping:
                 _races.check_reuse(stream, accesses, "an allocation")
-
-
-_leaked = []  # the cached chunks of pools dropped without free_all_blocks (never returned)
 
 
 class _SingleDeviceMemoryPool:
@@ -268,13 +285,6 @@ class _SingleDeviceMemoryPool:
         self._busy = False
         self._pending = []  # (chunk, race record) freed while the pool was busy (CuPy's pending frees)
         self._weakref = weakref.ref(self)
-
-    def __del__(self, _exiting=_exiting):
-        if _exiting:
-            return
-        self._drain()
-        for arena in self._arenas.values():
-            _leaked.extend(chunk for bin_ in arena.bins.values() for chunk in bin_)
 
     def malloc(self, size):
         size = _round_size(size)
@@ -309,13 +319,13 @@ class _SingleDeviceMemoryPool:
             if self._total + size > limit:
                 raise OutOfMemoryError(size, self._total, limit)
         try:
-            memory = Memory(size)
+            memory = Memory(size, pooled=True)
         except runtime.CUDARuntimeError as error:
             if error.status != runtime._errorMemoryAllocation:
                 raise
             self.free_all_blocks()
             try:
-                memory = Memory(size)
+                memory = Memory(size, pooled=True)
             except runtime.CUDARuntimeError as again:
                 if again.status != runtime._errorMemoryAllocation:
                     raise
