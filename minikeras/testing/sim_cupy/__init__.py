@@ -34,7 +34,7 @@ import types as _types
 
 import numpy as _numpy
 
-from minikeras.testing.sim_cupy import _calls, _indexing, _limits, _names
+from minikeras.testing.sim_cupy import _array, _calls, _indexing, _limits, _names
 from minikeras.testing.sim_cupy._array import ndarray
 from minikeras.testing.sim_cupy import cuda, random  # noqa: E402,F401  (cupy.cuda, cupy.random)
 
@@ -189,6 +189,23 @@ def get_array_module(*args):
     import sys
 
     return sys.modules[__name__] if any(type(arg) is ndarray for arg in args) else _numpy
+
+
+def from_dlpack(array, *, device=None, copy=None):
+    """Zero copy: the array a DLPack exporter of this module shares, on the
+    current device and stream (an array of another library, or of the host,
+    is refused: the simulation holds no raw pointers)."""
+    kind, index = array.__dlpack_device__()
+    if kind != 2:
+        raise BufferError(f"from_dlpack: the simulated CuPy takes CUDA arrays (device type 2), received device "
+                          f"type {kind}")
+    stream = _calls.stream_for((), "from_dlpack")
+    capsule = array.__dlpack__(stream=stream.ptr)
+    if type(capsule) is not _array._Capsule:
+        raise TypeError("from_dlpack: the simulated CuPy shares only its own arrays through DLPack.")
+    shared = capsule.array
+    _calls.stream_for((shared,), "from_dlpack")
+    return ndarray._make(shared._array, shared._mem)
 
 
 def get_default_memory_pool():

@@ -139,6 +139,24 @@ class ndarray:
 
     __str__ = __repr__
 
+    # ------------------------------------------------------------- DLPack
+    def __dlpack_device__(self):
+        return (2, self._mem.device_id)  # kDLCUDA
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """What ``from_dlpack`` of the simulated CuPy reads (a real capsule
+        would hold a raw pointer). As CuPy's: when the consumer names its
+        ``stream``, that stream waits for the work of the current one (the
+        exporter's)."""
+        from minikeras.testing.sim_cupy.cuda import stream as stream_module
+
+        current = stream_module._current()
+        if stream is not None and stream not in (0, 1, 2) and stream != current.ptr and current.ptr not in (0, 1):
+            consumer = stream_module._from_pointer(stream)
+            if consumer is not None:
+                consumer.wait_event(current.record())
+        return _Capsule(self)
+
     # ----------------------------------------------------------- host reads
     def get(self, stream=None, order="C", out=None, blocking=True):
         """The explicit device-to-host copy (``device.to_host`` counts it)."""
@@ -178,7 +196,11 @@ class ndarray:
 
     def set(self, arr, stream=None):
         """Copy the host array ``arr`` into this one (an upload)."""
-        host = _calls.host_write(self, "set()")
+        if stream is not None:
+            with stream:
+                host = _calls.host_write(self, "set()")
+        else:
+            host = _calls.host_write(self, "set()")
         host[...] = arr
 
     # ------------------------------------------------------------- methods
@@ -215,6 +237,15 @@ class ndarray:
         # (cupy/_core/core.pyx), on that device's current stream.
         with self.device:
             return self.copy()
+
+
+class _Capsule:
+    """A DLPack export of a simulated array (see ``ndarray.__dlpack__``)."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
 
 
 def _getitem(array, key):

@@ -249,8 +249,9 @@ def host_read(array, what, count=True):
 
 
 def host_write(array, what):
-    """The host writes ``array`` (an upload into it, ``ndarray.set``)."""
+    """The host writes ``array`` (an upload into it, ``ndarray.set``): counted."""
     stream = stream_for((array,), what)
     graph._refuse_host_wait(stream, what)
+    _counting.upload(stream)
     _races.access(stream, what, (), (array._mem,))
     return array._array

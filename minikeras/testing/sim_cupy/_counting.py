@@ -1,10 +1,11 @@
 """What the simulated CUDA counts, charged to minikeras's logical GPUs.
 
 Where a profiler charges kernels to the stream they ran on, the simulation
-charges each kernel launch, and each implicit host synchronisation (``float``,
+charges each kernel launch, each implicit host synchronisation (``float``,
 ``int``, ``bool``, ``item()``, ``tolist()`` of an array: the reads CuPy does
-without the library's ``device.to_host``, which counts its own), to
-``stats`` of the logical GPU whose stream it was issued to: the device
+without the library's ``device.to_host``, which counts its own) and each
+upload into an existing array (``ndarray.set``; ``device.asarray`` counts its
+own), to ``stats`` of the logical GPU whose stream it was issued to: the device
 registry's GPU whose ``stream`` that is (during a capture, its side
 stream). Work on a stream no logical GPU uses is counted nowhere.
 """
@@ -41,3 +42,10 @@ def host_sync(stream):
     device = device_of(stream)
     if device is not None:
         device.stats.host_syncs += 1
+
+
+def upload(stream):
+    """A host-to-device copy into an array on ``stream`` (``ndarray.set``)."""
+    device = device_of(stream)
+    if device is not None:
+        device.stats.uploads += 1
