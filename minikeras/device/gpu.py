@@ -61,6 +61,12 @@ Memory (CuPy 14.2 facts from cupy/cuda/memory.pyx):
   (``array.data.mem``, a ``PooledMemory``, which has a ``__dict__``) is
   tagged with a weak reference to the logical GPU, so two logical GPUs of
   one physical GPU never claim each other's arrays.
+
+This class is the only GPU device. The test suite runs it on a simulated
+CuPy (``minikeras.testing.sim_cupy``, with ``MINIKERAS_SIMULATED_GPU=1``),
+whose race detector checks the rules above on every run: a read, write or
+reuse of memory by one stream with no event after another stream's use is
+an error there.
 """
 import contextlib
 import weakref
