@@ -493,10 +493,12 @@ def _reset_for_tests():
     if logical is not None and any(getattr(device, "pool", None) is not None for device in logical["gpu"]):
         # A CuPy pool that is dropped keeps its cached blocks from the driver
         # for good (gpu.py's docstring): free them first, after collecting
-        # the arrays that only unreachable cycles still hold.
-        import gc
+        # the arrays that only unreachable cycles still hold (if any array
+        # still holds memory: a collection costs tens of milliseconds).
+        if any(device.memory.current for device in logical["gpu"]):
+            import gc
 
-        gc.collect()
+            gc.collect()
         release_memory()
     fresh = _Registry()
     fresh.physical = _registry.physical
