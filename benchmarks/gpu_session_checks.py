@@ -15,9 +15,9 @@ fake, and prints one JSON line ``{"check": name, "ok": bool, ...}``:
 * ``mirrored``: MirroredModel on two logical GPUs of one GPU matches one
   device's training.
 
-``--simulated`` runs them on the strict simulated GPU (the dry run):
-checks that need CuPy's pools or libnccl say so and use the fakes where
-there are fakes (minikeras/testing/sim_nccl.py).
+``--simulated`` runs them on the simulated CuPy (minikeras.testing.sim_cupy,
+the dry run): the pool check, which measures a real driver, says so, and the
+NCCL check uses minikeras/testing/sim_nccl.py.
 
     python benchmarks/gpu_session_checks.py pools [--simulated]
 """
@@ -74,7 +74,8 @@ def check_env(simulated):
 
 def check_pools(simulated):
     if simulated:
-        return {"ok": True, "skipped": "needs CuPy's memory pools (tests/device/test_gpu_pools.py fakes them)"}
+        return {"ok": True, "skipped": "measures a real driver's memory (tests/device/test_gpu_pools.py runs the same "
+                                       "checks on the simulated CuPy's pool)"}
     import cupy
 
     result = {}
@@ -165,10 +166,10 @@ def check_nccl(simulated):
     result = {}
     (device,) = _fresh()
     if simulated:
-        from minikeras.device import simulated_array
+        from minikeras.testing.sim_cupy.simulation import host_view
         from minikeras.testing.sim_nccl import SimNccl
 
-        nccl = SimNccl(simulated_array.host_view)
+        nccl = SimNccl(host_view)
     else:
         from cupy.cuda import nccl
 

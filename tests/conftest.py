@@ -6,9 +6,11 @@ layers, losses, metrics, optimizers, models, saving, callbacks, and the
 top-level modules) run once per device present, as Chainer's
 ``inject_backend_tests`` does: ``cpu:0`` always, and each visible real GPU
 (``gpu:N`` in the test id), with that device as the default device. With
-``MINIKERAS_SIMULATED_GPU=1`` (CI's second run) they run on the strict
-simulated ``gpu:0`` instead, split into two logical GPUs for the device,
-distribute, models and saving tests (the race detector's second stream).
+``MINIKERAS_SIMULATED_GPU=1`` (CI's second run) they run on ``gpu:0`` of the
+simulated CuPy (minikeras.testing.sim_cupy, which the registry is handed in
+place of ``cupy``: the real GpuDevice runs on it) instead, split into two
+logical GPUs for the device, distribute, models and saving tests (the race
+detector's second stream).
 ``--device-kind gpu`` (or ``cpu``) keeps one half.
 
 CPU-only tests (op threads, BLAS threads, mallopt) carry
@@ -23,7 +25,8 @@ import pytest
 
 import minikeras
 from minikeras import backend
-from minikeras.device import registry, simulated
+from minikeras.device import registry
+from minikeras.testing.sim_cupy import simulation
 
 _PER_DEVICE = ("ops", "autograd", "layers", "losses", "metrics", "optimizers", "models", "saving", "callbacks",
                "mixed_precision")
@@ -35,8 +38,17 @@ def pytest_addoption(parser):
                      help="run the per-device tests on devices of this kind only")
 
 
+def pytest_configure(config):
+    registry._split_gpus_for_tests(simulation.logical_split())  # MINIKERAS_SIMULATED_GPU=NxM
+    # GPU memory grows on demand, as in the GPU session's run of the suite: no
+    # test process reserves most of a GPU up front, and a pool dropped while an
+    # array still lives in it (a failed test's traceback) leaks no reserve. The
+    # tests of the default policy unset it (tests/device/conftest.py).
+    os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")
+
+
 def _devices_under_test(config):
-    if simulated.requested_count():
+    if simulation.requested_count():
         names = ["gpu:0"]
     else:
         names = ["cpu:0"]
@@ -59,21 +71,20 @@ def pytest_generate_tests(metafunc):
 
 # The simulated-GPU run (MINIKERAS_SIMULATED_GPU=1) splits its GPU into two
 # logical GPUs for these directories ("1x2"): two streams, so the race
-# detector (device/simulated_streams.py) checks what crosses between them.
+# detector (minikeras/testing/sim_cupy/_races.py) checks what crosses between them.
 _TWO_LOGICAL_GPUS = ("device", "distribute", "models", "saving")
 
 
 @pytest.fixture(autouse=True)
-def _simulated_streams(request, monkeypatch):
+def _simulated_streams(request):
     """Two logical simulated GPUs for the tests of _TWO_LOGICAL_GPUS."""
-    if os.environ.get(simulated.ENVIRONMENT_VARIABLE, "").strip() != "1":
+    if os.environ.get(simulation.ENVIRONMENT_VARIABLE, "").strip() != "1":
         yield
         return
     relative = pathlib.Path(str(request.node.fspath)).relative_to(_TESTS)
-    split = len(relative.parts) > 1 and relative.parts[0] in _TWO_LOGICAL_GPUS
-    if split:
-        monkeypatch.setenv(simulated.ENVIRONMENT_VARIABLE, "1x2")
-    if registry.is_initialized() and len(registry.list_logical_devices("GPU")) != (2 if split else 1):
+    split = 2 if len(relative.parts) > 1 and relative.parts[0] in _TWO_LOGICAL_GPUS else 1
+    registry._split_gpus_for_tests(split)
+    if registry.is_initialized() and len(registry.list_logical_devices("GPU")) != split:
         registry._reset_for_tests()
     yield
 
@@ -89,10 +100,11 @@ def _on_device(request):
 
 
 def pytest_collection_modifyitems(config, items):
-    on_gpu = simulated.requested_count() > 0
+    on_gpu = simulation.requested_count() > 0
     if not backend.gpu_available():
         skip = pytest.mark.skip(reason=f"GPU test skipped: {backend.gpu_unavailable_reason()}")
-        skip_cuda = pytest.mark.skip(reason="needs real CUDA (CuPy's pools or arrays), not the simulated GPU")
+        skip_cuda = pytest.mark.skip(reason="needs real CUDA (compiled kernels, CuPy's own results), not the "
+                                            "simulated CuPy")
         for item in items:
             if "gpu" in item.keywords and not on_gpu:
                 item.add_marker(skip)
@@ -128,22 +140,24 @@ def fresh_devices():
 
 @pytest.fixture
 def simulated_gpus(monkeypatch, fresh_devices):
-    """``simulated_gpus("1x2")``: the logical simulated GPUs of that
-    ``MINIKERAS_SIMULATED_GPU`` value ("2": two GPUs, "1x2": one split in
-    two), in any run; ``gpu:0`` becomes the default device."""
-    physical = registry._registry.physical
+    """``simulated_gpus("1x2")``: the logical GPUs of that
+    ``MINIKERAS_SIMULATED_GPU`` value ("2": two simulated GPUs, "1x2": one
+    split in two), in any run; ``gpu:0`` becomes the default device."""
+    physical, split = registry._registry.physical, registry._split_for_tests[0]
 
     def use(value):
         registry._prefer_default_for_tests(None)  # whatever device this test runs for
-        monkeypatch.setenv(simulated.ENVIRONMENT_VARIABLE, value)
+        monkeypatch.setenv(simulation.ENVIRONMENT_VARIABLE, value)
+        registry._split_gpus_for_tests(simulation.logical_split())
         registry._registry.physical = None
         registry._reset_for_tests()
         return registry.list_logical_devices("GPU")
 
     yield use
-    monkeypatch.undo()
     registry._reset_for_tests()
+    monkeypatch.undo()
     registry._registry.physical = physical
+    registry._split_gpus_for_tests(split)
 
 
 @pytest.fixture

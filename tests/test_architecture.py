@@ -31,10 +31,8 @@ FLOORS = {
 # (importing file relative to minikeras/, imported module): the upward imports
 # that exist today, each inside a function.
 LAZY_ALLOWED = {
-    # backend.to_numpy copies any device's array through the device registry;
-    # the simulated GPU's array class loads on first need (device/ imports backend).
+    # backend.to_numpy copies any device's array through the device registry.
     ("backend/__init__.py", "minikeras.device"),
-    ("backend/__init__.py", "minikeras.device.simulated_array"),
     # keras.backend.clear_session also restarts the default layer names.
     ("backend/keras_helpers.py", "minikeras.layers.naming"),
     # ... and returns the devices' cached memory (GPU pools) to the driver.

@@ -10,6 +10,8 @@ Every tensor is made by :func:`from_array` (an array already on its device:
 op results, gradients, creation ops) or by ``Tensor(data)`` (anything
 array-like: converts and checks it, then goes through the same fields).
 """
+import copy
+
 import numpy
 
 from minikeras import backend, errors
@@ -58,6 +60,28 @@ class Tensor:
                 "Cast it first, e.g. tensor.astype('float32')."
             )
         _fill(self, self.data, target, None, 0, bool(requires_grad), name)
+
+    def __deepcopy__(self, memo):
+        """``copy.deepcopy`` (of a model, a layer, a tensor): the copy's array
+        is made by its device, inside ``activate()``. CuPy's own deepcopy of an
+        array copies on the legacy null stream into CuPy's default pool, where
+        the device neither orders nor counts it (found by the simulated CuPy,
+        which refuses work outside a device's streams)."""
+        cls = type(self)
+        clone = cls.__new__(cls)
+        memo[id(self)] = clone
+        for owner in cls.__mro__:
+            for name in getattr(owner, "__slots__", ()):
+                if name == "__weakref__" or not hasattr(self, name):
+                    continue
+                value = getattr(self, name)
+                if name == "data" and self.device.is_array(value):
+                    value = self.device.copy_array(value)
+                    memo[id(self.data)] = value
+                else:
+                    value = copy.deepcopy(value, memo)
+                setattr(clone, name, value)
+        return clone
 
     # ----------------------------------------------------------- properties
     @property

@@ -10,10 +10,21 @@ import numpy
 
 _cupy = None
 _cupy_checked = False
+SIMULATED_GPU_VARIABLE = "MINIKERAS_SIMULATED_GPU"
 
 
 def cupy_module():
-    """Return the ``cupy`` module, or None when CuPy or CUDA is unavailable."""
+    """Return the ``cupy`` module, or None when CuPy or CUDA is unavailable.
+
+    With ``MINIKERAS_SIMULATED_GPU=N`` set (the test suite's simulated GPU),
+    the CuPy double ``minikeras.testing.sim_cupy`` instead: the library's
+    real GPU code runs on its N simulated devices (read at each call, so a
+    test may switch it on and off).
+    """
+    if os.environ.get(SIMULATED_GPU_VARIABLE, "").strip() not in ("", "0"):
+        from minikeras.testing import sim_cupy
+
+        return sim_cupy
     global _cupy, _cupy_checked
     if not _cupy_checked:
         _cupy_checked = True
@@ -50,8 +61,6 @@ def get_array_module(array):
     """Return ``numpy`` or ``cupy``, whichever owns ``array`` (like Chainer's)."""
     if isinstance(array, numpy.ndarray) or numpy.isscalar(array):
         return numpy
-    if type(array) is _simulated_array_type():
-        return array._device.xp
     cupy = cupy_module()
     if cupy is not None and isinstance(array, cupy.ndarray):
         return cupy
@@ -59,13 +68,11 @@ def get_array_module(array):
 
 
 def is_array(value):
-    """True for an array of any device: NumPy, CuPy, or the test suite's
-    simulated GPU."""
+    """True for an array of any device: NumPy, or CuPy's (the module
+    :func:`cupy_module` gives)."""
     if isinstance(value, numpy.ndarray):
         return True
-    if type(value) is _simulated_array_type():
-        return True
-    cupy = _cupy
+    cupy = cupy_module() if os.environ.get(SIMULATED_GPU_VARIABLE) else _cupy  # never probes CUDA
     return cupy is not None and isinstance(value, cupy.ndarray)
 
 
@@ -77,19 +84,6 @@ def to_numpy(array):
     from minikeras.device import registry
 
     return registry.to_host(array)
-
-
-_simulated = []
-
-
-def _simulated_array_type():
-    """The test suite's simulated GPU array class (imported on first need:
-    minikeras.device imports this module)."""
-    if not _simulated:
-        from minikeras.device.simulated_array import SimulatedArray
-
-        _simulated.append(SimulatedArray)
-    return _simulated[0]
 
 
 def _tune_host_allocator():

@@ -62,7 +62,7 @@ def _check_elementwise(cupy):
     # absence until the first uncached op.
     try:
         cupy.cuda.nvrtc.getVersion()
-        with cupy.cuda.Device(0):
+        with cupy.cuda.Device(0), cupy.cuda.Stream():  # its own stream, as all of the library's GPU work
             values = cupy.arange(4, dtype="float32")
             result = cupy.asnumpy(values * 2 + 1)
     except Exception as error:
@@ -75,7 +75,7 @@ def _check_elementwise(cupy):
 
 def _check_matmul(cupy):
     try:
-        with cupy.cuda.Device(0):
+        with cupy.cuda.Device(0), cupy.cuda.Stream():
             ones = cupy.ones((8, 8), dtype="float32")
             result = cupy.asnumpy(cupy.matmul(ones, ones))
     except Exception as error:

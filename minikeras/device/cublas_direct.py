@@ -17,20 +17,39 @@ a C-contiguous operand is passed as is (op N), an F-contiguous one (a
 transposed view, as ``kernel.T`` in a backward pass) as op T, anything else
 is made contiguous first. float32 and float64 only; the default math mode
 (no TF32, as ``CUPY_TF32=0``).
+
+The library and CuPy's cuBLAS wrapper come from ``device/native.py``: the
+process's, or the double a simulated CuPy provides for itself.
 """
 import ctypes
 import functools
 
 import numpy
 
+from minikeras.device import native
 from minikeras.device.graph import GraphCaptureError
 
 _OP_N, _OP_T = 0, 1
 _FUNCTIONS = {"float32": ("cublasSgemm_v2", ctypes.c_float), "float64": ("cublasDgemm_v2", ctypes.c_double)}
 
 
+def _library(cupy):
+    """The libcublas of ``cupy``: a double it provides, or the process's."""
+    return native.provided(cupy, "cublas") or _process_library()
+
+
+def _wrapper(cupy):
+    """CuPy's cuBLAS wrapper module (``setStream``, ``setPointerMode``)."""
+    double = native.provided(cupy, "cupy_cublas")
+    if double is not None:
+        return double
+    from cupy_backends.cuda.libs import cublas
+
+    return cublas
+
+
 @functools.lru_cache(maxsize=None)
-def _library():
+def _process_library():
     """The libcublas CuPy has loaded (found in the process's memory map)."""
     import cupy_backends.cuda.libs.cublas  # noqa: F401  (loads libcublas)
 
@@ -53,8 +72,7 @@ def prepare(cupy, stream):
     """Point CuPy's cuBLAS handle of the current device at ``stream`` (the
     capture's), host pointer mode, before the capture begins; and run one
     tiny product there, so that cuBLAS makes that stream's workspace now."""
-    from cupy_backends.cuda.libs import cublas
-
+    cublas = _wrapper(cupy)
     handle = cupy.cuda.device.get_cublas_handle()
     cublas.setStream(handle, stream.ptr)
     cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
@@ -93,7 +111,7 @@ def gemm(xp, a, b, out=None):
             name, scalar = _FUNCTIONS[dtype]
             alpha, beta = scalar(1.0), scalar(0.0)
             handle = xp.cuda.device.get_cublas_handle()
-            status = getattr(_library(), name)(
+            status = getattr(_library(xp), name)(
                 ctypes.c_void_p(handle), op_b, op_a, n, m, k, ctypes.byref(alpha), ctypes.c_void_p(b.data.ptr), ld_b,
                 ctypes.c_void_p(a.data.ptr), ld_a, ctypes.byref(beta), ctypes.c_void_p(target.data.ptr), n)
             if status != 0:

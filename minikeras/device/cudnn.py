@@ -55,9 +55,10 @@ once per shape and kept. The workspace is an array of the device's pool,
 allocated per call on the current stream (so graph capture and the pool's
 stream rules hold as for any other array).
 
-The simulated GPU has its own implementation of the same three calls
-(``simulated_cudnn.py``), so the suite exercises the dispatch everywhere;
-this module's ctypes calls run only on a real GPU.
+The library is the process's cuDNN, or the double a simulated CuPy provides
+for itself (``device/native.py``; minikeras.testing.sim_cupy's libs/cudnn.py
+models these calls at the ctypes boundary), so the suite runs this module's
+calls without a GPU.
 """
 import ctypes
 import functools
@@ -66,6 +67,8 @@ import os
 import threading
 
 import numpy
+
+from minikeras.device import native
 
 _FLOAT = 0
 _NHWC = 1
@@ -116,21 +119,22 @@ def enabled():
     return os.environ.get("MINIKERAS_CUDNN", "0").strip() == "1"
 
 
-def for_device(cuda_id):
-    """The Convolutions of CUDA device ``cuda_id`` (shared by its logical
-    GPUs), or None without cuDNN."""
+def for_device(cupy, cuda_id):
+    """The Convolutions of CUDA device ``cuda_id`` of the array module
+    ``cupy`` (shared by its logical GPUs), or None without cuDNN."""
     if not enabled():
         return None
-    library, _ = load()
+    library = native.provided(cupy, "cudnn") or load()[0]
     if library is None:
         return None
+    key = (id(library), cuda_id)
     with _DEVICES_LOCK:
-        if cuda_id not in _DEVICES:
-            _DEVICES[cuda_id] = Convolutions(library, cuda_id)
-        return _DEVICES[cuda_id]
+        if key not in _DEVICES:
+            _DEVICES[key] = Convolutions(library, cuda_id)
+        return _DEVICES[key]
 
 
-_DEVICES = {}
+_DEVICES = {}  # (id of the library, CUDA device id) -> Convolutions
 _DEVICES_LOCK = threading.Lock()
 
 

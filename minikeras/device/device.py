@@ -9,9 +9,9 @@ classes are the model):
   host-tuned kernels and ``parallel_blocks``).
 - :class:`~minikeras.device.gpu.GpuDevice`: CuPy arrays on one stream and one
   memory pool per logical GPU (its docstring gives the stream and
-  race-freedom argument).
-- :class:`~minikeras.device.simulated.SimulatedGpuDevice` (tests only):
-  NumPy underneath, behaving like CuPy where NumPy is lenient.
+  race-freedom argument). It is the only GPU device: the test suite runs it
+  on a simulated CuPy (``minikeras.testing.sim_cupy``), handed to the
+  registry in place of ``cupy`` when ``MINIKERAS_SIMULATED_GPU`` is set.
 
 Code outside ``backend/`` and ``device/`` never asks which kind a device is;
 it calls the device: ``device.xp`` (the array module), ``device.asarray``
@@ -96,10 +96,11 @@ class DeviceStats:
         uploads: host-to-device copies.
         device_copies: copies from another device.
         kernel_launches: kernels launched on the device. On the simulated
-            GPU every array-module call or array operator that computes
+            CuPy every array-module call or array operator that computes
             counts one (views, reshapes, metadata and bare allocations do
-            not; see ``simulated_array.count_launch``), and so does each
-            fused kernel of ``minikeras.kernels``. On a real GPU only the
+            not; see ``minikeras/testing/sim_cupy/_calls.py``), and so does
+            each fused kernel of ``minikeras.kernels``, whose reference runs
+            there as one launch (``one_kernel``). On a real GPU only the
             ``minikeras.kernels`` launches are counted (wrapping every CuPy
             call would cost more than the launch it counts; use Nsight
             Systems for the rest). The CPU counts nothing.
@@ -176,7 +177,8 @@ class Device:
 
     def one_kernel(self):
         """Context in which a fused kernel's reference runs: its array calls
-        count as one kernel launch (the simulated GPU), or nothing (CPU)."""
+        count as one kernel launch (a GPU: ``GpuDevice.one_kernel``), or
+        nothing (CPU)."""
         return _NO_CONTEXT
 
     def activate(self):
@@ -257,7 +259,7 @@ class Device:
         done in float32 and rounded back, because CuPy 14.2's batched
         bfloat16 GEMM path fails (cupy/cupy#10317). NumPy with ml_dtypes
         returns float32 for a bfloat16 product; it is rounded back too, so
-        the simulated GPU gives what CuPy gives.
+        the simulated CuPy gives what CuPy gives.
         """
         if a.dtype == b.dtype and a.dtype.name == "bfloat16":
             if a.ndim > 2 or b.ndim > 2:

@@ -61,6 +61,12 @@ Memory (CuPy 14.2 facts from cupy/cuda/memory.pyx):
   (``array.data.mem``, a ``PooledMemory``, which has a ``__dict__``) is
   tagged with a weak reference to the logical GPU, so two logical GPUs of
   one physical GPU never claim each other's arrays.
+
+This class is the only GPU device. The test suite runs it on a simulated
+CuPy (``minikeras.testing.sim_cupy``, with ``MINIKERAS_SIMULATED_GPU=1``),
+whose race detector checks the rules above on every run: a read, write or
+reuse of memory by one stream with no event after another stream's use is
+an error there.
 """
 import contextlib
 import weakref
@@ -94,18 +100,32 @@ class GpuDevice(Device):
         self.pool = pool
         self.stream = stream
         self._allocator = _pool_allocator(self)  # holds no reference to the device: no cycle
+        # minikeras.kernels compiles its CUDA sources where CuPy can (RawKernel);
+        # a CuPy without a CUDA compiler (the test suite's simulated CuPy) runs
+        # each fused kernel's NumPy reference instead, counted as one launch.
+        self.compiles_kernels = hasattr(cupy, "RawKernel")
 
-    compiles_kernels = True  # minikeras.kernels compiles its CUDA sources here
     supports_graphs = True
+
+    def one_kernel(self):
+        """The array calls inside count as one kernel launch in ``stats``:
+        a fused kernel's NumPy reference, which a GPU that compiles the
+        kernel runs as one (``minikeras.kernels``)."""
+        return _OneKernel(self.stats)
 
     def capture(self, mode="relaxed"):
         """Capture the work issued in this block into a CUDA graph
         (``device/graph.py``): ``with device.capture() as c: ...``, then
         ``c.graph.launch()``."""
+        graph.check_mode(mode)  # here, not when the block is entered
         return graph.capture_cuda(self, mode)
 
     @contextlib.contextmanager
     def activate(self):
+        capture = graph.active_capture()
+        if capture is not None and capture.device is not self:
+            graph.refuse_in_capture(self, "work", "work on another device's stream is not part of the captured "
+                                    "stream (CUDA would run it once, now, and never at a replay).")
         cupy = self.xp
         try:
             with cupy.cuda.Device(self.physical.index), self.stream, cupy.cuda.using_allocator(self._allocator):
@@ -120,7 +140,7 @@ class GpuDevice(Device):
     def convolutions(self):
         from minikeras.device import cudnn
 
-        return cudnn.for_device(self.cuda_id)
+        return cudnn.for_device(self.xp, self.cuda_id)
 
     def matmul(self, a, b):
         if graph.active_capture() is not None and a.ndim == 2 and b.ndim == 2 and a.dtype == b.dtype:
@@ -222,6 +242,23 @@ class GpuDevice(Device):
             return array.copy()
 
 
+class _OneKernel:
+    """``GpuDevice.one_kernel()``: whatever the array module counted inside
+    (the simulated CuPy counts each call), one launch; none on an error."""
+
+    __slots__ = ("stats", "before")
+
+    def __init__(self, stats):
+        self.stats = stats
+
+    def __enter__(self):
+        self.before = self.stats.kernel_launches
+
+    def __exit__(self, kind, value, traceback):
+        self.stats.kernel_launches = self.before + (1 if kind is None else 0)
+        return False
+
+
 def _owner(array):
     from minikeras.device import registry
 
@@ -250,7 +287,7 @@ class _Generator:
 
     def __getattr__(self, name):
         value = getattr(self._generator, name)
-        if callable(value) and graph.active_capture() is not None:  # as the simulated GPU's generator
+        if callable(value) and graph.active_capture() is not None:
             graph.refuse_in_capture(self._device(), f"Generator.{name}", "random layers draw from generators "
                                     "that are not captured (a graph would replay this step's random numbers).")
         return value

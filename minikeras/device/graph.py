@@ -19,17 +19,17 @@ arguments (pointers and scalars) are baked in, so a replay
 :meth:`Device.capture` (``with device.capture() as capture: ...``, then
 ``capture.graph.launch()``) hides the backend:
 
-- real GPU (:class:`_CudaCapture`): CuPy 14's ``Stream.begin_capture`` /
+- GPU (:func:`capture_cuda`): CuPy 14's ``Stream.begin_capture`` /
   ``end_capture`` on a non-blocking side stream ordered against the
   device's stream by events (work issued inside ``activate()`` goes to
   that side stream while capturing), allocations from a memory pool private
   to the graph (``cupy.cuda.MemoryPool``; the graph keeps it, so blocks the
   graph uses are never handed to anyone else: cupy/cupy#9655), in CuPy's
   default *relaxed* mode, because the private pool may need ``cudaMalloc``
-  during capture, which the *global* mode forbids;
-- strict simulated GPU (``device/simulated_graph.py``): records every
-  operation with its buffers and scalars, refuses what CUDA refuses, and
-  replays the recording on the same buffers;
+  during capture, which the *global* mode forbids. The test suite runs this
+  code on the simulated CuPy, whose capture records every call with its
+  buffers and scalars, refuses what CUDA and CuPy refuse, and replays the
+  recording on the same buffers (minikeras/testing/sim_cupy/cuda/graph.py);
 - CPU: no graphs (``supports_graphs`` is False); ``jit_compile=True`` runs
   the eager step there, as Keras does on a backend without XLA.
 
@@ -72,6 +72,12 @@ UPLOAD = ("a copy from host memory would be baked into the graph with this step'
           "memory cannot be captured); copy per-step inputs into static device buffers before each replay.")
 
 
+def check_mode(mode):
+    """Raise ValueError unless ``mode`` is one of :data:`CAPTURE_MODES`."""
+    if mode not in CAPTURE_MODES:
+        raise ValueError(f"capture mode must be one of {CAPTURE_MODES}, received {mode!r}.")
+
+
 class Capture:
     """A capture in progress, then its result: ``graph`` (set on exit).
 
@@ -86,8 +92,7 @@ class Capture:
     """
 
     def __init__(self, device, mode):
-        if mode not in CAPTURE_MODES:
-            raise ValueError(f"capture mode must be one of {CAPTURE_MODES}, received {mode!r}.")
+        check_mode(mode)
         self.device = device
         self.mode = mode
         self.graph = None

@@ -13,7 +13,6 @@ import warnings
 import numpy
 
 from minikeras import backend
-from minikeras.device import simulated
 from minikeras.device.cpu import CpuDevice
 from minikeras.device.device import Device, LogicalDeviceConfiguration, PhysicalDevice
 from minikeras.device.memory import GpuMemoryStats, MemoryStats, _check_limit_value
@@ -49,11 +48,7 @@ def _discover():
         return _registry.physical
     cpus = [PhysicalDevice("/physical_device:CPU:0", "CPU", 0, _host_memory_bytes())]
     gpus = []
-    simulated_count = simulated.requested_count()
-    if simulated_count:  # the test suite's strict simulated GPU
-        gpus = [PhysicalDevice(f"/physical_device:GPU:{index}", "GPU", index, simulated.MEMORY_BYTES)
-                for index in range(simulated_count)]
-    cupy = None if simulated_count else backend.cupy_module()
+    cupy = backend.cupy_module()  # CuPy, or the test suite's simulated CuPy
     if cupy is not None:
         for index in range(cupy.cuda.runtime.getDeviceCount()):
             with cupy.cuda.Device(index):
@@ -206,9 +201,9 @@ def set_per_process_memory_fraction(device, fraction):
 def _limits_for(physical):
     configs = _registry.logical_config.get(physical) or [LogicalDeviceConfiguration()]
     limits = [c.memory_limit_bytes for c in configs]
-    split = simulated.default_logical_limits() if physical.kind == "gpu" else None
-    if split and physical not in _registry.logical_config:
-        configs, limits = split, split  # the test run's "1x2": two logical GPUs on one
+    split = _split_for_tests[0] if physical.kind == "gpu" else 1
+    if split > 1 and physical not in _registry.logical_config:
+        configs = limits = [physical.total_memory // split] * split  # the test suite's "1x2"
     fraction = _registry.memory_fraction.get(physical)
     if fraction is not None and physical.total_memory:
         share = int(physical.total_memory * fraction / len(configs))
@@ -218,13 +213,6 @@ def _limits_for(physical):
 
 def _build_gpu_devices(physical, first_index):
     limits = _limits_for(physical)
-    if simulated.requested_count():
-        return [
-            simulated.SimulatedGpuDevice(
-                first_index + offset, physical,
-                simulated.SimulatedMemoryStats(f"/device:GPU:{first_index + offset}", limit))
-            for offset, limit in enumerate(limits)
-        ]
     from minikeras.device.gpu import GpuDevice
 
     cupy = backend.cupy_module()
@@ -368,6 +356,15 @@ def list_logical_devices(device_type=None):
 
 _default = [None]
 _preferred_default = [None]  # the test suite's per-device runs (tests/conftest.py)
+_split_for_tests = [1]  # logical GPUs per physical GPU unless configured (tests/conftest.py: "1x2")
+
+
+def _split_gpus_for_tests(count):
+    """Split every physical GPU that has no logical configuration into
+    ``count`` logical GPUs with an equal share of its memory, now (after the
+    next reset) and after every reset; 1 undoes it. The test suite runs the
+    race detector with two streams on one GPU this way (tests/conftest.py)."""
+    _split_for_tests[0] = max(1, int(count))
 
 
 def _refresh_default():
@@ -496,10 +493,12 @@ def _reset_for_tests():
     if logical is not None and any(getattr(device, "pool", None) is not None for device in logical["gpu"]):
         # A CuPy pool that is dropped keeps its cached blocks from the driver
         # for good (gpu.py's docstring): free them first, after collecting
-        # the arrays that only unreachable cycles still hold.
-        import gc
+        # the arrays that only unreachable cycles still hold (if any array
+        # still holds memory: a collection costs tens of milliseconds).
+        if any(device.memory.current for device in logical["gpu"]):
+            import gc
 
-        gc.collect()
+            gc.collect()
         release_memory()
     fresh = _Registry()
     fresh.physical = _registry.physical

@@ -7,17 +7,18 @@ update over every variable, softmax + cross-entropy, a pooling window) is
 written once as a CUDA kernel. A :class:`Kernel` holds:
 
 - ``reference(device, *args, **params)``: the same computation written on
-  ``device.xp`` (and the device's block helpers). It is the CPU path, and
-  the strict simulated GPU runs it too, counted as ONE kernel launch
-  (``device.one_kernel()``), so a test of the reference on the simulated GPU
-  checks what the real GPU runs and how many launches it costs;
+  ``device.xp`` (and the device's block helpers). It is the CPU path, and a
+  GPU whose CuPy compiles no CUDA (the simulated CuPy of the test suite)
+  runs it too, counted as ONE kernel launch (``device.one_kernel()``), so a
+  test of the reference on the simulated GPU checks what the real GPU runs
+  and how many launches it costs;
 - ``cuda_source``: a CUDA C++ translation unit (CuPy ``RawKernel`` source)
   written on ``scalar_t``, which :func:`cuda_source` defines per dtype;
 - ``launch(launcher, device, *args, **params)``: allocates the outputs and
   calls ``launcher.run(dtype, grid, block, arguments)`` once per launch.
 
 :func:`get` ``(name, device)`` returns the callable to use on ``device``: the
-compiled kernel where ``device.compiles_kernels`` (a real GPU; compiled by
+compiled kernel where ``device.compiles_kernels`` (a GPU with CuPy's RawKernel; compiled by
 CuPy/NVRTC on first use, once per CUDA device and dtype), else the
 reference. This is the one place where "fused or not" is decided, as
 PyTorch's optimizers dispatch single/foreach/fused in one place.

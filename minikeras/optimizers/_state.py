@@ -31,6 +31,9 @@ class OptimizerState:
         """
         clone = type(self).__new__(type(self))
         memo[id(self)] = clone
+        for entry in self._state:  # copied by their device, in its activate() (as Tensor.__deepcopy__ does)
+            if entry.device is not None and id(entry.array) not in memo:
+                memo[id(entry.array)] = entry.device.copy_array(entry.array)
         clone.__dict__.update(copy.deepcopy(self.__dict__, memo))
         clone._rekey_after_copy(self, memo)
         return clone

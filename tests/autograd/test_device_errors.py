@@ -1,8 +1,8 @@
 """Errors from an op's array work become the library's own (issue 27), on every device.
 
-CuPy's CUDA errors are modelled by fakes with CuPy 14's module paths, class
-names, bases and attributes (checked against the installed CuPy below, where
-it imports): a fake raised inside an op's forward or backward, or in work a
+CuPy's CUDA errors are the simulated CuPy's (minikeras.testing.sim_cupy), with
+CuPy 14's module paths, class names, bases, messages and attributes (checked
+against the installed CuPy below, where it imports): one raised inside an op's forward or backward, or in work a
 device runs outside any op, reaches the user as DeviceError (or, for the
 codes meaning out of memory, ResourceExhaustedError) naming the device, the
 op and what to try. A host allocation no machine can make
@@ -19,7 +19,9 @@ from minikeras.autograd import Function
 from minikeras.device import cuda_errors
 from minikeras.errors import DeviceError, ResourceExhaustedError
 
-from tests.device.fake_cuda_errors import CompileException, CUBLASError, CUDARuntimeError
+from minikeras.testing.sim_cupy.cuda.compiler import CompileException
+from minikeras.testing.sim_cupy.cuda.runtime import CUDARuntimeError
+from minikeras.testing.sim_cupy.simulation import CUBLASError
 
 class Failing(Function):
     """An op whose forward (or backward) raises ``error``."""

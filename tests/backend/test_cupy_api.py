@@ -221,35 +221,203 @@ def test_every_nccl_use_exists_in_cupy():
     assert not missing, "NCCL names CuPy 14 does not have:\n" + "\n".join(missing)
 
 
-# ------------------------------------------- the fakes of pools and streams
-# tests/device/fake_cupy.py's pool and stream and the simulated GPU's stream
-# and event (minikeras/device/simulated_streams.py) stand in for these CuPy
-# classes: each method they offer exists in CuPy with the same parameters.
-def _fake_apis():
-    from minikeras.device.simulated_streams import SimulatedEvent, SimulatedStream
-    from tests.device.fake_cupy import FakePool, FakeStream
+# --------------------------------------------------- the simulated CuPy
+# minikeras.testing.sim_cupy is handed to the device registry in place of
+# ``cupy`` in CI's simulated run. Every public name it offers, in every
+# CuPy-named module, exists in the installed CuPy, and what it defines itself
+# takes CuPy's parameters, raises CuPy's errors with CuPy's messages and
+# holds CuPy's constants: the double cannot drift from the real module
+# unnoticed. (Its own controls are in ``simulation``; ``libs`` models the
+# C libraries minikeras calls through ctypes, checked against those calls.)
+import importlib  # noqa: E402
+import inspect  # noqa: E402
+import types  # noqa: E402
 
-    return [
-        (cupy.cuda.MemoryPool, FakePool, ("malloc", "free_all_blocks", "used_bytes", "total_bytes", "free_bytes",
-                                          "n_free_blocks", "set_limit", "get_limit")),
-        (cupy.cuda.Stream, FakeStream, ("record", "wait_event", "synchronize")),
-        (cupy.cuda.Stream, SimulatedStream, ("record", "wait_event", "synchronize")),
-        (cupy.cuda.Event, SimulatedEvent, ("synchronize",)),
-    ]
+_SIM = "minikeras.testing.sim_cupy"
+_SIM_MODULES = ("", ".cuda", ".cuda.runtime", ".cuda.memory", ".cuda.stream", ".cuda.graph", ".cuda.device",
+                ".cuda.nvrtc", ".cuda.compiler", ".random")
+_OWN = {"simulation", "libs"}  # the simulation's own (module comment)
 
 
-def test_the_fakes_of_pools_streams_and_events_have_cupys_signatures():
-    import inspect
+def _sim_and_real(suffix):
+    return importlib.import_module(_SIM + suffix), scan.resolve(cupy, tuple(filter(None, suffix.split("."))))
 
-    for real, fake, methods in _fake_apis():
-        for name in methods:
-            accepted = scan.accepted_keywords(getattr(real, name))
-            expected = {keyword.split()[-1] for keyword in accepted}  # "size_t size" -> "size"
-            offered = set(list(inspect.signature(getattr(fake, name)).parameters)[1:])
-            assert offered == expected, f"{fake.__name__}.{name}{sorted(offered)} vs {real.__name__}: {sorted(expected)}"
+
+def _offered(module):
+    """``{name: value}`` of what a simulated module offers publicly (imported
+    helper modules of the Python library excluded)."""
+    offered = {}
+    for name, value in vars(module).items():
+        if name.startswith("_") or name in _OWN:
+            continue
+        if isinstance(value, types.ModuleType) and not (hasattr(module, "__path__") and
+                                                        value.__name__.startswith(module.__name__ + ".")):
+            continue  # a helper module it imports; a package's submodules are CuPy's names
+        offered[name] = value
+    if module.__name__ == _SIM:
+        from minikeras.testing.sim_cupy import _names
+
+        offered.update({name: None for name in _names.TOP})
+    return offered
+
+
+def _parameters(function):
+    """A function's parameter names (no ``self``, no ``*args``/``**kwargs``)."""
+    try:
+        accepted = scan.accepted_keywords(function)
+    except LookupError:
+        return None
+    return None if accepted is None else {keyword.split()[-1].lstrip("*") for keyword in accepted}
+
+
+def _defined_here(value, module):
+    return getattr(value, "__module__", None) == module.__name__ or (
+        isinstance(value, type) and value.__module__.startswith(("cupy", "cupy_backends")) and
+        value.__qualname__ in vars(module) and vars(module)[value.__qualname__] is value)
+
+
+@pytest.mark.parametrize("suffix", _SIM_MODULES)
+def test_every_name_the_simulated_cupy_offers_is_cupys(suffix):
+    simulated, real = _sim_and_real(suffix)
+    missing = [name for name in _offered(simulated) if not hasattr(real, name) and not (
+        hasattr(real, "__path__") and importlib.util.find_spec(f"{real.__name__}.{name}") is not None)]
+    assert not missing, f"{simulated.__name__} offers names {real.__name__} lacks: {missing}"
+
+
+@pytest.mark.parametrize("suffix", _SIM_MODULES)
+def test_what_the_simulated_cupy_defines_takes_cupys_parameters(suffix):
+    simulated, real = _sim_and_real(suffix)
+    problems = []
+    for name, value in _offered(simulated).items():
+        if value is None or not _defined_here(value, simulated):
+            continue
+        target = getattr(real, name)
+        pairs = [(name, value, target)]
+        if isinstance(value, type):
+            pairs = [(f"{name}.__init__", value.__init__, target.__init__)] + [
+                (f"{name}.{member}", getattr(value, member), getattr(target, member, None))
+                for member in vars(value) if not member.startswith("_")]
+        for where, mine, theirs in pairs:
+            if theirs is None:
+                problems.append(f"{where}: CuPy has no such member")
+                continue
+            if isinstance(mine, (property, staticmethod, classmethod)) or not callable(mine):
+                continue
+            expected, offered = _parameters(theirs), _parameters(mine)
+            if expected is not None and offered is not None and where.endswith("__init__") and not expected:
+                continue  # a Cython class whose __init__ shows no signature
+            if expected is not None and offered is not None and offered != expected:
+                problems.append(f"{where}{sorted(offered)} vs CuPy's {sorted(expected)}")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_simulated_ndarray_has_only_cupys_attributes():
+    from minikeras.testing import sim_cupy
+    from minikeras.testing.sim_cupy import _array
+
+    names = {name for name in vars(sim_cupy.ndarray) if not name.startswith("_")} | set(_array.METHODS)
+    assert not [name for name in names if not hasattr(cupy.ndarray, name)]
+    for name in ("get", "set", "item", "tolist", "tobytes"):
+        assert _parameters(getattr(sim_cupy.ndarray, name)) == _parameters(getattr(cupy.ndarray, name)), name
+    import numpy as host
+
+    lenient = {name for name in dir(host.ndarray) if not name.startswith("_")} - set(dir(cupy.ndarray))
+    assert lenient and not [name for name in lenient if hasattr(sim_cupy.ndarray, name)]  # ctypes, setflags, ...
+
+
+def test_the_simulated_generator_has_only_cupys_methods():
+    from minikeras.testing.sim_cupy import random
+
+    assert not [name for name in random._METHODS if not hasattr(cupy.random.Generator, name)]
+    assert not hasattr(cupy.random.Generator, "normal")  # why the library draws standard_normal
+
+
+def test_the_simulated_namespaces_offer_only_cupys_names():
+    from minikeras.testing.sim_cupy import _names
+
+    for names, real in ((_names.LINALG, cupy.linalg), (_names.FFT, cupy.fft),
+                        (_names.STRIDE_TRICKS, cupy.lib.stride_tricks)):
+        assert not [name for name in names if not hasattr(real, name)]
+
+
+def test_the_simulated_errors_are_cupys():
+    from cupy.cuda import compiler, memory
+    from cupy_backends.cuda.api import runtime
+
+    from minikeras.testing.sim_cupy.cuda import compiler as sim_compiler
+    from minikeras.testing.sim_cupy.cuda import memory as sim_memory
+    from minikeras.testing.sim_cupy.cuda import runtime as sim_runtime
+
+    for status in sim_runtime._MESSAGES:  # cudaGetErrorName: cudaGetErrorString, as CuPy words them
+        assert str(sim_runtime.CUDARuntimeError(status)) == str(runtime.CUDARuntimeError(status)), status
+    for real, simulated in ((runtime.CUDARuntimeError, sim_runtime.CUDARuntimeError),
+                            (compiler.CompileException, sim_compiler.CompileException),
+                            (memory.OutOfMemoryError, sim_memory.OutOfMemoryError)):
+        assert (real.__module__, real.__name__) == (simulated.__module__.replace(_SIM, "cupy"), simulated.__name__) \
+            or (real.__module__, real.__name__) == (simulated.__module__, simulated.__name__)
+        assert real.__mro__[1] is simulated.__mro__[1]
+    for arguments in ((2048, 100), (2048, 100, 4096), (512, -1)):
+        assert str(sim_memory.OutOfMemoryError(*arguments)) == str(memory.OutOfMemoryError(*arguments))
+    real_error = compiler.CompileException("no operator", "source", "name", ())
+    assert str(sim_compiler.CompileException("no operator", "source", "name", ())) == str(real_error)
+    # cuBLAS loads libcublas on import; its error's module is what cuda_errors.CUPY_ERRORS names.
+    from minikeras.testing.sim_cupy.simulation import CUBLASError
+
+    assert (CUBLASError.__module__, CUBLASError.__name__) in cuda_errors_names()
+
+
+def cuda_errors_names():
+    from minikeras.device import cuda_errors
+
+    return set(cuda_errors.CUPY_ERRORS)
+
+
+def test_the_simulated_runtime_constants_are_cupys():
+    from cupy.cuda import runtime
+
+    from minikeras.testing.sim_cupy.cuda import runtime as sim_runtime
+
+    constants = {name: value for name, value in vars(sim_runtime).items()
+                 if not name.startswith("_") and isinstance(value, int)}
+    assert {"streamCaptureModeRelaxed", "streamNonBlocking", "streamPerThread"} <= set(constants)
+    assert {name: getattr(runtime, name, None) for name in constants} == constants
 
 
 def test_pooled_memory_takes_the_owner_tag():
     # GpuDevice tags each allocation's memory with its owner (gpu.py); CuPy
     # declares ``dict __dict__`` on PooledMemory (cupy/cuda/memory.pyx) for that.
+    from minikeras.testing.sim_cupy.cuda import memory
+
     assert "__dict__" in dir(cupy.cuda.memory.PooledMemory)
+    assert "__dict__" in dir(memory.PooledMemory) and "__dict__" not in dir(memory.Memory)
+
+
+def _library_calls(relative, owner_names):
+    """Names of the C functions ``relative`` (a minikeras module) calls on its
+    library: ``<owner>.cudnnX(...)`` attributes and ``getattr(<owner>, "cudnnX")``
+    strings, for the owners named."""
+    import ast
+    import re
+
+    names = set()
+    for node in ast.walk(ast.parse((PACKAGE / relative).read_text())):
+        if isinstance(node, ast.Attribute) and getattr(node.value, "attr", getattr(node.value, "id", None)) in \
+                owner_names and node.attr.startswith(("cudnn", "cublas")):
+            names.add(node.attr)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+                re.fullmatch(r"(cudnn|cublas)[A-Z]\w*", node.value):
+            names.add(node.value)
+    return names
+
+
+def test_the_library_doubles_model_every_call_the_library_makes():
+    from minikeras.testing.sim_cupy.libs import cublas, cudnn
+
+    called = _library_calls("device/cudnn.py", {"_lib", "library"})
+    assert {"cudnnConvolutionForward", "cudnnConvolutionBackwardData", "cudnnCreate"} <= called
+    assert not [name for name in called if not hasattr(cudnn.library, name)]
+    called = _library_calls("device/cublas_direct.py", {"library"})
+    assert {"cublasSgemm_v2", "cublasDgemm_v2"} <= called
+    assert not [name for name in called if not hasattr(cublas.library, name)]
+    for name in ("setStream", "setPointerMode", "CUBLAS_POINTER_MODE_HOST"):
+        assert hasattr(cublas.wrapper, name)

@@ -1,33 +1,25 @@
 """backend.gpu_available / gpu_unavailable_reason: each missing piece is named.
 
-No GPU here, so CuPy is replaced by a NumPy-backed fake whose steps can be
-made to fail the way a real machine fails.
+No GPU here, so the probe runs on the simulated CuPy (minikeras.testing.sim_cupy),
+with one of its pieces made to fail the way a real machine fails.
 """
-import contextlib
-import types
-
-import numpy
 import pytest
 
 from minikeras import backend
 from minikeras.backend import gpu_probe
+from minikeras.testing import sim_cupy
+from minikeras.testing.sim_cupy.simulation import ENVIRONMENT_VARIABLE
 
 
-class _CudaRuntimeError(RuntimeError):
-    pass
+@pytest.fixture
+def cupy(monkeypatch):
+    """The simulated CuPy with one device; monkeypatch its pieces to break them."""
+    monkeypatch.setenv(ENVIRONMENT_VARIABLE, "1")
+    return sim_cupy
 
 
-def _fake_cupy(device_count=1):
-    """A stand-in for ``cupy`` with just what the probe uses, on NumPy."""
-    runtime = types.SimpleNamespace(getDeviceCount=lambda: device_count)
-    nvrtc = types.SimpleNamespace(getVersion=lambda: (12, 9))
-    cuda = types.SimpleNamespace(runtime=runtime, nvrtc=nvrtc, Device=lambda index: contextlib.nullcontext())
-    return types.SimpleNamespace(
-        cuda=cuda, arange=numpy.arange, ones=numpy.ones, matmul=numpy.matmul, asnumpy=numpy.asarray)
-
-
-def _probe_with(fake):
-    return gpu_probe.run_probe(lambda: fake)
+def _probe_with(cupy):
+    return gpu_probe.run_probe(lambda: cupy)
 
 
 def _raise(error):
@@ -36,9 +28,8 @@ def _raise(error):
     return fail
 
 
-def test_a_working_gpu_is_available():
-    fake = _fake_cupy()
-    assert _probe_with(fake) == (fake, None)
+def test_a_working_gpu_is_available(cupy):
+    assert _probe_with(cupy) == (cupy, None)
 
 
 def test_cupy_not_installed(monkeypatch):
@@ -53,79 +44,85 @@ def test_cupy_broken_at_import():
     assert module is None and "failed to import" in reason and "libcudart" in reason
 
 
-def test_no_driver():
-    fake = _fake_cupy()
-    fake.cuda.runtime.getDeviceCount = _raise(_CudaRuntimeError("cudaErrorInsufficientDriver"))
-    module, reason = _probe_with(fake)
+def test_no_driver(cupy, monkeypatch):
+    monkeypatch.setattr(cupy.cuda.runtime, "getDeviceCount", _raise(cupy.cuda.runtime.CUDARuntimeError(35)))
+    module, reason = _probe_with(cupy)
     assert module is None
     assert "driver" in reason and "cudaErrorInsufficientDriver" in reason
 
 
-def test_driver_but_no_device():
-    module, reason = _probe_with(_fake_cupy(device_count=0))
+def test_driver_but_no_device(cupy, monkeypatch):
+    monkeypatch.setenv(ENVIRONMENT_VARIABLE, "0")
+    module, reason = _probe_with(cupy)
     assert module is None and "no CUDA device" in reason
 
 
-def test_nvrtc_missing():
-    fake = _fake_cupy()
-    fake.arange = _raise(RuntimeError("CuPy failed to load libnvrtc.so.12"))
-    module, reason = _probe_with(fake)
+def test_nvrtc_missing(cupy, monkeypatch):
+    monkeypatch.setattr(cupy, "arange", _raise(RuntimeError("CuPy failed to load libnvrtc.so.12")))
+    module, reason = _probe_with(cupy)
     assert module is None
     assert "NVRTC" in reason and "libnvrtc.so.12" in reason
 
 
-def test_nvrtc_missing_even_when_the_kernel_is_cached():
-    fake = _fake_cupy()  # the kernel itself would run (found in CuPy's kernel cache)
-    fake.cuda.nvrtc.getVersion = _raise(RuntimeError("CuPy failed to load libnvrtc.so.12"))
-    module, reason = _probe_with(fake)
+def test_nvrtc_missing_even_when_the_kernel_is_cached(cupy, monkeypatch):
+    # the kernel itself would run (found in CuPy's kernel cache)
+    monkeypatch.setattr(cupy.cuda.nvrtc, "getVersion", _raise(RuntimeError("CuPy failed to load libnvrtc.so.12")))
+    module, reason = _probe_with(cupy)
     assert module is None and "NVRTC" in reason
 
 
-def test_wrong_elementwise_result_is_not_trusted():
-    fake = _fake_cupy()
-    fake.arange = lambda n, dtype: numpy.zeros(n, dtype)
-    module, reason = _probe_with(fake)
+def test_wrong_elementwise_result_is_not_trusted(cupy, monkeypatch):
+    zeros = cupy.zeros
+    monkeypatch.setattr(cupy, "arange", lambda n, dtype: zeros(n, dtype))
+    module, reason = _probe_with(cupy)
     assert module is None and "elementwise" in reason
 
 
-def test_cublas_missing():
-    fake = _fake_cupy()
-    fake.matmul = _raise(RuntimeError("libcublas.so.12: cannot open shared object file"))
-    module, reason = _probe_with(fake)
+def test_cublas_missing(cupy, monkeypatch):
+    monkeypatch.setattr(cupy, "matmul", _raise(RuntimeError("libcublas.so.12: cannot open shared object file")))
+    module, reason = _probe_with(cupy)
     assert module is None
     assert "cuBLAS" in reason and "libcublas" in reason
 
 
-def test_wrong_matmul_result_is_not_trusted():
-    fake = _fake_cupy()
-    fake.matmul = lambda a, b: a + b
-    module, reason = _probe_with(fake)
+def test_wrong_matmul_result_is_not_trusted(cupy, monkeypatch):
+    monkeypatch.setattr(cupy, "matmul", lambda a, b: a + b)
+    module, reason = _probe_with(cupy)
     assert module is None and "matmul" in reason
 
 
-def test_checks_run_in_order_and_stop_at_the_first_failure():
-    fake = _fake_cupy(device_count=0)
-    fake.arange = _raise(AssertionError("the kernel must not run without a device"))
-    assert "no CUDA device" in _probe_with(fake)[1]
+def test_checks_run_in_order_and_stop_at_the_first_failure(cupy, monkeypatch):
+    monkeypatch.setenv(ENVIRONMENT_VARIABLE, "0")
+    monkeypatch.setattr(cupy, "arange", _raise(AssertionError("the kernel must not run without a device")))
+    assert "no CUDA device" in _probe_with(cupy)[1]
 
 
-def test_public_functions_use_the_cached_probe(monkeypatch):
+def test_the_probe_works_on_its_own_stream(cupy):
+    # The simulated CuPy refuses work on the legacy default stream, as the
+    # library's GPU code never issues any there (device/gpu.py, rule 1).
+    with cupy.cuda.Device(0), pytest.raises(RuntimeError, match="legacy default stream"):
+        cupy.arange(4, dtype="float32")
+    assert _probe_with(cupy)[1] is None
+
+
+def test_public_functions_use_the_cached_probe(cupy, monkeypatch):
     calls = []
 
-    def import_fake():
+    def import_broken():
         calls.append(1)
-        fake = _fake_cupy()
-        fake.matmul = _raise(RuntimeError("no cuBLAS"))
-        return fake
+        monkeypatch.setattr(cupy, "matmul", _raise(RuntimeError("no cuBLAS")))
+        return cupy
 
-    monkeypatch.setattr(gpu_probe, "_import_cupy", import_fake)
+    monkeypatch.setattr(gpu_probe, "_import_cupy", import_broken)
     gpu_probe._reset_for_tests()
     try:
         assert backend.gpu_available() is False
         assert "cuBLAS" in backend.gpu_unavailable_reason()
         assert backend.gpu_available() is False
         assert len(calls) == 1  # cached: the kernel is compiled once per process
-        monkeypatch.setattr(gpu_probe, "_import_cupy", _fake_cupy)
+        monkeypatch.undo()
+        monkeypatch.setenv(ENVIRONMENT_VARIABLE, "1")
+        monkeypatch.setattr(gpu_probe, "_import_cupy", lambda: cupy)
         assert gpu_probe.probe(refresh=True)[1] is None
         assert backend.gpu_available() is True and backend.gpu_unavailable_reason() is None
     finally:

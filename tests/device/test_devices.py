@@ -6,7 +6,8 @@ import pytest
 
 import minikeras as mk
 from minikeras import config
-from minikeras.device import parse_device_name, registry, simulated
+from minikeras.device import parse_device_name, registry
+from minikeras.testing.sim_cupy import simulation
 
 
 @pytest.mark.parametrize("name, expected", [
@@ -32,7 +33,7 @@ def test_device_name_must_be_string():
 def test_physical_devices_without_gpu():
     cpus = config.list_physical_devices("CPU")
     assert len(cpus) == 1 and cpus[0].name == "/physical_device:CPU:0" and cpus[0].device_type == "CPU"
-    if not mk.backend.gpu_available() and not simulated.requested_count():
+    if not mk.backend.gpu_available() and not simulation.requested_count():
         assert config.list_physical_devices("GPU") == []
     with pytest.raises(ValueError, match="device_type"):
         config.list_physical_devices("TPU")
@@ -193,9 +194,13 @@ def test_random_seed_is_reproducible(fresh_devices):
         mk.random.seed(-1)
 
 
-def test_import_does_not_import_cupy():
+def test_import_does_not_import_cupy_or_the_simulation():
+    import os
     import subprocess
     import sys
 
-    code = "import sys, minikeras; sys.exit(1 if 'cupy' in sys.modules else 0)"
-    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+    code = ("import sys, minikeras; sys.exit(1 if 'cupy' in sys.modules or any(name.startswith('minikeras.testing') "
+            "for name in sys.modules) else 0)")
+    for simulated in ("0", "1"):  # MINIKERAS_SIMULATED_GPU=1 loads the simulated CuPy at first device use only
+        environment = dict(os.environ, MINIKERAS_SIMULATED_GPU=simulated)
+        assert subprocess.run([sys.executable, "-c", code], env=environment).returncode == 0

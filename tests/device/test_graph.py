@@ -1,6 +1,6 @@
-"""CUDA graph capture and replay (``device/graph.py``): on the strict
-simulated GPU, which models what CUDA does and refuses, and on a real GPU
-(``cuda`` tests, skipped elsewhere)."""
+"""CUDA graph capture and replay (``device/graph.py``): GpuDevice's capture
+on the simulated CuPy, which models what CUDA does and refuses
+(minikeras/testing/sim_cupy/cuda/graph.py), and on a real GPU."""
 import numpy
 import pytest
 
@@ -36,7 +36,7 @@ def test_a_capture_runs_nothing_and_each_launch_replays_on_the_current_contents(
     assert simulated_gpu.to_host(total).tolist() == [37, 37, 37, 37]
     after = simulated_gpu.stats.snapshot()
     assert after["graph_launches"] - before["graph_launches"] == 3
-    assert graph.node_count == 3
+    assert len(graph._graph._nodes) == 3  # the simulated CUDA graph: a * scale, + 1.0, total +=
 
 
 def test_a_replay_uses_the_python_scalars_of_the_capture(simulated_gpu):
@@ -59,12 +59,17 @@ def test_replays_allocate_nothing_the_device_counts(simulated_gpu):
     assert simulated_gpu.memory.current == held
 
 
-@pytest.mark.parametrize("read", [lambda d, x: d.to_host(x), lambda d, x: float(x.sum()), lambda d, x: x.item(),
-                                  lambda d, x: d.synchronize(), lambda d, x: bool(x[0] > 0)],
-                         ids=["to_host", "float", "item", "synchronize", "bool"])
-def test_a_host_read_during_a_capture_is_refused(simulated_gpu, read):
+_LIBRARY_REFUSAL = "the host cannot wait for the device inside a graph"  # device.to_host/synchronize say why
+_CUDA_REFUSAL = "cudaErrorStreamCaptureUnsupported"  # CUDA's own error for a synchronous copy in a capture
+
+
+@pytest.mark.parametrize("read, message", [
+    (lambda d, x: d.to_host(x), _LIBRARY_REFUSAL), (lambda d, x: d.synchronize(), _LIBRARY_REFUSAL),
+    (lambda d, x: float(x.sum()), _CUDA_REFUSAL), (lambda d, x: x.item(), _CUDA_REFUSAL),
+    (lambda d, x: bool(x[0] > 0), _CUDA_REFUSAL)], ids=["to_host", "synchronize", "float", "item", "bool"])
+def test_a_host_read_during_a_capture_is_refused(simulated_gpu, read, message):
     (x,) = _arrays(simulated_gpu, [1.0])
-    with pytest.raises(GraphCaptureError, match="the host cannot wait for the device inside a graph"):
+    with pytest.raises(GraphCaptureError, match=message):
         with simulated_gpu.capture():
             with simulated_gpu.activate():
                 read(simulated_gpu, x * 2)
@@ -72,9 +77,10 @@ def test_a_host_read_during_a_capture_is_refused(simulated_gpu, read):
 
 def test_an_upload_during_a_capture_is_refused(simulated_gpu):
     (x,) = _arrays(simulated_gpu, [1.0, 2.0])
-    for upload in (lambda d, xp: d.asarray(numpy.ones(2)), lambda d, xp: x + xp.asarray(numpy.ones(2)),
-                   lambda d, xp: x.set(numpy.ones(2, numpy.float32))):
-        with pytest.raises(GraphCaptureError, match="static device buffers"):
+    for upload, message in ((lambda d, xp: d.asarray(numpy.ones(2)), "static device buffers"),
+                            (lambda d, xp: x + xp.asarray(numpy.ones(2)), _CUDA_REFUSAL),
+                            (lambda d, xp: x.set(numpy.ones(2, numpy.float32)), _CUDA_REFUSAL)):
+        with pytest.raises(GraphCaptureError, match=message):
             with simulated_gpu.capture():
                 with simulated_gpu.activate():
                     upload(simulated_gpu, simulated_gpu.xp)
@@ -103,7 +109,7 @@ def test_a_random_draw_during_a_capture_is_refused(simulated_gpu):
 
 def test_global_mode_refuses_allocations_and_relaxed_mode_takes_them(simulated_gpu):
     (x,) = _arrays(simulated_gpu, [1.0])
-    with pytest.raises(GraphCaptureError, match="global"):
+    with pytest.raises(GraphCaptureError, match=_CUDA_REFUSAL):  # cudaMalloc by the capture's fresh pool
         with simulated_gpu.capture(mode="global"):
             with simulated_gpu.activate():
                 x + 1.0
@@ -130,6 +136,51 @@ def test_a_failed_capture_leaves_the_device_as_it_was(simulated_gpu):
         assert float((x + 1.0).sum()) == 2.0  # host reads work again
 
 
+def test_cupys_products_are_refused_during_a_capture_and_the_direct_cublas_path_is_captured(simulated_gpu):
+    # Seen on an H200: CuPy 14.2 refuses every cuBLAS call while a stream
+    # captures (NotImplementedError from cublas.setStream). The simulated CuPy
+    # refuses its cuBLAS-backed calls as CuPy does; device.gemm calls cuBLAS's
+    # GEMM itself (device/cublas_direct.py, on the simulated libcublas), which a
+    # graph holds.
+    a, b, out = _arrays(simulated_gpu, numpy.ones((3, 4)), numpy.ones((4, 2)), numpy.zeros((3, 2)))
+    xp = simulated_gpu.xp
+    for product in (lambda: xp.matmul(a, b), lambda: a @ b, lambda: xp.tensordot(a, b, 1),
+                    lambda: xp.einsum("ij,jk->ik", a, b)):
+        with pytest.raises(GraphCaptureError, match="cuBLAS API during stream capture"):
+            with simulated_gpu.capture():
+                with simulated_gpu.activate():
+                    product()
+    with simulated_gpu.capture() as capture:
+        with simulated_gpu.activate():
+            simulated_gpu.gemm(a, b.T.copy().T, out=out)  # a transposed operand goes as op T
+            simulated_gpu.matmul(a, b)
+    assert simulated_gpu.to_host(out).tolist() == [[0.0] * 2] * 3  # the capture ran nothing
+    with simulated_gpu.activate():
+        a[...] = 2.0
+    capture.graph.launch()
+    assert simulated_gpu.to_host(out).tolist() == [[8.0] * 2] * 3
+    with pytest.raises(GraphCaptureError, match="2-D float32/float64 products only"):
+        with simulated_gpu.capture():
+            with simulated_gpu.activate():
+                simulated_gpu.gemm(a.astype("float16"), b.astype("float16"))
+
+
+def test_cupys_cublas_wrapper_refuses_a_capturing_stream():
+    from minikeras.testing.sim_cupy.libs import cublas
+    from minikeras.testing import sim_cupy
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MINIKERAS_SIMULATED_GPU", "1")
+        with sim_cupy.cuda.Device(0):
+            handle = sim_cupy.cuda.device.get_cublas_handle()
+            stream = sim_cupy.cuda.Stream(non_blocking=True)
+            cublas.setStream(handle, stream.ptr)  # before the capture: fine (cublas_direct.prepare)
+            stream.begin_capture()
+            with pytest.raises(NotImplementedError, match="during stream capture is currently unsupported"):
+                cublas.setStream(handle, stream.ptr)
+            stream.end_capture()
+
+
 def test_the_cpu_has_no_graphs():
     cpu = registry.get_device("cpu:0")
     assert not cpu.supports_graphs
@@ -137,7 +188,7 @@ def test_the_cpu_has_no_graphs():
         cpu.capture()
 
 
-@pytest.mark.cuda
+@pytest.mark.gpu
 def test_a_cuda_graph_replays_on_static_buffers_with_a_private_pool():
     gpu = registry.get_device("gpu:0")
     graph, a, scale, total = _capture_axpy(gpu)

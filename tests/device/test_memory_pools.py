@@ -333,7 +333,7 @@ def _split_gpu(count, limit_mb):
     return config.list_logical_devices("GPU")
 
 
-@pytest.mark.cuda
+@pytest.mark.gpu
 def test_gpu_logical_devices_have_their_own_pools(fresh_devices):
     first, second = _split_gpu(2, 128)
     assert first.pool is not second.pool
@@ -347,7 +347,7 @@ def test_gpu_logical_devices_have_their_own_pools(fresh_devices):
     del kept, doubled
 
 
-@pytest.mark.cuda
+@pytest.mark.gpu
 def test_gpu_memory_growth_false_reserves_up_front(fresh_devices, monkeypatch):
     monkeypatch.delenv("TF_FORCE_GPU_ALLOW_GROWTH", raising=False)  # set by the GPU session's suite
     first, _ = _split_gpu(2, 64)
@@ -355,7 +355,7 @@ def test_gpu_memory_growth_false_reserves_up_front(fresh_devices, monkeypatch):
     assert first.pool.used_bytes() < 2**20
 
 
-@pytest.mark.cuda
+@pytest.mark.gpu
 def test_gpu_memory_growth_true_reserves_nothing(fresh_devices):
     gpu = config.list_physical_devices("GPU")[0]
     config.set_memory_growth(gpu, True)
@@ -386,10 +386,11 @@ def test_gpu_limit_raises_resource_exhausted_and_training_continues(fresh_device
         assert history.history["loss"][-1] < history.history["loss"][0]
 
 
-@pytest.mark.cuda
+@pytest.mark.gpu
 def test_gpu_per_process_fraction_caps_the_pool(fresh_devices):
     gpu = config.list_physical_devices("GPU")[0]
     config.set_memory_growth(gpu, True)
+    config.set_logical_device_configuration(gpu, [config.LogicalDeviceConfiguration()])  # one, whatever the run
     config.set_per_process_memory_fraction(gpu, 0.1)
     (device,) = config.list_logical_devices("GPU")
     assert device.memory.limit == int(gpu.total_memory * 0.1)

@@ -1,4 +1,4 @@
-"""The simulated GPU refuses what CuPy 14.2 refuses (device/simulated_limits.py),
+"""The simulated GPU refuses what CuPy 14.2 refuses (minikeras/testing/sim_cupy/_limits.py),
 with CuPy's error and message, and computes what CuPy computes.
 
 Each case runs on the simulated GPU in every run, and on CuPy itself where a

@@ -1,5 +1,5 @@
 """The simulated GPU wraps out-of-range integer indices where CuPy 14.2 wraps
-them, and raises where CuPy raises (device/simulated_indexing.py).
+them, and raises where CuPy raises (minikeras/testing/sim_cupy/_indexing.py).
 
 Each case runs on the simulated GPU in every run, and on CuPy itself where a
 real GPU is visible (``cuda`` marker: the same assertions, so the model

@@ -1,6 +1,7 @@
-"""The strict simulated GPU, and the GPU-path defects it exposes.
+"""The strict simulated GPU (GpuDevice on the simulated CuPy,
+minikeras.testing.sim_cupy), and the GPU-path defects it exposes.
 
-The simulated GPU refuses what CuPy refuses, so each test below would fail
+The simulated CuPy refuses what CuPy refuses, so each test below would fail
 with the library's old GPU code: reading ``flags.writeable``, work outside
 ``Device.activate()`` (loss and metric reads, ``.numpy()``, ``.item()``,
 ``assign``/``set_weights``, batch-norm and embedding code, loss
@@ -71,7 +72,7 @@ def test_host_reads_and_uploads_are_counted(simulated_gpu):
 
 
 def test_user_ids_are_read_back_once_and_computed_ones_not_at_all(simulated_gpu):
-    """CuPy wraps out-of-range ids (device/simulated_indexing.py): an op
+    """CuPy wraps out-of-range ids (sim_cupy/_indexing.py): an op
     reads the bounds of ids it is given (one host sync) but not of ids it
     computed itself (pixel positions, a permutation, a roll's or top_k's ids)."""
     from minikeras import ops
@@ -146,19 +147,12 @@ def test_memory_limit_is_resource_exhausted(simulated_gpu):
     assert (kept * 2.0).shape == (1000,)
 
 
-def test_copies_between_simulated_gpus_and_back_to_the_cpu(monkeypatch, fresh_devices):
-    monkeypatch.setenv("MINIKERAS_SIMULATED_GPU", "2")
-    physical = registry._registry.physical
-    registry._registry.physical = None
-    registry._reset_for_tests()
-    try:
-        x = mk.tensor([1.0, 2.0], device="gpu:0", requires_grad=True)
-        y = x.to("gpu:1")
-        assert y.device.name == "gpu:1" and registry.get_device("gpu:1").stats.device_copies == 1
-        (y * y).sum().backward()
-        numpy.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0])
-        numpy.testing.assert_array_equal(x.cpu().numpy(), [1.0, 2.0])
-    finally:
-        monkeypatch.undo()
-        registry._reset_for_tests()
-        registry._registry.physical = physical
+def test_copies_between_simulated_gpus_and_back_to_the_cpu(simulated_gpus):
+    simulated_gpus("2")
+    x = mk.tensor([1.0, 2.0], device="gpu:0", requires_grad=True)
+    y = x.to("gpu:1")
+    assert y.device.name == "gpu:1" and registry.get_device("gpu:1").stats.device_copies == 1
+    assert y.data.device.id == 1
+    (y * y).sum().backward()
+    numpy.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0])
+    numpy.testing.assert_array_equal(x.cpu().numpy(), [1.0, 2.0])

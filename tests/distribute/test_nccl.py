@@ -1,5 +1,6 @@
-"""NCCL transports on the simulated GPU with a fake ``cupy.cuda.nccl`` that
-has CuPy 14.2's exact API (minikeras/testing/sim_nccl.py): the unique id is
+"""NCCL transports on the simulated CuPy with a fake ``cupy.cuda.nccl`` that
+has CuPy 14.2's exact API (minikeras/testing/sim_nccl.py, resolving device
+pointers in the simulated CuPy's memory): the unique id is
 ``bytes`` and ``NcclCommunicator`` refuses anything else, so the set-up that
 CuPy 14 would break on a real GPU (finding 1 of issue 20) breaks here too."""
 import threading
@@ -8,8 +9,8 @@ import types
 import numpy
 import pytest
 
-from minikeras.device import simulated_array
 from minikeras.distribute import nccl_all_reduce, nccl_process_all_reduce
+from minikeras.testing.sim_cupy.simulation import host_view
 from minikeras.testing.sim_nccl import SimNccl
 
 
@@ -73,7 +74,7 @@ def two_simulated_gpus(simulated_gpus):
 
 
 def test_fake_nccl_refuses_what_cupy_14_refuses():
-    nccl = SimNccl(simulated_array.host_view)
+    nccl = SimNccl(host_view)
     unique_id = nccl.get_unique_id()
     assert isinstance(unique_id, bytes) and len(unique_id) == 128
     with pytest.raises(TypeError, match="expected bytes, got tuple"):
@@ -84,7 +85,7 @@ def test_fake_nccl_refuses_what_cupy_14_refuses():
 
 def test_nccl_across_processes_sets_up_with_bytes_and_sums(two_simulated_gpus):
     devices = two_simulated_gpus
-    nccl = SimNccl(simulated_array.host_view, timeout=10)
+    nccl = SimNccl(host_view, timeout=10)
     groups = _groups(2)
     layout = types.SimpleNamespace(
         numbers=[(1, "number")],
@@ -112,9 +113,9 @@ def test_nccl_across_processes_sets_up_with_bytes_and_sums(two_simulated_gpus):
 
 def test_nccl_all_reduce_in_one_process(two_simulated_gpus, monkeypatch):
     devices = two_simulated_gpus
-    nccl = SimNccl(simulated_array.host_view, timeout=10)
+    nccl = SimNccl(host_view, timeout=10)
     monkeypatch.setattr(nccl_all_reduce, "_nccl_module", lambda: nccl)
-    monkeypatch.setattr(nccl_all_reduce, "usable", lambda devices: True)  # simulated GPUs have no cuda_id
+    assert [device.cuda_id for device in devices] == [0, 1]  # two GPUs: NCCL is usable
     reduce = nccl_all_reduce.NcclAllReduce(devices)
 
     def work(rank):
@@ -132,7 +133,7 @@ def test_nccl_all_reduce_in_one_process(two_simulated_gpus, monkeypatch):
 def test_workers_sharing_a_gpu_use_mpi_not_nccl(monkeypatch):
     # On an H200, 2 and 3 MPI workers on its one GPU got NCCL_ERROR_INVALID_USAGE
     # from their first all-reduce: NCCL takes one rank per GPU.
-    nccl = SimNccl(simulated_array.host_view, timeout=10)
+    nccl = SimNccl(host_view, timeout=10)
     monkeypatch.setattr(nccl_process_all_reduce, "_nccl_module", lambda: nccl)
     plain = types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=types.SimpleNamespace()))
     same = [types.SimpleNamespace(cuda_id=0, xp=plain) for _ in range(2)]

@@ -7,7 +7,8 @@ import numpy
 import pytest
 
 from minikeras import backend
-from minikeras.device import registry, simulated
+from minikeras.device import registry
+from minikeras.testing.sim_cupy import simulation
 
 
 @pytest.fixture(params=["cpu", "simulated_gpu", "gpu"])
@@ -18,7 +19,7 @@ def kernel_device(request):
     if request.param == "cpu":
         return registry.get_device("cpu:0")
     if request.param == "gpu":
-        if simulated.requested_count() or not backend.gpu_available():
+        if simulation.requested_count() or not backend.gpu_available():
             pytest.skip("no real GPU: the compiled kernels run where one is visible")
         return registry.get_device("gpu:0")
     return request.getfixturevalue("simulated_gpu")

@@ -212,3 +212,54 @@ def test_dropout_is_captured_on_a_gpu_without_a_warning(device):
     history, caught = _fit(model)
     assert caught == [] and numpy.isfinite(history["loss"]).all()
     assert device.stats.graph_launches - launches == (8 if device.supports_graphs else 0)
+
+
+# ------------------------------------------------ what a card's capture can hold
+# On a GPU a captured step's matrix products go to cuBLAS directly
+# (device/cublas_direct.py) only as 2-D float32/float64 products: CuPy refuses
+# its own cuBLAS calls while a stream captures. A bfloat16 product or a
+# batched one (attention) makes the capture fail, and the step runs eagerly
+# with one warning. The simulated CuPy refuses as CuPy does, so the
+# simulated GPU does what the card does (the twin device used to capture them).
+def _bf16_dense_model():
+    mk.random.seed(0)
+    mk.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+        model = mk.Sequential([layers.Input((6,)), layers.Dense(8, activation="relu"), layers.Dense(3)])
+    finally:
+        mk.mixed_precision.set_global_policy("float32")
+    return model
+
+
+def _attention_model():
+    mk.random.seed(0)
+    inputs = layers.Input((6,))
+    tokens = layers.Reshape((3, 2))(inputs)
+    attended = layers.MultiHeadAttention(num_heads=2, key_dim=4)(tokens, tokens)
+    return mk.Model(inputs, layers.Dense(3)(layers.Flatten()(attended)))
+
+
+def _float32_dense_model():
+    mk.random.seed(0)
+    return mk.Sequential([layers.Input((6,)), layers.Dense(8, activation="relu"), layers.Dense(3)])
+
+
+@pytest.mark.parametrize("make_model, captured", [(_float32_dense_model, True), (_bf16_dense_model, False),
+                                                  (_attention_model, False)],
+                         ids=["float32_dense", "bfloat16_dense", "multi_head_attention"])
+def test_jit_compile_captures_exactly_what_a_cards_capture_path_can(simulated_gpu, make_model, captured):
+    def fitted(jit_compile):
+        model = make_model()
+        model.compile(mk.optimizers.Adam(0.01), mk.losses.SparseCategoricalCrossentropy(from_logits=True),
+                      jit_compile=jit_compile)
+        return model, _fit(model, epochs=2)
+
+    graphed, (graphed_history, caught) = fitted(True)
+    if captured:
+        assert caught == [] and simulated_gpu.stats.graph_launches > 0
+    else:
+        assert len(caught) == 1 and "runs eagerly" in caught[0] and "cuBLAS" in caught[0]
+        assert simulated_gpu.stats.graph_launches == 0
+    eager, (eager_history, _) = fitted(False)
+    _assert_same_training(eager, graphed)
+    assert graphed_history == eager_history

@@ -66,13 +66,17 @@ class FakeDLPack:
 
 class DLPackOnly:
     """A real device array seen through DLPack alone (what torch.cuda or JAX
-    hand over)."""
+    hand over), exported on the stream of the library that made it, which the
+    consumer's stream then waits for (DLPack's contract)."""
 
-    def __init__(self, array):
-        self.array = array
+    def __init__(self, array, stream=None):
+        self.array, self.stream = array, stream
 
     def __dlpack__(self, **kwargs):
-        return self.array.__dlpack__(**kwargs)
+        if self.stream is None:
+            return self.array.__dlpack__(**kwargs)
+        with self.stream:
+            return self.array.__dlpack__(**kwargs)
 
     def __dlpack_device__(self):
         return self.array.__dlpack_device__()
@@ -230,10 +234,11 @@ def test_a_cuda_dlpack_array_lands_on_the_gpu_without_an_upload_or_is_refused_wi
             model.predict(cuda_x, verbose=0)
         return
     if type(device).__name__ == "GpuDevice":
-        # A real GPU reads the capsule, not the claim: hand it a real CUDA
-        # array, made by CuPy's default pool (another library's, to minikeras).
-        with device.xp.cuda.Device(device.cuda_id):
-            cuda_x = DLPackOnly(device.xp.asarray(x))
+        # A GPU reads the capsule, not the claim: hand it a real CUDA array,
+        # made by CuPy's default pool on a stream of its own (another
+        # library's, to minikeras).
+        with device.xp.cuda.Device(device.cuda_id), device.xp.cuda.Stream() as other:
+            cuda_x = DLPackOnly(device.xp.asarray(x), other)
     model.predict(x[:8], verbose=0)
     before = device.stats.uploads
     predicted = model.predict(cuda_x, batch_size=8, verbose=0)

@@ -1,15 +1,16 @@
 """Convolutions through cuDNN (minikeras/device/cudnn.py) against the im2col
 path, on every device: float32 forward and gradients (cuDNN's forward pass
 and input gradient; the kernel's gradient is im2col's), taken by cuDNN where
-the device has it (a real GPU; the simulated GPU's own implementation,
-simulated_cudnn.py), against the float64 im2col path of the same device
+the device has it (a real GPU; on the simulated CuPy, device/cudnn.py's
+ctypes calls against its cuDNN double, sim_cupy/libs/cudnn.py), against the
+float64 im2col path of the same device
 (cuDNN takes float32 only). On the CPU both are im2col, and cuDNN is never
 asked. cuDNN is opt-in (``MINIKERAS_CUDNN=1``, set here)."""
 import numpy
 import pytest
 
 import minikeras as mk
-from minikeras.device import cudnn, default_device, simulated
+from minikeras.device import cudnn, default_device
 from minikeras.ops.nn.conv import conv_bias_relu
 
 
@@ -59,7 +60,7 @@ def test_cudnn_convolution_matches_the_im2col_path(x_shape, kernel_shape, stride
                                                    symmetric, rng, monkeypatch):
     device = default_device()
     counting = None if device.convolutions() is None else _Counting(device.convolutions())
-    assert counting is not None or device.kind == "cpu" or not cudnn.enabled() or not simulated.requested_count()
+    assert counting is not None or device.kind == "cpu" or not cudnn.enabled()
     monkeypatch.setattr(device, "convolutions", lambda: counting)
     x, kernel = rng.standard_normal(x_shape), rng.standard_normal(kernel_shape) * 0.3
     bias = rng.standard_normal(kernel_shape[-1])
@@ -108,7 +109,7 @@ def test_a_spec_keeps_only_padding_cudnn_can_express():
 
 def test_cudnn_is_opt_in(monkeypatch):
     monkeypatch.delenv("MINIKERAS_CUDNN")
-    assert cudnn.for_device(0) is None and not cudnn.enabled()
+    assert cudnn.for_device(default_device().xp, 0) is None and not cudnn.enabled()
     assert default_device().convolutions() is None
     monkeypatch.setenv("MINIKERAS_CUDNN", "0")
     assert not cudnn.enabled()

@@ -1,7 +1,7 @@
 """Ids out of range get the op's own error on every device.
 
 CuPy wraps an out-of-range integer-array index silently where NumPy raises
-(the simulated GPU wraps too: device/simulated_indexing.py), so each op
+(the simulated CuPy wraps too: minikeras/testing/sim_cupy/_indexing.py), so each op
 that takes ids from the user reads their bounds back and raises itself.
 These tests run on the CPU and on the (simulated) GPU alike.
 """

@@ -19,7 +19,7 @@ value for max/min, as TensorFlow's ``unsorted_segment_*``; ids outside
 ``scatter`` and ``scatter_update`` read the bounds of each component of
 their index tuples back (one transfer) and raise IndexError for one outside
 its axis, on every device: CuPy's scatter kernels wrap an out-of-range id
-silently (device/simulated_indexing.py), and a component past its axis
+silently (minikeras/testing/sim_cupy/_indexing.py models it), and a component past its axis
 would land in another row of the flattened tensor even on NumPy.
 """
 

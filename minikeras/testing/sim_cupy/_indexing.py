@@ -1,4 +1,4 @@
-"""Out-of-range integer indices: CuPy 14.2 wraps them, the simulated GPU too.
+"""Out-of-range integer indices: CuPy 14.2 wraps them, the simulated CuPy too.
 
 NumPy raises IndexError for an integer-array index out of range; CuPy takes
 it modulo the axis length, silently (CuPy's "Differences between CuPy and
@@ -30,7 +30,7 @@ exactly where CuPy's sources (tag v14.2.0) do, and nowhere else:
 Where CuPy checks as NumPy does, NumPy's check stands: ``choose`` (mode
 ``'raise'``: ValueError, "invalid entry in choice array"), ``unravel_index``
 (ValueError), scalar indices, an index into an empty axis (IndexError).
-tests/device/test_simulated_cupy_wrapping.py checks each case, and on a real
+tests/backend/test_sim_cupy_wrapping.py checks each case, and on a real
 GPU the same assertions against CuPy itself.
 """
 import numpy

@@ -1,6 +1,6 @@
-"""What CuPy 14.2 refuses where NumPy computes: the simulated GPU's model.
+"""What CuPy 14.2 refuses where NumPy computes: the simulated CuPy's model.
 
-The simulated GPU runs NumPy underneath, and NumPy (with ml_dtypes) sorts,
+The simulated CuPy (minikeras.testing.sim_cupy) runs NumPy underneath, and NumPy (with ml_dtypes) sorts,
 scans and multiplies bfloat16, scatters any dtype with ``ufunc.at`` and
 takes a Python bool as ``where``'s condition. CuPy does not, so code that
 passed on the simulated GPU failed on a real one. Each check below raises
@@ -41,22 +41,15 @@ the error CuPy raises, with its message, for exactly the cases its source
 - ``where(condition, x, y)`` calls ``condition.astype`` (``cupy/_sorting/
   search.py``): a Python bool or list condition is an AttributeError.
 
-tests/device/test_simulated_cupy_limits.py checks each refusal and its
-message; minikeras computes these cases in float32 (or by other means)
-so that they run on a real GPU.
+tests/backend/test_sim_cupy_limits.py checks each refusal and its
+message (and, on a real GPU, CuPy's); minikeras computes these cases in
+float32 (or by other means) so that they run on a real GPU.
 """
 import numpy
 
+from minikeras.testing.sim_cupy.cuda.compiler import CompileException
+
 __all__ = []
-
-
-class CompileException(Exception):
-    """Stands for ``cupy.cuda.compiler.CompileException``: module and name
-    are CuPy's so that ``device/cuda_errors.py`` recognises it as on a real
-    GPU (by module and class name, never by importing CuPy)."""
-
-
-CompileException.__module__ = "cupy.cuda.compiler"
 
 _THRUST_DTYPES = frozenset(numpy.dtype(name) for name in (
     "bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
@@ -193,8 +186,8 @@ def check_scan(name, array, dtype=None, out=None):
         op = "+=" if name in ("cumsum", "nancumsum", "add") else "*="
         raise CompileException(
             f"/tmp/cupy_scan.cubin.cu: error: no operator \"{op}\" matches these operands\n"
-            f"            operand types are: bfloat16 {op} bfloat16\n(simulated GPU: CuPy 14.2's scan kernels "
-            "use compound assignment, which its bfloat16 class lacks)")
+            f"            operand types are: bfloat16 {op} bfloat16\n(simulated CuPy: CuPy 14.2's scan kernels "
+            "use compound assignment, which its bfloat16 class lacks)", "", f"cupy_{name}", ())
 
 
 # ------------------------------------------------------------------ ufuncs
