@@ -11,9 +11,6 @@ kernel's launch glue runs on NumPy arrays with a recording launcher, and
 every argument must match its C parameter (pointer, int, long long,
 unsigned long long, scalar_t), as CuPy passes them by position.
 """
-import os
-import re
-import shutil
 import subprocess
 import types
 
@@ -22,16 +19,15 @@ import pytest
 
 from minikeras import kernels
 from minikeras.device import registry
+from minikeras.kernels.cuda_common import by_value_structs
 from minikeras.ops.nn.sliding_window import WindowGeometry
 
+from tests.kernels.cuda_tools import ArrayModule as _ArrayModule
+from tests.kernels.cuda_tools import DeviceArray as _DeviceArray
+from tests.kernels.cuda_tools import nvcc as _nvcc
+from tests.kernels.cuda_tools import parameters as _parameters
+
 ARCHITECTURES = ("sm_90", "sm_80")
-_SIGNATURE = re.compile(r'extern "C" __global__ void (\w+)\((.*?)\)\s*\{', re.DOTALL)
-
-
-def _nvcc():
-    return shutil.which("nvcc") or next(
-        (path for path in (os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "nvcc"),)
-         if os.path.exists(path)), None)
 
 
 @pytest.mark.slow
@@ -66,13 +62,13 @@ def test_every_cuda_source_compiles_for_hopper_and_ampere(tmp_path):
 
 
 # ------------------------------------------------------------ launch arguments
-def _parameters(source, name):
-    found = {match.group(1): match.group(2) for match in _SIGNATURE.finditer(source)}
-    assert name in found, f"the source of {name!r} defines no extern \"C\" __global__ void {name}(...)"
-    return [" ".join(part.split()[:-1]) for part in found[name].split(",")]
-
-
 def _check_argument(c_type, value, dtype, where):
+    struct = by_value_structs().get(c_type.replace("const ", ""))
+    if struct is not None:  # passed by value: CuPy copies a size-1 NumPy array's bytes
+        assert type(value) is numpy.ndarray and value.size == 1, (
+            f"{where}: {c_type} is passed by value as a size-1 NumPy array, received {type(value).__name__}")
+        assert value.dtype == struct.dtype, f"{where}: {c_type} takes dtype {struct.dtype}, received {value.dtype}"
+        return
     if "*" in c_type:
         assert isinstance(value, numpy.ndarray), f"{where}: {c_type} takes an array, received {type(value)}"
         if "scalar_t" in c_type:
@@ -108,25 +104,6 @@ class _Recorder:
             _check_argument(c_type, value, dtype, f"{self.kernel.name} parameter {index} ({c_type})")
         assert grid[0] >= 1 and block[0] >= 1
         self.launches += 1
-
-
-class _DeviceArray(numpy.ndarray):
-    """A NumPy array with CuPy's ``.data.ptr`` (what the multi-tensor glue reads)."""
-
-    @property
-    def data(self):
-        return types.SimpleNamespace(ptr=self.ctypes.data)
-
-
-class _ArrayModule:
-    """NumPy, with CuPy's habit of keeping a contiguous array as it is."""
-
-    def __getattr__(self, name):
-        return getattr(numpy, name)
-
-    @staticmethod
-    def ascontiguousarray(array):
-        return array if array.flags.c_contiguous else numpy.ascontiguousarray(array).view(_DeviceArray)
 
 
 def _arrays(*shapes, dtype="float32"):
@@ -176,8 +153,8 @@ def _cases(dtype):
         "max_pool_backward": [(pooled_grad, numpy.zeros(pooled_grad.shape, numpy.int32), same)],
         "avg_pool": [(images, same)],
         "avg_pool_backward": [(pooled_grad, same)],
-        "im2col": [(images, conv, numpy.empty(patches.shape, dtype), False, [None])],
-        "col2im": [(patches, conv, numpy.empty(images.shape, dtype))],
+        "im2col": [(images, conv, numpy.empty(patches.shape, dtype).view(_DeviceArray), False, [None])],
+        "col2im": [(patches, conv, numpy.empty(images.shape, dtype).view(_DeviceArray))],
         "counter_random": [((4, 3), numpy.dtype(dtype), 12345, numpy.zeros(2, numpy.uint64).view(_DeviceArray), False),
                            ((5,), numpy.dtype(dtype), 2**64 - 1, numpy.zeros(2, numpy.uint64).view(_DeviceArray), True)],
     }
