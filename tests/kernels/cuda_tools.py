@@ -5,13 +5,14 @@ sources on a machine without a GPU.
   frame, spills) and its PTX's division instructions (``div``/``rem`` on 64
   or 32 bits: a runtime divisor costs ~20-70 instructions each).
 - :class:`CpuHarness`: each kernel's CUDA source compiled by g++ as C++ for
-  the host, with CUDA's built-ins defined (``threadIdx`` and friends per
-  host thread, ``__shared__`` as one static per block, ``__syncthreads`` as
-  a barrier of the block's threads), launched as CuPy launches it: the same
-  argument tuple (a device array's address, a number's bytes, a size-1
-  NumPy array's bytes for a struct passed by value). The blocks run one
-  after another, a block's threads as host threads (or in one loop when
-  the kernel has no barrier). So the launch glue and the kernel itself,
+  the host, with CUDA's built-ins defined (``threadIdx`` and friends as
+  globals, ``__shared__`` as one static per block, ``__syncthreads`` as a
+  switch to the next of the block's threads), launched as CuPy launches
+  it: the same argument tuple (a device array's address, a number's bytes,
+  a size-1 NumPy array's bytes for a struct passed by value). The blocks
+  run one after another, a block's threads as fibers in one host thread
+  that each run to their next barrier (or in one loop when the kernel has
+  no barrier). So the launch glue and the kernel itself,
   the code a card would run, are checked against the NumPy reference
   here; what it cannot show is speed, and whatever the host and the GPU
   do differently (memory ordering between blocks, ``-ftz``, FMA
@@ -60,23 +61,38 @@ _FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) b
 _REGISTERS = re.compile(r"Used (\d+) registers")
 
 
-def ptxas_report(units, arch, workdir):
-    """``{kernel: {"registers", "stack", "spill_stores", "spill_loads", "div64", "div32"}}`` for
-    the translation units ``units`` (``{file stem: source}``) compiled for ``arch``."""
+def ptxas_report(units, architectures, workdir):
+    """Compile each translation unit (``{stem: source}``) for each architecture, side by side.
+
+    Returns:
+        ``{(arch, stem): {kernel: {"registers", "stack", "spill_stores", "spill_loads", "div64",
+        "div32"}}}``: nvcc's ``-Xptxas -v`` numbers, and the PTX's ``div``/``rem`` instructions on
+        64 and 32 bits (each a ~70 or ~20 instruction sequence for a divisor known at run time);
+        every kernel's cubin is ``<workdir>/<arch>/<stem>.cubin``.
+    """
+    runs = {}
+    for arch in architectures:
+        os.makedirs(os.path.join(workdir, arch), exist_ok=True)
+        for stem, source in units.items():
+            path = os.path.join(workdir, f"{stem}.cu")
+            with open(path, "w") as handle:
+                handle.write(source)
+            keep = os.path.join(workdir, arch, f"{stem}_keep")
+            os.makedirs(keep, exist_ok=True)
+            runs[(arch, stem)] = subprocess.Popen(
+                [nvcc(), "-cubin", f"-arch={arch}", "-Xptxas", "-v", "-keep", "-keep-dir", keep, "-o",
+                 os.path.join(workdir, arch, f"{stem}.cubin"), path],
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     report = {}
-    for stem, source in units.items():
-        path = os.path.join(workdir, f"{stem}.cu")
-        with open(path, "w") as handle:
-            handle.write(source)
-        run = subprocess.run([nvcc(), "-cubin", f"-arch={arch}", "-Xptxas", "-v", "-o",
-                              os.path.join(workdir, f"{stem}_{arch}.cubin"), path],
-                             capture_output=True, text=True, timeout=600)
-        assert run.returncode == 0, f"nvcc -arch={arch} failed on {stem}:\n{run.stderr}"
+    for (arch, stem), run in runs.items():
+        output, _ = run.communicate(timeout=600)
+        assert run.returncode == 0, f"nvcc -arch={arch} failed on {stem}:\n{output}"
+        kernels = report[(arch, stem)] = {}
         current = None
-        for line in run.stderr.splitlines():
+        for line in output.splitlines():
             entry = _ENTRY.search(line)
             if entry:
-                current = report.setdefault(entry.group(1), {})
+                current = kernels.setdefault(entry.group(1), {})
                 continue
             frame = _FRAME.search(line)
             if frame and current is not None and "stack" not in current:
@@ -84,30 +100,78 @@ def ptxas_report(units, arch, workdir):
             registers = _REGISTERS.search(line)
             if registers and current is not None and "registers" not in current:
                 current["registers"] = int(registers.group(1))
-        ptx = subprocess.run([nvcc(), "-ptx", f"-arch={arch}", "-o", "-", path], capture_output=True, text=True,
-                             timeout=600)
-        assert ptx.returncode == 0, ptx.stderr
-        for name, body in re.findall(r"\.visible \.entry (\w+)\((.*?)\n}\n", ptx.stdout, re.DOTALL):
-            if name in report:
-                report[name]["div64"] = len(re.findall(r"\b(?:div|rem)\.[su]64\b", body))
-                report[name]["div32"] = len(re.findall(r"\b(?:div|rem)\.[su]32\b", body))
+        keep = os.path.join(workdir, arch, f"{stem}_keep")
+        ptx = "".join(open(os.path.join(keep, name)).read() for name in os.listdir(keep) if name.endswith(".ptx"))
+        for name, body in re.findall(r"\.visible \.entry (\w+)\((.*?)\n}\n", ptx, re.DOTALL):
+            if name in kernels:
+                kernels[name]["div64"] = len(re.findall(r"\b(?:div|rem)\.[su]64\b", body))
+                kernels[name]["div32"] = len(re.findall(r"\b(?:div|rem)\.[su]32\b", body))
     return report
+
+
+def kernel_units(kernels, dtypes=("float32", "float64")):
+    """``{f"kernels_{dtype}": source}``: every kernel's translation unit of each dtype in one file,
+    each in its own namespace (its scalar_t and helpers its own; the extern "C" names differ)."""
+    from minikeras.kernels import cuda_source
+
+    return {f"kernels_{dtype}": "".join(f"namespace unit_{name} {{\n{cuda_source(kernel.cuda_source, dtype)}}}\n"
+                                        for name, kernel in sorted(kernels.items()) if dtype in kernel.dtypes)
+            for dtype in dtypes}
 
 
 # ------------------------------------------------------------ CPU harness
 PRELUDE = r"""
 #include <algorithm>
 #include <atomic>
-#include <barrier>
 #include <cmath>
 #include <cstdint>
-#include <thread>
+#include <functional>
+#include <ucontext.h>
 #include <vector>
 using std::sqrt; using std::exp; using std::log; using std::fabs; using std::max; using std::min;
 struct harness_dim3 { unsigned int x, y, z; };
 static thread_local harness_dim3 threadIdx, blockIdx;
 static harness_dim3 blockDim, gridDim;
-static std::barrier<>* harness_barrier = nullptr;
+/* A block's threads with barriers run as fibers in one host thread: each runs until its next
+   __syncthreads (or its end), then the next; a round resumes every fiber once, so no thread passes
+   a barrier before all have reached it. */
+struct HarnessFiber { ucontext_t context; std::vector<char> stack; harness_dim3 index; bool done; };
+static ucontext_t harness_scheduler;
+static HarnessFiber* harness_current = nullptr;
+static std::function<void()> harness_call;
+static void harness_fiber_entry() { harness_call(); harness_current->done = true; }
+static void harness_run_block(unsigned int threads, bool barriers) {
+    if (!barriers) {
+        for (unsigned int t = 0; t < threads; ++t) {
+            threadIdx = {t % blockDim.x, (t / blockDim.x) % blockDim.y, t / (blockDim.x * blockDim.y)};
+            harness_call();
+        }
+        return;
+    }
+    static std::vector<HarnessFiber> fibers;
+    fibers.resize(threads);
+    for (unsigned int t = 0; t < threads; ++t) {
+        HarnessFiber& fiber = fibers[t];
+        fiber.stack.resize(1 << 16);
+        fiber.index = {t % blockDim.x, (t / blockDim.x) % blockDim.y, t / (blockDim.x * blockDim.y)};
+        fiber.done = false;
+        getcontext(&fiber.context);
+        fiber.context.uc_stack.ss_sp = fiber.stack.data();
+        fiber.context.uc_stack.ss_size = fiber.stack.size();
+        fiber.context.uc_link = &harness_scheduler;
+        makecontext(&fiber.context, harness_fiber_entry, 0);
+    }
+    for (bool running = true; running;) {
+        running = false;
+        for (HarnessFiber& fiber : fibers) {
+            if (fiber.done) continue;
+            harness_current = &fiber;
+            threadIdx = fiber.index;
+            swapcontext(&harness_scheduler, &fiber.context);
+            running = running || !fiber.done;
+        }
+    }
+}
 #define __global__
 #define __device__
 #define __host__
@@ -115,7 +179,7 @@ static std::barrier<>* harness_barrier = nullptr;
 #define __restrict__ __restrict
 #define __shared__ static
 #define __launch_bounds__(...)
-inline void __syncthreads() { harness_barrier->arrive_and_wait(); }
+inline void __syncthreads() { swapcontext(&harness_current->context, &harness_scheduler); }
 inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 template <class T> inline T __ldcg(const T* p) { return *(volatile const T*)p; }
 template <class T> inline T __ldg(const T* p) { return *p; }
@@ -140,22 +204,10 @@ extern "C" void harness_run_{name}(unsigned int gx, unsigned int gy, unsigned in
                                    unsigned int by, unsigned int bz, void** args) {{
     gridDim = {{gx, gy, gz}};
     blockDim = {{bx, by, bz}};
+    harness_call = [args]() {{ {name}({arguments}); }};
     for (unsigned int z = 0; z < gz; ++z) for (unsigned int y = 0; y < gy; ++y) for (unsigned int x = 0; x < gx; ++x) {{
-        const harness_dim3 block = {{x, y, z}};
-        auto thread = [&](unsigned int t) {{
-            blockIdx = block;
-            threadIdx = {{t % bx, (t / bx) % by, t / (bx * by)}};
-            {name}({arguments});
-        }};
-        if ({barriers}) {{
-            std::barrier<> barrier(bx * by * bz);
-            harness_barrier = &barrier;
-            std::vector<std::thread> threads;
-            for (unsigned int t = 0; t < bx * by * bz; ++t) threads.emplace_back(thread, t);
-            for (auto& t : threads) t.join();
-        }} else {{
-            for (unsigned int t = 0; t < bx * by * bz; ++t) thread(t);
-        }}
+        blockIdx = {{x, y, z}};
+        harness_run_block(bx * by * bz, {barriers});
     }}
 }}
 """

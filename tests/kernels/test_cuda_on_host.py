@@ -15,6 +15,7 @@ from minikeras import kernels
 from minikeras.device import registry
 from minikeras.kernels import im2col, multi_tensor
 from minikeras.ops.nn.sliding_window import WindowGeometry
+from tests.kernels import test_cuda_sources
 from tests.kernels.cuda_tools import (CpuHarness, check_guards, device_arrays, guarded, gxx,
                                       harness_device, scratch_dir)
 
@@ -226,3 +227,155 @@ def test_a_launch_full_of_blocks_continues_a_tensor_in_the_next(harness, rng, mo
         _assert_same_groups([g[:5] for g in on_harness], [g[:5] for g in on_reference])
     finally:
         multi_tensor.plan.cache_clear()
+
+
+# ------------------------------------------------------------------ batch norm
+BN_SHAPES = [(5000, 64), (333, 6), (700, 3), (90, 256), (41, 1000), (1, 8)]  # every vector width, tiles, chunks
+
+
+def _statistics(harness, view):
+    (mean, variance, inv_std, scratch), launches = _launch(harness, "batch_norm_statistics", view, (0,),
+                                                           view.shape[0], 1e-3)
+    assert scratch is None and launches == 1
+    return mean, variance, inv_std
+
+
+@pytest.mark.parametrize("shape", BN_SHAPES)
+def test_batch_norm_statistics_match_float64_and_repeat_bit_for_bit(harness, rng, shape):
+    x = (rng.normal(size=shape) * rng.uniform(0.1, 3, size=shape[1]) + rng.normal(size=shape[1]) * 5)
+    x = x.astype(harness.dtype)
+    view, = device_arrays(x)
+    mean, variance, inv_std = _statistics(harness, view)
+    wide = x.astype(numpy.float64)
+    tolerance = 1e-5 if harness.dtype == numpy.float32 else 1e-12
+    numpy.testing.assert_allclose(mean[0], wide.mean(axis=0), rtol=tolerance, atol=tolerance)
+    numpy.testing.assert_allclose(variance[0], wide.var(axis=0), rtol=50 * tolerance, atol=tolerance)
+    numpy.testing.assert_allclose(inv_std[0], 1 / numpy.sqrt(wide.var(axis=0) + 1e-3), rtol=50 * tolerance)
+    again = _statistics(harness, view)
+    for first, second in zip((mean, variance, inv_std), again):
+        assert first.tobytes() == second.tobytes()  # a fixed order of additions
+
+
+def test_batch_norm_statistics_keep_their_precision_far_from_zero(harness, rng):
+    """A mean 10^4 times the spread: the sums of x - x[0] keep the variance (E[x^2] - E[x]^2 would not)."""
+    x = (1000.0 + 0.1 * rng.normal(size=(20000, 8))).astype(harness.dtype)
+    _, variance, _ = _statistics(harness, device_arrays(x)[0])
+    numpy.testing.assert_allclose(variance[0], x.astype(numpy.float64).var(axis=0), rtol=1e-3)
+
+
+@pytest.mark.parametrize("shape", BN_SHAPES[:4])
+@pytest.mark.parametrize("affine", [True, False])
+def test_batch_norm_normalize_and_input_gradient_give_the_references_bits(harness, rng, shape, affine):
+    """Given the same statistics and sums, the elementwise passes round as the references do."""
+    dtype = harness.dtype
+    x, grad = rng.normal(size=shape).astype(dtype), rng.normal(size=shape).astype(dtype)
+    mean, inv_std = rng.normal(size=(1, shape[1])).astype(dtype), rng.uniform(0.5, 2, (1, shape[1])).astype(dtype)
+    gamma, beta = (rng.normal(size=(1, shape[1])).astype(dtype) if affine else None for _ in range(2))
+    on_device = [None if a is None else device_arrays(a)[0] for a in (x, mean, inv_std, gamma, beta)]
+    (out, x_hat), _ = _launch(harness, "batch_norm_normalize", on_device[0], (0,), *on_device[1:], None)
+    assert x_hat is None  # the kernels save x
+    want_out, want_x_hat = kernels.registered()["batch_norm_normalize"].reference(
+        _cpu(), x, (0,), mean, inv_std, gamma, beta, None)
+    numpy.testing.assert_array_equal(out, want_out)
+
+    sums = rng.normal(size=(2, 1, shape[1])).astype(dtype)
+    grad_x, _ = _launch(harness, "batch_norm_backward_input", *device_arrays(grad), None, on_device[0], on_device[1],
+                        on_device[2], on_device[3], *device_arrays(sums[0], sums[1]), shape[0], None)
+    want = kernels.registered()["batch_norm_backward_input"].reference(
+        _cpu(), grad, want_x_hat, None, mean, inv_std, gamma, sums[0], sums[1], shape[0], None)
+    numpy.testing.assert_array_equal(grad_x, want)
+
+
+@pytest.mark.parametrize("shape", BN_SHAPES)
+def test_batch_norm_backward_sums_match_the_reference(harness, rng, shape):
+    dtype = harness.dtype
+    x, grad = rng.normal(size=shape).astype(dtype), rng.normal(size=shape).astype(dtype)
+    mean, inv_std = x.mean(axis=0, keepdims=True), (1 / (x.std(axis=0, keepdims=True) + 0.1)).astype(dtype)
+    (sum_grad, sum_grad_x_hat, scratch), launches = _launch(harness, "batch_norm_backward_sums", *device_arrays(grad),
+                                                            None, *device_arrays(x, mean, inv_std), (0,))
+    assert scratch is None and launches == 1
+    want_grad, want_x_hat, _ = kernels.registered()["batch_norm_backward_sums"].reference(
+        _cpu(), grad, None, x, mean, inv_std, (0,))
+    tolerance = 1e-4 if dtype == numpy.float32 else 1e-11
+    numpy.testing.assert_allclose(sum_grad, want_grad, rtol=tolerance, atol=tolerance * numpy.sqrt(shape[0]))
+    numpy.testing.assert_allclose(sum_grad_x_hat, want_x_hat, rtol=tolerance, atol=tolerance * numpy.sqrt(shape[0]))
+
+
+def test_batch_norm_kernels_leave_other_layouts_to_the_references(harness, rng):
+    """A 4-D view (features not last) or x_hat saved by a reference forward: the reference runs."""
+    x = rng.normal(size=(4, 3, 5, 5)).astype(harness.dtype)
+    # (a launch would fail here: the harness device's xp has no RawKernel)
+    mean, _, _, scratch = kernels.registered()["batch_norm_statistics"].bound(_GpuLike())(
+        device_arrays(x)[0], (0, 2, 3), 100, 1e-3)
+    assert scratch is not None  # the reference's
+    numpy.testing.assert_allclose(mean.reshape(-1), x.mean(axis=(0, 2, 3)), rtol=1e-5)
+    grad = rng.normal(size=(20, 3)).astype(harness.dtype)
+    x_hat = rng.normal(size=(20, 3)).astype(harness.dtype)
+    sums = kernels.registered()["batch_norm_backward_sums"].bound(_GpuLike())(
+        *device_arrays(grad, x_hat), None, None, None, (0,))
+    numpy.testing.assert_allclose(sums[1][0], (grad * x_hat).sum(axis=0), rtol=1e-5)
+
+
+class _GpuLike:
+    """A device on which kernels.get picks the compiled path."""
+    compiles_kernels = True
+
+    def __init__(self):
+        device, cpu = harness_device(), _cpu()
+        self.xp, self.cuda_id, self.canonical = device.xp, device.cuda_id, device.canonical
+        self.row_blocks, self.one_kernel = cpu.row_blocks, cpu.one_kernel
+
+
+# ----------------------------------------------------------- every other kernel
+def _copies(arguments, to_device):
+    """Deep copies of a launch case's arguments: arrays as device arrays or host arrays."""
+    def copy(value):
+        if isinstance(value, numpy.ndarray):
+            return device_arrays(value)[0] if to_device else numpy.array(value, copy=True)
+        if isinstance(value, list):
+            return [copy(v) for v in value]
+        if isinstance(value, tuple):
+            return tuple(copy(v) for v in value)
+        return value
+    return copy(arguments)
+
+
+def _arrays_in(value):
+    if isinstance(value, (numpy.ndarray, numpy.generic)):
+        return [numpy.asarray(value)]
+    if isinstance(value, (list, tuple)):
+        return [array for item in value for array in _arrays_in(item)]
+    return []
+
+
+@pytest.mark.parametrize("name", sorted(set(test_cuda_sources.LAUNCH_CASE_NAMES) - {
+    "counter_random",  # random numbers: their own statistical tests (test_counter_random_kernel.py)
+    "max_pool", "max_pool_backward",  # the kernel's window index is not the reference's (its own test below)
+    "adam_update", "sgd_update", "rmsprop_update", "weight_decay_update",  # bit for bit above
+    "batch_norm_statistics", "batch_norm_normalize", "batch_norm_backward_sums",  # above (the kernels save x,
+    "batch_norm_backward_input",  # the references x_hat and their scratch)
+}))
+def test_every_kernel_on_the_host_computes_its_reference(harness, name):
+    kernel = kernels.registered()[name]
+    tolerance = 2e-5 if harness.dtype == numpy.float32 else 1e-12
+    for arguments in test_cuda_sources._cases(harness.dtype.name)[name]:
+        on_device, on_host = _copies(arguments, True), _copies(arguments, False)
+        got = kernel.launch(harness.launcher(kernel), harness_device(), *on_device)
+        check_guards()
+        want = kernel.reference(_cpu(), *on_host)
+        for got_array, want_array in zip(_arrays_in((got, on_device)), _arrays_in((want, on_host))):
+            numpy.testing.assert_allclose(numpy.asarray(got_array, dtype=float), numpy.asarray(want_array, dtype=float),
+                                          rtol=tolerance, atol=tolerance, err_msg=name)
+
+
+def test_max_pool_on_the_host_routes_the_gradient_as_the_reference(harness, rng):
+    """The forward's maxima equal; the gradient each routes back through its own index lands alike."""
+    geometry = test_cuda_sources._pool_geometry("same")
+    images = rng.normal(size=(2, 5, 5, 3)).astype(harness.dtype)
+    (out, index), _ = _launch(harness, "max_pool", *device_arrays(images), geometry, True)
+    want_out, want_index = kernels.registered()["max_pool"].reference(_cpu(), images, geometry, True)
+    numpy.testing.assert_array_equal(out, want_out)
+    grad = rng.normal(size=out.shape).astype(harness.dtype)
+    got, _ = _launch(harness, "max_pool_backward", *device_arrays(grad), index, geometry)
+    want = kernels.registered()["max_pool_backward"].reference(_cpu(), grad, want_index, geometry)
+    numpy.testing.assert_array_equal(got, want)

@@ -5,13 +5,15 @@ The compile runs ``nvcc`` for sm_90 (Hopper) and sm_80 (Ampere), device
 code only (``-cubin``), on exactly the translation unit CuPy's RawKernel
 hands NVRTC (``kernels.cuda_source``: ``scalar_t`` defined, then the
 source; RawKernel sources are complete, unlike ElementwiseKernel
-fragments, so no wrapping is needed). Where nvcc is absent (CI) it is
-skipped with the reason. The launch check needs no compiler: each
-kernel's launch glue runs on NumPy arrays with a recording launcher, and
-every argument must match its C parameter (pointer, int, long long,
-unsigned long long, scalar_t), as CuPy passes them by position.
+fragments, so no wrapping is needed), with ``-Xptxas -v``: the kernels
+written to their floors (issue 33) must keep no stack frame, no spill and
+no division in their index math. Where nvcc is absent (CI) it is skipped
+with the reason. The launch check needs no compiler: each kernel's launch
+glue runs on NumPy arrays with a recording launcher, and every argument
+must match its C parameter (pointer, int, long long, unsigned long long,
+scalar_t, or a struct passed by value as a size-1 NumPy array of its
+dtype), as CuPy passes them by position.
 """
-import subprocess
 import types
 
 import numpy
@@ -24,41 +26,57 @@ from minikeras.ops.nn.sliding_window import WindowGeometry
 
 from tests.kernels.cuda_tools import ArrayModule as _ArrayModule
 from tests.kernels.cuda_tools import DeviceArray as _DeviceArray
+from tests.kernels.cuda_tools import kernel_units, ptxas_report
 from tests.kernels.cuda_tools import nvcc as _nvcc
 from tests.kernels.cuda_tools import parameters as _parameters
 
 ARCHITECTURES = ("sm_90", "sm_80")
 
 
+# The kernels written to their floors (issue 33): no stack frame (a local array or a table indexed at
+# run time: the multi-tensor updates had 256-768 bytes), no spills, no division in their index math.
+FLOOR_KERNELS = ("im2col", "col2im", "adam_update", "sgd_update", "rmsprop_update", "weight_decay_update",
+                 "batch_norm_statistics", "batch_norm_normalize", "batch_norm_backward_sums",
+                 "batch_norm_backward_input")
+
+
+@pytest.fixture(scope="module")
+def ptxas(tmp_path_factory):
+    """nvcc -Xptxas -v of every kernel, each dtype, for sm_90 and sm_80 (compiled once per module)."""
+    if _nvcc() is None:
+        pytest.skip("nvcc not found (no CUDA toolkit on this machine): CUDA sources not compiled")
+    compiled = {name: kernel for name, kernel in kernels.registered().items() if kernel.cuda_source is not None}
+    workdir = tmp_path_factory.mktemp("ptxas")
+    return compiled, workdir, ptxas_report(kernel_units(compiled), ARCHITECTURES, str(workdir))
+
+
 @pytest.mark.slow
-@pytest.mark.skipif(_nvcc() is None, reason="nvcc not found (no CUDA toolkit on this machine): CUDA sources not compiled")
-def test_every_cuda_source_compiles_for_hopper_and_ampere(tmp_path):
-    # One translation unit per dtype, each kernel's unit in its own namespace (its
-    # scalar_t and helpers stay its own; the extern "C" names differ), so that
-    # nvcc starts four times rather than forty.
-    sources = []
-    compiled = sorted(name for name, kernel in kernels.registered().items() if kernel.cuda_source is not None)
+def test_every_cuda_source_compiles_for_hopper_and_ampere(ptxas):
+    # One translation unit per dtype, each kernel in its own namespace, so that nvcc starts four
+    # times rather than forty; the sources are exactly what CuPy's RawKernel hands NVRTC.
+    compiled, workdir, report = ptxas
     assert len(compiled) >= 10
-    for dtype in ("float32", "float64"):
-        units = [f"namespace unit_{name} {{\n{kernels.cuda_source(kernels.registered()[name].cuda_source, dtype)}}}\n"
-                 for name in compiled if dtype in kernels.registered()[name].dtypes]
-        path = tmp_path / f"kernels_{dtype}.cu"
-        path.write_text("".join(units))
-        sources.append(str(path))
-    runs = []
-    for arch in ARCHITECTURES:  # the two architectures compile side by side
-        out = tmp_path / arch
-        out.mkdir()
-        runs.append((arch, subprocess.Popen([_nvcc(), "-cubin", f"-arch={arch}", "-odir", str(out), *sources],
-                                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
-    for arch, run in runs:
-        output, _ = run.communicate(timeout=600)
-        assert run.returncode == 0, f"nvcc -arch={arch} failed:\n{output}"
-        cubins = list((tmp_path / arch).glob("*.cubin"))
-        assert len(cubins) == len(sources)
-        symbols = b"".join(path.read_bytes() for path in cubins)
+    for (arch, stem), found in report.items():
+        symbols = (workdir / arch / f"{stem}.cubin").read_bytes()
+        dtype = stem.split("_")[-1]
         for name in compiled:  # each kernel is there under its own (extern "C") name
-            assert name.encode() + b"\0" in symbols, f"{name} missing from the {arch} cubins"
+            if dtype in compiled[name].dtypes:
+                assert name.encode() + b"\0" in symbols, f"{name} missing from the {arch} {dtype} cubin"
+                assert name in found, f"ptxas reported nothing for {name} ({arch}, {dtype})"
+
+
+@pytest.mark.slow
+def test_the_kernels_at_their_floors_keep_no_stack_frame_spill_or_division(ptxas):
+    _, _, report = ptxas
+    for (arch, stem), found in report.items():
+        for name in FLOOR_KERNELS:
+            resources = found[name]
+            where = f"{name} ({arch}, {stem}): {resources}"
+            assert resources["stack"] == 0, f"a stack frame (local memory) in {where}"
+            assert resources["spill_stores"] == resources["spill_loads"] == 0, f"register spills in {where}"
+            assert resources["div64"] == 0, f"a 64-bit division or remainder in {where}"
+            assert resources["div32"] == 0, f"a 32-bit division by a run-time divisor in {where}"
+            assert resources["registers"] <= 64, f"more than 64 registers (fewer blocks per SM) in {where}"
 
 
 # ------------------------------------------------------------ launch arguments
@@ -127,7 +145,18 @@ def _cases(dtype):
     pooled_grad, = _arrays((2, same.out_h, same.out_w, 3), dtype=dtype)
     conv = WindowGeometry("conv2d", (2, 5, 5, 3), (3, 3), (1, 1), (1, 1), "same")
     patches, = _arrays((2, conv.out_h, conv.out_w, 3, 3, 3), dtype=dtype)
+    bn_x, bn_grad = _arrays((6, 8), (6, 8), dtype=dtype)
+    bn_stats = [numpy.ones((1, 8), dtype).view(_DeviceArray) for _ in range(4)]  # mean, inv_std, two sums
+    bn_gamma, bn_beta = _arrays((1, 8), (1, 8), dtype=dtype)
     return {
+        "batch_norm_statistics": [(bn_x, (0,), 6, 1e-3)],
+        "batch_norm_normalize": [(bn_x, (0,), bn_stats[0], bn_stats[1], bn_gamma, bn_beta, None),
+                                 (bn_x, (0,), bn_stats[0], bn_stats[1], None, None, None)],
+        "batch_norm_backward_sums": [(bn_grad, None, bn_x, bn_stats[0], bn_stats[1], (0,))],
+        "batch_norm_backward_input": [(bn_grad, None, bn_x, bn_stats[0], bn_stats[1], bn_gamma, bn_stats[2],
+                                       bn_stats[3], 6, None),
+                                      (bn_grad, None, bn_x, bn_stats[0], bn_stats[1], None, bn_stats[2], bn_stats[3],
+                                       6, None)],
         "bias_relu": [(out, bias, True), (out, None, True)],
         "relu_backward": [(grad, relu_out, target)],
         "relu_bias_backward": [(grad, relu_out, target)],
@@ -158,6 +187,9 @@ def _cases(dtype):
         "counter_random": [((4, 3), numpy.dtype(dtype), 12345, numpy.zeros(2, numpy.uint64).view(_DeviceArray), False),
                            ((5,), numpy.dtype(dtype), 2**64 - 1, numpy.zeros(2, numpy.uint64).view(_DeviceArray), True)],
     }
+
+
+LAUNCH_CASE_NAMES = tuple(_cases("float32"))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
