@@ -104,6 +104,20 @@ def _check_argument(c_type, value, dtype, where):
     assert type(value) is expected, f"{where}: {c_type} takes {expected.__name__}, received {type(value).__name__}"
 
 
+def _parameter_bytes(arguments):
+    """The size of a launch's parameter buffer: each argument at its alignment, as the driver lays them."""
+    size = 0
+    for value in arguments:
+        if isinstance(value, numpy.ndarray) and type(value) is numpy.ndarray:  # a struct by value
+            width, alignment = value.dtype.itemsize, value.dtype.alignment
+        elif isinstance(value, numpy.ndarray):  # a device pointer
+            width = alignment = 8
+        else:
+            width = alignment = numpy.dtype(type(value)).itemsize
+        size = -(-size // alignment) * alignment + width
+    return size
+
+
 class _Recorder:
     """A launcher that checks each launch's arguments against the kernel's signature."""
 
@@ -120,6 +134,8 @@ class _Recorder:
             f"{self.kernel.name}: {len(arguments)} arguments for {len(parameters)} parameters")
         for index, (c_type, value) in enumerate(zip(parameters, arguments)):
             _check_argument(c_type, value, dtype, f"{self.kernel.name} parameter {index} ({c_type})")
+        assert _parameter_bytes(arguments) <= 4096, (
+            f"{self.kernel.name}: {_parameter_bytes(arguments)} bytes of parameters; CUDA before 12.1 takes 4096")
         assert grid[0] >= 1 and block[0] >= 1
         self.launches += 1
 
