@@ -186,22 +186,27 @@ def launch_all(launcher, device, groups, arrays_of, scalars):
             ``(table, chunk)`` in the signature.
     """
     xp = device.xp
-    launcher.check(*(arrays_of(group)[0].dtype for group in groups))
+    rows = [arrays_of(group) for group in groups]
     by_dtype = {}
-    for group in groups:
-        by_dtype.setdefault(numpy.dtype(arrays_of(group)[0].dtype).name, []).append(group)
+    for row in rows:
+        by_dtype.setdefault(row[0].dtype, []).append(row)
+    launcher.check(*by_dtype)
     for dtype, same in by_dtype.items():
         # The arrays stay referenced until every launch is queued: a contiguous copy freed
         # earlier could be handed to the next copy before the kernel reads it.
-        arrays = [[None if a is None else xp.ascontiguousarray(a) for a in arrays_of(group)] for group in same]
+        arrays = [[None if a is None else xp.ascontiguousarray(a) for a in row] for row in same]
+        sizes, addresses = [], []
         for row in arrays:
-            if any(a is not None and (a.dtype != row[0].dtype or a.size != row[0].size) for a in row):
-                raise UnsupportedDtype("a multi-tensor update takes arrays of one dtype and size per variable.")
-        addresses = [[0 if a is None else a.data.ptr for a in row] for row in arrays]
-        steps = plan(tuple(int(row[0].size) for row in arrays), len(arrays[0]))
-        arguments = tuple(scalars(numpy.dtype(dtype).type))
+            size = row[0].size
+            for a in row:
+                if a is not None and (a.size != size or a.dtype != dtype):
+                    raise UnsupportedDtype("a multi-tensor update takes arrays of one dtype and size per variable.")
+            sizes.append(size)
+            addresses.append([0 if a is None else a.data.ptr for a in row])
+        steps = plan(tuple(sizes), len(arrays[0]))
+        arguments = (numpy.int32(steps.chunk),) + tuple(scalars(dtype.type))
         for tensors, template, blocks in steps.launches:
             table = template.copy()  # per call: replica threads may share a plan
-            table["address"][0, :, :len(tensors)] = [list(column) for column in zip(*(addresses[t] for t in tensors))]
-            launcher.run(dtype, (blocks,), (THREADS,), (table, numpy.int32(steps.chunk)) + arguments)
+            table["address"][0, :, :len(tensors)] = numpy.array([addresses[t] for t in tensors], numpy.uint64).T
+            launcher.run(dtype, (blocks,), (THREADS,), (table,) + arguments)
         del arrays
