@@ -72,6 +72,8 @@ __device__ __forceinline__ void two_stage_sums(scalar_t* lanes, int* last, scala
     for (int k = 0; k < V; ++k) { s1.v[k] = (scalar_t)0; s2.v[k] = (scalar_t)0; }
     if (active) {
         const unsigned int step = blockDim.y * gridDim.y;
+        /* unrolled: four rows' loads in flight per thread (a reduction has few blocks) */
+#pragma unroll 4
         for (unsigned int row = blockIdx.y * blockDim.y + threadIdx.y; row < (unsigned int)rows; row += step) {
             accumulate((size_t)row * vectors + column, s1, s2);
         }
