@@ -6,7 +6,7 @@ references: bit for bit where the kernel claims the reference's rounding.
 This is what CI can check of code that only a card runs: the index math,
 the vector paths, the tables passed by value and the launch splits. Not its
 speed, and not what a GPU does differently from the host (-ftz, warp timing).
-Skipped without g++.
+Skipped without g++, and in the GPU runs (what it checks does not depend on the device).
 """
 import numpy
 import pytest
@@ -19,7 +19,8 @@ from tests.kernels import test_cuda_sources
 from tests.kernels.cuda_tools import (CpuHarness, check_guards, device_arrays, guarded, gxx,
                                       harness_device, scratch_dir)
 
-pytestmark = pytest.mark.skipif(gxx() is None, reason="g++ not found: the CUDA sources are not run on the host")
+pytestmark = [pytest.mark.skipif(gxx() is None, reason="g++ not found: the CUDA sources are not run on the host"),
+              pytest.mark.cpu_only(reason="the host runs the CUDA sources whatever the device: once per CI run")]
 _HARNESSES = {}
 
 
