@@ -27,6 +27,8 @@ the reference's order, so both give the same bits.
 """
 import functools
 
+import numpy
+
 from minikeras.kernels.cuda_common import (DIVIDER, DIVIDER_SOURCE, EXACT_SOURCE, INDEX_LIMIT, PACK_SOURCE, ByValue,
                                            set_divider, vector_width)
 from minikeras.kernels.kernel import Kernel, UnsupportedDtype, blocks_for, register
@@ -127,7 +129,7 @@ def _geometry_value(sizes, vector, count):
                           ("by_out_w", out_w), ("by_out_h", out_h), ("by_width", width), ("by_height", height),
                           ("by_stride_h", stride_h), ("by_stride_w", stride_w)):
         set_divider(value[name], divisor)
-    value.flags.writeable = False
+    numpy.ndarray.setflags(value, write=False)  # shared between calls: never written again
     return value
 
 

@@ -164,7 +164,7 @@ class Plan:
         table["size"][0, :len(tensors)] = [sizes[index] for index in tensors]
         table["tensor_of_block"][0, :len(blocks)] = [slot for slot, _ in blocks]
         table["chunk_of_block"][0, :len(blocks)] = [chunk for _, chunk in blocks]
-        table.flags.writeable = False
+        numpy.ndarray.setflags(table, write=False)  # copied per call, never written
         self.launches.append((tuple(tensors), table, len(blocks)))
 
 
