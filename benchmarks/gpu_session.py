@@ -25,6 +25,10 @@ reported, the others still run):
    weights and step times).
 7b. ``cudnn``: benchmarks/gpu_cudnn_probe.py (cuDNN's convolutions through
    ctypes, against PyTorch and minikeras's im2col + cuBLAS, per CNN layer).
+7c. ``kernels``: benchmarks/gpu_kernel_floors.py (im2col, col2im, the
+   multi-tensor Adam and the BatchNorm kernels at issue 33's sizes: GPU time
+   against its targets and the card's copy bandwidth, each checked against
+   its reference on the card; its table is in steps.log).
 8. ``cnn-real``: examples/mnist_cnn.py on the real Fashion-MNIST, when its
    files were carried in ``.data/mk/datasets/fashion-mnist/`` (ignored by git;
    name ``.data`` in the device tool's ``carry``).
@@ -68,6 +72,7 @@ def steps(out, dry_run, python):
                                 os.path.join(out, "suite.xml")], 120, simulated),
             ("bench", bench + ["--device", "cpu", "--steps", "2", "--models", "mlp", "--runners", "minikeras"],
              120, {}),
+            ("kernels", [python, os.path.join("benchmarks", "gpu_kernel_floors.py"), "--dry-run"], 60, {}),
         ]
     workers = str(max(2, min(14, (os.cpu_count() or 4) - 2)))
     examples = pytest + ["tests/examples/test_examples.py"]
@@ -92,6 +97,7 @@ def steps(out, dry_run, python):
         ("graph", [python, os.path.join("benchmarks", "gpu_graph_check.py")], 15, {}),
         ("cudnn", [python, os.path.join("benchmarks", "gpu_cudnn_probe.py"), "--json",
                    os.path.join(out, "gpu_cudnn.json")], 20, {}),
+        ("kernels", [python, os.path.join("benchmarks", "gpu_kernel_floors.py")], 30, {}),
     ]
     if os.path.isdir(os.path.join(REAL_DATA, "datasets", "fashion-mnist")):
         # The CNN example on the real dataset, against its CPU accuracy (README: 0.9164).

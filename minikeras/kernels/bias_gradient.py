@@ -90,7 +90,9 @@ def grid_for(rows, columns):
 _COUNTERS = {}  # per logical device (one stream each: its launches never overlap): the tiles' counters
 
 
-def _counters(device, tiles):
+def tile_counters(device, tiles):
+    """The device's int32 counters, at least ``tiles`` of them, all 0 between launches: a two-stage
+    reduction's blocks count themselves in, and the last block of each tile resets its counter."""
     key = getattr(device, "canonical", None), getattr(device, "cuda_id", None)
     counters = _COUNTERS.get(key)
     if counters is None or counters.size < tiles:
@@ -111,7 +113,7 @@ def _relu_bias_backward_launch(launcher, device, grad, out, target):
     grid, block = grid_for(rows, columns)
     partial = xp.empty((grid[1], columns), target.dtype)
     grad_bias = xp.empty((columns,), target.dtype)
-    launcher.run(target.dtype, grid, block, (grad, out, target, partial, _counters(device, grid[0]), grad_bias,
+    launcher.run(target.dtype, grid, block, (grad, out, target, partial, tile_counters(device, grid[0]), grad_bias,
                                              numpy.int64(rows), numpy.int64(columns)))
     return target, grad_bias
 

@@ -4,7 +4,7 @@
 has a multi-tensor kernel in ``minikeras.kernels`` (Adam's ``adam_update``,
 SGD's ``sgd_update``, RMSprop's ``rmsprop_update``)
 overrides it to call :func:`update_all`, which hands every variable of a
-device to one kernel call: one launch on a GPU (per 16 variables), the
+device to one kernel call: one launch on a GPU (per 32 variables), the
 CPU's threaded per-variable NumPy update elsewhere (the kernel's
 reference). A subclass that overrides ``update_step`` keeps the
 per-variable path, so a custom rule is never bypassed.

@@ -5,16 +5,15 @@ The compile runs ``nvcc`` for sm_90 (Hopper) and sm_80 (Ampere), device
 code only (``-cubin``), on exactly the translation unit CuPy's RawKernel
 hands NVRTC (``kernels.cuda_source``: ``scalar_t`` defined, then the
 source; RawKernel sources are complete, unlike ElementwiseKernel
-fragments, so no wrapping is needed). Where nvcc is absent (CI) it is
-skipped with the reason. The launch check needs no compiler: each
-kernel's launch glue runs on NumPy arrays with a recording launcher, and
-every argument must match its C parameter (pointer, int, long long,
-unsigned long long, scalar_t), as CuPy passes them by position.
+fragments, so no wrapping is needed), with ``-Xptxas -v``: the kernels
+written to their floors (issue 33) must keep no stack frame, no spill and
+no division in their index math. Where nvcc is absent (CI) it is skipped
+with the reason. The launch check needs no compiler: each kernel's launch
+glue runs on NumPy arrays with a recording launcher, and every argument
+must match its C parameter (pointer, int, long long, unsigned long long,
+scalar_t, or a struct passed by value as a size-1 NumPy array of its
+dtype), as CuPy passes them by position.
 """
-import os
-import re
-import shutil
-import subprocess
 import types
 
 import numpy
@@ -22,57 +21,72 @@ import pytest
 
 from minikeras import kernels
 from minikeras.device import registry
+from minikeras.kernels.cuda_common import by_value_structs
 from minikeras.ops.nn.sliding_window import WindowGeometry
 
+from tests.kernels.cuda_tools import ArrayModule as _ArrayModule
+from tests.kernels.cuda_tools import DeviceArray as _DeviceArray
+from tests.kernels.cuda_tools import kernel_units, ptxas_report
+from tests.kernels.cuda_tools import nvcc as _nvcc
+from tests.kernels.cuda_tools import parameters as _parameters
+
 ARCHITECTURES = ("sm_90", "sm_80")
-_SIGNATURE = re.compile(r'extern "C" __global__ void (\w+)\((.*?)\)\s*\{', re.DOTALL)
 
 
-def _nvcc():
-    return shutil.which("nvcc") or next(
-        (path for path in (os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "nvcc"),)
-         if os.path.exists(path)), None)
+# The kernels written to their floors (issue 33): no stack frame (a local array or a table indexed at
+# run time: the multi-tensor updates had 256-768 bytes), no spills, no division in their index math.
+FLOOR_KERNELS = ("im2col", "col2im", "adam_update", "sgd_update", "rmsprop_update", "weight_decay_update",
+                 "batch_norm_statistics", "batch_norm_normalize", "batch_norm_backward_sums",
+                 "batch_norm_backward_input")
+
+
+@pytest.fixture(scope="module")
+def ptxas(tmp_path_factory):
+    """nvcc -Xptxas -v of every kernel, each dtype, for sm_90 and sm_80 (compiled once per module)."""
+    if _nvcc() is None:
+        pytest.skip("nvcc not found (no CUDA toolkit on this machine): CUDA sources not compiled")
+    compiled = {name: kernel for name, kernel in kernels.registered().items() if kernel.cuda_source is not None}
+    workdir = tmp_path_factory.mktemp("ptxas")
+    return compiled, workdir, ptxas_report(kernel_units(compiled), ARCHITECTURES, str(workdir))
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(_nvcc() is None, reason="nvcc not found (no CUDA toolkit on this machine): CUDA sources not compiled")
-def test_every_cuda_source_compiles_for_hopper_and_ampere(tmp_path):
-    # One translation unit per dtype, each kernel's unit in its own namespace (its
-    # scalar_t and helpers stay its own; the extern "C" names differ), so that
-    # nvcc starts four times rather than forty.
-    sources = []
-    compiled = sorted(name for name, kernel in kernels.registered().items() if kernel.cuda_source is not None)
+def test_every_cuda_source_compiles_for_hopper_and_ampere(ptxas):
+    # One translation unit per dtype, each kernel in its own namespace, so that nvcc starts four
+    # times rather than forty; the sources are exactly what CuPy's RawKernel hands NVRTC.
+    compiled, workdir, report = ptxas
     assert len(compiled) >= 10
-    for dtype in ("float32", "float64"):
-        units = [f"namespace unit_{name} {{\n{kernels.cuda_source(kernels.registered()[name].cuda_source, dtype)}}}\n"
-                 for name in compiled if dtype in kernels.registered()[name].dtypes]
-        path = tmp_path / f"kernels_{dtype}.cu"
-        path.write_text("".join(units))
-        sources.append(str(path))
-    runs = []
-    for arch in ARCHITECTURES:  # the two architectures compile side by side
-        out = tmp_path / arch
-        out.mkdir()
-        runs.append((arch, subprocess.Popen([_nvcc(), "-cubin", f"-arch={arch}", "-odir", str(out), *sources],
-                                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
-    for arch, run in runs:
-        output, _ = run.communicate(timeout=600)
-        assert run.returncode == 0, f"nvcc -arch={arch} failed:\n{output}"
-        cubins = list((tmp_path / arch).glob("*.cubin"))
-        assert len(cubins) == len(sources)
-        symbols = b"".join(path.read_bytes() for path in cubins)
+    for (arch, stem), found in report.items():
+        symbols = (workdir / arch / f"{stem}.cubin").read_bytes()
+        dtype = stem.split("_")[-1]
         for name in compiled:  # each kernel is there under its own (extern "C") name
-            assert name.encode() + b"\0" in symbols, f"{name} missing from the {arch} cubins"
+            if dtype in compiled[name].dtypes:
+                assert name.encode() + b"\0" in symbols, f"{name} missing from the {arch} {dtype} cubin"
+                assert name in found, f"ptxas reported nothing for {name} ({arch}, {dtype})"
+
+
+@pytest.mark.slow
+def test_the_kernels_at_their_floors_keep_no_stack_frame_spill_or_division(ptxas):
+    _, _, report = ptxas
+    for (arch, stem), found in report.items():
+        for name in FLOOR_KERNELS:
+            resources = found[name]
+            where = f"{name} ({arch}, {stem}): {resources}"
+            assert resources["stack"] == 0, f"a stack frame (local memory) in {where}"
+            assert resources["spill_stores"] == resources["spill_loads"] == 0, f"register spills in {where}"
+            assert resources["div64"] == 0, f"a 64-bit division or remainder in {where}"
+            assert resources["div32"] == 0, f"a 32-bit division by a run-time divisor in {where}"
+            assert resources["registers"] <= 64, f"more than 64 registers (fewer blocks per SM) in {where}"
 
 
 # ------------------------------------------------------------ launch arguments
-def _parameters(source, name):
-    found = {match.group(1): match.group(2) for match in _SIGNATURE.finditer(source)}
-    assert name in found, f"the source of {name!r} defines no extern \"C\" __global__ void {name}(...)"
-    return [" ".join(part.split()[:-1]) for part in found[name].split(",")]
-
-
 def _check_argument(c_type, value, dtype, where):
+    struct = by_value_structs().get(c_type.replace("const ", ""))
+    if struct is not None:  # passed by value: CuPy copies a size-1 NumPy array's bytes
+        assert type(value) is numpy.ndarray and value.size == 1, (
+            f"{where}: {c_type} is passed by value as a size-1 NumPy array, received {type(value).__name__}")
+        assert value.dtype == struct.dtype, f"{where}: {c_type} takes dtype {struct.dtype}, received {value.dtype}"
+        return
     if "*" in c_type:
         assert isinstance(value, numpy.ndarray), f"{where}: {c_type} takes an array, received {type(value)}"
         if "scalar_t" in c_type:
@@ -88,6 +102,20 @@ def _check_argument(c_type, value, dtype, where):
     expected = {"unsigned long long": numpy.uint64, "long long": numpy.int64, "int": numpy.int32,
                 "scalar_t": numpy.dtype(dtype).type}[c_type.replace("const ", "")]
     assert type(value) is expected, f"{where}: {c_type} takes {expected.__name__}, received {type(value).__name__}"
+
+
+def _parameter_bytes(arguments):
+    """The size of a launch's parameter buffer: each argument at its alignment, as the driver lays them."""
+    size = 0
+    for value in arguments:
+        if isinstance(value, numpy.ndarray) and type(value) is numpy.ndarray:  # a struct by value
+            width, alignment = value.dtype.itemsize, value.dtype.alignment
+        elif isinstance(value, numpy.ndarray):  # a device pointer
+            width = alignment = 8
+        else:
+            width = alignment = numpy.dtype(type(value)).itemsize
+        size = -(-size // alignment) * alignment + width
+    return size
 
 
 class _Recorder:
@@ -106,27 +134,10 @@ class _Recorder:
             f"{self.kernel.name}: {len(arguments)} arguments for {len(parameters)} parameters")
         for index, (c_type, value) in enumerate(zip(parameters, arguments)):
             _check_argument(c_type, value, dtype, f"{self.kernel.name} parameter {index} ({c_type})")
+        assert _parameter_bytes(arguments) <= 4096, (
+            f"{self.kernel.name}: {_parameter_bytes(arguments)} bytes of parameters; CUDA before 12.1 takes 4096")
         assert grid[0] >= 1 and block[0] >= 1
         self.launches += 1
-
-
-class _DeviceArray(numpy.ndarray):
-    """A NumPy array with CuPy's ``.data.ptr`` (what the multi-tensor glue reads)."""
-
-    @property
-    def data(self):
-        return types.SimpleNamespace(ptr=self.ctypes.data)
-
-
-class _ArrayModule:
-    """NumPy, with CuPy's habit of keeping a contiguous array as it is."""
-
-    def __getattr__(self, name):
-        return getattr(numpy, name)
-
-    @staticmethod
-    def ascontiguousarray(array):
-        return array if array.flags.c_contiguous else numpy.ascontiguousarray(array).view(_DeviceArray)
 
 
 def _arrays(*shapes, dtype="float32"):
@@ -150,7 +161,18 @@ def _cases(dtype):
     pooled_grad, = _arrays((2, same.out_h, same.out_w, 3), dtype=dtype)
     conv = WindowGeometry("conv2d", (2, 5, 5, 3), (3, 3), (1, 1), (1, 1), "same")
     patches, = _arrays((2, conv.out_h, conv.out_w, 3, 3, 3), dtype=dtype)
+    bn_x, bn_grad = _arrays((6, 8), (6, 8), dtype=dtype)
+    bn_stats = [numpy.ones((1, 8), dtype).view(_DeviceArray) for _ in range(4)]  # mean, inv_std, two sums
+    bn_gamma, bn_beta = _arrays((1, 8), (1, 8), dtype=dtype)
     return {
+        "batch_norm_statistics": [(bn_x, (0,), 6, 1e-3)],
+        "batch_norm_normalize": [(bn_x, (0,), bn_stats[0], bn_stats[1], bn_gamma, bn_beta, None),
+                                 (bn_x, (0,), bn_stats[0], bn_stats[1], None, None, None)],
+        "batch_norm_backward_sums": [(bn_grad, None, bn_x, bn_stats[0], bn_stats[1], (0,))],
+        "batch_norm_backward_input": [(bn_grad, None, bn_x, bn_stats[0], bn_stats[1], bn_gamma, bn_stats[2],
+                                       bn_stats[3], 6, None),
+                                      (bn_grad, None, bn_x, bn_stats[0], bn_stats[1], None, bn_stats[2], bn_stats[3],
+                                       6, None)],
         "bias_relu": [(out, bias, True), (out, None, True)],
         "relu_backward": [(grad, relu_out, target)],
         "relu_bias_backward": [(grad, relu_out, target)],
@@ -176,11 +198,14 @@ def _cases(dtype):
         "max_pool_backward": [(pooled_grad, numpy.zeros(pooled_grad.shape, numpy.int32), same)],
         "avg_pool": [(images, same)],
         "avg_pool_backward": [(pooled_grad, same)],
-        "im2col": [(images, conv, numpy.empty(patches.shape, dtype), False, [None])],
-        "col2im": [(patches, conv, numpy.empty(images.shape, dtype))],
+        "im2col": [(images, conv, numpy.empty(patches.shape, dtype).view(_DeviceArray), False, [None])],
+        "col2im": [(patches, conv, numpy.empty(images.shape, dtype).view(_DeviceArray))],
         "counter_random": [((4, 3), numpy.dtype(dtype), 12345, numpy.zeros(2, numpy.uint64).view(_DeviceArray), False),
                            ((5,), numpy.dtype(dtype), 2**64 - 1, numpy.zeros(2, numpy.uint64).view(_DeviceArray), True)],
     }
+
+
+LAUNCH_CASE_NAMES = tuple(_cases("float32"))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

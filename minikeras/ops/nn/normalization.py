@@ -9,9 +9,9 @@ import math
 
 import numpy
 
+from minikeras import kernels
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras.autograd import Function
-from minikeras.ops.nn._blocks import row_blocks, sum_in_order
 from minikeras.utils.argument_validation import as_tensor, is_int, validate_axis, validate_number
 
 __all__ = ["batch_norm_training", "batch_norm_inference", "layer_norm"]
@@ -53,57 +53,37 @@ class BatchNormTraining(Function):
     center=False). After forward, ``batch_mean`` and ``batch_variance`` (the
     biased one) hold the statistics for the moving averages.
 
-    Every pass runs over blocks of samples shared among the CPU op threads
-    (one block on a GPU). The blocks depend only on the input's size and
-    their sums are added in block order, so the result has the same bits
-    for any number of threads.
+    Each pass is a kernel of ``minikeras/kernels/batch_norm.py``: on a GPU
+    one launch each (statistics and normalisation forward, the sums and the
+    input's gradient backward; the reductions deterministic), saving ``x``
+    for backward; elsewhere their references, which run over blocks of
+    samples shared among the CPU op threads (one block on the simulated
+    GPU), save ``x_hat`` and add the blocks' sums in block order, so the
+    result has the same bits for any number of threads.
     """
 
     def __init__(self, axis, epsilon, cross_replica):
         self.axis, self.epsilon, self.cross_replica = axis, epsilon, cross_replica
 
-    def _blocks(self, xp, function, view):
-        """``function(start, stop)`` over blocks of samples (axis 0, always a
-        reduced axis: BatchNormalization refuses axis 0)."""
-        return row_blocks(self.device, function, view.shape[0], view.size)
-
     def forward(self, x, gamma, beta):
-        xp = self.device.xp
+        device = self.device
         self.input_shape = x.shape
         view_shape, feature_axes, broadcast = _layout(x.shape, (self.axis,))
         view = x.reshape(view_shape) if view_shape is not None else x
         axes = self.reduce_axes = tuple(a for a in range(view.ndim) if a not in feature_axes)
-        self.broadcast = broadcast
         count = self.count = view.size // math.prod(broadcast)
-        variance = None
         if self.cross_replica is None:
-            sums = self._blocks(xp, lambda start, stop: view[start:stop].sum(axis=axes, keepdims=True), view)
-            mean = sum_in_order(xp, sums)
-            mean /= count
+            mean, variance, inv_std, scratch = kernels.get("batch_norm_statistics", device)(view, axes, count,
+                                                                                             self.epsilon)
         else:
-            mean, variance = self._global_moments(xp, view, count)
-        x_hat, out = xp.empty_like(view), xp.empty_like(view)
-
-        def centre(start, stop):
-            centered = xp.subtract(view[start:stop], mean, out=x_hat[start:stop])
-            if variance is None:
-                return xp.multiply(centered, centered, out=out[start:stop]).sum(axis=axes, keepdims=True)
-            return None
-
-        squares = self._blocks(xp, centre, view)
-        if variance is None:
-            variance = sum_in_order(xp, squares)
-            variance /= count
-        inv_std = 1.0 / xp.sqrt(variance + self.epsilon)
-
-        def finish(start, stop):
-            block = x_hat[start:stop]
-            block *= inv_std
-            return _scale_and_shift(xp, block, gamma, beta, broadcast, out[start:stop])
-
-        gamma = self._blocks(xp, finish, view)[0]
+            mean, variance = self._global_moments(device.xp, view, count)
+            inv_std, scratch = 1.0 / device.xp.sqrt(variance + self.epsilon), None
+        gamma = None if gamma is None else gamma.reshape(broadcast)
+        beta = None if beta is None else beta.reshape(broadcast)
+        out, x_hat = kernels.get("batch_norm_normalize", device)(view, axes, mean, inv_std, gamma, beta, scratch)
         if self.needs_input_grad[0] or self.needs_input_grad[1]:
-            self.save_for_backward(x_hat, inv_std, gamma)
+            # x_hat from the references; x itself from the kernels, which recompute x_hat.
+            self.save_for_backward(x_hat, view if x_hat is None else None, mean, inv_std, gamma)
         self.batch_mean, self.batch_variance = mean.reshape(-1), variance.reshape(-1)
         return out.reshape(x.shape)
 
@@ -120,21 +100,12 @@ class BatchNormTraining(Function):
         return mean.astype(view.dtype), variance.astype(view.dtype)
 
     def backward(self, grad):
-        x_hat, inv_std, gamma = self.saved
-        xp = self.device.xp
+        x_hat, x, mean, inv_std, gamma = self.saved
+        device = self.device
         needs = self.needs_input_grad
-        axes = self.reduce_axes
-        view = xp.ascontiguousarray(grad).reshape(x_hat.shape)
-        work = xp.empty_like(view)
-
-        def sums(start, stop):
-            block = view[start:stop]
-            product = xp.multiply(block, x_hat[start:stop], out=work[start:stop])
-            return block.sum(axis=axes, keepdims=True), product.sum(axis=axes, keepdims=True)
-
-        parts = self._blocks(xp, sums, view)
-        grad_beta = sum_in_order(xp, [part[0] for part in parts])
-        grad_gamma = sum_in_order(xp, [part[1] for part in parts])
+        view = grad.reshape((x_hat if x is None else x).shape)
+        grad_beta, grad_gamma, scratch = kernels.get("batch_norm_backward_sums", device)(
+            view, x_hat, x, mean, inv_std, self.reduce_axes)
         grad_x = None
         if needs[0]:
             beta_sum, gamma_sum, count = grad_beta, grad_gamma, self.count
@@ -142,19 +113,8 @@ class BatchNormTraining(Function):
                 # With global statistics every replica's input moves every
                 # replica's output: the sums here must be global too.
                 beta_sum, gamma_sum, count = self.cross_replica(grad_beta, grad_gamma, count, gradients=True)
-            scale = inv_std if gamma is None else inv_std * gamma
-            gamma_mean, beta_mean = gamma_sum * (1.0 / count), beta_sum * (1.0 / count)
-
-            def input_gradient(start, stop):
-                # dx = scale * (g - mean(g) - x_hat * mean(g * x_hat))
-                block = work[start:stop]
-                xp.multiply(x_hat[start:stop], gamma_mean, out=block)
-                xp.subtract(view[start:stop], block, out=block)
-                block -= beta_mean
-                block *= scale
-
-            self._blocks(xp, input_gradient, view)
-            grad_x = work.reshape(self.input_shape)
+            grad_x = kernels.get("batch_norm_backward_input", device)(
+                view, x_hat, x, mean, inv_std, gamma, beta_sum, gamma_sum, count, scratch).reshape(self.input_shape)
         return (grad_x,
                 grad_gamma.reshape(-1) if needs[1] else None,
                 grad_beta.reshape(-1) if needs[2] else None)
