@@ -152,12 +152,15 @@ def _dtype_name(value):
     policies (``QuantizedDTypePolicy``...) and maps stay serialized, for
     ``dtype_policies.get``; so does a plain policy whose name reads as a
     quantized one (``DTypePolicy("int8")``: a name alone would not parse)."""
-    if isinstance(value, dict) and value.get("class_name") in ("DTypePolicy", "Policy", "FloatDTypePolicy"):
-        from minikeras.dtype_policies import QUANTIZATION_MODES
+    from minikeras.dtype_policies import QUANTIZATION_MODES
 
+    if isinstance(value, dict) and value.get("class_name") in ("DTypePolicy", "Policy", "FloatDTypePolicy"):
         name = (value.get("config") or {}).get("name")
         if not (isinstance(name, str) and name.startswith(QUANTIZATION_MODES)):
             value = name
+    elif isinstance(value, str) and value.startswith(QUANTIZATION_MODES) and "_from_" not in value:
+        # tf.keras 2's Policy("int8"): a plain dtype there, not a quantized policy's name
+        value = {"class_name": "DTypePolicy", "config": {"name": value}}
     return value
 
 

@@ -62,23 +62,25 @@ class Int8Contraction(Function):
     estimator Keras's ``custom_gradient`` defines); the product uses
     ``quantized_inputs`` (int8) and ``inputs_scale``, already aligned with
     the output. Without an input quantizer (weight-only int8) pass None for
-    both: the float inputs then meet the kernel cast to their dtype.
+    both: the float inputs then meet the kernel cast to their dtype. A None
+    ``kernel_scale`` means the kernel is already float (EinsumDense's int4
+    with an input quantizer).
 
     Args:
         compute_dtype: the layer's compute dtype (the result's).
         equation: None for Dense (the last axis of the inputs with the
             kernel's first), else an explicit einsum equation.
         gradient_equation: for an einsum, ``"<out>,<kernel>-><inputs>"``.
-        kernel_scale_for_kernel: a function of the scale array giving its
-            layout against the kernel (EinsumDense's ``_adjust_scale_for_dequant``);
-            identity for Dense.
+        kernel_scale_layout: for an einsum, what lays the stored kernel
+            scale out against the kernel (``for_operand(xp, scale)``,
+            layers/einsum_quantization_layout.py); Dense's needs none.
     """
 
-    def __init__(self, compute_dtype, equation=None, gradient_equation=None, kernel_scale_for_kernel=None):
+    def __init__(self, compute_dtype, equation=None, gradient_equation=None, kernel_scale_layout=None):
         self.compute_dtype = as_numpy_dtype(compute_dtype)
         self.equation = equation
         self.gradient_equation = gradient_equation
-        self.kernel_scale_for_kernel = kernel_scale_for_kernel or (lambda scale: scale)
+        self.kernel_scale_layout = kernel_scale_layout
 
     def forward(self, inputs, quantized_inputs, inputs_scale, kernel, kernel_scale):
         device = self.device
@@ -87,44 +89,52 @@ class Int8Contraction(Function):
         if self.needs_input_grad[0]:
             self.save_for_backward(kernel, kernel_scale)
         if quantized_inputs is None:  # weight-only: float inputs, kernel cast to their dtype, then de-scaled
-            return self._float_product(inputs, kernel.astype(dtype)) / kernel_scale.astype(dtype)
+            product = self._float_product(inputs, kernel.astype(dtype))
+            return product if kernel_scale is None else product / kernel_scale.astype(dtype)
         if self.equation is None:
             flat = quantized_inputs.reshape(-1, quantized_inputs.shape[-1])
             product = exact_int8_matmul(device, flat, kernel).reshape(quantized_inputs.shape[:-1] + (kernel.shape[1],))
         else:
             product = exact_int8_einsum(device, self.equation, quantized_inputs, kernel)
-        return product.astype(dtype) / (inputs_scale.astype(dtype) * kernel_scale.astype(dtype))
+        scale = inputs_scale.astype(dtype)
+        if kernel_scale is not None:
+            scale = scale * kernel_scale.astype(dtype)
+        return product.astype(dtype) / scale
 
     def _float_product(self, inputs, kernel):
         if self.equation is None:
             flat = inputs.reshape(-1, inputs.shape[-1])
             return self.device.matmul(flat, kernel).reshape(inputs.shape[:-1] + (kernel.shape[1],))
-        if inputs.dtype.itemsize == 2:  # CuPy contracts no bfloat16 (ops/nn/einsum_dense.py)
-            return self.device.xp.einsum(self.equation, inputs.astype(numpy.float32),
-                                         kernel.astype(numpy.float32), optimize=True).astype(inputs.dtype)
-        return self.device.xp.einsum(self.equation, inputs, kernel, optimize=True)
+        return self._einsum(self.equation, inputs, kernel)
+
+    def _einsum(self, equation, left, right):
+        if left.dtype.itemsize == 2:  # CuPy contracts no 16-bit floats (ops/nn/einsum_dense.py)
+            return self.device.xp.einsum(equation, left.astype(numpy.float32), right.astype(numpy.float32),
+                                         optimize=True).astype(left.dtype)
+        return self.device.xp.einsum(equation, left, right, optimize=True)
 
     def backward(self, grad):
         kernel, kernel_scale = self.saved
         dtype = grad.dtype
-        float_kernel = kernel.astype(dtype) / self.kernel_scale_for_kernel(kernel_scale).astype(dtype)
+        float_kernel = kernel.astype(dtype)
+        if kernel_scale is not None:
+            if self.kernel_scale_layout is not None:
+                kernel_scale = self.kernel_scale_layout.for_operand(self.device.xp, kernel_scale)
+            float_kernel = float_kernel / kernel_scale.astype(dtype)
         if self.equation is None:
             flat = grad.reshape(-1, grad.shape[-1])
             grad_inputs = self.device.matmul(flat, float_kernel.T).reshape(self.input_shape)
         else:
-            wide = dtype.itemsize == 2
-            grad_inputs = self.device.xp.einsum(self.gradient_equation, grad.astype(numpy.float32) if wide else grad,
-                                                float_kernel.astype(numpy.float32) if wide else float_kernel,
-                                                optimize=True).astype(dtype)
+            grad_inputs = self._einsum(self.gradient_equation, grad, float_kernel)
         return grad_inputs, None, None, None, None
 
 
 def int8_contraction(inputs, quantized_inputs, inputs_scale, kernel, kernel_scale, compute_dtype, equation=None,
-                     gradient_equation=None, kernel_scale_for_kernel=None):
+                     gradient_equation=None, kernel_scale_layout=None):
     """Keras's int8 product (see :class:`Int8Contraction`) on Tensors.
 
     Returns:
         A Tensor in ``compute_dtype`` whose gradient reaches ``inputs`` only.
     """
-    function = Int8Contraction(compute_dtype, equation, gradient_equation, kernel_scale_for_kernel)
+    function = Int8Contraction(compute_dtype, equation, gradient_equation, kernel_scale_layout)
     return function.apply(inputs, quantized_inputs, inputs_scale, kernel, kernel_scale)
