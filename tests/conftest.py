@@ -26,7 +26,7 @@ from minikeras import backend
 from minikeras.device import registry, simulated
 
 _PER_DEVICE = ("ops", "autograd", "layers", "losses", "metrics", "optimizers", "models", "saving", "callbacks",
-               "mixed_precision")
+               "mixed_precision", "quantizers")
 _TESTS = pathlib.Path(__file__).parent
 
 
