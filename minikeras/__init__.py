@@ -28,6 +28,7 @@ _LAZY_MODULES = {
 }
 _LAZY_MODULES |= {"applications"}  # Keras's applications (issue 26)
 _LAZY_MODULES |= {"distribution"}  # keras.distribution (data parallelism for every model)
+_LAZY_MODULES |= {"quantizers"}  # keras.quantizers (int8 / int4 / float8 quantization)
 _LAZY_NAMES = {
     "Sequential": "minikeras.models",
     "Model": "minikeras.models",
@@ -39,6 +40,7 @@ _LAZY_NAMES = {
     "DTypePolicy": "minikeras.dtype_policies",
     "FloatDTypePolicy": "minikeras.dtype_policies",
 }
+_LAZY_NAMES["Quantizer"] = "minikeras.quantizers"  # keras.Quantizer
 
 
 def __getattr__(name):
