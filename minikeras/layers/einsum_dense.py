@@ -179,7 +179,6 @@ class EinsumDense(EinsumDenseQuantization, LoraMixin, Layer):
         kernel_shape, bias_shape, self._full_output_shape, input_axes, output_axes = analyze_einsum(
             self.equation, self.bias_axes, input_shape, self.partial_output_shape)
         self.input_spec = InputSpec(ndim=len(input_shape))
-        self._build_shape = tuple(input_shape)
         initializer = self.kernel_initializer
         if isinstance(initializer, VarianceScaling):
             initializer = _FannedInitializer(initializer, input_axes, output_axes)

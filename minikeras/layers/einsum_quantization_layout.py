@@ -81,7 +81,7 @@ class _Placement:
         if self.expand:
             scale = xp.squeeze(scale, tuple(self.expand))
         if self.transpose:
-            scale = xp.transpose(scale, numpy.argsort(self.transpose))
+            scale = xp.transpose(scale, [int(axis) for axis in numpy.argsort(self.transpose)])
         return scale
 
 
@@ -102,22 +102,21 @@ class QuantizationLayout:
         self.inputs = _Placement(inputs, outputs, outputs.find(kernel[-1]))
         self.kernel = _Placement(kernel, outputs, self.inputs.last_index)
 
-    def check(self, input_shape, kernel_shape, output_shape):
+    def check(self):
         """Raise ValueError unless both scales, laid out, broadcast against the
-        output (Keras fails inside the call for such equations).
-
-        Args:
-            input_shape, kernel_shape, output_shape: with None for unknown sizes.
-        """
+        output (Keras fails inside the call for such equations). Each label
+        stands for a distinct prime size, so that no axis broadcasts by chance."""
         from minikeras import ops
 
-        sizes = [[1 if size is None else int(size) for size in shape]
-                 for shape in (input_shape, kernel_shape, output_shape)]
+        labels = sorted(set(self.equation) - set(",->"))
+        size = dict(zip(labels, (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71)))
+        specs = self.equation.replace("->", ",").split(",")
+        output = tuple(size[label] for label in specs[2])
         try:
-            for placement, shape in ((self.inputs, sizes[0]), (self.kernel, sizes[1])):
-                kept = [1 if axis in placement.reduced else size for axis, size in enumerate(shape)]
+            for placement, spec in ((self.inputs, specs[0]), (self.kernel, specs[1])):
+                kept = [1 if axis in placement.reduced else size[label] for axis, label in enumerate(spec)]
                 laid_out = placement.for_output(ops, ops.zeros(kept))
-                numpy.broadcast_shapes(tuple(laid_out.shape), tuple(sizes[2]))
+                numpy.broadcast_shapes(tuple(laid_out.shape), output)
         except ValueError:
             raise ValueError(f"EinsumDense cannot be quantized with equation '{self.source}': its contracted axes "
                              "have no place among the output's axes, so the quantization scales cannot be laid out "

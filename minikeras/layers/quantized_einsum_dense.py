@@ -58,7 +58,7 @@ class EinsumDenseQuantization:
         kernel_shape = tuple(kernel_shape)
         if mode in ("int8", "int4"):
             layout = self._quantization_layout()
-            layout.check(self._build_shape, kernel_shape, self._full_output_shape)
+            layout.check()
             self.quantization_axis = tuple(layout.inputs.reduced)
         if mode == "int8":
             self.inputs_quantizer = QuantizationConfig.activation_quantizer_or_default(
@@ -102,7 +102,7 @@ class EinsumDenseQuantization:
         values = scales = block_size = None
         if mode in ("int8", "int4"):
             layout = self._quantization_layout()
-            layout.check(self._build_shape, kernel_shape, self._full_output_shape)
+            layout.check()
         if mode == "int8":
             quantizer = QuantizationConfig.weight_quantizer_or_default(
                 config, quantizers.AbsMaxQuantizer(axis=tuple(layout.kernel.reduced)))

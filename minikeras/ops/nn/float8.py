@@ -87,7 +87,7 @@ class Float8QuantizeInputs(Function):
     def forward(self, x, scale, amax_history):
         xp = self.device.xp
         if self.training:
-            limit = numpy.float32(float8_max("float8_e4m3fn"))
+            limit = float8_max("float8_e4m3fn")
             self.updates = (next_scale(xp, xp.max(amax_history, axis=0), scale, limit),
                             next_amax_history(xp, x, amax_history))
         else:
@@ -112,7 +112,7 @@ class Float8QuantizeOutputGradient(Function):
     def backward(self, grad):
         xp = self.device.xp
         scale, history = self.saved
-        limit = numpy.float32(float8_max("float8_e5m2"))
+        limit = float8_max("float8_e5m2")
         new_scale = next_scale(xp, xp.max(history, axis=0), scale, limit)
         return quantize_dequantize(xp, grad, scale, "float8_e5m2"), new_scale, next_amax_history(xp, grad, history)
 
