@@ -49,11 +49,12 @@ def test_int8_dense_is_keras_formula_and_near_the_float_layer():
 
 
 def test_the_int8_product_is_exact_past_float32s_integer_range():
-    # 4096 products of +-127: a float32 sum of them would round; the blocks of 1024 keep it exact.
+    # Sums of 4096 products near 127 * 127 reach 6.6e7 with odd low bits: float32 (spacing 4 there)
+    # would round them; the blocks of 1024 keep every partial sum exact.
     device = default_device()
     left = numpy.full((3, 4096), 127, numpy.int8)
-    right = numpy.full((4096, 2), -127, numpy.int8)
-    left[1, ::3], right[::5, 1] = -127, 1
+    right = numpy.full((4096, 2), 127, numpy.int8)
+    right[7, 0], right[::5, 1], left[1, ::3] = 1, -3, -125
     with device.activate():
         product = exact_int8_matmul(device, device.asarray(left), device.asarray(right))
         result = device.to_host(product)
