@@ -107,6 +107,15 @@ class QuantizationHooks:
         return NotImplementedError(f"Layer {type(self).__name__} does not have a `{name}` {kind} implemented."
                                    f"{'' if msg is None else ' ' + msg}")
 
+    def _unsupported_mode_error(self, mode):
+        """The error of a mode Keras has and minikeras's layers do not run (gptq, awq)."""
+        if mode in ("gptq", "awq"):
+            return NotImplementedError(
+                f"Layer {type(self).__name__} '{self.name}': the '{mode}' quantization mode (post-training "
+                "calibration of large language models) is not supported by minikeras; 'int8', 'int4' and 'float8' "
+                "are (README, Quantization: names not supported).")
+        return self._quantization_mode_error(mode)
+
     def _quantization_mode_error(self, mode):
         return NotImplementedError(f"Invalid quantization mode. Expected one of {QUANTIZATION_MODES}. "
                                    f"Received: quantization_mode={mode}")

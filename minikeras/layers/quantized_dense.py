@@ -97,7 +97,7 @@ class DenseQuantization:
         elif mode == "float8":
             add_float8_variables(self)
         else:
-            raise self._quantization_mode_error(mode)
+            raise self._unsupported_mode_error(mode)
         self._is_quantized = True
 
     def _int4_build(self, kernel_shape, config):
@@ -136,7 +136,7 @@ class DenseQuantization:
         elif mode == "float8":
             values = scale = None
         else:
-            raise self._quantization_mode_error(mode)
+            raise self._unsupported_mode_error(mode)
         if values is not None:
             drop_weight(self, kernel)
         self.quantized_build(kernel_shape, mode, config)

@@ -71,7 +71,7 @@ class EinsumDenseQuantization:
         elif mode == "float8":
             add_float8_variables(self)
         else:
-            raise self._quantization_mode_error(mode)
+            raise self._unsupported_mode_error(mode)
         self._is_quantized = True
 
     def _int4_build(self, kernel_shape, layout, config):
@@ -112,7 +112,7 @@ class EinsumDenseQuantization:
             block_size = int4_block_size(self, config)
             values, scales = _int4_values(kernel, layout.flat_kernel_shape(kernel_shape), block_size)
         elif mode != "float8":
-            raise self._quantization_mode_error(mode)
+            raise self._unsupported_mode_error(mode)
         if values is not None:
             drop_weight(self, kernel)
         self.quantized_build(kernel_shape, mode, config)

@@ -141,3 +141,12 @@ def test_policy_map_without_default_serializes_policies_without_their_source():
         assert P.deserialize(P.serialize(policies))["a"].name == "int8_from_mixed_bfloat16"
     finally:
         mk.config.set_dtype_policy("float32")
+
+
+@pytest.mark.parametrize("name", ["gptq/4/128_from_float32", "awq/4/-1_from_float32"])
+def test_calibration_policies_parse_but_layers_refuse_them_clearly(name):
+    layer = layers.Dense(3, dtype=name)
+    assert layer.dtype_policy.name == name
+    with pytest.raises(NotImplementedError, match=f"the '{name[:4].rstrip('/')}' quantization mode .* is not "
+                                                  "supported by minikeras"):
+        layer.build((None, 4))
