@@ -43,7 +43,7 @@ class Variable(Tensor):
         array([1., 1., 1.], dtype=float32)
     """
 
-    __slots__ = ("_trainable", "_path", "autocast", "aggregation", "constraint")
+    __slots__ = ("_trainable", "_path", "autocast", "aggregation", "constraint", "_overwrite_with_gradient")
 
     def __init__(self, initializer=None, shape=None, dtype=None, trainable=True, name=None, device=None,
                  path=None, **kwargs):
@@ -76,6 +76,20 @@ class Variable(Tensor):
         self.autocast = bool(kwargs.get("autocast", True))
         self.aggregation = aggregation
         self.constraint = None  # a callable on the array, applied by the optimizer after each update
+        self._overwrite_with_gradient = False
+
+    @property
+    def overwrite_with_gradient(self):
+        """Whether the optimizer sets this variable to its "gradient" instead of
+        updating it with it (Keras 3: a float8 layer's scales and amax
+        histories, whose backward pass computes their next values)."""
+        return self._overwrite_with_gradient
+
+    @overwrite_with_gradient.setter
+    def overwrite_with_gradient(self, value):
+        if not isinstance(value, bool):
+            raise TypeError(f"`overwrite_with_gradient` must be a boolean. Received: {value}")
+        self._overwrite_with_gradient = value
 
     @property
     def trainable(self):

@@ -29,7 +29,7 @@ from minikeras.device import registry
 from minikeras.testing.sim_cupy import simulation
 
 _PER_DEVICE = ("ops", "autograd", "layers", "losses", "metrics", "optimizers", "models", "saving", "callbacks",
-               "mixed_precision")
+               "mixed_precision", "quantizers")
 _TESTS = pathlib.Path(__file__).parent
 
 

@@ -22,7 +22,7 @@ FLOORS = {
     "device": 1,
     "autograd": 2, "kernels": 2,
     "ops": 3,
-    "layers": 4, "optimizers": 4, "losses": 4, "metrics": 4,
+    "layers": 4, "optimizers": 4, "losses": 4, "metrics": 4, "quantizers": 4,
     "models": 5,
     "saving": 6,
     "distribute": 7, "distribution": 7,
@@ -58,6 +58,8 @@ LAZY_ALLOWED = {
     ("layers/text_vectorization.py", "minikeras.saving"),
     # FeatureSpace.save writes Keras's .keras layout for it (saving/feature_space_io.py).
     ("layers/feature_space.py", "minikeras.saving.feature_space_io"),
+    # A quantizer class registered with register_keras_serializable is saved and found by its registered name.
+    ("quantizers/__init__.py", "minikeras.saving"),
     # Model.save/save_weights/load_weights and models.load_model delegate to saving/.
     ("models/__init__.py", "minikeras.saving"),
     ("models/model.py", "minikeras.saving"),

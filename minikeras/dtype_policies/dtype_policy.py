@@ -51,7 +51,7 @@ class DTypePolicy:
 
     @property
     def quantization_mode(self):
-        """None: minikeras has no quantized policies."""
+        """None: a float policy (the quantized ones, quantized.py, name their mode)."""
         return None
 
     def convert_input(self, x, autocast, dtype):
@@ -76,7 +76,8 @@ class DTypePolicy:
         return f'<DTypePolicy "{self._name}">'
 
     def __eq__(self, other):
-        return isinstance(other, DTypePolicy) and self._name == other._name
+        # DTypePolicy and FloatDTypePolicy are one policy; the quantized ones differ (Keras).
+        return type(other) in (DTypePolicy, FloatDTypePolicy) and self._name == other._name
 
     def __hash__(self):
         return hash(("DTypePolicy", self._name))
@@ -110,14 +111,17 @@ def set_dtype_policy(policy):
     ``keras.mixed_precision.set_global_policy``).
 
     Args:
-        policy: a DTypePolicy or its name (``"mixed_float16"``...).
+        policy: a DTypePolicy or its name (``"mixed_float16"``,
+            ``"int8_from_float32"``...).
     """
-    if not isinstance(policy, DTypePolicy):
-        if not isinstance(policy, str):
-            raise ValueError("Invalid `policy` argument. Expected the string name of a policy (such as "
-                             f"'mixed_float16') or a `DTypePolicy` instance. Received: policy={policy!r} "
-                             f"(of type {type(policy).__name__})")
-        policy = DTypePolicy(policy)
+    if isinstance(policy, str):
+        from minikeras.dtype_policies.quantized import QUANTIZATION_MODES, quantized_policy_from_name
+
+        policy = quantized_policy_from_name(policy) if policy.startswith(QUANTIZATION_MODES) else DTypePolicy(policy)
+    elif not isinstance(policy, DTypePolicy):
+        raise ValueError("Invalid `policy` argument. Expected the string name of a policy (such as "
+                         f"'mixed_float16') or a `DTypePolicy` instance. Received: policy={policy!r} "
+                         f"(of type {type(policy).__name__})")
     with _lock:
         _global["policy"] = policy
 

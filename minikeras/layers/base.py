@@ -20,6 +20,7 @@ from minikeras.device import op_errors, placement_device
 from minikeras.layers.keras_mask import get_keras_mask, set_keras_mask
 from minikeras.layers.naming import to_snake_case, unique_name
 from minikeras.layers.node_attributes import NodeAttributes
+from minikeras.layers.quantization import QuantizationHooks
 from minikeras.layers.tf_data import call_on_tf_tensors, has_tf_tensors
 from minikeras.layers.weight_info import set_weight_info, weight_info
 from minikeras.layers.weight_arguments import add_weight_arguments, unique_weight_name
@@ -68,7 +69,7 @@ def layer_from_config(layer_class, config, custom_objects=None):
         return layer_class.from_config(config)
 
 
-class Layer(NodeAttributes):
+class Layer(NodeAttributes, QuantizationHooks):
     """Base class of all layers (Keras conventions).
 
     Args:
@@ -191,6 +192,7 @@ class Layer(NodeAttributes):
                               aggregation=spec["aggregation"] or "none")
         weight.requires_grad = trainable and self._trainable
         weight.constraint = constraints.get(spec["constraint"])  # applied by the optimizer after each update
+        weight.overwrite_with_gradient = bool(spec["overwrite_with_gradient"])  # float8 scales (optimizer.py)
         set_weight_info(weight, _WeightInfo(regularizers.get(spec["regularizer"]), trainable))
         (self._trainable_weights if trainable else self._non_trainable_weights).append(weight)
         return weight
@@ -204,6 +206,7 @@ class Layer(NodeAttributes):
     @dtype_policy.setter
     def dtype_policy(self, value):
         self._dtype_policy = dtype_policies.get(value)
+        self._quantize_for_policy()  # a quantized policy quantizes a built layer (layers/quantization.py)
 
     @property
     def dtype(self):

@@ -20,6 +20,8 @@ from minikeras.layers.base import Layer
 from minikeras.layers.input_spec import InputSpec
 from minikeras.layers.kernel_arguments import set_weight_arguments, weight_arguments_config
 from minikeras.layers.lora import LoraMixin
+from minikeras.layers.quantized_dense import DenseQuantization
+from minikeras.layers.quantized_weights import config_with_policy, read_quantization_config
 from minikeras.losses.logits import attach_logits
 from minikeras.utils.argument_validation import is_int
 
@@ -76,7 +78,7 @@ def _set_kernel_arguments(layer, activation, use_bias, kernel_initializer, bias_
                          activity_regularizer, kernel_constraint, bias_constraint)
 
 
-class Dense(LoraMixin, Layer):
+class Dense(DenseQuantization, LoraMixin, Layer):
     """A densely-connected layer: ``activation(inputs @ kernel + bias)``.
 
     Applied to the last axis of inputs of any rank >= 2 (a ``(batch, steps,
@@ -111,9 +113,11 @@ class Dense(LoraMixin, Layer):
 
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
-                 kernel_constraint=None, bias_constraint=None, lora_rank=None, lora_alpha=None, **kwargs):
+                 kernel_constraint=None, bias_constraint=None, lora_rank=None, lora_alpha=None,
+                 quantization_config=None, **kwargs):
         super().__init__(**kwargs)
         self._init_lora(lora_rank, lora_alpha)
+        self.quantization_config = read_quantization_config(quantization_config)
         if isinstance(units, bool) or not isinstance(units, (int, numpy.integer)) or units <= 0:
             raise ValueError(f"Dense: units must be a positive integer, received units={units!r}.")
         self.units = int(units)
@@ -134,8 +138,7 @@ class Dense(LoraMixin, Layer):
                 f"Layer '{self.name}': the last axis of the input must be known and non-empty to build a Dense "
                 f"layer, received input shape {tuple(input_shape)}."
             )
-        self.kernel = self.add_weight("kernel", (in_dim, self.units), initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer, constraint=self.kernel_constraint)
+        self._build_kernel((in_dim, self.units))  # quantized variables first under a quantized policy
         if self.use_bias:
             self.bias = self.add_weight("bias", (self.units,), initializer=self.bias_initializer,
                                         regularizer=self.bias_regularizer, constraint=self.bias_constraint)
@@ -143,8 +146,12 @@ class Dense(LoraMixin, Layer):
         self.built = True
         self._build_lora()
 
-    def call(self, inputs):
+    def call(self, inputs, training=None):
         inputs = _float_input(self, inputs)
+        if self.quantization_mode is not None:  # layers/quantized_dense.py
+            outputs = _apply_activation(self.activation, self._quantized_call(inputs, training))
+            _add_activity_loss(self, outputs)
+            return outputs
         fuse_relu = self.activation is activations.relu
         logits = ops.dense(inputs, self.kernel, self.bias if self.use_bias else None, relu=fuse_relu)
         outputs = logits if fuse_relu else _apply_activation(self.activation, logits)
@@ -155,12 +162,12 @@ class Dense(LoraMixin, Layer):
         return tuple(input_shape[:-1]) + (self.units,)
 
     def get_config(self):
-        return {
+        return config_with_policy(self, {
             **super().get_config(),
             "units": self.units,
             **_kernel_config(self),
             **self._lora_config(),
-        }
+        })
 
 
 # ------------------------------------------------------------- Activation

@@ -15,6 +15,8 @@ from minikeras.layers.base import Layer
 from minikeras.layers.input_spec import InputSpec
 from minikeras.layers.kernel_arguments import set_weight_arguments
 from minikeras.layers.lora import LoraMixin
+from minikeras.layers.quantized_einsum_dense import EinsumDenseQuantization
+from minikeras.layers.quantized_weights import config_with_policy, read_quantization_config
 from minikeras.ops.nn.einsum_dense import _einsum2
 
 __all__ = ["EinsumDense"]
@@ -126,7 +128,7 @@ class _FannedInitializer:
         return numpy.asarray(self.initializer((fan_in, fan_out), dtype=dtype)).reshape(shape)
 
 
-class EinsumDense(LoraMixin, Layer):
+class EinsumDense(EinsumDenseQuantization, LoraMixin, Layer):
     """``activation(einsum(equation, inputs, kernel) + bias)``.
 
     Args:
@@ -143,6 +145,9 @@ class EinsumDense(LoraMixin, Layer):
             layers/lora.py and :meth:`enable_lora`).
         lora_alpha: the LoRA update's scale is ``lora_alpha / lora_rank``
             (default lora_rank).
+        quantization_config: a ``quantizers.QuantizationConfig`` for
+            ``quantize()`` or a quantized dtype policy
+            (layers/quantized_einsum_dense.py).
         **kwargs: base Layer arguments.
 
     Example:
@@ -166,7 +171,7 @@ class EinsumDense(LoraMixin, Layer):
         set_weight_arguments(self, kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
                              activity_regularizer, kernel_constraint, bias_constraint)
         self._init_lora(lora_rank, lora_alpha)
-        self.quantization_config = quantization_config
+        self.quantization_config = read_quantization_config(quantization_config)
         self._matmul_form = _as_matmul(equation)
         self.kernel = self.bias = None
 
@@ -177,15 +182,19 @@ class EinsumDense(LoraMixin, Layer):
         initializer = self.kernel_initializer
         if isinstance(initializer, VarianceScaling):
             initializer = _FannedInitializer(initializer, input_axes, output_axes)
-        self.kernel = self.add_weight(name="kernel", shape=tuple(kernel_shape), initializer=initializer,
-                                      regularizer=self.kernel_regularizer, constraint=self.kernel_constraint)
+        self._build_kernel(tuple(kernel_shape), initializer)  # quantized variables first under a quantized policy
         if bias_shape is not None:
             self.bias = self.add_weight(name="bias", shape=tuple(bias_shape), initializer=self.bias_initializer,
                                         regularizer=self.bias_regularizer, constraint=self.bias_constraint)
         self.built = True
         self._build_lora()
 
-    def call(self, inputs):
+    def call(self, inputs, training=None):
+        if self.quantization_mode is not None:  # layers/quantized_einsum_dense.py
+            outputs = self.activation(self._quantized_call(inputs, training))
+            if self.activity_regularizer is not None:
+                self.add_loss(self.activity_regularizer(outputs))
+            return outputs
         kernel = self.kernel  # with LoRA on, the merged kernel: computed once per call
         kernel = kernel if kernel.dtype == inputs.dtype else ops.cast(kernel, inputs.dtype)
         if self._matmul_form is not None:
@@ -209,7 +218,7 @@ class EinsumDense(LoraMixin, Layer):
         return tuple(analyze_einsum(self.equation, self.bias_axes, input_shape, self.partial_output_shape)[2])
 
     def get_config(self):
-        return {
+        return config_with_policy(self, {
             **super().get_config(), "output_shape": list(self.partial_output_shape), "equation": self.equation,
             "activation": activations.serialize(self.activation), "bias_axes": self.bias_axes,
             "kernel_initializer": initializers.serialize(self.kernel_initializer),
@@ -223,6 +232,5 @@ class EinsumDense(LoraMixin, Layer):
             "kernel_constraint": None if self.kernel_constraint is None else constraints.serialize(
                 self.kernel_constraint),
             "bias_constraint": None if self.bias_constraint is None else constraints.serialize(self.bias_constraint),
-            "quantization_config": self.quantization_config,
             **self._lora_config(),
-        }
+        })

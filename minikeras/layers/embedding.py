@@ -5,13 +5,15 @@ from minikeras import constraints, initializers, ops, regularizers
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras.layers.base import Layer
 from minikeras.layers.core import _add_activity_loss
+from minikeras.layers.quantized_embedding import EmbeddingQuantization
+from minikeras.layers.quantized_weights import config_with_policy, read_quantization_config
 from minikeras.ops.nn.embedding import Embedding as EmbeddingFunction
 from minikeras.utils import deferred_checks
 
 __all__ = ["Embedding"]
 
 
-class Embedding(Layer):
+class Embedding(EmbeddingQuantization, Layer):
     """Turn integer ids into dense vectors: ``(batch, ...)`` ids give
     ``(batch, ..., output_dim)`` vectors (rows of the ``embeddings`` table).
 
@@ -27,6 +29,9 @@ class Embedding(Layer):
         mask_zero: when True, id 0 is padding: ``compute_mask`` marks it
             False (and ``input_dim`` should count it).
         input_length: accepted for compatibility and ignored (as Keras 3).
+        quantization_config: a ``quantizers.QuantizationConfig`` for
+            ``quantize("int8" | "int4")`` or a quantized dtype policy
+            (layers/quantized_embedding.py).
         **kwargs: base Layer arguments.
 
     Raises:
@@ -41,8 +46,9 @@ class Embedding(Layer):
 
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", embeddings_regularizer=None,
                  activity_regularizer=None, embeddings_constraint=None, mask_zero=False, input_length=None,
-                 **kwargs):
+                 quantization_config=None, **kwargs):
         super().__init__(**kwargs)
+        self.quantization_config = read_quantization_config(quantization_config)
         for argument, value in (("input_dim", input_dim), ("output_dim", output_dim)):
             if isinstance(value, bool) or not isinstance(value, (int, numpy.integer)) or value <= 0:
                 raise ValueError(f"Embedding: {argument} must be a positive integer, received {argument}={value!r}.")
@@ -56,10 +62,7 @@ class Embedding(Layer):
         self.embeddings = None
 
     def build(self, input_shape=None):
-        self.embeddings = self.add_weight("embeddings", (self.input_dim, self.output_dim),
-                                          initializer=self.embeddings_initializer,
-                                          regularizer=self.embeddings_regularizer,
-                                          constraint=self.embeddings_constraint)
+        self._build_table()  # quantized under a quantized dtype policy (layers/quantized_embedding.py)
         self.built = True
 
     def _indices(self, inputs):
@@ -88,6 +91,10 @@ class Embedding(Layer):
 
     def call(self, inputs):
         indices = self._indices(inputs)
+        if self.quantization_mode is not None:
+            outputs = self._quantized_lookup(indices, inputs.device)
+            _add_activity_loss(self, outputs)
+            return outputs
         # Checked by _indices: the op need not read the bounds back again.
         outputs = EmbeddingFunction(indices_checked=True).apply(indices, self.embeddings)
         _add_activity_loss(self, outputs)
@@ -103,7 +110,7 @@ class Embedding(Layer):
         return tuple(input_shape) + (self.output_dim,)
 
     def get_config(self):
-        return {
+        return config_with_policy(self, {
             **super().get_config(),
             "input_dim": self.input_dim,
             "output_dim": self.output_dim,
@@ -112,4 +119,4 @@ class Embedding(Layer):
             "activity_regularizer": regularizers.serialize(self.activity_regularizer),
             "embeddings_constraint": constraints.serialize(self.embeddings_constraint),
             "mask_zero": self.mask_zero,
-        }
+        })

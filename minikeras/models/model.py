@@ -113,6 +113,32 @@ class Model(Trainer, Layer):
                 result.append(weight)
         return result
 
+    def quantize(self, mode=None, config=None, filters=None, **kwargs):
+        """Quantize the model's weights (Keras 3's ``Model.quantize``): every
+        layer that can be (Dense, EinsumDense, Embedding) gets int8 / int4
+        kernels with float scales, or float8 training; others warn.
+
+        Args:
+            mode: "int8", "int4" or "float8" (optional with ``config``).
+            config: a ``minikeras.quantizers.QuantizationConfig``.
+            filters: a regex (or list of them) searched in layer names, or a
+                callable of the layer: only the layers that pass are quantized.
+            **kwargs: ``type_check=False`` quantizes subclasses of those layers too.
+
+        Raises:
+            ValueError: an unbuilt model, an unknown mode, unknown keyword
+                arguments, a layer already quantized.
+
+        Example:
+            >>> model.quantize("int8")  # doctest: +SKIP
+        """
+        from minikeras.models.quantize import quantize_model
+
+        type_check = kwargs.pop("type_check", True)
+        if kwargs:
+            raise ValueError(f"Unrecognized keyword arguments passed to {type(self).__name__}: {kwargs}")
+        quantize_model(self, mode, config, filters=filters, type_check=type_check)
+
     def reset_states(self):
         """Zero the kept states of every stateful layer, nested models
         included (tf.keras's ``Model.reset_states``; Keras 3 layers keep

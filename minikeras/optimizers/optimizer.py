@@ -13,6 +13,9 @@ place from their gradients. Per step it:
 7. updates the moving averages (``use_ema``) and counts the step,
 8. projects the variables that have a ``constraint`` (as Keras's ``apply``).
 
+Variables marked ``overwrite_with_gradient`` (a float8 layer's scales) are
+assigned their gradient instead, and get no slots (_overwrite.py).
+
 An ``apply`` that builds the optimizer (its first) and then fails puts it
 back unbuilt, whichever step called it.
 
@@ -36,6 +39,7 @@ from minikeras.optimizers._checks import (
 )
 from minikeras.optimizers._clipping import clip_gradients
 from minikeras.optimizers._fused import update_all
+from minikeras.optimizers._overwrite import apply_overwrites, building_without_overwritten, without_overwritten
 from minikeras.utils.argument_validation import validate_tensor_input
 from minikeras.optimizers._slots import ScratchBuffers
 from minikeras.optimizers._state import OptimizerState, VariableReferences
@@ -243,7 +247,7 @@ class Optimizer(OptimizerState):
         """
         if self.built:
             return
-        variables = list(variables)
+        variables = without_overwritten(list(variables))  # float8 scales: assigned, not updated (_overwrite.py)
         for index, variable in enumerate(variables):
             check_variable(type(self).__name__, variable, index)
             self._variable_index[id(variable)] = index
@@ -280,6 +284,9 @@ class Optimizer(OptimizerState):
         own = cls.__dict__.get("apply")
         if own is not None and not getattr(own, "_undoes_building", False):
             cls.apply = _undone_if_building_fails(own)
+        own_build = cls.__dict__.get("build")
+        if own_build is not None and not getattr(own_build, "_skips_overwritten", False):
+            cls.build = building_without_overwritten(own_build)
 
     def apply(self, grads, trainable_variables=None):
         """Update variables from gradients (Keras 3 ``optimizer.apply``),
@@ -321,8 +328,12 @@ class Optimizer(OptimizerState):
                 raise ValueError(f"{owner}: received {len(grads)} gradients for {len(variables)} variables.")
             if not self.built:
                 self.build(variables)
-            self._check_variables_are_known(variables)
+            self._check_variables_are_known(without_overwritten(variables))
         grads, variables = self._filter_empty_gradients(grads, variables)
+        grads, variables = apply_overwrites(self, grads, variables)
+        if not grads:
+            self._iterations += 1
+            return
         grads = [self._gradient_array(grad, variable) for grad, variable in zip(grads, variables)]
         self._apply_filtered(grads, variables)
         apply_constraints(variables)

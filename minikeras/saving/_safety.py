@@ -263,8 +263,9 @@ def check_not_truncated(dataset, weight, owner, source):
     dtype policy is ``"int8"``/``"uint8"`` (or another integer type) would
     keep only the integer part of each value (``[-0.06, 0.01]`` -> ``[0,
     0]``) and train on. Keras's quantized policies (``"int8_from_float32"``,
-    which keep a scale beside the integers) are another thing; minikeras has
-    none yet.
+    which keep a scale beside the integers) store their int8 kernels as
+    integers, which pass; a quantized file whose int8 kernel holds float
+    values is refused as well (layers/quantized_weights.py).
 
     Args:
         dataset: the h5py Dataset, checked from its header (nothing read).
@@ -287,8 +288,8 @@ def check_not_truncated(dataset, weight, owner, source):
     raise FileLoadError(
         f"{source}: {layer} keeps its weight '{weight.name}' as {target}, but the file stores it as "
         f"{'bfloat16' if stored.kind != 'f' else stored} values: loading would truncate them to integers. "
-        "minikeras has no quantized dtype policies (Keras's 'int8_from_float32' and kin): give the layer a float "
-        "dtype policy ('float32', 'mixed_float16', ...) in the config.")
+        "A quantized layer ('int8_from_float32' and kin) stores its integer kernel as integers; otherwise give "
+        "the layer a float dtype policy ('float32', 'mixed_float16', ...) in the config.")
 
 
 def check_optimizer_bytes(declared, model, source, max_bytes=DEFAULT_MAX_BYTES):

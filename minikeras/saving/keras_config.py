@@ -148,9 +148,19 @@ def _drop_keras_only(cls, config, what, source):
 
 def _dtype_name(value):
     """A layer's ``dtype``: Keras's serialized DTypePolicy (or tf.keras's
-    ``Policy``) as the policy's name, e.g. ``"mixed_float16"``."""
+    ``Policy``) as the policy's name, e.g. ``"mixed_float16"``. Quantized
+    policies (``QuantizedDTypePolicy``...) and maps stay serialized, for
+    ``dtype_policies.get``; so does a plain policy whose name reads as a
+    quantized one (``DTypePolicy("int8")``: a name alone would not parse)."""
+    from minikeras.dtype_policies import QUANTIZATION_MODES
+
     if isinstance(value, dict) and value.get("class_name") in ("DTypePolicy", "Policy", "FloatDTypePolicy"):
-        value = (value.get("config") or {}).get("name")
+        name = (value.get("config") or {}).get("name")
+        if not (isinstance(name, str) and name.startswith(QUANTIZATION_MODES)):
+            value = name
+    elif isinstance(value, str) and value.startswith(QUANTIZATION_MODES) and "_from_" not in value:
+        # tf.keras 2's Policy("int8"): a plain dtype there, not a quantized policy's name
+        value = {"class_name": "DTypePolicy", "config": {"name": value}}
     return value
 
 

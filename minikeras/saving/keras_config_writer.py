@@ -14,6 +14,10 @@ from minikeras.saving.keras_config import (_LAYER_ARGUMENTS, _MODEL_MODULES, _OB
 
 
 def _dtype_policy(name):
+    from minikeras import dtype_policies
+
+    if name.startswith(dtype_policies.QUANTIZATION_MODES) and "_from_" in name:  # Keras's QuantizedDTypePolicy
+        return dtype_policies.serialize(dtype_policies.get(name))
     return {"module": "keras", "class_name": "DTypePolicy", "config": {"name": name}, "registered_name": None}
 
 

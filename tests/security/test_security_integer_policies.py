@@ -32,7 +32,7 @@ def test_load_weights_refuses_them_too_and_changes_nothing(tmp_path):
     source.save_weights(str(tmp_path / "m.weights.h5"))
     source.save(str(tmp_path / "m.h5"))
     for name in ("m.weights.h5", "m.h5"):
-        target = mk.Sequential([layers.Input((4,)), layers.Dense(3, name="d", dtype="int8",
+        target = mk.Sequential([layers.Input((4,)), layers.Dense(3, name="d", dtype=mk.DTypePolicy("int8"),
                                                                   kernel_initializer="zeros")])
         target.get_layer("d").kernel.assign(numpy.full((4, 3), 5, "int8"))
         with pytest.raises(FileLoadError, match=_REFUSED.format(policy="int8")):
@@ -42,10 +42,12 @@ def test_load_weights_refuses_them_too_and_changes_nothing(tmp_path):
 
 def test_integer_weights_saved_as_integers_still_load(tmp_path):
     # Nothing is truncated when the file holds integers: an int8 model's own file round-trips.
-    model = mk.Sequential([layers.Input((4,)), layers.Dense(3, name="d", dtype="int8", kernel_initializer="zeros")])
+    model = mk.Sequential([layers.Input((4,)), layers.Dense(3, name="d", dtype=mk.DTypePolicy("int8"),
+                                                            kernel_initializer="zeros")])
     model.get_layer("d").kernel.assign(numpy.arange(12, dtype="int8").reshape(4, 3))
     model.save_weights(str(tmp_path / "int8.weights.h5"))
-    other = mk.Sequential([layers.Input((4,)), layers.Dense(3, name="d", dtype="int8", kernel_initializer="zeros")])
+    other = mk.Sequential([layers.Input((4,)), layers.Dense(3, name="d", dtype=mk.DTypePolicy("int8"),
+                                                            kernel_initializer="zeros")])
     other.load_weights(str(tmp_path / "int8.weights.h5"))
     assert numpy.array_equal(other.get_layer("d").kernel.numpy(), numpy.arange(12).reshape(4, 3))
 
