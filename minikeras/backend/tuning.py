@@ -47,6 +47,17 @@ Attributes:
 import os
 
 
+def _read_choice(name, default, choices):
+    """``default``, or the value of ``MINIKERAS_<name>``, one of ``choices``."""
+    variable = f"MINIKERAS_{name}"
+    value = os.environ.get(variable)
+    if not value:
+        return default
+    if value.lower() not in choices:
+        raise ValueError(f"{variable} must be one of {', '.join(choices)}, received {value!r}.")
+    return value.lower()
+
+
 def _read(name, default, kind=int, minimum=0):
     """``default``, or the value of ``MINIKERAS_<name>`` parsed as ``kind``."""
     variable = f"MINIKERAS_{name}"
@@ -77,3 +88,6 @@ FUSED_MATMUL_MAX_MACS = _read("FUSED_MATMUL_MAX_MACS", 1 << 24)
 GEMM_NS_PER_FLOP = _read("GEMM_NS_PER_FLOP", 0.0118, float)
 COPY_NS = _read("COPY_NS", 0.15, float)
 ADD_NS = _read("ADD_NS", 0.7, float)
+CONV_ALGORITHM = _read_choice("CONV_ALGORITHM", "auto", ("auto", "im2col", "winograd"))
+WINOGRAD_BLOCK_BYTES = _read("WINOGRAD_BLOCK_BYTES", 4 << 20, minimum=1)
+WINOGRAD_BUFSIZE = _read("WINOGRAD_BUFSIZE", 256, minimum=16)
