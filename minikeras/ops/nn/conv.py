@@ -69,7 +69,7 @@ class Conv(Function):
         needs_x, needs_kernel = self.needs_input_grad[:2]
         self.tiling = None
         if not self.pointwise and conv_algorithm.choose(self.device, geometry, kernel.shape[-1], x.dtype,
-                                                        needs_x) == "winograd":
+                                                        any(self.needs_input_grad), needs_x) == "winograd":
             return self._forward_winograd(images, kernel, bias)
         matrix = kernel.reshape(geometry.patch_size, -1)
         finish = bias_relu.epilogue(self.device, bias, self.relu)

@@ -160,18 +160,17 @@ def input_transform(images, tiling, buffers):
     even_a, even_b = spread[0, ..., :cols, :], spread[0, ..., 1:, :]
     odd_a, odd_b = spread[1, ..., :cols, :], spread[1, ..., 1:, :]
     out = buffers.transformed.reshape(4, 4, buffers.samples, rows, cols, buffers.channels)
-    with _short_rows():
-        numpy.subtract(even_a, even_b, out=columns[0])
-        numpy.add(odd_a, even_b, out=columns[1])
-        numpy.subtract(even_b, odd_a, out=columns[2])
-        numpy.subtract(odd_a, odd_b, out=columns[3])
-        # Rows (B^T (d B)): the same on the row parity and tile, for all four columns at once.
-        even_a, even_b = columns[:, :, 0, :rows], columns[:, :, 0, 1:]
-        odd_a, odd_b = columns[:, :, 1, :rows], columns[:, :, 1, 1:]
-        numpy.subtract(even_a, even_b, out=out[0])
-        numpy.add(odd_a, even_b, out=out[1])
-        numpy.subtract(even_b, odd_a, out=out[2])
-        numpy.subtract(odd_a, odd_b, out=out[3])
+    numpy.subtract(even_a, even_b, out=columns[0])
+    numpy.add(odd_a, even_b, out=columns[1])
+    numpy.subtract(even_b, odd_a, out=columns[2])
+    numpy.subtract(odd_a, odd_b, out=columns[3])
+    # Rows (B^T (d B)): the same on the row parity and tile, for all four columns at once.
+    even_a, even_b = columns[:, :, 0, :rows], columns[:, :, 0, 1:]
+    odd_a, odd_b = columns[:, :, 1, :rows], columns[:, :, 1, 1:]
+    numpy.subtract(even_a, even_b, out=out[0])
+    numpy.add(odd_a, even_b, out=out[1])
+    numpy.subtract(even_b, odd_a, out=out[2])
+    numpy.subtract(odd_a, odd_b, out=out[3])
     return buffers.transformed
 
 
@@ -242,21 +241,20 @@ def input_transform_adjoint(grad_transformed, tiling, buffers, grad_images):
     carried = buffers.extra("carried", (4, samples, rows, cols, channels))
     grad_spread = buffers.extra("grad_spread", (2, samples, 2, rows + 1, cols + 1, channels))
     carried_columns = buffers.extra("carried_columns", (samples, 2, rows + 1, cols, channels))
-    with _short_rows():
-        numpy.add(dv[1], dv[2], out=carried)
-        carried -= dv[0]
-        numpy.subtract(dv[1], dv[2], out=dv[1])
-        dv[1] += dv[3]
-        _shift_add(grad_columns[:, :, 0], dv[0], carried, 1.0, axis=2)
-        _shift_add(grad_columns[:, :, 1], dv[1], dv[3], -1.0, axis=2)
-        # Columns: the same along the column tiles, into the spread layout.
-        dq = grad_columns
-        numpy.add(dq[1], dq[2], out=carried_columns)
-        carried_columns -= dq[0]
-        numpy.subtract(dq[1], dq[2], out=dq[1])
-        dq[1] += dq[3]
-        _shift_add(grad_spread[0], dq[0], carried_columns, 1.0, axis=3)
-        _shift_add(grad_spread[1], dq[1], dq[3], -1.0, axis=3)
+    numpy.add(dv[1], dv[2], out=carried)
+    carried -= dv[0]
+    numpy.subtract(dv[1], dv[2], out=dv[1])
+    dv[1] += dv[3]
+    _shift_add(grad_columns[:, :, 0], dv[0], carried, 1.0, axis=2)
+    _shift_add(grad_columns[:, :, 1], dv[1], dv[3], -1.0, axis=2)
+    # Columns: the same along the column tiles, into the spread layout.
+    dq = grad_columns
+    numpy.add(dq[1], dq[2], out=carried_columns)
+    carried_columns -= dq[0]
+    numpy.subtract(dq[1], dq[2], out=dq[1])
+    dq[1] += dq[3]
+    _shift_add(grad_spread[0], dq[0], carried_columns, 1.0, axis=3)
+    _shift_add(grad_spread[1], dq[1], dq[3], -1.0, axis=3)
     for row_parity, row_span in enumerate(tiling.row_spans):
         for col_parity, col_span in enumerate(tiling.col_spans):
             if row_span is None or col_span is None:
@@ -300,11 +298,12 @@ def forward(device, images, kernel, bias, relu, tiling, samples_per_block):
         start = starts[index]
         stop = min(batch, start + samples_per_block)
         buffers = buffers_for(state, tiling, stop - start, channels, filters, dtype)
-        transformed = input_transform(images[start:stop], tiling, buffers)
-        products = batched_gemm(transformed, transformed_kernel, buffers.products)
-        if bias is not None:
-            products[5] += bias  # component (1, 1) reaches all four outputs of a tile with weight 1
-        output_transform(products, tiling, buffers, out[start:stop], relu)
+        with _short_rows():
+            transformed = input_transform(images[start:stop], tiling, buffers)
+            products = batched_gemm(transformed, transformed_kernel, buffers.products)
+            if bias is not None:
+                products[5] += bias  # component (1, 1) reaches all four outputs of a tile with weight 1
+            output_transform(products, tiling, buffers, out[start:stop], relu)
 
     device.parallel_blocks(work, len(starts), dict)
     return out, transformed_kernel
@@ -334,19 +333,20 @@ def backward(device, grad, images, transformed_kernel, out, relu, wants, tiling,
         start = starts[index]
         stop = min(batch, start + samples_per_block)
         buffers = buffers_for(state, tiling, stop - start, channels, filters, dtype)
-        dm = output_transform_adjoint(grad[start:stop], None if out is None else out[start:stop], tiling,
-                                      buffers, relu)
-        bias_part = kernel_part = None
-        if wants_bias:
-            ones = buffers.extra("ones", (buffers.tiles,))
-            ones.fill(1)
-            bias_part = ones @ dm[5]
-        if wants_kernel:
-            transformed = input_transform(images[start:stop], tiling, buffers)
-            kernel_part = batched_gemm(transformed.transpose(0, 2, 1), dm)
-        if wants_images:
-            grad_transformed = batched_gemm(dm, signed_kernel, buffers.transformed)
-            input_transform_adjoint(grad_transformed, tiling, buffers, grad_images[start:stop])
+        with _short_rows():
+            dm = output_transform_adjoint(grad[start:stop], None if out is None else out[start:stop], tiling,
+                                          buffers, relu)
+            bias_part = kernel_part = None
+            if wants_bias:
+                ones = buffers.extra("ones", (buffers.tiles,))
+                ones.fill(1)
+                bias_part = ones @ dm[5]
+            if wants_kernel:
+                transformed = input_transform(images[start:stop], tiling, buffers)
+                kernel_part = batched_gemm(transformed.transpose(0, 2, 1), dm)
+            if wants_images:
+                grad_transformed = batched_gemm(dm, signed_kernel, buffers.transformed)
+                input_transform_adjoint(grad_transformed, tiling, buffers, grad_images[start:stop])
         return bias_part, kernel_part
 
     parts = device.parallel_blocks(work, len(starts), dict)
@@ -366,12 +366,12 @@ def batched_gemm(left, right, out=None):
 
 class _short_rows:  # noqa: N801  (a context manager)
     """NumPy's ufunc buffer size set to ``tuning.WINOGRAD_BUFSIZE`` elements
-    in this thread, for the row transforms: with the default (8192), an
+    in this thread while it works on a block: with the default (8192), an
     operation whose operands are contiguous only in runs shorter than about
-    half of it is staged through a buffer, which doubled their time (runs of
-    tile rows * samples * channels floats; benchmarks/NOTES.md, "Winograd").
-    The strided copies (runs of C floats) keep the default: for them the
-    staging is the faster way."""
+    half of it is staged through a buffer, which doubled the time of the
+    column transforms (runs of tiles * channels floats; benchmarks/NOTES.md,
+    "Winograd"). The strided copies in and out of NHWC measured the same
+    either way. Setting it costs ~10 us, hence once per block."""
 
     def __enter__(self):
         self._previous = numpy.setbufsize(tuning.WINOGRAD_BUFSIZE)
