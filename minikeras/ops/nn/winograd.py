@@ -10,8 +10,9 @@ matrix product per transformed position, so the whole convolution is 16
 batched GEMMs of ``(tiles, C) @ (C, K)``: 16 multiply-adds per tile and
 channel pair where im2col needs 36 (2.25x fewer), plus the transforms.
 
-The transforms are NumPy passes, so what decides the speed is how those
-passes walk memory. Each block of samples is first copied into a
+The transforms are NumPy passes (planned once per scratch block in
+winograd_passes.py), so what decides the speed is how those passes walk
+memory. Each block of samples is first copied into a
 *de-interleaved* layout ``E[pc, s, pr, t, u, c] = x[s, 2t+pr, 2u+pc, c]``
 (with the padding as zeros): in it a row of tiles is one run of memory and
 a column of tiles a run of ``tiles * C`` floats, so each transform is a
@@ -46,6 +47,7 @@ import numpy
 
 from minikeras.backend import tuning
 from minikeras.backend.blocks import sum_in_order
+from minikeras.ops.nn import winograd_passes
 
 # The kernel transform of F(2x2, 3x3) (Lavin & Gray 2016); B^T and A^T are
 # written out as slab additions below.
@@ -77,211 +79,62 @@ def kernel_transform_adjoint(grad_transformed, dtype):
     return numpy.einsum("ai,abck,bj->ijck", _G, grad, _G).astype(dtype)
 
 
-class Tiling:
-    """How one convolution's output is cut into 2x2 tiles.
-
-    Attributes:
-        rows, cols: tiles down and across (the output rounded up to even).
-        row_spans, col_spans: per parity p (0, 1) of the padded input,
-            ``(first tile, end tile, first input index)`` of the tiles whose
-            position ``2t + p`` lies inside the unpadded input, or None.
-        out_rows, out_cols: per parity a (0, 1) of the output, how many
-            tiles have their row (column) ``2t + a`` inside the output.
-    """
-
-    def __init__(self, geometry):
-        self.geometry = geometry
-        self.rows, self.cols = -(-geometry.out_h // 2), -(-geometry.out_w // 2)
-        (top, _), (left, _) = geometry.pads
-        self.row_spans = [_span(geometry.height, top, parity, self.rows) for parity in (0, 1)]
-        self.col_spans = [_span(geometry.width, left, parity, self.cols) for parity in (0, 1)]
-        self.out_rows = [(geometry.out_h - parity + 1) // 2 for parity in (0, 1)]
-        self.out_cols = [(geometry.out_w - parity + 1) // 2 for parity in (0, 1)]
-
-    def positions(self, samples):
-        """Tiles of ``samples`` samples: the rows of each GEMM."""
-        return self.rows * self.cols * samples
+Tiling = winograd_passes.Tiling
 
 
-def _span(size, pad, parity, tiles):
-    """``(first, end, source)``: the tiles t in [0, tiles] whose padded position
-    ``2t + parity`` is input index ``2t + parity - pad`` in [0, size); None if none."""
-    first = max(0, -((parity - pad) // 2))
-    last = min(tiles, (size - 1 + pad - parity) // 2)
-    if last < first:
-        return None
-    return first, last + 1, 2 * first + parity - pad
+def block_for(state, tiling, samples, channels, filters, dtype):
+    """The thread's Block for blocks of ``samples`` (``state`` is its dict)."""
+    block = state.get(samples)
+    if block is None:
+        block = state[samples] = winograd_passes.Block(tiling, samples, channels, filters, dtype)
+    return block
 
 
-class Buffers:
-    """One thread's scratch arrays for blocks of ``samples`` samples (made on first use)."""
-
-    def __init__(self, tiling, samples, channels, filters, dtype):
-        rows, cols = tiling.rows, tiling.cols
-        self.samples = samples
-        self.shape = (samples, rows, cols)
-        self.tiles = tiling.positions(samples)
-        self.spread = numpy.zeros((2, samples, 2, rows + 1, cols + 1, channels), dtype)  # E: zero padding
-        self.columns = numpy.empty((4, samples, 2, rows + 1, cols, channels), dtype)  # Q = E B, per j
-        self.transformed = numpy.empty((16, self.tiles, channels), dtype)  # V = B^T E B
-        # M in forward; dM in backward, whose corners are written only inside the output: zeros.
-        self.products = numpy.zeros((16, self.tiles, filters), dtype)
-        self.dtype, self.channels, self.filters = dtype, channels, filters
-        self._extra = {}
-
-    def extra(self, name, shape, dtype=None):
-        """A further scratch array ``name`` (zeros when first made)."""
-        array = self._extra.get(name)
-        if array is None:
-            array = self._extra[name] = numpy.zeros(shape, self.dtype if dtype is None else dtype)
-        return array
+def input_transform(images, block):
+    """``V = B^T d B`` of every tile of ``images`` (samples, H, W, C), into ``block.transformed``."""
+    for _, _, rows, cols, target in block.spread_parts:
+        numpy.copyto(target, images[:, rows, cols])
+    winograd_passes.run(block.input_passes)
+    return block.transformed
 
 
-def buffers_for(state, tiling, samples, channels, filters, dtype):
-    """The thread's Buffers for blocks of ``samples`` (``state`` is its dict)."""
-    buffers = state.get(samples)
-    if buffers is None:
-        buffers = state[samples] = Buffers(tiling, samples, channels, filters, dtype)
-    return buffers
+def output_transform(block, out, relu):
+    """``Y = A^T M A`` of every tile (M in ``block.products``) into ``out``
+    (samples, Ho, Wo, K), with ReLU fused into the interleaving pass."""
+    passes, parts = block.forward_plan()
+    winograd_passes.run(passes)
+    for a, b, source in parts:
+        if relu:
+            numpy.maximum(source, 0, out=out[:, a::2, b::2])
+        else:
+            numpy.copyto(out[:, a::2, b::2], source)
 
 
-def input_transform(images, tiling, buffers):
-    """``V = B^T d B`` of every tile of ``images`` (samples, H, W, C), into ``buffers.transformed``."""
-    spread, columns = buffers.spread, buffers.columns
-    rows, cols = tiling.rows, tiling.cols
-    for row_parity, row_span in enumerate(tiling.row_spans):
-        for col_parity, col_span in enumerate(tiling.col_spans):
-            if row_span is None or col_span is None:
-                continue
-            (t0, t1, r0), (u0, u1, c0) = row_span, col_span
-            source = images[:, r0 : r0 + 2 * (t1 - t0) - 1 : 2, c0 : c0 + 2 * (u1 - u0) - 1 : 2]
-            numpy.copyto(spread[col_parity, :, row_parity, t0:t1, u0:u1], source)
-    # Columns (d B): column j' of tile u is (parity j' % 2, tile u + j' // 2).
-    even_a, even_b = spread[0, ..., :cols, :], spread[0, ..., 1:, :]
-    odd_a, odd_b = spread[1, ..., :cols, :], spread[1, ..., 1:, :]
-    out = buffers.transformed.reshape(4, 4, buffers.samples, rows, cols, buffers.channels)
-    numpy.subtract(even_a, even_b, out=columns[0])
-    numpy.add(odd_a, even_b, out=columns[1])
-    numpy.subtract(even_b, odd_a, out=columns[2])
-    numpy.subtract(odd_a, odd_b, out=columns[3])
-    # Rows (B^T (d B)): the same on the row parity and tile, for all four columns at once.
-    even_a, even_b = columns[:, :, 0, :rows], columns[:, :, 0, 1:]
-    odd_a, odd_b = columns[:, :, 1, :rows], columns[:, :, 1, 1:]
-    numpy.subtract(even_a, even_b, out=out[0])
-    numpy.add(odd_a, even_b, out=out[1])
-    numpy.subtract(even_b, odd_a, out=out[2])
-    numpy.subtract(odd_a, odd_b, out=out[3])
-    return buffers.transformed
-
-
-def output_transform(products, tiling, buffers, out, relu):
-    """``Y = A^T M A`` of every tile (``products``: M, (16, tiles, K)) into
-    ``out`` (samples, Ho, Wo, K), with ReLU fused into the last pass."""
-    tiles, filters = buffers.tiles, buffers.filters
-    m = products.reshape(4, 4, tiles, filters)
-    rows_done = buffers.extra("rows_done", (2, 4, tiles, filters))
-    numpy.add(m[0], m[1], out=rows_done[0])
-    rows_done[0] += m[2]
-    numpy.subtract(m[1], m[2], out=rows_done[1])
-    rows_done[1] -= m[3]
-    done = buffers.extra("done", (2, 2, tiles, filters))
-    numpy.add(rows_done[:, 0], rows_done[:, 1], out=done[:, 0])
-    done[:, 0] += rows_done[:, 2]
-    numpy.subtract(rows_done[:, 1], rows_done[:, 2], out=done[:, 1])
-    done[:, 1] -= rows_done[:, 3]
-    done = done.reshape((2, 2) + buffers.shape + (filters,))
-    for a in (0, 1):
-        for b in (0, 1):
-            count_rows, count_cols = tiling.out_rows[a], tiling.out_cols[b]
-            source = done[a, b, :, :count_rows, :count_cols]
-            target = out[:, a::2, b::2]
-            if relu:
-                numpy.maximum(source, 0, out=target)
-            else:
-                numpy.copyto(target, source)
-
-
-def output_transform_adjoint(grad, out, tiling, buffers, relu):
+def output_transform_adjoint(grad, out, block, relu):
     """``A dY A^T`` of every tile of ``grad`` (samples, Ho, Wo, K), masked by
-    ReLU (``out > 0``) when ``relu``, into ``buffers.products`` with the
+    ReLU (``out > 0``) when ``relu``, into ``block.products`` with the
     SIGNS convention (module top)."""
-    tiles, filters = buffers.tiles, buffers.filters
-    dm = buffers.products
-    slots = dm.reshape((4, 4) + buffers.shape + (filters,))
+    plan = block.backward_plan()
     if relu:
         # Masked in NHWC order first (contiguous passes), then spread: the
         # strided passes are the slow ones, so there is one per element.
-        mask = buffers.extra("mask", grad.shape, bool)
+        mask = plan.setdefault("mask", numpy.empty(grad.shape, bool))
         numpy.greater(out, 0, out=mask)
-        grad = numpy.multiply(grad, mask, out=buffers.extra("masked", grad.shape))
-    for a in (0, 1):
-        for b in (0, 1):
-            count_rows, count_cols = tiling.out_rows[a], tiling.out_cols[b]
-            numpy.copyto(slots[3 * a, 3 * b, :, :count_rows, :count_cols], grad[:, a::2, b::2])
-    # Columns (j), then rows (i), each from the two stored corners.
-    flat = dm.reshape(4, 4, tiles, filters)
-    for i in (0, 3):
-        numpy.add(flat[i, 0], flat[i, 3], out=flat[i, 1])
-        numpy.subtract(flat[i, 0], flat[i, 3], out=flat[i, 2])
-    numpy.add(flat[0], flat[3], out=flat[1])
-    numpy.subtract(flat[0], flat[3], out=flat[2])
-    return dm
+        grad = numpy.multiply(grad, mask, out=plan.setdefault("masked", numpy.empty(grad.shape, grad.dtype)))
+    for a, b, target in plan["corners"]:
+        numpy.copyto(target, grad[:, a::2, b::2])
+    winograd_passes.run(plan["gradient"])
+    return block.products
 
 
-def input_transform_adjoint(grad_transformed, tiling, buffers, grad_images):
-    """The input's gradient from that of V (16, tiles, C): the adjoint of
-    input_transform, adding the overlapping tiles together, into
+def input_transform_adjoint(block, grad_images):
+    """The input's gradient from that of V (in ``block.transformed``): the
+    adjoint of input_transform, adding the overlapping tiles together, into
     ``grad_images`` (samples, H, W, C)."""
-    samples, rows, cols = buffers.shape
-    channels = buffers.channels
-    dv = grad_transformed.reshape(4, 4, samples, rows, cols, channels)
-    grad_columns = buffers.columns  # dQ (4, samples, 2, rows + 1, cols, C)
-    # Rows: padded row parity 0 of tile t gets dV0[t] + (dV1 + dV2 - dV0)[t - 1],
-    # parity 1 gets (dV1 - dV2 + dV3)[t] - dV3[t - 1].
-    carried = buffers.extra("carried", (4, samples, rows, cols, channels))
-    grad_spread = buffers.extra("grad_spread", (2, samples, 2, rows + 1, cols + 1, channels))
-    carried_columns = buffers.extra("carried_columns", (samples, 2, rows + 1, cols, channels))
-    numpy.add(dv[1], dv[2], out=carried)
-    carried -= dv[0]
-    numpy.subtract(dv[1], dv[2], out=dv[1])
-    dv[1] += dv[3]
-    _shift_add(grad_columns[:, :, 0], dv[0], carried, 1.0, axis=2)
-    _shift_add(grad_columns[:, :, 1], dv[1], dv[3], -1.0, axis=2)
-    # Columns: the same along the column tiles, into the spread layout.
-    dq = grad_columns
-    numpy.add(dq[1], dq[2], out=carried_columns)
-    carried_columns -= dq[0]
-    numpy.subtract(dq[1], dq[2], out=dq[1])
-    dq[1] += dq[3]
-    _shift_add(grad_spread[0], dq[0], carried_columns, 1.0, axis=3)
-    _shift_add(grad_spread[1], dq[1], dq[3], -1.0, axis=3)
-    for row_parity, row_span in enumerate(tiling.row_spans):
-        for col_parity, col_span in enumerate(tiling.col_spans):
-            if row_span is None or col_span is None:
-                continue
-            (t0, t1, r0), (u0, u1, c0) = row_span, col_span
-            target = grad_images[:, r0 : r0 + 2 * (t1 - t0) - 1 : 2, c0 : c0 + 2 * (u1 - u0) - 1 : 2]
-            numpy.copyto(target, grad_spread[col_parity, :, row_parity, t0:t1, u0:u1])
-
-
-def _shift_add(target, here, previous, sign, axis):
-    """``target[k] = here[k] + sign * previous[k - 1]`` along ``axis`` for k in
-    [0, n] (n = here's length there; missing terms are zero)."""
-    length = here.shape[axis]
-
-    def at(array, index):
-        key = [slice(None)] * array.ndim
-        key[axis] = index
-        return array[tuple(key)]
-
-    numpy.copyto(at(target, 0), at(here, 0))
-    combine = numpy.add if sign > 0 else numpy.subtract
-    if length > 1:
-        combine(at(here, slice(1, length)), at(previous, slice(0, length - 1)), out=at(target, slice(1, length)))
-    if sign > 0:
-        numpy.copyto(at(target, length), at(previous, length - 1))
-    else:
-        numpy.negative(at(previous, length - 1), out=at(target, length))
+    plan = block.backward_plan()
+    winograd_passes.run(plan["adjoint"])
+    for (_, _, rows, cols, _), source in zip(block.spread_parts, plan["grad_parts"]):
+        numpy.copyto(grad_images[:, rows, cols], source)
 
 
 def forward(device, images, kernel, bias, relu, tiling, samples_per_block):
@@ -297,13 +150,13 @@ def forward(device, images, kernel, bias, relu, tiling, samples_per_block):
     def work(index, state):
         start = starts[index]
         stop = min(batch, start + samples_per_block)
-        buffers = buffers_for(state, tiling, stop - start, channels, filters, dtype)
+        block = block_for(state, tiling, stop - start, channels, filters, dtype)
         with _short_rows():
-            transformed = input_transform(images[start:stop], tiling, buffers)
-            products = batched_gemm(transformed, transformed_kernel, buffers.products)
+            transformed = input_transform(images[start:stop], block)
+            products = batched_gemm(transformed, transformed_kernel, block.products)
             if bias is not None:
                 products[5] += bias  # component (1, 1) reaches all four outputs of a tile with weight 1
-            output_transform(products, tiling, buffers, out[start:stop], relu)
+            output_transform(block, out[start:stop], relu)
 
     device.parallel_blocks(work, len(starts), dict)
     return out, transformed_kernel
@@ -332,21 +185,19 @@ def backward(device, grad, images, transformed_kernel, out, relu, wants, tiling,
     def work(index, state):
         start = starts[index]
         stop = min(batch, start + samples_per_block)
-        buffers = buffers_for(state, tiling, stop - start, channels, filters, dtype)
+        block = block_for(state, tiling, stop - start, channels, filters, dtype)
         with _short_rows():
-            dm = output_transform_adjoint(grad[start:stop], None if out is None else out[start:stop], tiling,
-                                          buffers, relu)
+            dm = output_transform_adjoint(grad[start:stop], None if out is None else out[start:stop], block, relu)
             bias_part = kernel_part = None
-            if wants_bias:
-                ones = buffers.extra("ones", (buffers.tiles,))
-                ones.fill(1)
-                bias_part = ones @ dm[5]
+            if wants_bias:  # dM[1, 1] is each tile's sum: its column sums are the bias gradient
+                plan = block.backward_plan()
+                bias_part = plan["ones"] @ plan["bias_component"]
             if wants_kernel:
-                transformed = input_transform(images[start:stop], tiling, buffers)
+                transformed = input_transform(images[start:stop], block)
                 kernel_part = batched_gemm(transformed.transpose(0, 2, 1), dm)
             if wants_images:
-                grad_transformed = batched_gemm(dm, signed_kernel, buffers.transformed)
-                input_transform_adjoint(grad_transformed, tiling, buffers, grad_images[start:stop])
+                batched_gemm(dm, signed_kernel, block.transformed)
+                input_transform_adjoint(block, grad_images[start:stop])
         return bias_part, kernel_part
 
     parts = device.parallel_blocks(work, len(starts), dict)
