@@ -83,15 +83,13 @@ _ONES = {}
 
 
 def _ones(count, dtype):
-    """A read-only vector of ``count`` ones (kept per size and dtype)."""
+    """A vector of ``count`` ones (kept per size and dtype: never written to)."""
     key = (count, dtype.name)
     ones = _ONES.get(key)
     if ones is None:
         if len(_ONES) > 64:
             _ONES.clear()
-        ones = numpy.ones(count, dtype)
-        ones.flags.writeable = False
-        _ONES[key] = ones
+        ones = _ONES[key] = numpy.ones(count, dtype)
     return ones
 
 
