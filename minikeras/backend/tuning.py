@@ -51,6 +51,8 @@ Attributes:
         to force one wherever it applies (``MINIKERAS_CONV_ALGORITHM``).
     WINOGRAD_BLOCK_BYTES, WINOGRAD_MIN_ROWS: a Winograd block's scratch
         size, and the fewest tiles (GEMM rows) it takes.
+    WINOGRAD_CACHED_BLOCKS: scratch blocks (with their plans) each thread
+        keeps across calls, for the shapes of a model's convolutions.
     WINOGRAD_BUFSIZE: NumPy's ufunc buffer size (elements) while a
         Winograd block runs (ops/nn/winograd.py, ``_short_rows``).
 """
@@ -103,4 +105,5 @@ WINOGRAD_TRANSFORM_NS = _read("WINOGRAD_TRANSFORM_NS", 0.175, float)
 CONV_ALGORITHM = _read_choice("CONV_ALGORITHM", "auto", ("auto", "im2col", "winograd"))
 WINOGRAD_BLOCK_BYTES = _read("WINOGRAD_BLOCK_BYTES", 4 << 20, minimum=1)
 WINOGRAD_MIN_ROWS = _read("WINOGRAD_MIN_ROWS", 256, minimum=1)
+WINOGRAD_CACHED_BLOCKS = _read("WINOGRAD_CACHED_BLOCKS", 32, minimum=1)
 WINOGRAD_BUFSIZE = _read("WINOGRAD_BUFSIZE", 256, minimum=16)

@@ -43,6 +43,8 @@ same bits for any number of op threads.
 Only the CPU runs this (``applies``): a GPU keeps im2col + cuBLAS or cuDNN.
 Whether a convolution uses it is ``conv_algorithm.choose``'s decision.
 """
+import threading
+
 import numpy
 
 from minikeras.backend import tuning
@@ -82,11 +84,26 @@ def kernel_transform_adjoint(grad_transformed, dtype):
 Tiling = winograd_passes.Tiling
 
 
-def block_for(state, tiling, samples, channels, filters, dtype):
-    """The thread's Block for blocks of ``samples`` (``state`` is its dict)."""
-    block = state.get(samples)
+_blocks = threading.local()  # per thread: {key: Block}, kept across calls and steps
+
+
+def block_for(tiling, samples, channels, filters, dtype, direction):
+    """This thread's Block for blocks of ``samples`` samples of this
+    convolution, made on first use and kept: a training step runs the same
+    shapes every batch, so the scratch arrays and their plans are reused
+    (at most ``tuning.WINOGRAD_CACHED_BLOCKS`` per thread). Forward and
+    backward (``direction``) keep separate Blocks: backward relies on the
+    parts of dM outside the output staying zero, which forward's GEMM
+    overwrites."""
+    cache = getattr(_blocks, "by_key", None)
+    if cache is None:
+        cache = _blocks.by_key = {}
+    key = (tiling.key, samples, channels, filters, numpy.dtype(dtype).name, direction)
+    block = cache.get(key)
     if block is None:
-        block = state[samples] = winograd_passes.Block(tiling, samples, channels, filters, dtype)
+        if len(cache) >= tuning.WINOGRAD_CACHED_BLOCKS:
+            cache.clear()
+        block = cache[key] = winograd_passes.Block(tiling, samples, channels, filters, dtype)
     return block
 
 
@@ -147,10 +164,10 @@ def forward(device, images, kernel, bias, relu, tiling, samples_per_block):
     out = numpy.empty((batch, geometry.out_h, geometry.out_w, filters), dtype)
     starts = list(range(0, batch, samples_per_block))
 
-    def work(index, state):
+    def work(index):
         start = starts[index]
         stop = min(batch, start + samples_per_block)
-        block = block_for(state, tiling, stop - start, channels, filters, dtype)
+        block = block_for(tiling, stop - start, channels, filters, dtype, "forward")
         with _short_rows():
             transformed = input_transform(images[start:stop], block)
             products = batched_gemm(transformed, transformed_kernel, block.products)
@@ -158,7 +175,7 @@ def forward(device, images, kernel, bias, relu, tiling, samples_per_block):
                 products[5] += bias  # component (1, 1) reaches all four outputs of a tile with weight 1
             output_transform(block, out[start:stop], relu)
 
-    device.parallel_blocks(work, len(starts), dict)
+    device.parallel_blocks(lambda index, _: work(index), len(starts))
     return out, transformed_kernel
 
 
@@ -182,10 +199,10 @@ def backward(device, grad, images, transformed_kernel, out, relu, wants, tiling,
         if wants_images else None
     starts = list(range(0, batch, samples_per_block))
 
-    def work(index, state):
+    def work(index):
         start = starts[index]
         stop = min(batch, start + samples_per_block)
-        block = block_for(state, tiling, stop - start, channels, filters, dtype)
+        block = block_for(tiling, stop - start, channels, filters, dtype, "backward")
         with _short_rows():
             dm = output_transform_adjoint(grad[start:stop], None if out is None else out[start:stop], block, relu)
             bias_part = kernel_part = None
@@ -200,7 +217,7 @@ def backward(device, grad, images, transformed_kernel, out, relu, wants, tiling,
                 input_transform_adjoint(block, grad_images[start:stop])
         return bias_part, kernel_part
 
-    parts = device.parallel_blocks(work, len(starts), dict)
+    parts = device.parallel_blocks(lambda index, _: work(index), len(starts))
     grad_bias = grad_kernel = None
     if wants_bias:
         grad_bias = sum_in_order(numpy, [part[0] for part in parts], (filters,), dtype)

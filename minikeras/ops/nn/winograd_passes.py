@@ -42,6 +42,7 @@ class Tiling:
         self.col_spans = [_span(geometry.width, left, parity, self.cols) for parity in (0, 1)]
         self.out_rows = [(geometry.out_h - parity + 1) // 2 for parity in (0, 1)]
         self.out_cols = [(geometry.out_w - parity + 1) // 2 for parity in (0, 1)]
+        self.key = (geometry.height, geometry.width, tuple(geometry.pads), geometry.out_h, geometry.out_w)
 
     def parities(self):
         """``(row parity, col parity, input rows slice, input cols slice, tile rows, tile cols)``
