@@ -52,7 +52,7 @@ from minikeras.backend.blocks import sum_in_order
 from minikeras.ops.nn import winograd_passes
 
 # The kernel transform of F(2x2, 3x3) (Lavin & Gray 2016); B^T and A^T are
-# written out as slab additions below.
+# written out as slab additions in winograd_passes.py.
 _G = numpy.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
 # The output gradient's transform A dY A^T is stored with A's last row
 # negated (no negation pass): component (i, j) holds SIGN[i] * SIGN[j] times
@@ -135,9 +135,10 @@ def output_transform_adjoint(grad, out, block, relu):
     if relu:
         # Masked in NHWC order first (contiguous passes), then spread: the
         # strided passes are the slow ones, so there is one per element.
-        mask = plan.setdefault("mask", numpy.empty(grad.shape, bool))
-        numpy.greater(out, 0, out=mask)
-        grad = numpy.multiply(grad, mask, out=plan.setdefault("masked", numpy.empty(grad.shape, grad.dtype)))
+        if "mask" not in plan:
+            plan["mask"], plan["masked"] = numpy.empty(grad.shape, bool), numpy.empty(grad.shape, grad.dtype)
+        numpy.greater(out, 0, out=plan["mask"])
+        grad = numpy.multiply(grad, plan["mask"], out=plan["masked"])
     for a, b, target in plan["corners"]:
         numpy.copyto(target, grad[:, a::2, b::2])
     winograd_passes.run(plan["gradient"])
