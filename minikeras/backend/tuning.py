@@ -42,9 +42,32 @@ Attributes:
     GEMM_NS_PER_FLOP, COPY_NS, ADD_NS: one core's cost of a float32 GEMM
         flop in cache, of one element of an im2col copy and of one strided
         read-modify-write add of col2im; they only choose between two
-        exact ways of computing col2im.
+        exact ways of computing col2im, and (with the next two) between
+        im2col and Winograd convolutions (ops/nn/conv_algorithm.py).
+    WINOGRAD_GEMM_NS_PER_FLOP, WINOGRAD_TRANSFORM_NS: one core's cost of a
+        flop of Winograd's 16 GEMMs (inner size C, a little slower than
+        im2col's) and of one element of its transform passes.
+    CONV_ALGORITHM: ``auto`` (the cost model), or ``im2col`` / ``winograd``
+        to force one wherever it applies (``MINIKERAS_CONV_ALGORITHM``).
+    WINOGRAD_BLOCK_BYTES, WINOGRAD_MIN_ROWS: a Winograd block's scratch
+        size, and the fewest tiles (GEMM rows) it takes.
+    WINOGRAD_CACHED_BLOCKS: scratch blocks (with their plans) each thread
+        keeps across calls, for the shapes of a model's convolutions.
+    WINOGRAD_BUFSIZE: NumPy's ufunc buffer size (elements) while a
+        Winograd block runs (ops/nn/winograd.py, ``_short_rows``).
 """
 import os
+
+
+def _read_choice(name, default, choices):
+    """``default``, or the value of ``MINIKERAS_<name>``, one of ``choices``."""
+    variable = f"MINIKERAS_{name}"
+    value = os.environ.get(variable)
+    if not value:
+        return default
+    if value.lower() not in choices:
+        raise ValueError(f"{variable} must be one of {', '.join(choices)}, received {value!r}.")
+    return value.lower()
 
 
 def _read(name, default, kind=int, minimum=0):
@@ -77,3 +100,10 @@ FUSED_MATMUL_MAX_MACS = _read("FUSED_MATMUL_MAX_MACS", 1 << 24)
 GEMM_NS_PER_FLOP = _read("GEMM_NS_PER_FLOP", 0.0118, float)
 COPY_NS = _read("COPY_NS", 0.15, float)
 ADD_NS = _read("ADD_NS", 0.7, float)
+WINOGRAD_GEMM_NS_PER_FLOP = _read("WINOGRAD_GEMM_NS_PER_FLOP", 0.0125, float)
+WINOGRAD_TRANSFORM_NS = _read("WINOGRAD_TRANSFORM_NS", 0.175, float)
+CONV_ALGORITHM = _read_choice("CONV_ALGORITHM", "auto", ("auto", "im2col", "winograd"))
+WINOGRAD_BLOCK_BYTES = _read("WINOGRAD_BLOCK_BYTES", 4 << 20, minimum=1)
+WINOGRAD_MIN_ROWS = _read("WINOGRAD_MIN_ROWS", 256, minimum=1)
+WINOGRAD_CACHED_BLOCKS = _read("WINOGRAD_CACHED_BLOCKS", 32, minimum=1)
+WINOGRAD_BUFSIZE = _read("WINOGRAD_BUFSIZE", 256, minimum=16)

@@ -380,3 +380,18 @@ def test_old_module_name_is_the_sliding_window_module():
     from minikeras.ops.nn._im2col import WindowGeometry
 
     assert _im2col is sliding_window and WindowGeometry is sliding_window.WindowGeometry
+
+
+def test_bias_gradient_row_sum_matches_numpy_sum(rng):
+    # The CPU sums gradient rows with a matrix-vector product; other dtypes and devices use sum().
+    from minikeras.device import default_device
+    from minikeras.ops.nn import bias_relu
+
+    device = default_device()
+    for dtype in (numpy.float32, numpy.float64, numpy.float16):
+        host = rng.standard_normal((517, 7)).astype(dtype)
+        with device.activate():
+            total = device.to_host(bias_relu.sum_rows(device, device.asarray(host)))
+        assert total.dtype == dtype and total.shape == (7,)
+        expected = host.astype(numpy.float64).sum(axis=0)
+        numpy.testing.assert_allclose(total, expected, rtol={numpy.float16: 1e-2}.get(dtype, 1e-5))

@@ -30,7 +30,7 @@ __all__ = ["conv1d", "conv2d", "conv2d_transpose", "depthwise_conv2d"]
 from minikeras.autograd import Function
 from minikeras.device import cudnn
 from minikeras.ops._checks import shape_of
-from minikeras.ops.nn import bias_relu
+from minikeras.ops.nn import bias_relu, conv_algorithm, winograd
 from minikeras.ops.nn.sliding_window import col2im_product, im2col_products, keeps_patch_matrix, transposed_product
 from minikeras.ops.nn.conv_args import conv_geometry
 from minikeras.ops.nn.half_precision import in_float32
@@ -66,8 +66,12 @@ class Conv(Function):
         self.library, self.spec = self._cudnn(x, kernel, bias)
         if self.spec is not None:
             return self._forward_cudnn(images, kernel, bias)
-        matrix = kernel.reshape(geometry.patch_size, -1)
         needs_x, needs_kernel = self.needs_input_grad[:2]
+        self.tiling = None
+        if not self.pointwise and conv_algorithm.choose(self.device, geometry, kernel.shape[-1], x.dtype,
+                                                        any(self.needs_input_grad), needs_x) == "winograd":
+            return self._forward_winograd(images, kernel, bias)
+        matrix = kernel.reshape(geometry.patch_size, -1)
         finish = bias_relu.epilogue(self.device, bias, self.relu)
         if self.pointwise:
             # The input itself is the patch matrix.
@@ -82,6 +86,28 @@ class Conv(Function):
         source = (images if patches is None else patches) if needs_kernel else None
         self.save_for_backward(source, matrix if needs_x else None, out if self.relu else None)
         return out.reshape(self.output_shape)
+
+    def _forward_winograd(self, images, kernel, bias):
+        """Winograd F(2x2, 3x3) (ops/nn/winograd.py), chosen by conv_algorithm."""
+        needs_x, needs_kernel = self.needs_input_grad[:2]
+        self.tiling = winograd.Tiling(self.geometry)
+        self.samples_per_block = conv_algorithm.winograd_samples_per_block(self.geometry, kernel.shape[-1])
+        out, transformed = winograd.forward(self.device, images, kernel, bias, self.relu, self.tiling,
+                                            self.samples_per_block)
+        self.save_for_backward(images if needs_kernel else None, transformed if needs_x else None,
+                               out if self.relu else None)
+        return out.reshape(self.output_shape)
+
+    def _backward_winograd(self, grad):
+        images, transformed, out = self.saved
+        wants = (transformed is not None, images is not None, self.has_bias and self.needs_input_grad[2])
+        grad = self.device.xp.ascontiguousarray(grad).reshape(out.shape if out is not None else (
+            self.geometry.batch, self.geometry.out_h, self.geometry.out_w, self.kernel_shape[-1]))
+        grad_x, grad_kernel, grad_bias = winograd.backward(self.device, grad, images, transformed, out, self.relu,
+                                                           wants, self.tiling, self.samples_per_block)
+        grads = (None if grad_x is None else grad_x.reshape(self.input_shape),
+                 None if grad_kernel is None else grad_kernel.reshape(self.kernel_shape))
+        return grads + (grad_bias,) if self.has_bias else grads
 
     def _cudnn(self, x, kernel, bias):
         """``(cuDNN's convolutions, the Spec)`` when cuDNN takes this
@@ -131,6 +157,8 @@ class Conv(Function):
     def backward(self, grad):
         if self.spec is not None:
             return self._backward_cudnn(grad)
+        if self.tiling is not None:
+            return self._backward_winograd(grad)
         xp = self.device.xp
         source, matrix, out = self.saved
         geometry = self.geometry
