@@ -82,9 +82,17 @@ REFUSED_ON_PURPOSE.update({
     r"istft\(window='(a|float32|valid|)'\)":
         "window is 'hann', 'hamming', None or a tensor: Keras's stft refuses other strings; its TensorFlow istft "
         "reads any other string as 'hamming' (its JAX istft hands it to scipy.signal.get_window, which refuses it)",
+    r"ctc_loss\((target=(int32|empty)|target_length=int32|output_length=(int32|bool)|mask_index=3)\)":
+        "labels are class ids of output, lengths counts within the padded lengths, mask_index a class: TensorFlow "
+        "computes on values out of range (a negative loss, 707 for 0 steps), torch refuses most (its answer to "
+        "label 6 of 3 classes is another number)",
 })
 
 DIFFERS_ON_PURPOSE.update({
+    r"ctc_loss\(mask_index=(1|2|-1|int64\(1\))\)":
+        "the base target holds the class mask_index (the blank) within its length: minikeras emits it as the blank "
+        "symbol, as Keras's torch backend (and TensorFlow with mask_index=0); TensorFlow's blank_index rotation "
+        "reads it as another class",
     r"(stft|istft)\(sequence_length=(3|array\(3\))\)":
         "an odd-length 'hann' window is periodic (scipy.signal.get_window, used by Keras's JAX backend, and torch); "
         "TensorFlow ignores periodic=True at odd lengths and gives the symmetric window",
