@@ -167,7 +167,9 @@ def view(x, dtype=None):  # noqa: A002
         raise ValueError(f"view: a scalar of {x.dtype} cannot be viewed as {target} (different sizes).")
     if x.ndim and (x.shape[-1] * x.dtype.itemsize) % target.itemsize:
         raise ValueError(f"view: the last axis of {x.shape} in {x.dtype} does not divide into {target}.")
-    return call_without_gradient("view", lambda xp, a: xp.ascontiguousarray(a).view(target), x)
+    # (ascontiguousarray makes a 0-d array 1-d: a scalar's view is reshaped back to a scalar)
+    return call_without_gradient("view", lambda xp, a: xp.ascontiguousarray(a).view(target).reshape(
+        a.shape[:-1] + (-1,) if a.ndim else ()), x)
 
 
 def _parse_signature(signature):

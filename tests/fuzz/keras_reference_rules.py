@@ -86,9 +86,36 @@ REFUSED_ON_PURPOSE.update({
         "labels are class ids of output, lengths counts within the padded lengths, mask_index a class: TensorFlow "
         "computes on values out of range (a negative loss, 707 for 0 steps), torch refuses most (its answer to "
         "label 6 of 3 classes is another number)",
+    r"batch_normalization\((mean|variance|offset|scale)=(scalar_array|python_float|python_int|batched|[0-3]|1\.5|"
+    r"\(1\.5,\)|int64\(1\)|float32\(2\.0\)|array\(3\))\)":
+        "the statistics are vectors of the axis's length (Keras's documented contract; its JAX backend reads "
+        "mean.shape[0], refusing a scalar and a (1, 3) mean; torch refuses most): TensorFlow broadcasts them",
+    r"(batch_normalization|rms_normalization|normalize|fliplr|flipud)\(x=(scalar_array|python_float|python_int)\)":
+        "the axis these act on (-1; flip's 0 or 1) does not exist in a 0-d tensor (NumPy's rule, torch refuses); "
+        "TensorFlow broadcasts the scalar",
+    r"clip\(x_min=([1-3]|1\.5|int64\(1\)|float32\(2\.0\)|array\(3\))\)":
+        "x_min above x_max: Keras's backends disagree (TensorFlow gives x_min, torch and NumPy's clip x_max), "
+        "so minikeras refuses the empty range",
+    r"(dot_product_attention\(scale|threshold\(threshold|threshold\(default_value|nan_to_num\(posinf|"
+    r"nan_to_num\(neginf|matrix_rank\(tol|kaiser\(beta)=\(1\.5,\)\)":
+        "a number argument takes a number, not a 1-tuple (Keras documents a number; its torch backend refuses the "
+        "tuple, TensorFlow broadcasts it)",
+    r"(dot_product_attention\(flash_attention|convert_to_tensor\(ragged)=('.*'|\[\]|\(.*\)|1\.5|[23]|"
+    r"float32\(2\.0\)|array.*|float_array)\)":
+        "a flag takes a bool, 0 or 1: a string, list, tuple, array or other number is no flag (Keras's code reads "
+        "it by truth value; its torch backend refuses most)",
+    r"(bincount|one_hot|multi_hot|convert_to_tensor)\((sparse|ragged)=(1|int64\(1\))\)":
+        "sparse=True / ragged=True ask for a sparse or ragged tensor, which minikeras does not have (Keras's torch "
+        "backend refuses them the same way)",
+    r"(one_hot|multi_hot)\(axis=None\)": "axis is an int (Keras documents -1 for the last axis; its torch backend "
+                                          "refuses None)",
+    r"(nanmax|nanmin|ptp|multi_hot)\((x|inputs)=empty\)":
+        "the max or min of no values is undefined: NumPy refuses a zero-size reduction without identity, and so "
+        "does torch; TensorFlow gives -inf or NaN",
 })
 
 DIFFERS_ON_PURPOSE.update({
+    r"vander\(x=complex64\)": "0 ** 0 is 1 for complex numbers too (NumPy, torch); TensorFlow's complex pow gives NaN",
     r"ctc_loss\(mask_index=(1|2|-1|int64\(1\))\)":
         "the base target holds the class mask_index (the blank) within its length: minikeras emits it as the blank "
         "symbol, as Keras's torch backend (and TensorFlow with mask_index=0); TensorFlow's blank_index rotation "

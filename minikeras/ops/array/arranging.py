@@ -380,7 +380,8 @@ def vander(x, N=None, increasing=False):  # noqa: N803  (keras.ops name)
 
     if columns == 0:
         return reshape(x, (-1, 1))[:, :0]
-    return stack([power(x, int(p)) for p in powers], axis=1)
+    out = stack([power(x, int(p)) for p in powers], axis=1)
+    return out.astype("bool") if x.dtype == numpy.bool_ else out  # powers of bools are bools (Keras's dtype)
 
 
 class Copy(Function):
