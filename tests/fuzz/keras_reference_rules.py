@@ -112,9 +112,32 @@ REFUSED_ON_PURPOSE.update({
     r"(nanmax|nanmin|ptp|multi_hot)\((x|inputs)=empty\)":
         "the max or min of no values is undefined: NumPy refuses a zero-size reduction without identity, and so "
         "does torch; TensorFlow gives -inf or NaN",
+    r"(argpartition\(kth=1\.5\)|argpartition\(axis=0\))":
+        "kth is an int within the axis (NumPy refuses a float kth and kth 2 of an axis of 2; Keras's TensorFlow "
+        "argpartition answers anyway)",
+    r"bincount\((x=(float16|float64|scalar_array|python_float|python_int)|weights=\[\])\)":
+        "bincount counts non-negative ints of a 1-D (or batched 2-D) tensor: NumPy and torch refuse float ids "
+        "(TensorFlow truncates them), 0-d input and weights of another length",
+    r"(bartlett|blackman|hamming|hanning|kaiser)\(x=(1\.5|\(1\.5,\)|float32\(2\.0\))\)|"
+    r"(top_k|in_top_k)\(k=float32\(2\.0\)\)|segment_\w+\(num_segments=float32\(2\.0\)\)|"
+    r"(depth_to_space|space_to_depth)\(block_size=float32\(2\.0\)\)|unstack\(num=float32\(2\.0\)\)|"
+    r"image\.pad_images\((top|left)_padding=(1\.5|float32\(2\.0\))\)":
+        "a length, count, size or padding is an int, not a float (Keras's torch backend refuses them too; "
+        "TensorFlow truncates 1.5 or reads 2.0)",
+    r"(quantile|nanquantile)\(q=([23]|1\.5|\(1\.5,\)|\(1, 2\)|float32\(2\.0\)|array.*|float_array)\)":
+        "q is within [0, 1] (NumPy and torch refuse others; TensorFlow extrapolates past the data)",
+    r"psnr\(max_val=(0|\[\]|\(.*\)|array.*|float_array)\)":
+        "max_val is one positive number, the images' range (Keras documents it so): TensorFlow and torch broadcast "
+        "an array of them, and 0 gives -inf",
+    r"stack\(x=empty_list\)": "there is nothing to stack (NumPy and torch refuse; TensorFlow gives an empty float32)",
+    r"unfold\(padding=\[\]\)": "padding is an int or a pair (TensorFlow reads [] as 0; torch refuses)",
+    r"image\.gaussian_blur\(sigma=\(0, 0\)\)|image\.elastic_transform\(sigma=0\)|image\.ssim\(filter_sigma=0\)":
+        "a Gaussian of width 0 divides by 0: Keras's backends give NaN everywhere; minikeras refuses the width",
 })
 
 DIFFERS_ON_PURPOSE.update({
+    r"hstack\(xs=bare_array\)": "a bare (2, 3) array stacks its rows as NumPy's hstack does, to (6,) (Keras's torch "
+                                "backend too); TensorFlow's gives the (2, 3) input back",
     r"vander\(x=complex64\)": "0 ** 0 is 1 for complex numbers too (NumPy, torch); TensorFlow's complex pow gives NaN",
     r"ctc_loss\(mask_index=(1|2|-1|int64\(1\))\)":
         "the base target holds the class mask_index (the blank) within its length: minikeras emits it as the blank "

@@ -184,20 +184,22 @@ def resize(images, size, interpolation="bilinear", antialias=False, crop_to_aspe
 
 
 def _box_arguments(op_name, kind, top, left, bottom, right, target_height, target_width):
-    """Check Keras's box arguments (two of each triple, none negative); return ``names`` to report them by."""
+    """Check Keras's box arguments (two of each triple, none negative); return them as ints (a 0-d
+    integer array is its int) in the order given."""
     names = {"top": f"top_{kind}", "bottom": f"bottom_{kind}", "left": f"left_{kind}", "right": f"right_{kind}",
              "target_height": "target_height", "target_width": "target_width"}
     values = {"top": top, "bottom": bottom, "left": left, "right": right, "target_height": target_height,
               "target_width": target_width}
     for name, value in values.items():
         if value is not None:
-            validate_int(op_name, names[name], value)
+            value = values[name] = validate_int(op_name, names[name], value)
             if value < 0:
                 raise ValueError(f"{op_name}: {names[name]} must be >= 0. Received: {names[name]}={value}")
     for group in (("top", "bottom", "target_height"), ("left", "right", "target_width")):
         if [values[name] for name in group].count(None) != 1:
             raise ValueError(f"{op_name}: must specify exactly two of " + ", ".join(names[n] for n in group)
                              + ". Received: " + ", ".join(f"{names[n]}={values[n]}" for n in group))
+    return tuple(values[name] for name in ("top", "left", "bottom", "right", "target_height", "target_width"))
 
 
 def _check_inferred(op_name, pairs):
@@ -209,8 +211,9 @@ def _check_inferred(op_name, pairs):
 def pad_images(images, top_padding=None, left_padding=None, bottom_padding=None, right_padding=None,
                target_height=None, target_width=None, data_format=None):
     """Zero-pad images to a box: give two of (top, bottom, target height) and two of (left, right, target width)."""
-    _box_arguments("pad_images", "padding", top_padding, left_padding, bottom_padding, right_padding,
-                   target_height, target_width)
+    top_padding, left_padding, bottom_padding, right_padding, target_height, target_width = _box_arguments(
+        "pad_images", "padding", top_padding, left_padding, bottom_padding, right_padding, target_height,
+        target_width)
     x, restore = images_last("pad_images", images, data_format)
     height, width = x.shape[1], x.shape[2]
     top = top_padding if top_padding is not None else target_height - bottom_padding - height
@@ -225,8 +228,9 @@ def pad_images(images, top_padding=None, left_padding=None, bottom_padding=None,
 def crop_images(images, top_cropping=None, left_cropping=None, bottom_cropping=None, right_cropping=None,
                 target_height=None, target_width=None, data_format=None):
     """Crop images to a box: give two of (top, bottom, target height) and two of (left, right, target width)."""
-    _box_arguments("crop_images", "cropping", top_cropping, left_cropping, bottom_cropping, right_cropping,
-                   target_height, target_width)
+    top_cropping, left_cropping, bottom_cropping, right_cropping, target_height, target_width = _box_arguments(
+        "crop_images", "cropping", top_cropping, left_cropping, bottom_cropping, right_cropping, target_height,
+        target_width)
     x, restore = images_last("crop_images", images, data_format)
     height, width = x.shape[1], x.shape[2]
     top = top_cropping if top_cropping is not None else height - target_height - bottom_cropping

@@ -32,7 +32,7 @@ from minikeras.ops.math._elementwise import call_without_gradient, operand
 from minikeras.ops.math._operands import _as_tensor
 from minikeras.ops.math.compare import logical_and, where
 from minikeras.ops.nn import affine_transform as _affine
-from minikeras.utils.argument_validation import (is_option, validate_int, validate_number, validate_option,
+from minikeras.utils.argument_validation import (is_int, is_option, validate_int, validate_number, validate_option,
                                                  validate_tensor_input)
 
 FILL_MODES = ("constant", "nearest", "wrap", "mirror", "reflect")
@@ -136,6 +136,7 @@ def map_coordinates(inputs, coordinates, order, fill_mode="constant", fill_value
     fill_value = validate_number("map_coordinates", "fill_value", fill_value, finite=False)
     if x.size == 0:
         raise ValueError(f"map_coordinates: inputs must not be empty, received shape {x.shape}.")
+    order = int(order) if is_int(order) else order  # (a NumPy integer is the int it holds)
     if not is_option(order, (0, 1)):  # Keras: 0 or 1 (its ValueError for a negative one, NotImplemented above 1)
         raise ValueError(f"map_coordinates: order must be 0 or 1 (map_coordinates currently requires order<=1), "
                          f"received {order!r}.")

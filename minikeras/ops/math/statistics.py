@@ -110,6 +110,11 @@ def _quantile(op_name, x, q, axis, method, keepdims, scale, ignore_nan=False):
     axes = normalize_axis(op_name, axis, x.ndim)
     rows = _moved_to_last(x, axes)
     n = rows.shape[-1]
+    if q_host.ndim == 1 and q_host.size == 0:  # no quantile asked: an empty result (NumPy's, Keras's)
+        from minikeras.ops.creation import zeros
+
+        kept = tuple(1 if i in axes else size for i, size in enumerate(x.shape)) if keepdims else rows.shape[:-1]
+        return zeros((0,) + tuple(kept), str(x.dtype))
     if ignore_nan:
         return _nan_quantile(op_name, rows, q_host, method, x, axes, keepdims)
     if n == 0:
@@ -368,29 +373,45 @@ def histogram(x, bins=10, range=None):  # noqa: A002  (keras.ops name)
 
 
 def bincount(x, weights=None, minlength=0, sparse=False):
-    """Counts (or weight sums) of each non-negative integer in 1-D ``x``; no gradient.
+    """Counts (or weight sums) of each non-negative integer in ``x``; no gradient.
+
+    ``x`` is 1-D, or 2-D: then each row is counted on its own, all rows to the
+    same length (Keras's batched bincount). Bools count as 0 and 1 (NumPy).
 
     Raises:
         ValueError: ``sparse=True`` (minikeras has no sparse tensors), ``x``
-            is not 1-D, or it holds a negative value (the same message on
-            every device: NumPy's and CuPy's differ).
+            is not 1-D or 2-D integers, or it holds a negative value (the same
+            message on every device: NumPy's and CuPy's differ).
     """
     if validate_flag("bincount", "sparse", sparse):
         raise ValueError("bincount: sparse=True is not supported (minikeras has no sparse tensors).")
     minlength = validate_int("bincount", "minlength", minlength, minimum=0)
     x = _tensor("bincount", x)
-    if x.ndim != 1 or x.dtype.kind not in "iu":
-        raise ValueError(f"bincount expects a 1-D integer tensor, received shape {x.shape} of dtype {x.dtype}.")
-    if x.size and x.dtype.kind == "i":
-        low, _ = x.device.bounds(x.data)  # one transfer (CuPy's bincount reads the minimum back too)
-        if low < 0:
-            raise ValueError(f"bincount: x must hold non-negative integers, received {low}.")
+    if x.dtype == numpy.bool_:
+        x = x.astype("int32")
+    if x.ndim not in (1, 2) or x.dtype.kind not in "iu":
+        raise ValueError(f"bincount expects a 1-D (or batched 2-D) integer tensor, received shape {x.shape} of dtype "
+                         f"{x.dtype}.")
+    low, high = x.device.bounds(x.data) if x.size else (0, -1)  # one transfer (CuPy's bincount reads it too)
+    if low < 0:
+        raise ValueError(f"bincount: x must hold non-negative integers, received {low}.")
+    if weights is not None:
+        weights = _tensor("bincount", weights)
+        if weights.shape != x.shape:
+            raise ValueError(f"bincount: weights must have the shape of x {x.shape}, received {weights.shape}.")
+    if x.ndim == 2:  # each row counted into its own block of one flat bincount
+        length = minlength if minlength > int(high) else int(high) + 1  # (``max`` here is the op)
+        rows = x.shape[0]
+
+        def batched(xp, a, *w):
+            flat = (a.astype("int64") + xp.arange(rows, dtype="int64")[:, None] * length).ravel()
+            counts = xp.bincount(flat, weights=w[0].ravel() if w else None, minlength=rows * length)
+            return counts.reshape(rows, length).astype(w[0].dtype if w else "int32")
+
+        return call_without_gradient("bincount", batched, x, *([] if weights is None else [weights]))
     if weights is None:
         return call_without_gradient("bincount",
                                      lambda xp, a: xp.bincount(a, minlength=minlength).astype("int32"), x)
-    weights = _tensor("bincount", weights)
-    if weights.shape != x.shape:
-        raise ValueError(f"bincount: weights must have the shape of x {x.shape}, received {weights.shape}.")
     return call_without_gradient(
         "bincount", lambda xp, a, w: xp.bincount(a, weights=w, minlength=minlength).astype(w.dtype), x, weights)
 

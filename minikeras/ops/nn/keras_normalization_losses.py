@@ -13,6 +13,8 @@ __all__ = ["batch_normalization", "layer_normalization", "rms_normalization", "n
 
 import math
 
+import numpy
+
 from minikeras.backend import keras_helpers
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras.ops.array.reshaping import reshape, squeeze
@@ -50,6 +52,9 @@ def batch_normalization(x, mean, variance, axis, offset=None, scale=None, epsilo
         if value is None:
             continue
         vector = _tensor("batch_normalization", value)
+        if name == "mean" and vector.dtype == numpy.bool_:
+            raise TypeError("batch_normalization: mean must be numbers, received dtype bool (Keras negates the mean, "
+                            "which bools do not allow).")
         if vector.shape != (x.shape[axis],):
             raise ValueError(f"batch_normalization: {name} must be a vector of the length of axis {axis} of x "
                              f"({x.shape[axis]}, x of shape {x.shape}), received shape {vector.shape}.")
