@@ -133,9 +133,19 @@ REFUSED_ON_PURPOSE.update({
     r"unfold\(padding=\[\]\)": "padding is an int or a pair (TensorFlow reads [] as 0; torch refuses)",
     r"image\.gaussian_blur\(sigma=\(0, 0\)\)|image\.elastic_transform\(sigma=0\)|image\.ssim\(filter_sigma=0\)":
         "a Gaussian of width 0 divides by 0: Keras's backends give NaN everywhere; minikeras refuses the width",
+    r"image\.scale_and_translate\((images=batched|spatial_dims=(''|\[\]))\)":
+        "output_shape has one size per axis of images and spatial_dims names the axes to scale (JAX's "
+        "scale_and_translate refuses other shapes); Keras's TensorFlow and torch code ignore output_shape there",
 })
 
 DIFFERS_ON_PURPOSE.update({
+    r"image\.perspective_transform\(images=int32\)":
+        "integer images: the interpolated values are rounded to the nearest int (Keras's JAX backend, through "
+        "jax.scipy.ndimage.map_coordinates; minikeras's resize and map_coordinates too); TensorFlow's projective "
+        "kernel truncates them",
+    r"image\.rgb_to_hsv\(images=one_nan\)":
+        "a NaN channel makes the pixel's value NaN (NumPy's max, Keras's torch backend gives the same answer); "
+        "TensorFlow's max skips the NaN",
     r"hstack\(xs=bare_array\)": "a bare (2, 3) array stacks its rows as NumPy's hstack does, to (6,) (Keras's torch "
                                 "backend too); TensorFlow's gives the (2, 3) input back",
     r"vander\(x=complex64\)": "0 ** 0 is 1 for complex numbers too (NumPy, torch); TensorFlow's complex pow gives NaN",
