@@ -21,6 +21,7 @@ from minikeras.backend.dtypes import finfo, is_float_dtype
 from minikeras.device import to_host
 from minikeras.ops.math._elementwise import call_without_gradient, operand
 from minikeras.ops.math._operands import _as_tensor
+from minikeras.backend import keras_helpers
 from minikeras.utils.argument_validation import check_dtype, is_int, validate_dtype, validate_tensor_input
 
 
@@ -62,7 +63,7 @@ def size(x):
 
 def saturate_cast(x, dtype):  # noqa: A002
     """Cast to ``dtype``, clipping to its range first (no wrap-around, NaN of floats to ints gives 0)."""
-    target = validate_dtype("saturate_cast", dtype)
+    target = validate_dtype("saturate_cast", keras_helpers.floatx() if dtype is None else dtype)  # None: floatx
     x = _as_tensor("saturate_cast", operand("saturate_cast", x))
     if target.kind in "iu":
         info = numpy.iinfo(target)
@@ -167,7 +168,9 @@ def view(x, dtype=None):  # noqa: A002
         raise ValueError(f"view: a scalar of {x.dtype} cannot be viewed as {target} (different sizes).")
     if x.ndim and (x.shape[-1] * x.dtype.itemsize) % target.itemsize:
         raise ValueError(f"view: the last axis of {x.shape} in {x.dtype} does not divide into {target}.")
-    return call_without_gradient("view", lambda xp, a: xp.ascontiguousarray(a).view(target), x)
+    # (ascontiguousarray makes a 0-d array 1-d: a scalar's view is reshaped back to a scalar)
+    return call_without_gradient("view", lambda xp, a: xp.ascontiguousarray(a).view(target).reshape(
+        a.shape[:-1] + (-1,) if a.ndim else ()), x)
 
 
 def _parse_signature(signature):

@@ -64,18 +64,29 @@ def _check_fill(op_name, fill_value, dtype):
 
 
 def arange(start, stop=None, step=1, dtype=None, device=None):
-    """Evenly spaced values in ``[start, stop)`` (int64 for ints, else float32)."""
+    """Evenly spaced values in ``[start, stop)``; ``step=None`` is 1.
+
+    The dtype is Keras's ``result_type`` of the arguments: Python ints give
+    int32 (int64 past its range), floats float32, and NumPy scalars and 0-d
+    arrays their own dtype (``np.int64(5)`` gives int64, as in Keras).
+    """
+    from minikeras.ops._promotion import result_type
+
     if stop is None:
         start, stop = 0, start
-    if dtype is None and all(is_int(v) for v in (start, stop, step)) and not all(
-            -2**31 <= v < 2**31 for v in (start, stop, step)):
-        dtype = "int64"  # past int32's range
+    step = 1 if step is None else step
+    given = (start, stop, step)
+    start, stop, step = (value[()] if isinstance(value, numpy.ndarray) and value.ndim == 0 else value
+                         for value in given)
     for name, value in (("start", start), ("stop", stop), ("step", step)):
         validate_number("arange", name, value)
     if step == 0:
         raise ValueError(f"arange: step must not be 0, received start={start!r}, stop={stop!r}, step=0.")
     if dtype is None:
-        dtype = "int32" if all(is_int(v) for v in (start, stop, step)) else "float32"  # Keras's dtypes
+        if all(type(v) is int for v in (start, stop, step)) and not all(-2**31 <= v < 2**31 for v in (start, stop, step)):
+            dtype = "int64"  # past int32's range
+        else:  # Keras: result_type of each argument's dtype, or of its Python type
+            dtype = result_type(*(numpy.dtype(v.dtype) if hasattr(v, "dtype") else v for v in given))
     return _make("arange", lambda xp, dt: xp.arange(start, stop, step, dtype=dt), dtype, device)
 
 

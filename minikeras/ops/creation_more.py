@@ -15,6 +15,7 @@ __all__ = ["array", "empty", "empty_like", "full_like", "identity", "tri", "lins
 import numpy
 
 from minikeras.autograd import Tensor
+from minikeras.backend import keras_helpers
 from minikeras.backend.dtypes import as_numpy_dtype, is_float_dtype
 from minikeras.ops._promotion import result_type
 from minikeras.ops.array.reshaping import expand_dims, moveaxis
@@ -169,7 +170,9 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     dtype = validate_dtype("geomspace", dtype) if dtype is not None else None
     start, stop = _endpoints("geomspace", start, stop)
     axis = _check_axis("geomspace", axis, start, stop)
-    compute = dtype if dtype is not None and is_float_dtype(dtype) else result_type(start, stop, 1.0)
+    # Keras computes geomspace in floatx whatever the endpoints' dtype (TensorFlow casts them, torch's
+    # result_type(start, stop, float) gives floatx too), unlike linspace.
+    compute = dtype if dtype is not None and is_float_dtype(dtype) else numpy.dtype(keras_helpers.floatx())
     start_t, stop_t = _endpoint("geomspace", start, compute), _endpoint("geomspace", stop, compute)
     if bool((start_t.numpy() == 0).any()) or bool((stop_t.numpy() == 0).any()):
         raise ValueError("geomspace: the endpoints must not be 0.")

@@ -47,143 +47,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))  # the repository, fo
 
 import keras_reference_cases  # noqa: E402
 
-# Outputs defined only up to a choice Keras and minikeras make differently
-# (eigenvector signs, uninitialised memory, random draws): shapes and dtypes only.
-SHAPE_ONLY = {"empty", "empty_like", "eig", "eigh", "svd", "qr", "image.elastic_transform"}
-
-# Ops whose answer is a Python number or a tuple of them (``ops.shape``): compared by value only.
-PYTHON_NUMBERS = {"ndim", "shape", "size"}
-
-# Label patterns -> why minikeras refuses what Keras takes (minikeras's own rules).
-REFUSED_ON_PURPOSE = {
-    r"[\w.]+\(\w+=list\)": "ops take tensors, arrays and numbers; a nested list is refused with a hint to wrap "
-                             "it (tests/ops/test_arithmetic.py::test_lists_are_refused); models convert lists",
-    r"[\w.]+\(\w+=(True|False)\)": "a bool is no number, size, axis or tensor operand of these ops",
-    r"[\w.]+\(\w+=(nan|inf|1000000000000|-1000000000000|-7|-1|-0.5)\)":
-        "numeric settings are finite and in their range (Keras's TensorFlow backend runs them, to garbage)",
-    r"[\w.]+\(\w+=(real_)?complex64\)|[\w.]+\(\w+=\(1\+2j\)\)":
-        "complex operands are refused by the ops of real numbers (ops/_entry.REAL_ONLY, the activations, "
-        "normalisations and losses): a cast would drop the imaginary part",
-}
-
-# Label patterns -> why minikeras's answer differs from Keras's TensorFlow backend on purpose
-# (NumPy's answer, or a documented choice); each was checked by hand.
-DIFFERS_ON_PURPOSE = {
-    r"(max_pool|adaptive_max_pool|segment_max|segment_min|argmax|argmin|argsort|sort|searchsorted|unique|angle)"
-    r"\(\w+=(one_nan|all_nan)\)":
-        "NaN: TensorFlow's max-pool, segment and arg kernels skip it (-FLT_MAX for an all-NaN window) and its sort "
-        "puts it first; minikeras gives NumPy's answer (NaN propagates, sorts last)",
-    r"heaviside\(x1=(one_nan|all_nan)\)": "heaviside(NaN) is NaN (NumPy); TensorFlow gives -1",
-    r"floor_divide\(.*\)": "floor_divide is NumPy's exact floor (Python's //): 2 // 0.0434782617 is 45; TensorFlow "
-                            "floors the rounded float32 quotient (46)",
-    r"(isclose|nextafter|nancumsum|nancumprod)\(\w+=inf\)":
-        "infinities as NumPy (isclose(1, inf) is False, nancumsum keeps inf); TensorFlow clamps or compares them "
-        "as numbers",
-    r"(linspace|logspace|geomspace)\((start|stop)=(one_nan|all_nan|inf)\)":
-        "a NaN or inf endpoint makes its whole lane NaN (start + i * step); TensorFlow's formula leaves some "
-        "entries finite",
-    r"in_top_k\((predictions=inf|k=1000000000000)\)":
-        "k at least the number of classes puts every target in the top k, and an inf score ranks first (NumPy's "
-        "order); TensorFlow answers False for both",
-    r"(tril\(k=-1000000000000\)|triu\(k=1000000000000\))":
-        "a diagonal past the matrix zeroes it all (NumPy); Keras's TensorFlow code turns the huge k into 'keep all'",
-    r"top_k\(sorted=False\)": "with sorted=False the order of the top k is the implementation's (the values match)",
-    r"where\(condition=complex64\)": "a complex condition is true where it is nonzero (NumPy); TensorFlow reads its "
-                                      "real part",
-    r"vdot\(x1=complex64\)": "vdot conjugates its first operand (NumPy's definition); Keras's TensorFlow does not",
-    r"(correlate\(x[12]=complex64\)|eigh\(x=complex64\)|view_as_complex\(x=float64\)|trapezoid\(dx=\(1\+2j\)\))":
-        "complex dtypes as NumPy (a complex correlation stays complex, a Hermitian matrix has real eigenvalues, "
-        "float64 pairs make complex128); Keras's TensorFlow backend drops or adds an imaginary part",
-    r"argpartition\(.*\)": "Keras's TensorFlow argpartition is broken (its base call fails; other calls give indices "
-                            "that are no permutation)",
-    r"arange\(step=-1000000000000\)": "a step away from stop gives NumPy's empty range",
-    r"vstack\(xs=empty_arrays\)": "vstack of two empty vectors is NumPy's (2, 0)",
-    r"get_item\(x=list\)": "a list is made a tensor first (Keras's TensorFlow code indexes the Python list)",
-    r"norm\(x=complex64\)": "the norm of complex entries is a real number (NumPy); Keras's TensorFlow returns it "
-                             "as complex",
-    r"lstsq\(rcond=.*\)": "the base matrix is rank-deficient: minikeras gives NumPy's (LAPACK gelsd) answer, which "
-                          "does not move with rcond here; Keras's TensorFlow solve returns other solutions",
-    r"matrix_rank\(tol=.*\)": "tol is NumPy's absolute threshold on the singular values",
-    r"polar\(abs_=inf\)": "an infinite magnitude follows NumPy's complex arithmetic (inf * 0 is NaN)",
-    r"softmax\(x=(one_nan|inf)\)": "a NaN or inf logit makes its row NaN (NumPy's arithmetic); TensorFlow zeroes the rest",
-    r"roll\(shift=-?1000000000000\)": "TensorFlow takes the shift as an int32 (10**12 wraps); minikeras rolls by it",
-    r"rot90\(k=2\)": "Keras's TensorFlow rot90 of a 3-D tensor by 180 degrees picks the wrong slices (NumPy's here)",
-    r"kaiser\(beta=.*\)": "Keras's TensorFlow kaiser of a negative or huge beta (NumPy's window is even in beta)",
-    r"gelu\((x=\w+)?\)": "ops.gelu's default here is the exact erf form (documented in ops/nn/activations.py)",
-    r"sparsemax\(.*\)": "Keras's TensorFlow sparsemax computes tau wrongly (tests/ops/test_keras_ops_parity.KERAS_BUGS)",
-    r"histogram\(x=(int32|inf|empty)\)|histogram\(range=\(0, 0\)\)":
-        "TensorFlow's fixed-width histogram drops values on the last edge, of ints and infs; minikeras's is NumPy's",
-    r"(batch_normalization|layer_normalization|rms_normalization|moments|soft_shrink)\(x=(int32|bool)\)":
-        "integer input is normalised in float32; Keras's TensorFlow backend casts the result back to the int dtype",
-}
-
-# Keras's refusals that are accidents of its TensorFlow backend, not a rule of
-# Keras's (its JAX backend and NumPy answer): minikeras may answer there, or
-# refuse cleanly. Patterns of ``"ErrorType: message"``, each with why.
-KERAS_TF_LIMITS = {
-    r".*Value for attr '\w+' of \w+ is not in the list of allowed values.*|.*No OpKernel was registered.*":
-        "TensorFlow has no kernel of the op for that dtype (complex, bool, int, float16)",
-    r".*cannot compute \w+ as input #\d+\(zero-based\) was expected to be a \w+ tensor but is a \w+ tensor.*":
-        "Keras's TensorFlow backend did not promote mixed dtypes before a kernel",
-    r"TypeError: Cannot convert .* to EagerTensor of dtype \w+":
-        "Keras's TensorFlow backend converted a constant to the input's dtype (0.5 to int32)",
-    r".*Could not find device for node.*": "TensorFlow has no CPU kernel of the op for that dtype",
-    r"AttributeError: '(list|tuple)' object has no attribute '(shape|dtype|as_list|ndim)'":
-        "Keras's TensorFlow code read .shape of a Python list it had not converted",
-    r"TypeError: Expected numeric or variant tensor, got dtype tf.bool.*": "TensorFlow refuses bool there",
-    r"ValueError: attn_logits_soft_cap is only supported for JAX.*": "a JAX-only option of Keras",
-    r"NotImplementedError: .*": "not implemented by Keras's TensorFlow backend",
-    r"AttributeError: '(float|int|NoneType|str|numpy\.\w+)' object has no attribute '\w+'":
-        "Keras's TensorFlow code read an attribute of a Python value it had not converted",
-    r"TypeError: (bad operand type for unary -: 'list'|can only concatenate list .*)":
-        "Keras's TensorFlow code applied arithmetic to an unconverted list",
-    r"UnboundLocalError: .*": "a bug in Keras's TensorFlow code",
-    r".*Requires start <= limit when delta > 0.*|.*Requires start >= limit when delta < 0.*":
-        "TensorFlow's range refuses an empty range (NumPy and JAX give an empty one)",
-    r"TypeError: Expected bool for argument '\w+' not .*":
-        "TensorFlow wants a Python bool; minikeras takes 0 and 1 as flags too, as NumPy",
-    r"InvalidArgumentError: .*(__wrapped__BroadcastTo|__wrapped__Fill|__wrapped__ScatterNd).*":
-        "TensorFlow wants the shape as a vector and sizes >= 0 (NumPy takes an int, a negative k of eye...)",
-    r"InvalidArgumentError: .*Value for attr 'num_split' of 0 must be at least minimum 1.*":
-        "TensorFlow cannot split into one piece by an empty list of split points (NumPy can)",
-    r"InvalidArgumentError: .*__wrapped__MatrixDiagPartV3.*":
-        "TensorFlow refuses a diagonal offset past the matrix (NumPy gives an empty diagonal)",
-    r"InvalidArgumentError: .*Input (matrix )?is not invertible.*":
-        "TensorFlow's inverse and solve refuse NaN matrices, which NumPy and JAX give NaN for",
-    r"InvalidArgumentError: .*__wrapped__UnsortedSegment\w+.*":
-        "TensorFlow refuses segment ids past num_segments (Keras's JAX backend drops them, as minikeras)",
-    r"InvalidArgumentError: .*__wrapped__MatrixBandPart.*":
-        "TensorFlow limits tril/triu's k to the matrix (NumPy takes any k)",
-    r"InvalidArgumentError: .*__wrapped__InvertPermutation.*": "Keras's TensorFlow lu_factor is not batched",
-    r"InvalidArgumentError: .*__wrapped__Roll.*shift and axis.*":
-        "TensorFlow wants one shift per axis (NumPy broadcasts a single shift)",
-    r"TypeError: '[<>]=?' not supported between instances of '(list|int)' and '(list|int|float)'":
-        "Keras's TensorFlow code compared an unconverted list",
-    r"ValueError: Invalid dtype: list": "Keras's TensorFlow linspace of an unconverted list",
-    r"ValueError: data type .* not inexact|TypeError: Input `a` must have `float`-like `dtype`.*":
-        "TensorFlow's linear algebra refuses integer matrices (NumPy computes them in float)",
-    r"TypeError: input must be a numeric tensor, but got tensor with dtype <dtype: 'bool'>":
-        "TensorFlow's real/imag refuse bools",
-    r"TypeError: argument of type 'int' is not iterable": "Keras's TensorFlow code iterates an int shape",
-    r"ValueError: `features.dtype` must be a floating point tensor.*":
-        "TensorFlow's gelu refuses ints (Keras's other backends compute them in float)",
-    r"InvalidArgumentError: .*In\[0\] (ndims|mismatch).*": "Keras's TensorFlow corrcoef of a 1-D input",
-}
-
-# Calls where Keras's refusal is about the *kind* of a valid value, not the value:
-# a NumPy integer where its code wants a Python int (NumPy's own functions take both).
-KERAS_TYPE_STRICTNESS = {
-    r"[\w.]+\(\w+=(int64\(1\)|array\(3\))\)":
-        "Keras's TensorFlow code refuses a NumPy integer (or 0-d integer array) where it takes a Python int",
-    r"geomspace\(axis=.*\)": "Keras's TensorFlow geomspace fails to broadcast its endpoints along axis > 0",
-    r"image\.gaussian_blur\((kernel_size|sigma)=.*\)":
-        "Keras's TensorFlow gaussian_blur indexes a scalar kernel_size or sigma as a pair",
-    r"clip\(x_(min|max)=None\)": "minikeras takes None as no bound, as NumPy",
-    r"vander\(increasing=[01]\)": "minikeras takes 0 and 1 as flags, as NumPy",
-    r"(vstack|hstack|dstack)\(xs=(python_)?scalars\)": "Keras's TensorFlow stacks do not lift scalars as NumPy",
-    r"searchsorted\(values=(scalar_array|python_float|python_int)\)":
-        "Keras's TensorFlow searchsorted slices a scalar value (NumPy takes one)",
-}
+from keras_reference_rules import (DIFFERS_ON_PURPOSE, KERAS_TF_LIMITS, KERAS_TYPE_STRICTNESS,  # noqa: E402
+                                   PYTHON_NUMBERS, REFUSED_ON_PURPOSE, SHAPE_ONLY)
 
 FAILURES = ("leak", "wrong", "refused")  # ("fixed" is reported: a call may differ on one device only)
 PENDING = os.path.join(HERE, "fixtures", "keras_reference_pending.json")
@@ -371,9 +236,13 @@ def run(ops=None, answers=None):
     return results
 
 
-def write_pending(results):
-    labels = sorted(label for label, outcome, _, _ in results
-                    if outcome in ("wrong", "refused", "pending", "pending_refusal"))
+def write_pending(results, ops=None):
+    """List the calls of ``results`` that differ in the pending file (a run of some ``ops`` only keeps
+    the other ops' listed calls)."""
+    labels = {label for label, outcome, _, _ in results if outcome in ("wrong", "refused", "pending", "pending_refusal")}
+    if ops:
+        labels |= {label for label in pending() if label.split("(")[0] not in ops}
+    labels = sorted(labels)
     with open(PENDING, "w") as handle:
         json.dump({"why": "Calls of the Keras-referenced fuzz whose answer still differs from Keras 3's (a result "
                           "that differs, or a refusal of input Keras takes) and that no documented rule in "
@@ -394,7 +263,7 @@ def main():
     args = parser.parse_args()
     results = run(set(args.ops) or None)
     if args.write_pending:
-        write_pending(results)
+        write_pending(results, set(args.ops))
     counts = collections.Counter(outcome for _, outcome, _, _ in results)
     sites = collections.defaultdict(list)
     for label, outcome, detail, site in results:

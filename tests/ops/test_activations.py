@@ -188,7 +188,7 @@ def test_argument_errors():
         ops.leaky_relu(x, negative_slope="0.2")
     with pytest.raises(ValueError, match="elu: alpha must be finite, received nan"):
         ops.elu(x, alpha=float("nan"))
-    with pytest.raises(TypeError, match="gelu: approximate must be a bool, received 'tanh'"):
+    with pytest.raises(TypeError, match="gelu: approximate must be a bool, received str 'tanh'"):
         ops.gelu(x, approximate="tanh")
     with pytest.raises(TypeError, match="relu: expected a Tensor"):
         ops.relu([1.0, 2.0])

@@ -22,14 +22,14 @@ def _int_sequence(op_name, name, value):
     """An int, a sequence of ints or a 1-D integer array as a tuple of ints.
 
     Raises:
-        TypeError: anything else (a float, a bool, a 0-d array, None...).
+        TypeError: anything else (a float, a bool, None...).
     """
     if _is_int(value):
         return (int(value),)
     if isinstance(value, Tensor) or backend.is_array(value):
         value = to_host(array_of(value))
-        if value.ndim == 1 and value.dtype.kind in "iu":
-            return tuple(int(v) for v in value.tolist())
+        if value.ndim <= 1 and value.dtype.kind in "iu":  # (a 0-d integer array is its int, as in NumPy)
+            return tuple(int(v) for v in value.reshape(-1).tolist())
     elif isinstance(value, (list, tuple)) and all(_is_int(v) for v in value):
         return tuple(int(v) for v in value)
     raise TypeError(f"{op_name}: {name} must be an int or a sequence of ints, received {type(value).__name__} "

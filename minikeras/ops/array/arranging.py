@@ -20,7 +20,7 @@ from minikeras.autograd import Function, Tensor
 from minikeras.ops._checks import normalize_axis
 from minikeras.ops.array._common import _int_sequence, _single_axis
 from minikeras.ops.array.indexing import _take_in_range, getitem
-from minikeras.ops.array.joining import concatenate, split, stack
+from minikeras.ops.array.joining import concatenate, rows_of, split, stack
 from minikeras.ops.array.reshaping import expand_dims, flatten, moveaxis, reshape, swapaxes
 from minikeras.ops.math._elementwise import call_without_gradient, operand
 from minikeras.ops.math._operands import _as_tensor
@@ -163,10 +163,8 @@ def _at_least(x, ndim, where_new):
 
 
 def _sequence(op_name, xs):
-    """``xs`` checked to be a list or tuple of tensors (a bare tensor or number is no sequence of them)."""
-    if not isinstance(xs, (list, tuple)):
-        raise TypeError(f"{op_name} expects a list or tuple of tensors, received {type(xs).__name__} {xs!r:.60}.")
-    return xs
+    """``xs`` checked to be a list or tuple of tensors, or a tensor of rows (``joining.rows_of``)."""
+    return rows_of(op_name, xs)
 
 
 def hstack(xs):
@@ -380,7 +378,8 @@ def vander(x, N=None, increasing=False):  # noqa: N803  (keras.ops name)
 
     if columns == 0:
         return reshape(x, (-1, 1))[:, :0]
-    return stack([power(x, int(p)) for p in powers], axis=1)
+    out = stack([power(x, int(p)) for p in powers], axis=1)
+    return out.astype("bool") if x.dtype == numpy.bool_ else out  # powers of bools are bools (Keras's dtype)
 
 
 class Copy(Function):

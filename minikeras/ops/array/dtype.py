@@ -6,6 +6,7 @@ __all__ = ["cast"]
 from minikeras.autograd import Function, Tensor, no_grad
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras.ops.math._operands import _as_tensor
+from minikeras.backend import keras_helpers
 from minikeras.utils.argument_validation import validate_dtype
 
 
@@ -29,7 +30,7 @@ def cast(x, dtype):
     """``x`` converted to ``dtype``. The gradient is cast back to the input's
     dtype; casting to an integer or bool dtype cuts the gradient."""
     x = _as_tensor("cast", x)
-    dtype = validate_dtype("cast", dtype)
+    dtype = validate_dtype("cast", keras_helpers.floatx() if dtype is None else dtype)  # Keras: None is floatx
     if not is_float_dtype(dtype) and dtype.kind != "c" and isinstance(x, Tensor) and x.requires_grad:
         with no_grad():
             return Cast(dtype).apply(x)

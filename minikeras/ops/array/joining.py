@@ -6,6 +6,8 @@ way round.
 
 __all__ = ["concatenate", "stack", "split"]
 
+import numpy
+
 from minikeras import backend
 from minikeras.autograd import Function, Tensor
 from minikeras.ops._checks import shape_of
@@ -115,13 +117,28 @@ def concatenate(xs, axis=0):
     return Concatenate(axis).apply(*promote_all(tensors))  # Keras's dtype rules
 
 
+def rows_of(op_name, xs):
+    """``xs`` as a list of what to join: a list or tuple as it is; a bare tensor or
+    array (of at least one axis) as the list of its rows, as NumPy's and Keras's
+    stacks iterate it; anything else refused."""
+    if isinstance(xs, Tensor) or backend.is_array(xs):
+        if len(shape_of(xs)) == 0:
+            raise TypeError(f"{op_name} expects a list or tuple of tensors (or one tensor of rows), received a 0-d "
+                            f"{type(xs).__name__}.")
+        return [xs[i] for i in range(shape_of(xs)[0])]
+    if not isinstance(xs, (list, tuple)):
+        raise TypeError(f"{op_name} expects a list or tuple of tensors, received {type(xs).__name__} {xs!r:.60}.")
+    return xs
+
+
 def stack(x, axis=0):
-    """Join tensors of the same shape along a new ``axis``; one array or
-    Tensor stacks its rows (its first axis), as ``numpy.stack`` and Keras do."""
+    """Join tensors of the same shape along a new ``axis`` (numbers are 0-d tensors);
+    one array or Tensor stacks its rows (its first axis), as ``numpy.stack`` and Keras do."""
     if (isinstance(x, Tensor) or backend.is_array(x)) and len(shape_of(x)) >= 1:
         rows = _as_tensor("stack", x)
         return StackRows(_single_axis("stack", axis, rows.ndim)).apply(rows)
-    tensors = x
+    tensors = [_as_tensor("stack", item) if isinstance(item, (int, float, numpy.number)) and
+               not isinstance(item, bool) else item for item in rows_of("stack", x)]
     shapes = _tensor_list("stack", tensors)
     for i, shape in enumerate(shapes[1:], 1):
         if shape != shapes[0]:

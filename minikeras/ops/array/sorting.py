@@ -165,6 +165,8 @@ def sort(x, axis=-1):
 def argpartition(x, kth, axis=-1):
     """Indices that partition ``x`` around its ``kth`` element along ``axis`` (int32, no gradient)."""
     x = _as_tensor("argpartition", operand("argpartition", x))
+    if axis is None:  # the flattened tensor, as NumPy's argpartition
+        x, axis = flatten(x), 0
     axis = _checked_axis("argpartition", x, axis)
     kth = validate_int("argpartition", "kth", kth, minimum=-x.shape[axis], maximum=x.shape[axis] - 1)
     return call_without_gradient("argpartition",

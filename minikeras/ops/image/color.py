@@ -69,13 +69,14 @@ def hsv_to_rgb(images, data_format=None):
     from minikeras.ops.math.compare import clip
     from minikeras.ops.math.abs_sign import abs as _abs
 
-    chroma = value * saturation
-    # tf.image.hsv_to_rgb: each channel is value - chroma * clip(|(6h + k) mod 6 - 3| - 1, 0, 1) form
+    # Keras (dm_pix's formula): each channel is value * (1 - s + s * clip(|(6h + k) mod 6 - 3| - 1, 0, 1)),
+    # the value factored out so that an infinite value stays infinite (value - value * s would be NaN)
     sector = hue * 6
 
     def channel(offset):
         from minikeras.ops.math.rounding import mod
 
-        return value - chroma + chroma * clip(_abs(mod(sector + offset, 6.0) - 3.0) - 1.0, 0.0, 1.0)
+        return value * ((1.0 - saturation) + saturation * clip(_abs(mod(sector + offset, 6.0) - 3.0) - 1.0, 0.0,
+                                                                 1.0))
 
     return restore(stack([channel(0.0), channel(4.0), channel(2.0)], -1))

@@ -30,7 +30,9 @@ def _gaussian_1d(size, sigma):
 
 
 def _pair(name, value, check):
-    """One value or two (height, width), each checked by ``check``."""
+    """One value or two (height, width), each checked by ``check`` (a 1-D array is a sequence of them)."""
+    if isinstance(value, numpy.ndarray) and value.ndim == 1:
+        value = tuple(value.tolist())
     if isinstance(value, (tuple, list)):
         if len(value) != 2:
             raise ValueError(f"gaussian_blur: {name} must be one value or two, received {value!r}.")

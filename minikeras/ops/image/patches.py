@@ -33,12 +33,13 @@ def _patches(op_name, images, size, strides, dilation_rate, padding, data_format
         x = expand_dims(x, 0)
     channels = x.shape[-1] if data_format == "channels_last" else x.shape[1]
     out_dim = int(numpy.prod(sizes)) * channels
-    kernel = numpy.eye(out_dim, dtype=x.dtype if is_float_dtype(x.dtype) else "float32").reshape(
-        sizes + (channels, out_dim))
-    if not is_float_dtype(x.dtype):
-        x = x.astype("float32")
-    out = conv(x, kernel, strides=strides, padding=padding, data_format=data_format,
-               dilation_rate=dilation_rate)
+    integer = x.dtype.kind in "iu"  # copied exactly through float64 and back: Keras keeps the dtype
+    compute = x.dtype if is_float_dtype(x.dtype) else numpy.dtype("float64" if integer else "float32")
+    kernel = numpy.eye(out_dim, dtype=compute).reshape(sizes + (channels, out_dim))
+    out = conv(x.astype(compute) if x.dtype != compute else x, kernel, strides=strides, padding=padding,
+               data_format=data_format, dilation_rate=dilation_rate)
+    if integer:
+        out = out.astype(x.dtype)
     return squeeze(out, 0) if unbatched else out
 
 

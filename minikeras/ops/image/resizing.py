@@ -3,8 +3,10 @@ scale_and_translate.
 
 Every resize is separable: one ``(out, in)`` weight matrix per spatial
 axis, built on the host in float64 from TensorFlow's definition of the
-method, applied with one ``einsum`` (so the gradient to the images is the
-transposed product):
+method, applied axis by axis as a gather of the taps each output weighs and
+their weighted sum (:func:`_resample`; differentiable through the gather),
+so a NaN or inf pixel reaches only the outputs that weigh it, as in
+TensorFlow (a dense product would spread it through the zero weights):
 
 - "bilinear", "nearest": half-pixel centres (``tf.image.resize``);
 - "bicubic": Keys' cubic (a = -0.5) on the four nearest pixels, taps outside
@@ -31,7 +33,7 @@ from minikeras.ops.creation import full
 from minikeras.ops.image._layout import images_last
 from minikeras.ops.math._elementwise import operand
 from minikeras.ops.math._operands import _as_tensor
-from minikeras.ops.math.products import einsum, tensordot
+from minikeras.ops.math.products import tensordot
 from minikeras.ops.nn.resize import interpolation_matrix
 from minikeras.utils.argument_validation import (is_option, validate_axis, validate_flag, validate_int,
                                                  validate_number, validate_option, validate_shape,
@@ -64,7 +66,13 @@ KERNELS = {"linear": _triangle, "cubic": _keys_cubic, "lanczos3": _lanczos(3.0),
 
 
 def kernel_matrix(in_size, out_size, scale, translation, kernel, antialias):
-    """The ``(out, in)`` weights of ``scale_and_translate`` along one axis (JAX's/TensorFlow's)."""
+    """The ``(out, in)`` weights of ``scale_and_translate`` along one axis (JAX's/TensorFlow's); a NaN or
+    infinite scale or translation weighs nothing (all zeros, as JAX's)."""
+    with numpy.errstate(all="ignore"):
+        return _kernel_matrix(in_size, out_size, scale, translation, kernel, antialias)
+
+
+def _kernel_matrix(in_size, out_size, scale, translation, kernel, antialias):
     inverse = 1.0 / scale
     kernel_scale = max(inverse, 1.0) if antialias else 1.0
     sample = (numpy.arange(out_size) + 0.5) * inverse - translation * inverse - 0.5
@@ -134,8 +142,8 @@ def resize(images, size, interpolation="bilinear", antialias=False, crop_to_aspe
            pad_to_aspect_ratio=False, fill_mode="constant", fill_value=0.0, data_format=None):
     """Resize images to ``size = (height, width)`` (``keras.ops.image.resize``), differentiable.
 
-    Integer images give float32, except with "nearest", which keeps the dtype
-    (as ``tf.image.resize``).
+    Integer images keep their dtype: the resized values are rounded (half to
+    even) and clipped to it (Keras's ``round`` and ``saturate_cast``).
 
     Raises:
         ValueError: an unknown interpolation, a fill_mode other than "constant",
@@ -172,32 +180,56 @@ def resize(images, size, interpolation="bilinear", antialias=False, crop_to_aspe
         if left > 0:
             band = full((x.shape[0], x.shape[1], left, x.shape[3]), fill_value, dtype=x.dtype)
             x = concatenate([band, x, band], axis=2)
-    if not is_float_dtype(x.dtype) and interpolation != "nearest":
-        x = x.astype("float32")
+    integer = not is_float_dtype(x.dtype)
     rows = resize_matrix(target_height, x.shape[1], interpolation, antialias)
     columns = resize_matrix(target_width, x.shape[2], interpolation, antialias)
-    if not is_float_dtype(x.dtype):  # nearest on integers: an exact gather
-        out = x[:, rows.argmax(axis=1)][:, :, columns.argmax(axis=1)]
-    else:
-        out = einsum("ph,nhwc,qw->npqc", rows.astype(x.dtype), x, columns.astype(x.dtype))
+    if integer and interpolation == "nearest":  # an exact gather
+        return restore(x[:, rows.argmax(axis=1)][:, :, columns.argmax(axis=1)])
+    out = _resample(_resample(x.astype("float32") if integer else x, rows, 1), columns, 2)
+    if integer:
+        from minikeras.ops.core import saturate_cast
+        from minikeras.ops.math.rounding import round as _round
+
+        out = saturate_cast(_round(out), str(x.dtype))
     return restore(out)
 
 
+def _resample(x, matrix, axis):
+    """``x`` resampled along ``axis`` by the host ``(out, in)`` weights: each output the weighted
+    sum of the inputs its row weighs, gathered (padding taps of a shorter row re-read its first
+    tap with weight 0)."""
+    from minikeras.ops.array.indexing import _take_in_range
+    from minikeras.ops.array.reshaping import reshape
+    from minikeras.ops.reduce import sum as _sum
+
+    weighed = matrix != 0
+    taps = max(int(weighed.sum(axis=1).max(initial=0)), 1)
+    order = numpy.argsort(~weighed, axis=1, kind="stable")[:, :taps]
+    weights = numpy.take_along_axis(matrix, order, axis=1)
+    index = numpy.where(numpy.take_along_axis(weighed, order, axis=1), order, order[:, :1])
+    gathered = _take_in_range(x, index.reshape(-1), axis)  # computed: in range
+    gathered = reshape(gathered, x.shape[:axis] + index.shape + x.shape[axis + 1:])
+    weights = weights.reshape(index.shape + (1,) * (x.ndim - axis - 1)).astype(x.dtype)
+    return _sum(gathered * weights, axis + 1)
+
+
 def _box_arguments(op_name, kind, top, left, bottom, right, target_height, target_width):
-    """Check Keras's box arguments (two of each triple, none negative); return ``names`` to report them by."""
+    """Check Keras's box arguments (two of each triple, none negative); return them as ints (a 0-d
+    integer array is its int) in the order given."""
     names = {"top": f"top_{kind}", "bottom": f"bottom_{kind}", "left": f"left_{kind}", "right": f"right_{kind}",
              "target_height": "target_height", "target_width": "target_width"}
     values = {"top": top, "bottom": bottom, "left": left, "right": right, "target_height": target_height,
               "target_width": target_width}
     for name, value in values.items():
         if value is not None:
-            validate_int(op_name, names[name], value)
+            value = values[name] = validate_int(op_name, names[name], value)
             if value < 0:
                 raise ValueError(f"{op_name}: {names[name]} must be >= 0. Received: {names[name]}={value}")
     for group in (("top", "bottom", "target_height"), ("left", "right", "target_width")):
         if [values[name] for name in group].count(None) != 1:
             raise ValueError(f"{op_name}: must specify exactly two of " + ", ".join(names[n] for n in group)
                              + ". Received: " + ", ".join(f"{names[n]}={values[n]}" for n in group))
+    return tuple(values[name] for name in ("top", "left", "bottom", "right", "target_height", "target_width"))
 
 
 def _check_inferred(op_name, pairs):
@@ -209,8 +241,9 @@ def _check_inferred(op_name, pairs):
 def pad_images(images, top_padding=None, left_padding=None, bottom_padding=None, right_padding=None,
                target_height=None, target_width=None, data_format=None):
     """Zero-pad images to a box: give two of (top, bottom, target height) and two of (left, right, target width)."""
-    _box_arguments("pad_images", "padding", top_padding, left_padding, bottom_padding, right_padding,
-                   target_height, target_width)
+    top_padding, left_padding, bottom_padding, right_padding, target_height, target_width = _box_arguments(
+        "pad_images", "padding", top_padding, left_padding, bottom_padding, right_padding, target_height,
+        target_width)
     x, restore = images_last("pad_images", images, data_format)
     height, width = x.shape[1], x.shape[2]
     top = top_padding if top_padding is not None else target_height - bottom_padding - height
@@ -225,8 +258,9 @@ def pad_images(images, top_padding=None, left_padding=None, bottom_padding=None,
 def crop_images(images, top_cropping=None, left_cropping=None, bottom_cropping=None, right_cropping=None,
                 target_height=None, target_width=None, data_format=None):
     """Crop images to a box: give two of (top, bottom, target height) and two of (left, right, target width)."""
-    _box_arguments("crop_images", "cropping", top_cropping, left_cropping, bottom_cropping, right_cropping,
-                   target_height, target_width)
+    top_cropping, left_cropping, bottom_cropping, right_cropping, target_height, target_width = _box_arguments(
+        "crop_images", "cropping", top_cropping, left_cropping, bottom_cropping, right_cropping, target_height,
+        target_width)
     x, restore = images_last("crop_images", images, data_format)
     height, width = x.shape[1], x.shape[2]
     top = top_cropping if top_cropping is not None else height - target_height - bottom_cropping
@@ -247,15 +281,15 @@ SCALE_AND_TRANSLATE_METHODS = {"linear": "linear", "bilinear": "linear", "trilin
 
 
 def _per_axis(name, value, count):
-    """``value`` (one finite number per spatial axis) as a float64 vector."""
+    """``value`` (one number per spatial axis) as a float64 vector."""
     from minikeras.ops.core import convert_to_numpy
 
-    validate_tensor_input("scale_and_translate", value, allow_bool=False, allow_complex=False, allow_sequence=True)
-    host = numpy.asarray(convert_to_numpy(value), dtype="float64")
-    if host.shape != (count,) or not numpy.isfinite(host).all():
-        raise ValueError(f"scale_and_translate: {name} must hold {count} finite numbers (one per spatial axis), "
+    validate_tensor_input("scale_and_translate", value, allow_complex=False, allow_sequence=True)
+    host = numpy.asarray(convert_to_numpy(value), dtype="float64")  # (bools are 0 and 1, as Keras)
+    if host.shape != (count,):
+        raise ValueError(f"scale_and_translate: {name} must hold {count} numbers (one per spatial axis), "
                          f"received {value!r}.")
-    return host
+    return host  # a NaN or inf scale or translation weighs nothing: zeros, as JAX's (kernel_matrix)
 
 
 def scale_and_translate(images, output_shape, scale, translation, spatial_dims, method, antialias=True):

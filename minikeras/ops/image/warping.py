@@ -32,19 +32,40 @@ from minikeras.ops.math._elementwise import call_without_gradient, operand
 from minikeras.ops.math._operands import _as_tensor
 from minikeras.ops.math.compare import logical_and, where
 from minikeras.ops.nn import affine_transform as _affine
-from minikeras.utils.argument_validation import (is_option, validate_int, validate_number, validate_option,
+from minikeras.utils.argument_validation import (is_int, is_option, validate_int, validate_number, validate_option,
                                                  validate_tensor_input)
 
 FILL_MODES = ("constant", "nearest", "wrap", "mirror", "reflect")
 
 
 def _host_numbers(op_name, name, value):
-    """``value`` (a tensor, array or nested list of real numbers) as a float64 host array."""
-    validate_tensor_input(op_name, value, allow_bool=False, allow_complex=False, allow_sequence=True)
-    host = numpy.asarray(convert_to_numpy(value), dtype="float64")
-    if not numpy.isfinite(host).all():
-        raise ValueError(f"{op_name}: {name} must hold finite numbers, received {value!r:.80}.")
-    return host
+    """``value`` (a tensor, array or nested list of real numbers; bools are 0 and 1) as a float64 host
+    array. NaN and inf are kept: the images they warp come out NaN (:func:`_warp`)."""
+    validate_tensor_input(op_name, value, allow_complex=False, allow_sequence=True)
+    return numpy.asarray(convert_to_numpy(value), dtype="float64")
+
+
+def _warp(op_name, x, transform, interpolation, fill_mode, fill_value):
+    """``ops.nn.affine_transform`` of ``x`` by the (batch, 8) ``transform``, with Keras's answers at the
+    edges: an image whose transform holds NaN is all NaN (TensorFlow's and JAX's), and integer
+    images are rounded back to their dtype (half to even, as ``map_coordinates`` and ``resize``)."""
+    if numpy.isinf(transform).any():  # (TensorFlow gives NaN on some rows and numbers on others)
+        raise ValueError(f"{op_name}: the transform must not hold inf, received {transform.tolist()}.")
+    bad = numpy.isnan(transform).any(axis=-1)
+    integer = not is_float_dtype(x.dtype)
+    if bad.any():
+        if integer:
+            raise ValueError(f"{op_name}: the transform of integer images must be finite (a NaN one warps them "
+                             f"to NaN, which integers cannot hold), received {transform.tolist()}.")
+        transform = numpy.where(bad[..., None], [1, 0, 0, 0, 1, 0, 0, 0], transform)
+    out = _affine.affine_transform(x, transform, interpolation, fill_mode, fill_value)
+    if bad.any():
+        out = where(bad.reshape((-1,) + (1,) * (out.ndim - 1)), float("nan"), out)
+    if integer:
+        from minikeras.ops.math.rounding import round as _round
+
+        out = _round(out).astype(x.dtype)
+    return out
 
 
 def affine_transform(images, transform, interpolation="bilinear", fill_mode="constant", fill_value=0,
@@ -57,7 +78,7 @@ def affine_transform(images, transform, interpolation="bilinear", fill_mode="con
         transform = transform[None]
     if transform.ndim not in (1, 2) or transform.shape[-1] != 8:
         raise ValueError(f"affine_transform: transform must be (8,) or (batch, 8), received shape {transform.shape}.")
-    return restore(_affine.affine_transform(x, transform, interpolation, fill_mode, fill_value))
+    return restore(_warp("affine_transform", x, transform, interpolation, fill_mode, fill_value))
 
 
 def _homography(start, end):
@@ -89,12 +110,13 @@ def perspective_transform(images, start_points, end_points, interpolation="bilin
                          f"received {start.shape} and {end.shape}.")
     if start.ndim == 2:
         start, end = start[None], end[None]
-    transform = numpy.stack([_homography(s, e) for s, e in zip(start, end)])
+    with numpy.errstate(invalid="ignore"):  # (NaN points: a NaN homography, an all-NaN image)
+        transform = numpy.stack([_homography(s, e) for s, e in zip(start, end)])
     x, restore = images_last("perspective_transform", images, data_format)
     if transform.shape[0] == 1 and x.shape[0] > 1:
         transform = numpy.repeat(transform, x.shape[0], axis=0)
-    return restore(_affine.affine_transform(x, transform.astype("float64"), interpolation, "constant",
-                                            fill_value))
+    return restore(_warp("perspective_transform", x, transform.astype("float64"), interpolation, "constant",
+                         fill_value))
 
 
 def _mirror(xp, index, size):
@@ -136,6 +158,7 @@ def map_coordinates(inputs, coordinates, order, fill_mode="constant", fill_value
     fill_value = validate_number("map_coordinates", "fill_value", fill_value, finite=False)
     if x.size == 0:
         raise ValueError(f"map_coordinates: inputs must not be empty, received shape {x.shape}.")
+    order = int(order) if is_int(order) else order  # (a NumPy integer is the int it holds)
     if not is_option(order, (0, 1)):  # Keras: 0 or 1 (its ValueError for a negative one, NotImplemented above 1)
         raise ValueError(f"map_coordinates: order must be 0 or 1 (map_coordinates currently requires order<=1), "
                          f"received {order!r}.")

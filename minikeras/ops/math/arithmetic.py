@@ -87,12 +87,16 @@ class Pow(Function):
 def _binary(function_class, name, allow_bool=True):
     def op(x1, x2):  # Keras's parameter names
         a, b = x1, x2
-        validate_tensor_input(name, a, allow_bool)
-        validate_tensor_input(name, b, allow_bool)
+        validate_tensor_input(name, a)
+        validate_tensor_input(name, b)
         check_broadcast(name, a, b)
         if not isinstance(a, Tensor) and not isinstance(b, Tensor):
             a = Tensor(a)  # two Python numbers: NumPy's dtype rules, not Python's (True + True is True)
         a, b = promote_operands(a, b, true_division=function_class is Div)  # Keras's dtype rules
+        if not allow_bool and getattr(a, "dtype", None) == numpy.bool_:
+            # A bool with a number is that number (Keras, NumPy); two bools have no difference.
+            raise TypeError(f"{name} does not accept two bool operands (NumPy and Keras refuse bool {name}). "
+                            "Cast one to a number first, e.g. ops.cast(x, 'int32').")
         return function_class().apply(a, b)
 
     op.__name__ = name
@@ -101,7 +105,7 @@ def _binary(function_class, name, allow_bool=True):
 
 
 add = _binary(Add, "add")
-subtract = _binary(Sub, "subtract", allow_bool=False)  # NumPy gives bool minus no meaning
+subtract = _binary(Sub, "subtract", allow_bool=False)  # NumPy gives bool minus bool no meaning
 multiply = _binary(Mul, "multiply")
 divide = _binary(Div, "divide")
 _power = _binary(Pow, "power")

@@ -43,8 +43,11 @@ def _binary_operands(op_name, a, b):
 
 
 def _weak_scalar(value):
-    """NumPy scalars as Python numbers, so that a float64 scalar does not
-    promote a float32 tensor (Python numbers adapt to the tensor's dtype)."""
+    """NumPy scalars (and 0-d arrays) as Python numbers, so that a float64 or int32
+    scalar does not promote a float32 tensor (Python numbers adapt to the tensor's
+    dtype; Keras's clip keeps x's dtype)."""
+    if isinstance(value, numpy.ndarray) and value.ndim == 0 and value.dtype.kind in "biuf":
+        return value.item()
     return value.item() if isinstance(value, numpy.generic) else value
 
 

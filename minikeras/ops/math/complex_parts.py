@@ -8,6 +8,8 @@ gradients through (on real inputs they are the identity); ``imag``,
 
 __all__ = ["real", "imag", "conj", "conjugate", "angle", "polar", "view_as_real", "view_as_complex"]
 
+import numpy
+
 from minikeras.ops.math._elementwise import binary, call_without_gradient, unary
 from minikeras.utils.argument_validation import validate_tensor_input
 
@@ -30,28 +32,34 @@ _polar_binary = binary("polar", _polar, None, "")
 
 
 def polar(abs_, angle):
-    """``abs_ * exp(1j * angle)`` as a complex tensor (no gradient); bool parts refused, as Keras."""
-    for part in (abs_, angle):
-        validate_tensor_input("polar", part, allow_bool=False, allow_complex=False, allow_sequence=True)
+    """``abs_ * exp(1j * angle)`` as a complex tensor (no gradient); a bool magnitude is refused, a bool
+    angle is 0 or 1 radian (as Keras)."""
+    validate_tensor_input("polar", abs_, allow_bool=False, allow_complex=False, allow_sequence=True)
+    validate_tensor_input("polar", angle, allow_complex=False, allow_sequence=True)
+    if getattr(angle, "dtype", None) == numpy.bool_:
+        angle = angle.astype("float32")
     return _polar_binary(abs_, angle)
 
 
 def view_as_real(x):
-    """A complex tensor as real pairs: shape ``x.shape + (2,)``."""
+    """A tensor as real pairs ``(real, imag)``: shape ``x.shape + (2,)``; a real tensor keeps its dtype,
+    its imaginary parts 0 (Keras stacks ``real(x)`` and ``imag(x)``)."""
     def compute(xp, a):
         if a.dtype.kind != "c":
-            raise ValueError(f"view_as_real expects a complex tensor, received dtype {a.dtype}.")
+            return xp.stack([a, xp.zeros_like(a)], axis=-1)
         return xp.stack([xp.real(a), xp.imag(a)], axis=-1)
 
     return call_without_gradient("view_as_real", compute, x)
 
 
 def view_as_complex(x):
-    """Real pairs (last axis of size 2) as a complex tensor."""
+    """Real pairs (last axis of size 2) as a complex tensor (ints and bools as float32, as Keras)."""
     def compute(xp, a):
-        if a.ndim == 0 or a.shape[-1] != 2 or a.dtype.kind != "f":
-            raise ValueError(f"view_as_complex expects a float tensor whose last axis is 2, received "
+        if a.ndim == 0 or a.shape[-1] != 2 or a.dtype.kind not in "biuf":
+            raise ValueError(f"view_as_complex expects a real tensor whose last axis is 2, received "
                              f"shape {tuple(a.shape)} of dtype {a.dtype}.")
+        if a.dtype.kind != "f":
+            a = a.astype("float32")
         return a[..., 0] + 1j * a[..., 1]
 
     return call_without_gradient("view_as_complex", compute, x)

@@ -120,5 +120,7 @@ def diff(a, n=1, axis=-1):
     # Each difference shortens the axis by one: past its length the result stays empty (NumPy's).
     for _ in range(min(n, a.shape[axis])):
         head = tuple(slice(None) for _ in range(axis))
-        a = getitem(a, head + (slice(1, None),)) - getitem(a, head + (slice(None, -1),))
+        later, earlier = getitem(a, head + (slice(1, None),)), getitem(a, head + (slice(None, -1),))
+        # the difference of bools is whether they differ (NumPy's diff uses not_equal for them; Keras's too)
+        a = (later != earlier) if a.dtype == numpy.bool_ else later - earlier
     return a

@@ -110,8 +110,8 @@ class Rfft(Function):
 def rfft(x, fft_length=None):
     """The FFT of a real signal over the last axis (``fft_length`` crops or zero-pads): ``(real, imag)``."""
     x = _as_tensor("rfft", operand("rfft", x))
-    if not is_float_dtype(x.dtype):
-        x = x.astype("float32")
+    if not is_float_dtype(x.dtype) or x.dtype.itemsize < 4:
+        x = x.astype("float32")  # Keras (TensorFlow, JAX): the spectrum of a 16-bit signal is float32
     if x.ndim == 0:
         raise ValueError("rfft expects a signal with at least one axis, received a scalar.")
     length = x.shape[-1] if fft_length is None else validate_int("rfft", "fft_length", fft_length, minimum=1)
@@ -177,9 +177,12 @@ def _frame_arguments(op_name, sequence_length, sequence_stride, fft_length, cent
 
 
 def _window_array(window, length, op_name="stft"):
+    """The analysis window of ``sequence_length`` samples (None: no window, see :func:`_frame_window`)."""
     if window is None:
         return numpy.ones(length)
     if isinstance(window, str):
+        if length == 1 and window in ("hann", "hamming"):
+            return numpy.ones(1)  # scipy's get_window, torch and TensorFlow: a one-sample window is [1.]
         if window == "hann":
             return numpy.hanning(length + 1)[:-1]
         if window == "hamming":
@@ -215,10 +218,17 @@ def stft(x, sequence_length, sequence_stride, fft_length, window="hann", center=
         x = pad(x, widths, mode="reflect")
     # Frames of fft_length, windowed by the window centred in them (TensorFlow's stft).
     frames = extract_sequences(x, fft_length, sequence_stride)
-    left = (fft_length - sequence_length) // 2
-    weights = numpy.pad(_window_array(window, sequence_length), (left, fft_length - sequence_length - left))
-    weights = weights.astype(x.dtype)
+    weights = _frame_window(window, sequence_length, fft_length).astype(x.dtype)
     return rfft(frames * weights, fft_length)
+
+
+def _frame_window(window, sequence_length, fft_length, op_name="stft"):
+    """The window over a whole frame of ``fft_length``: the window centred, zeros around it; no
+    window (None) frames all ``fft_length`` samples, as TensorFlow's stft and JAX's do."""
+    if window is None:
+        return numpy.ones(fft_length)
+    left = (fft_length - sequence_length) // 2
+    return numpy.pad(_window_array(window, sequence_length, op_name), (left, fft_length - sequence_length - left))
 
 
 def istft(x, sequence_length, sequence_stride, fft_length, length=None, window="hann", center=True):
@@ -231,20 +241,21 @@ def istft(x, sequence_length, sequence_stride, fft_length, length=None, window="
                                                                     fft_length, center)
     if length is not None:
         length = validate_int("istft", "length", length, minimum=0)
-    weights = _window_array(window, sequence_length, "istft")
+    weights = _frame_window(window, sequence_length, fft_length, "istft")
     frames = irfft(x, fft_length)  # (..., count, fft_length)
     if frames.ndim < 2:
         raise ValueError(f"istft expects (real, imag) of shape (..., frames, bins), received shape "
                          f"{tuple(x[0].shape) if isinstance(x, (tuple, list)) else '?'}.")
-    left = (fft_length - sequence_length) // 2
-    weights = numpy.pad(weights, (left, fft_length - sequence_length - left))
-    # TensorFlow's inverse_stft_window_fn: the window divided by the sum of the squared
-    # windows that overlap each position in steady state (a periodic pattern).
-    squared = numpy.zeros(-(-fft_length // sequence_stride) * sequence_stride)
-    squared[:fft_length] = weights ** 2
-    overlap = squared.reshape(-1, sequence_stride).sum(axis=0)
-    synthesis = weights / numpy.tile(overlap, len(squared) // sequence_stride)[:fft_length]
-    frames = frames * synthesis.astype(frames.dtype)
+    if window is not None:
+        # TensorFlow's inverse_stft_window_fn: the window divided by the sum of the squared
+        # windows that overlap each position in steady state (a periodic pattern), 0 where
+        # no window reaches. No window (None) is the plain overlap-add, as TensorFlow's.
+        squared = numpy.zeros(-(-fft_length // sequence_stride) * sequence_stride)
+        squared[:fft_length] = weights ** 2
+        overlap = numpy.tile(squared.reshape(-1, sequence_stride).sum(axis=0),
+                             len(squared) // sequence_stride)[:fft_length]
+        synthesis = numpy.divide(weights, overlap, out=numpy.zeros(fft_length), where=overlap != 0)
+        frames = frames * synthesis.astype(frames.dtype)
     count = frames.shape[-2]
     total = fft_length + sequence_stride * (count - 1)
     positions = (numpy.arange(count)[:, None] * sequence_stride + numpy.arange(fft_length)[None, :])

@@ -50,9 +50,11 @@ def _integer_binary(name, compute, doc, numpy_names=False):
 
     def numpy_named(x1, x2):
         _check_integer_operands(name, x1, x2)
-        for value in (x1, x2):  # Keras: gcd and lcm of integers only, bools refused
-            if isinstance(value, bool) or getattr(getattr(value, "dtype", None), "kind", None) == "b":
-                raise TypeError(f"{name} expects integer operands, received bool.")
+        bools = [isinstance(value, bool) or getattr(getattr(value, "dtype", None), "kind", None) == "b"
+                 for value in (x1, x2)]
+        # Keras: lcm of integers only; gcd of operands whose result_type is an integer (a bool with an int)
+        if (any(bools) if name == "lcm" else all(bools)):
+            raise TypeError(f"{name} expects integer operands, received bool.")
         return function(x1, x2)
 
     op = numpy_named if numpy_names else op

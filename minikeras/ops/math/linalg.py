@@ -10,9 +10,10 @@ standard matrix-calculus formulas: ``inv`` (``-A^-T G A^-T``), ``det``
 assumed), ``svd`` with ``compute_uv=False``, and ``norm``, ``pinv``,
 ``lstsq``, ``cholesky_inverse`` as compositions. ``eig`` (general,
 complex results), ``qr``, ``lu_factor``, ``matrix_rank`` and ``svd`` with
-``compute_uv=True`` return no gradient. ``solve_triangular`` solves with the
-general solver (CuPy has no triangular solve in ``cupy.linalg``; the
-triangle named by ``lower`` is used, the other ignored). ``lu_factor``
+``compute_uv=True`` return no gradient. ``solve_triangular`` substitutes
+row by row (``triangular.py``; the triangle named by ``lower`` is read, the
+other ignored). ``lstsq`` and ``slogdet`` give NaN where their inputs hold
+NaN or inf (as TensorFlow and JAX; LAPACK would not converge). ``lu_factor``
 (SciPy's packed LU and pivots) is computed by partial pivoting in
 vectorised row operations, since neither NumPy nor CuPy's core has it.
 """
@@ -97,7 +98,8 @@ class SlogDet(Function):
 
     def forward(self, a):
         xp = self.device.xp
-        sign, logabs = xp.linalg.slogdet(a)
+        with numpy.errstate(invalid="ignore"):  # a NaN matrix: NaN, said by the result (slogdet below)
+            sign, logabs = xp.linalg.slogdet(a)
         if self.needs_input_grad[0]:
             self.save_for_backward(a)
         return sign, logabs
@@ -109,9 +111,13 @@ class SlogDet(Function):
 
 
 def slogdet(x):
-    """``(sign, log|det|)`` of each matrix; the gradient flows through ``log|det|``."""
+    """``(sign, log|det|)`` of each matrix; the gradient flows through ``log|det|``. The sign of a matrix
+    whose determinant is NaN is NaN (TensorFlow's and JAX's; NumPy's LAPACK call reports 1 or -1)."""
+    from minikeras.ops.math.compare import where
+    from minikeras.ops.math.predicates import isnan
+
     sign, logabs = SlogDet().apply(_matrix("slogdet", x))
-    return sign.detach(), logabs
+    return where(isnan(logabs.detach()), float("nan"), sign.detach()), logabs
 
 
 def logdet(x):
@@ -147,25 +153,33 @@ class Solve(Function):
 
 def solve(a, b):
     """``x`` with ``a @ x = b`` (``b`` a matrix, or a vector when its rank is one less than ``a``'s)."""
-    a = _matrix("solve", a)
-    b = _as_tensor("solve", operand("solve", b))
+    a, b, vector = _system("solve", a, b)
+    return Solve(vector).apply(a, b)
+
+
+def solve_triangular(a, b, lower=False):
+    """``x`` with ``a @ x = b`` for triangular ``a`` (only the ``lower`` or upper triangle is read), by
+    substitution (``triangular.py``): a NaN in ``b`` reaches only the rows that depend on it."""
+    from minikeras.ops.math.triangular import TriangularSolve
+
+    lower = validate_flag("solve_triangular", "lower", lower)
+    a, b, vector = _system("solve_triangular", a, b)
+    return TriangularSolve(lower, vector).apply(a, b)
+
+
+def _system(op_name, a, b):
+    """``a`` (square matrices) and ``b`` (matrices, or vectors one rank lower) checked to match; ``b`` in
+    ``a``'s dtype. Returns ``(a, b, vector)``."""
+    a = _matrix(op_name, a)
+    b = _as_tensor(op_name, operand(op_name, b))
     if b.dtype != a.dtype:
         b = b.astype(a.dtype)
     vector = b.ndim == a.ndim - 1
     if b.ndim not in (a.ndim - 1, a.ndim) or b.shape[-1 if vector else -2] != a.shape[-1] or \
             b.shape[:-1 if vector else -2] != a.shape[:-2]:
-        raise ValueError(f"solve: a of shape {a.shape} and b of shape {b.shape} do not match (b is a matrix "
+        raise ValueError(f"{op_name}: a of shape {a.shape} and b of shape {b.shape} do not match (b is a matrix "
                          f"{a.shape[:-2] + (a.shape[-1], 'k')}, or a vector {a.shape[:-1]}).")
-    return Solve(vector).apply(a, b)
-
-
-def solve_triangular(a, b, lower=False):
-    """``x`` with ``a @ x = b`` for triangular ``a`` (only the ``lower`` or upper triangle is read)."""
-    from minikeras.ops.array.arranging import tril, triu
-
-    lower = validate_flag("solve_triangular", "lower", lower)
-    a = _matrix("solve_triangular", a)
-    return solve(tril(a) if lower else triu(a), b)
+    return a, b, vector
 
 
 class Cholesky(Function):
@@ -352,11 +366,15 @@ def lstsq(a, b, rcond=None):
                          f"{b.shape}.")
     if rcond is not None:
         rcond = validate_number("lstsq", "rcond", rcond, minimum=0)
-    if not bool(numpy.isfinite(a.numpy()).all()) or not bool(numpy.isfinite(b.numpy()).all()):
-        raise ValueError("lstsq: a and b must hold finite numbers (the least-squares solve does not converge on NaN "
-                         "or inf).")
-    return call_without_gradient("lstsq", lambda xp, m, v: xp.linalg.lstsq(m, v, rcond=rcond)[0], a, b,
-                                 half_in_float32=True)
+
+    def solve_finite(xp, m, v):
+        # LAPACK does not converge on NaN or inf: solve with them zeroed, then NaN where they reach
+        # (every column for a bad matrix, the columns of a bad right-hand side), as TensorFlow's answer.
+        finite_m, finite_v = xp.isfinite(m), xp.isfinite(v)
+        out = xp.linalg.lstsq(xp.where(finite_m, m, 0), xp.where(finite_v, v, 0), rcond=rcond)[0]
+        return xp.where(~finite_m.all() | ~finite_v.all(axis=0), xp.nan, out).astype(out.dtype)
+
+    return call_without_gradient("lstsq", solve_finite, a, b, half_in_float32=True)
 
 
 def matrix_rank(x, tol=None):

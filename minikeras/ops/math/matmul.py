@@ -2,8 +2,11 @@
 
 __all__ = ["matmul"]
 
+import numpy
+
 from minikeras.autograd import Function
 from minikeras.ops._checks import shape_of
+from minikeras.ops.math._operands import _as_tensor
 from minikeras.ops._promotion import promote_operands
 from minikeras.utils.argument_validation import validate_tensor_input
 
@@ -49,8 +52,8 @@ def matmul(x1, x2):
         ValueError: the inner dimensions differ, or an input is a scalar.
     """
     a, b = x1, x2
-    validate_tensor_input("matmul", a, allow_bool=False)
-    validate_tensor_input("matmul", b, allow_bool=False)
+    validate_tensor_input("matmul", a)
+    validate_tensor_input("matmul", b)
     shape_a, shape_b = shape_of(a), shape_of(b)
     if not shape_a or not shape_b:
         raise ValueError(f"matmul: inputs must have at least 1 dimension, received shapes {shape_a} and {shape_b}.")
@@ -61,9 +64,12 @@ def matmul(x1, x2):
             f"matmul: shapes {shape_a} and {shape_b} are not aligned: {inner_a} (last axis of a) != "
             f"{inner_b} ({'only' if len(shape_b) == 1 else 'second-to-last'} axis of b)."
         )
-    a, b = promote_operands(a, b)  # Keras's dtype rules: int32 @ float32 is float32
+    a, b = promote_operands(a, b)  # Keras's dtype rules: int32 @ float32 is float32, bool @ float32 float32
     batch_a, batch_b = shape_a[:-2], shape_b[:-2]
     for size_a, size_b in zip(reversed(batch_a), reversed(batch_b)):
         if size_a != size_b and 1 not in (size_a, size_b):
             raise ValueError(f"matmul: batch dimensions of {shape_a} and {shape_b} cannot be broadcast.")
+    if getattr(a, "dtype", None) == numpy.bool_:  # two bools: Keras computes in float and gives bools
+        return MatMul().apply(_as_tensor("matmul", a).astype("float32"), _as_tensor("matmul", b).astype(
+            "float32")).astype("bool")
     return MatMul().apply(a, b)

@@ -71,8 +71,9 @@ def sqrt(x):
 
 
 def square(x):
-    """Elementwise ``x * x``; integers stay integers."""
-    return Square().apply(_as_tensor("square", x))
+    """Elementwise ``x * x``; integers stay integers, bools become int32 (Keras's)."""
+    x = _as_tensor("square", x)
+    return Square().apply(x.astype("int32") if x.dtype == numpy.bool_ else x)
 
 
 def rsqrt(x):

@@ -111,6 +111,11 @@ def _quantile(op_name, x, q, axis, method, keepdims, scale, ignore_nan=False):
     axes = normalize_axis(op_name, axis, x.ndim)
     rows = _moved_to_last(x, axes)
     n = rows.shape[-1]
+    if q_host.ndim == 1 and q_host.size == 0:  # no quantile asked: an empty result (NumPy's, Keras's)
+        from minikeras.ops.creation import zeros
+
+        kept = tuple(1 if i in axes else size for i, size in enumerate(x.shape)) if keepdims else rows.shape[:-1]
+        return zeros((0,) + tuple(kept), str(x.dtype))
     if ignore_nan:
         return _nan_quantile(op_name, rows, q_host, method, x, axes, keepdims)
     if n == 0:
@@ -375,8 +380,8 @@ def bincount(x, weights=None, minlength=0, sparse=False):
 
     ``x`` is 1-D, or 2-D for one count per row (each row as long as the
     largest id of the whole batch allows, or ``minlength``), as Keras's.
-    The dtype is int32 without weights, else Keras's promotion of ``x``'s and
-    the weights' dtypes.
+    Bools count as 0 and 1 (NumPy). The dtype is int32 without weights, else
+    Keras's promotion of ``x``'s and the weights' dtypes.
 
     Raises:
         ValueError: ``sparse=True`` (minikeras has no sparse tensors), ``x``
@@ -387,6 +392,8 @@ def bincount(x, weights=None, minlength=0, sparse=False):
         raise ValueError("bincount: sparse=True is not supported (minikeras has no sparse tensors).")
     minlength = validate_int("bincount", "minlength", minlength, minimum=0)
     x = _tensor("bincount", x)
+    if x.dtype == numpy.bool_:
+        x = x.astype("int32")
     if x.ndim not in (1, 2) or x.dtype.kind not in "iu":
         raise ValueError(f"bincount expects a 1-D integer tensor (2-D: one count per row), received shape {x.shape} "
                          f"of dtype {x.dtype}.")

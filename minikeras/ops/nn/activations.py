@@ -33,6 +33,7 @@ import numpy
 
 from minikeras.autograd import Function
 from minikeras.ops.math.unary import _as_tensor, _float_array, _normal_cdf_array
+from minikeras.utils.argument_validation import validate_flag
 
 
 def _activation_input(op_name, x):
@@ -406,9 +407,8 @@ def gelu(x, approximate=False):
             (``keras.ops.gelu`` defaults to True, ``keras.activations.gelu``
             to False.)
     """
-    if not isinstance(approximate, (bool, numpy.bool_)):
-        raise TypeError(f"gelu: approximate must be a bool, received {approximate!r}.")
-    return Gelu(bool(approximate)).apply(_activation_input("gelu", x))
+    approximate = validate_flag("gelu", "approximate", approximate)  # a bool, 0 or 1 (NumPy's flags)
+    return Gelu(approximate).apply(_activation_input("gelu", x))
 
 
 def sigmoid(x):
@@ -417,8 +417,9 @@ def sigmoid(x):
 
 
 def tanh(x):
-    """Hyperbolic tangent."""
-    return Tanh().apply(_activation_input("tanh", x))
+    """Hyperbolic tangent (bools as 0 and 1 in float32, as Keras's ``tanh``)."""
+    x = _as_tensor("tanh", x, allow_complex=False)
+    return Tanh().apply(x.astype("float32") if x.dtype == numpy.bool_ else x)
 
 
 def softplus(x):

@@ -19,6 +19,7 @@ import numpy
 
 from minikeras.autograd import Function
 from minikeras.backend.dtypes import finfo, is_float_dtype
+from minikeras.ops._promotion import result_type
 from minikeras.ops.math._elementwise import detached, operand
 from minikeras.ops.math._operands import _as_tensor
 from minikeras.utils.argument_validation import validate_flag, validate_number
@@ -51,11 +52,11 @@ class DotProductAttention(Function):
         bias = extras.pop(0) if self.has_bias else None
         mask = extras.pop(0) if self.has_mask else None
         b, t, n, h = query.shape
-        s, k = key.shape[1], key.shape[2]
+        s, k, hv = key.shape[1], key.shape[2], value.shape[3]
         g = self.groups
         q = xp.ascontiguousarray(query.reshape(b, t, k, g, h).transpose(0, 2, 3, 1, 4)).reshape(b * k, g * t, h)
         keys = xp.ascontiguousarray(key.transpose(0, 2, 1, 3)).reshape(b * k, s, h)
-        values = xp.ascontiguousarray(value.transpose(0, 2, 1, 3)).reshape(b * k, s, h)
+        values = xp.ascontiguousarray(value.transpose(0, 2, 1, 3)).reshape(b * k, s, hv)
         logits = _batched_matmul(self.device, q, keys.transpose(0, 2, 1))
         logits *= self.scale
         grid = logits.reshape(b, k, g, t, s)  # a view: head n = k * G + g
@@ -76,19 +77,19 @@ class DotProductAttention(Function):
         logits -= logits.max(axis=-1, keepdims=True)
         probabilities = xp.exp(logits, out=logits)
         probabilities /= probabilities.sum(axis=-1, keepdims=True)
-        out = _batched_matmul(self.device, probabilities, values)  # (B*K, G*T, H)
+        out = _batched_matmul(self.device, probabilities, values)  # (B*K, G*T, Hv)
         if any(self.needs_input_grad):
             self.save_for_backward(q, keys, values, probabilities, capped, keep)
-        self.shapes = (b, t, n, h, s, k)
-        return out.reshape(b, k, g, t, h).transpose(0, 3, 1, 2, 4).reshape(b, t, n, h)
+        self.shapes = (b, t, n, h, s, k, hv)
+        return out.reshape(b, k, g, t, hv).transpose(0, 3, 1, 2, 4).reshape(b, t, n, hv)
 
     def backward(self, grad):
         q, keys, values, probabilities, capped, keep = self.saved
-        b, t, n, h, s, k = self.shapes
+        b, t, n, h, s, k, hv = self.shapes
         g = self.groups
         xp = self.device.xp
-        grad_out = xp.ascontiguousarray(grad.reshape(b, t, k, g, h).transpose(0, 2, 3, 1, 4)).reshape(b * k, g * t, h)
-        grad_values = _batched_matmul(self.device, probabilities.transpose(0, 2, 1), grad_out)  # (B*K, S, H)
+        grad_out = xp.ascontiguousarray(grad.reshape(b, t, k, g, hv).transpose(0, 2, 3, 1, 4)).reshape(b * k, g * t, hv)
+        grad_values = _batched_matmul(self.device, probabilities.transpose(0, 2, 1), grad_out)  # (B*K, S, Hv)
         grad_logits = _batched_matmul(self.device, grad_out, values.transpose(0, 2, 1))  # dP
         grad_logits -= (grad_logits * probabilities).sum(axis=-1, keepdims=True)
         grad_logits *= probabilities
@@ -105,7 +106,7 @@ class DotProductAttention(Function):
         grads = [
             grad_query.reshape(b, k, g, t, h).transpose(0, 3, 1, 2, 4).reshape(b, t, n, h),
             grad_keys.reshape(b, k, s, h).transpose(0, 2, 1, 3),
-            grad_values.reshape(b, k, s, h).transpose(0, 2, 1, 3),
+            grad_values.reshape(b, k, s, hv).transpose(0, 2, 1, 3),
         ]
         if self.has_bias:
             grads.append(grad_bias)
@@ -120,7 +121,8 @@ def dot_product_attention(query, key, value, bias=None, mask=None, scale=None, i
 
     Args:
         query: ``(B, T, N, H)`` (or ``(T, N, H)`` without batch).
-        key, value: ``(B, S, K, H)``; ``N`` must be a multiple of ``K``.
+        key: ``(B, S, K, H)``; ``N`` must be a multiple of ``K``.
+        value: ``(B, S, K, Hv)``: its head size may differ from the query's (as Keras's backends).
         bias: added to the scores, broadcastable to ``(B, N, T, S)``.
         mask: bool, broadcastable to ``(B, N, T, S)``; False positions are excluded.
         scale: the score scale (default ``1 / sqrt(H)``).
@@ -129,25 +131,26 @@ def dot_product_attention(query, key, value, bias=None, mask=None, scale=None, i
         attn_logits_soft_cap: if set, scores become ``cap * tanh(scores / cap)``.
 
     Returns:
-        ``(B, T, N, H)``, in the query's dtype.
+        ``(B, T, N, Hv)``, in the dtype the three inputs promote to (Keras's ``result_type``;
+        float32 for integers and bools).
     """
     if flash_attention is not None and validate_flag("dot_product_attention", "flash_attention", flash_attention):
         raise ValueError("dot_product_attention: flash_attention=True is not available in minikeras "
                          "(the fused op is its own kernel); pass None or False.")
-    tensors = [_as_tensor("dot_product_attention", operand("dot_product_attention", v), allow_bool=False)
-               for v in (query, key, value)]
+    tensors = [_as_tensor("dot_product_attention", operand("dot_product_attention", v)) for v in (query, key, value)]
     unbatched = tensors[0].ndim == 3
     if unbatched:
         tensors = [t.reshape((1,) + t.shape) for t in tensors]
     q, k, v = tensors
-    if q.ndim != 4 or k.ndim != 4 or v.ndim != 4 or k.shape != v.shape or q.shape[0] != k.shape[0] \
+    if q.ndim != 4 or k.ndim != 4 or v.ndim != 4 or k.shape[:3] != v.shape[:3] or q.shape[0] != k.shape[0] \
             or q.shape[3] != k.shape[3]:
-        raise ValueError(f"dot_product_attention expects query (B, T, N, H) and key/value (B, S, K, H) with the "
-                         f"same B and H, received {q.shape}, {k.shape}, {v.shape}.")
+        raise ValueError(f"dot_product_attention expects query (B, T, N, H), key (B, S, K, H) and value "
+                         f"(B, S, K, Hv), received {q.shape}, {k.shape}, {v.shape}.")
     if q.shape[2] % k.shape[2]:
         raise ValueError(f"dot_product_attention: query heads ({q.shape[2]}) must be a multiple of key heads "
                          f"({k.shape[2]}).")
-    dtype = q.dtype if is_float_dtype(q.dtype) else numpy.dtype("float32")
+    dtype = result_type(q, k, v)  # Keras's compute dtype (a float32 key makes a float16 query's output float32)
+    dtype = dtype if is_float_dtype(dtype) else numpy.dtype("float32")
     q, k, v = (t if t.dtype == dtype else t.astype(dtype) for t in (q, k, v))
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else validate_number("dot_product_attention", "scale", scale)
     extras = []

@@ -45,10 +45,12 @@ def _extended_labels(xp, labels, blank):
 
 
 def _skip_allowed(xp, extended, blank):
-    """Where the recursion may skip the blank between two labels: a
-    non-blank label unlike the one two places back."""
+    """Where the recursion may skip the blank between two labels: a label
+    slot (odd position) unlike the one two places back. A label equal to the
+    blank class is still a label to emit (TensorFlow's and torch's rule:
+    Keras's CTC loss pads its labels with the blank inside their length)."""
     allowed = xp.zeros(extended.shape, dtype=bool)
-    allowed[:, 2:] = (extended[:, 2:] != blank) & (extended[:, 2:] != extended[:, :-2])
+    allowed[:, 3::2] = extended[:, 3::2] != extended[:, 1:-2:2]
     return allowed
 
 
@@ -154,8 +156,8 @@ def _ctc_loss(target, output, target_length, output_length, mask_index=0):
         data = value.data if isinstance(value, Tensor) else value
         with device.activate():
             array = device.asarray(data)
-            if is_float_dtype(array.dtype):
-                array = array.astype(numpy.int64)
+            if is_float_dtype(array.dtype) or (array.dtype.kind == "b" and name == "target"):
+                array = array.astype(numpy.int64)  # as Keras's cast of the target to int32 (a length is no bool)
             if array.dtype.kind not in "iu" or array.ndim != rank or (rank and array.shape[0] != batch):
                 raise ValueError(f"ctc_loss: {name} must be integers of rank {rank} with {batch} rows, received "
                                  f"dtype {array.dtype} and shape {tuple(array.shape)}.")
@@ -206,8 +208,8 @@ def ctc_loss(target, output, target_length, output_length, mask_index=0):
     the lengths ``(batch,)``, ``mask_index`` the blank class. A sample whose
     labels cannot fit in its steps has an infinite loss and no gradient."""
     output = _as_tensor("ctc_loss", operand("ctc_loss", output))
-    if not is_float_dtype(output.dtype):
-        output = output.astype("float32")
+    if not is_float_dtype(output.dtype) or output.dtype.itemsize < 4:
+        output = output.astype("float32")  # Keras: result_type(output.dtype, "float32")
     if output.ndim == 3:
         classes = output.shape[-1]
         mask_index = validate_int("ctc_loss", "mask_index", mask_index, minimum=-classes, maximum=classes - 1) % classes

@@ -81,18 +81,20 @@ def ctc_decode(inputs, sequence_lengths, strategy="greedy", beam_width=100, top_
     """
     if not isinstance(strategy, str) or strategy not in ("greedy", "beam_search"):
         raise ValueError(f"ctc_decode: strategy must be 'greedy' or 'beam_search', received {strategy!r}.")
-    beam_width = validate_int("ctc_decode", "beam_width", beam_width, minimum=1)
-    top_paths = validate_int("ctc_decode", "top_paths", top_paths, minimum=1)
+    least = 1 if strategy == "beam_search" else 0  # the greedy strategy reads neither (Keras takes 0 there)
+    beam_width = validate_int("ctc_decode", "beam_width", beam_width, minimum=least)
+    top_paths = validate_int("ctc_decode", "top_paths", top_paths, minimum=least)
     if strategy == "beam_search" and top_paths > beam_width:
         raise ValueError(f"ctc_decode: top_paths ({top_paths}) must be at most beam_width ({beam_width}).")
     merge_repeated = validate_flag("ctc_decode", "merge_repeated", merge_repeated)
     inputs = _as_tensor("ctc_decode", operand("ctc_decode", inputs))
     scores = convert_to_numpy(inputs)
-    if scores.dtype.kind != "f":
-        scores = scores.astype("float32")
+    if scores.dtype.kind != "f" or scores.dtype.itemsize < 4:
+        scores = scores.astype("float32")  # Keras: result_type(inputs.dtype, "float32")
     lengths = convert_to_numpy(sequence_lengths)
-    if lengths.dtype.kind not in "iu":
-        raise TypeError(f"ctc_decode: sequence_lengths must be integers, received dtype {lengths.dtype}.")
+    if lengths.dtype.kind not in "biuf":
+        raise TypeError(f"ctc_decode: sequence_lengths must be numbers (cast to ints, as Keras), received dtype "
+                        f"{lengths.dtype}.")
     if lengths.ndim != 1:
         raise ValueError(f"ctc_decode: sequence_lengths must be 1-D (one length per sequence), received shape "
                          f"{lengths.shape}.")

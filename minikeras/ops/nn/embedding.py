@@ -132,7 +132,9 @@ def one_hot(indices, depth, dtype="float32", axis=-1):
     index_dtype = getattr(indices, "dtype", None)
     if index_dtype is None:
         raise TypeError(f"one_hot: indices must be a Tensor or an array, received {type(indices).__name__}.")
-    if numpy.dtype(index_dtype).kind not in "iuf":
+    if numpy.dtype(index_dtype).kind not in "biuf":
         raise TypeError(f"one_hot: indices must be integer ids, received dtype {index_dtype}.")
+    if numpy.dtype(index_dtype).kind == "b":
+        indices = indices.astype("int32")  # False and True are the ids 0 and 1, as Keras's cast
     axis = validate_axis("one_hot", axis, len(shape_of(indices)) + 1)
     return OneHot(int(depth), validate_dtype("one_hot", dtype), axis).apply(indices)

@@ -156,7 +156,7 @@ def _adaptive(op_name, reducer, inputs, output_size, data_format):
     data_format = _data_format(op_name, data_format)
     x = _to_last(_tensor(op_name, inputs), data_format)
     rank = _spatial_rank(op_name, x)
-    sizes = standardize_tuple(op_name, "output_size", output_size, rank)
+    sizes = standardize_tuple(op_name, "output_size", _int_list(output_size), rank)
     for axis, out_size in enumerate(sizes, start=1):
         length = x.shape[axis]
         pieces = []
@@ -212,7 +212,14 @@ def space_to_depth(x, block_size, data_format="channels_last"):
 
 
 def _pairs(op_name, value, name):
-    return standardize_tuple(op_name, name, value, 2, allow_zero=name == "padding")
+    return standardize_tuple(op_name, name, _int_list(value), 2, allow_zero=name == "padding")
+
+
+def _int_list(value):
+    """A 1-D integer NumPy array as the tuple of its ints (Keras's adaptive pools and unfold take one)."""
+    if isinstance(value, numpy.ndarray) and value.ndim == 1 and value.dtype.kind in "iu":
+        return tuple(value.tolist())
+    return value
 
 
 def _block_count(op_name, size, kernel, dilation, padding, stride):

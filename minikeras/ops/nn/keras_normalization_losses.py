@@ -13,6 +13,8 @@ __all__ = ["batch_normalization", "layer_normalization", "rms_normalization", "n
 
 import math
 
+import numpy
+
 from minikeras.backend import keras_helpers
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras.ops.array.reshaping import reshape, squeeze
@@ -50,6 +52,9 @@ def batch_normalization(x, mean, variance, axis, offset=None, scale=None, epsilo
         if value is None:
             continue
         vector = _tensor("batch_normalization", value)
+        if name == "mean" and vector.dtype == numpy.bool_:
+            raise TypeError("batch_normalization: mean must be numbers, received dtype bool (Keras negates the mean, "
+                            "which bools do not allow).")
         if vector.shape != (x.shape[axis],):
             raise ValueError(f"batch_normalization: {name} must be a vector of the length of axis {axis} of x "
                              f"({x.shape[axis]}, x of shape {x.shape}), received shape {vector.shape}.")
@@ -60,6 +65,8 @@ def batch_normalization(x, mean, variance, axis, offset=None, scale=None, epsilo
     out = (x - statistics["mean"]) * inverse
     if offset is not None:
         out = out + statistics["offset"]
+    if is_float_dtype(x.dtype) and out.dtype != x.dtype:
+        out = out.astype(x.dtype)  # a float x keeps its dtype (TensorFlow's batch_normalization casts to it)
     return out
 
 
@@ -177,7 +184,12 @@ def sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1):
 
 
 def multi_hot(inputs, num_classes=None, axis=-1, dtype=None, sparse=False, **kwargs):
-    """Multi-hot encode integer ids: a 1 for each class present in each row (1-D input: one row)."""
+    """Multi-hot encode integer ids: a 1 for each class present in each row (1-D input: one row).
+
+    Keras's definition on every backend: ``one_hot(inputs, num_classes, axis)``
+    reduced by max over axis 1 (axis 0 for 1-D input), so ``axis`` places the
+    class axis of the one-hot encoding before that reduction.
+    """
     from minikeras.ops.keras_names import one_hot
 
     num_classes = kwargs.pop("num_tokens", num_classes)
@@ -188,14 +200,8 @@ def multi_hot(inputs, num_classes=None, axis=-1, dtype=None, sparse=False, **kwa
     if num_classes is None:
         raise ValueError("multi_hot expects num_classes.")
     inputs = _tensor("multi_hot", inputs)
-    encoded = one_hot(inputs, num_classes, axis=-1, dtype="float32" if dtype is None else dtype)
-    reduced = _max(encoded, -2) if inputs.ndim > 1 else _max(encoded, 0)
-    axis = validate_axis("multi_hot", axis, reduced.ndim)
-    if axis != reduced.ndim - 1:
-        from minikeras.ops.array.reshaping import moveaxis
-
-        reduced = moveaxis(reduced, -1, axis)
-    return reduced
+    encoded = one_hot(inputs, num_classes, axis=axis, dtype="float32" if dtype is None else dtype)
+    return _max(encoded, 1 if inputs.ndim > 1 else 0)
 
 
 def psnr(x1, x2, max_val):
