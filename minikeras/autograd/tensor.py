@@ -61,28 +61,6 @@ class Tensor:
             )
         _fill(self, self.data, target, None, 0, bool(requires_grad), name)
 
-    def __deepcopy__(self, memo):
-        """``copy.deepcopy`` (of a model, a layer, a tensor): the copy's array
-        is made by its device, inside ``activate()``. CuPy's own deepcopy of an
-        array copies on the legacy null stream into CuPy's default pool, where
-        the device neither orders nor counts it (found by the simulated CuPy,
-        which refuses work outside a device's streams)."""
-        cls = type(self)
-        clone = cls.__new__(cls)
-        memo[id(self)] = clone
-        for owner in cls.__mro__:
-            for name in getattr(owner, "__slots__", ()):
-                if name == "__weakref__" or not hasattr(self, name):
-                    continue
-                value = getattr(self, name)
-                if name == "data" and self.device.is_array(value):
-                    value = self.device.copy_array(value)
-                    memo[id(self.data)] = value
-                else:
-                    value = copy.deepcopy(value, memo)
-                setattr(clone, name, value)
-        return clone
-
     # ----------------------------------------------------------- properties
     @property
     def _keras_mask(self):
@@ -263,13 +241,20 @@ class Tensor:
         return clone
 
     def __deepcopy__(self, memo):
-        # The array's own deepcopy: a copy on its device, no trip to the host.
-        import copy
-
+        """``copy.deepcopy`` (of a model, a layer, a tensor): the copy's array
+        is made by its device, inside ``activate()``, with no trip to the host.
+        CuPy's own deepcopy of an array copies on the legacy null stream into
+        CuPy's default pool, where the device neither orders nor counts it
+        (found by the simulated CuPy, which refuses work outside a device's
+        streams)."""
         clone = _new(type(self))
         memo[id(self)] = clone
         for slot, value in _fields(self).items():
-            setattr(clone, slot, copy.deepcopy(value, memo))
+            if slot == "data" and self.device.is_array(value):
+                memo[id(value)] = value = self.device.copy_array(value)
+            else:
+                value = copy.deepcopy(value, memo)
+            setattr(clone, slot, value)
         return clone
 
 
