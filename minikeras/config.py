@@ -30,6 +30,11 @@ from minikeras.device import (  # noqa: F401
     set_soft_device_placement,
     set_visible_devices,
 )
+from minikeras import config_experimental as experimental  # noqa: E402,F401  (tf.config.experimental)
+from minikeras.device.precision import (  # noqa: E402,F401  (tf.config names them at its top level too)
+    enable_tensor_float_32_execution,
+    tensor_float_32_execution_enabled,
+)
 
 from minikeras.saving._safety import enable_unsafe_deserialization  # noqa: E402,F401  (Keras 3's switch)
 from minikeras.utils.traceback_utils import (  # noqa: E402,F401  (Keras 3's switches)

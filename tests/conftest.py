@@ -45,6 +45,10 @@ def pytest_configure(config):
     # array still lives in it (a failed test's traceback) leaks no reserve. The
     # tests of the default policy unset it (tests/device/conftest.py).
     os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")
+    # The suite checks GPU results against the CPU's and float64 finite
+    # differences at float32 tolerances, so it runs with TF32 off, as
+    # PyTorch's suite does; TF32's own tests turn it on (tests/device/test_tensor_cores.py).
+    minikeras.config.experimental.enable_tensor_float_32_execution(False)
 
 
 def _devices_under_test(config):

@@ -73,7 +73,7 @@ import weakref
 
 import numpy
 
-from minikeras.device import graph, scatter
+from minikeras.device import cublas_direct, graph, precision, scatter
 from minikeras.device.device import Device
 from minikeras.device import cuda_errors
 from minikeras.errors import ResourceExhaustedError
@@ -143,15 +143,30 @@ class GpuDevice(Device):
         return cudnn.for_device(self.xp, self.cuda_id)
 
     def matmul(self, a, b):
-        if graph.active_capture() is not None and a.ndim == 2 and b.ndim == 2 and a.dtype == b.dtype:
-            return self.gemm(a, b)
-        return super().matmul(a, b)
+        """``a @ b`` on cuBLAS. 16-bit and batched products of one float
+        dtype go to ``cublasGemmEx`` / ``cublasGemmStridedBatchedEx``
+        directly (``device/cublas_direct.py``: 16-bit inputs and outputs,
+        float32 accumulation, TF32 for float32 as ``device/precision.py``
+        says), eagerly and during a capture; 2-D float32/float64 products are
+        CuPy's outside a capture (its compute type follows the TF32 switch),
+        cuBLAS's GEMM called directly during one (CuPy refuses cuBLAS then)."""
+        capturing = graph.active_capture() is not None
+        if cublas_direct.takes(a, b):
+            if capturing or a.ndim > 2 or b.ndim > 2 or a.dtype.name in ("float16", "bfloat16"):
+                return cublas_direct.matmul(self.xp, a, b, capturing)
+            precision.sync_cupy(self.xp, self.cuda_id)
+        return super().matmul(a, b)  # other dtypes: CuPy's (refused during a capture where it is cuBLAS)
 
     def gemm(self, a, b, out=None):
         if graph.active_capture() is not None:  # CuPy refuses cuBLAS now: call it directly
-            from minikeras.device import cublas_direct
-
             return cublas_direct.gemm(self.xp, a, b, out)
+        if a.ndim == 2 and b.ndim == 2 and cublas_direct.takes(a, b) and a.dtype.name in ("float16", "bfloat16"):
+            result = cublas_direct.matmul(self.xp, a, b)
+            if out is None:
+                return result
+            out[...] = result
+            return out
+        precision.sync_cupy(self.xp, self.cuda_id)
         return super().gemm(a, b, out)
 
     def synchronize(self):

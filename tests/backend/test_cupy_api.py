@@ -235,7 +235,7 @@ import types  # noqa: E402
 
 _SIM = "minikeras.testing.sim_cupy"
 _SIM_MODULES = ("", ".cuda", ".cuda.runtime", ".cuda.memory", ".cuda.stream", ".cuda.graph", ".cuda.device",
-                ".cuda.nvrtc", ".cuda.compiler", ".random")
+                ".cuda.nvrtc", ".cuda.compiler", ".random", "._core")
 _OWN = {"simulation", "libs"}  # the simulation's own (module comment)
 
 
@@ -417,7 +417,7 @@ def test_the_library_doubles_model_every_call_the_library_makes():
     assert {"cudnnConvolutionForward", "cudnnConvolutionBackwardData", "cudnnCreate"} <= called
     assert not [name for name in called if not hasattr(cudnn.library, name)]
     called = _library_calls("device/cublas_direct.py", {"library"})
-    assert {"cublasSgemm_v2", "cublasDgemm_v2"} <= called
+    assert {"cublasSgemm_v2", "cublasDgemm_v2", "cublasGemmEx", "cublasGemmStridedBatchedEx"} <= called
     assert not [name for name in called if not hasattr(cublas.library, name)]
     for name in ("setStream", "setPointerMode", "CUBLAS_POINTER_MODE_HOST"):
         assert hasattr(cublas.wrapper, name)

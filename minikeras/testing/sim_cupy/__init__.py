@@ -34,7 +34,7 @@ import types as _types
 
 import numpy as _numpy
 
-from minikeras.testing.sim_cupy import _array, _calls, _indexing, _limits, _names
+from minikeras.testing.sim_cupy import _array, _calls, _core, _indexing, _limits, _names  # noqa: F401
 from minikeras.testing.sim_cupy._array import ndarray
 from minikeras.testing.sim_cupy import cuda, random  # noqa: E402,F401  (cupy.cuda, cupy.random)
 

@@ -160,6 +160,26 @@ def _floating(arrays):
     return any(array._array.dtype.kind in "fcV" for array in arrays)
 
 
+# CuPy's products through tensordot_core_v11, which passes its float32 compute
+# type (TF32 or not, _core.py); its batched matmul and einsum do not.
+_TENSORDOT_CORE = frozenset("dot ndarray.dot tensordot inner".split())
+_MATRIX_PRODUCTS = frozenset("__matmul__ __rmatmul__ matmul".split())
+
+
+def _tf32_inputs(what, args, arrays):
+    """``args`` with float32 arrays rounded to TF32 when CuPy's float32
+    compute type is TF32 and ``what`` is one of its GEMMs that honour it."""
+    from minikeras.testing.sim_cupy import _core
+    from minikeras.testing.sim_cupy.libs import cublas
+
+    if not (what in _TENSORDOT_CORE or (what in _MATRIX_PRODUCTS and all(a._array.ndim <= 2 for a in arrays))):
+        return args
+    if any(a._array.dtype != numpy.float32 for a in arrays) or \
+            _core.get_compute_type(numpy.float32) != _core._routines_linalg.COMPUTE_TYPE_TF32:
+        return args
+    return tuple(cublas.to_tf32(arg) if isinstance(arg, numpy.ndarray) else arg for arg in args)
+
+
 def call(function, what, args, kwargs, allow_host=False):
     """Run ``function`` (NumPy) on ``args``/``kwargs`` as the simulated CuPy
     call ``what`` (module docstring). Returns the wrapped result."""
@@ -180,6 +200,7 @@ def call(function, what, args, kwargs, allow_host=False):
         graph._refuse_unsafe_call(f"{what} from host memory")
     if what in CUBLAS and _floating(arrays):
         device_module.get_cublas_handle()
+        args = _tf32_inputs(what, args, arrays)
     result = function(*args, **kwargs)
     if uploads:
         result = _detached(result, {id(memory_owner(host)) for host in uploads})
