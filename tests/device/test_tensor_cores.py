@@ -212,3 +212,72 @@ def test_the_direct_path_refuses_dtypes_it_has_no_compute_type_for(simulated_gpu
         with pytest.raises(Exception, match="float16, bfloat16, float32, float64"):
             cublas_direct.matmul(simulated_gpu.xp, x, y)
         assert simulated_gpu.to_host(simulated_gpu.matmul(x, y)).tolist() == [[3, 3], [3, 3]]  # CuPy's, eagerly
+
+
+# ------------------------------------------ layers under mixed precision on a GPU
+
+def _bf16(policy_layer):
+    mk.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+        return policy_layer()
+    finally:
+        mk.mixed_precision.set_global_policy("float32")
+
+
+def _forward_backward(layer, x):
+    variable = mk.Variable(x)
+    with mk.GradientTape() as tape:
+        tape.watch(variable)
+        out = layer(variable)
+        loss = mk.ops.sum(mk.ops.cast(out, "float32") ** 2)
+    grads = tape.gradient(loss, [variable] + list(layer.trainable_weights))
+    return out, grads
+
+
+@pytest.mark.parametrize("make_layer, shape", [
+    (lambda: mk.layers.Dense(16), (32, 24)),
+    (lambda: mk.layers.Dense(16), (4, 8, 24)),
+    (lambda: mk.layers.EinsumDense("abc,cd->abd", output_shape=(8, 16), bias_axes="d"), (4, 8, 24)),
+    (lambda: mk.layers.EinsumDense("abc,cde->abde", output_shape=(8, 2, 16)), (4, 8, 24)),
+], ids=["dense", "dense_3d", "einsum_dense", "einsum_dense_heads"])
+def test_bf16_layers_issue_bf16_gemm_ex_on_a_gpu_not_the_float32_detour(simulated_gpu, gemm_calls, rng, make_layer,
+                                                                         shape):
+    layer = _bf16(make_layer)
+    x = rng.normal(size=shape).astype("float32")
+    out, grads = _forward_backward(layer, x)
+    assert out.dtype == "bfloat16"
+    names = {(c["name"], c["a"], c["c"], c["compute"]) for c in gemm_calls}
+    assert names and all(a == "bfloat16" and c == "bfloat16" and compute == 68 for _, a, c, compute in names)
+    assert len(gemm_calls) >= 3  # forward, and the input's and the kernel's gradients
+    # The CPU computes the same layer in float32 and rounds (half_precision's detour): same values within bf16's
+    # rounding of the operands' products (one rounding of the output on each side, accumulation orders differ).
+    with mk.device("cpu:0"):
+        cpu_layer = _bf16(make_layer)
+        cpu_layer.build(shape)
+        cpu_layer.set_weights(layer.get_weights())
+        cpu_out, cpu_grads = _forward_backward(cpu_layer, x)
+    numpy.testing.assert_allclose(numpy.asarray(out, "float32"), numpy.asarray(cpu_out, "float32"), rtol=2e-2,
+                                  atol=2e-2)
+    for got, expected in zip(grads, cpu_grads):
+        numpy.testing.assert_allclose(numpy.asarray(got, "float32"), numpy.asarray(expected, "float32"), rtol=3e-2,
+                                      atol=3e-2 * float(numpy.abs(numpy.asarray(expected, "float32")).max()))
+
+
+@pytest.mark.parametrize("equation, shapes", [
+    ("abc,cd->abd", ((2, 3, 4), (4, 5))), ("abc,cde->abde", ((2, 3, 4), (4, 2, 5))),
+    ("abcd,aecd->acbe", ((2, 3, 4, 5), (2, 6, 4, 5))), ("ab,b->a", ((3, 4), (4,))),
+    ("abc,abc->ab", ((2, 3, 4), (2, 3, 4))), ("abc,cd->dba", ((2, 3, 4), (4, 5))),
+    ("abc,d->abd", ((2, 3, 4), (5,))), ("abc,xbc->ax", ((1, 3, 4), (2, 3, 4))),
+])
+def test_a_two_operand_einsum_is_one_matmul(simulated_gpu, rng, equation, shapes):
+    from minikeras.ops.math.contraction import contract, contractible
+
+    (inputs, output) = equation.split("->")
+    first, second = inputs.split(",")
+    a, b = (rng.normal(size=shape) for shape in shapes)
+    assert contractible(first, second, output, a.shape, b.shape)
+    x, y = _upload(simulated_gpu, a, b)
+    with simulated_gpu.activate():
+        got = simulated_gpu.to_host(contract(simulated_gpu, first, second, output, x, y))
+    numpy.testing.assert_allclose(got, numpy.einsum(equation, a, b), rtol=1e-12, atol=1e-12)
+    assert not contractible("aa", "ab", "b", (2, 2), (2, 3))

@@ -27,10 +27,12 @@ from minikeras.utils.argument_validation import validate_flag, validate_number
 
 def _batched_matmul(device, a, b):
     """``a @ b`` for stacks of matrices: on the CPU one product per op thread
-    (NumPy's batched matmul runs them one after another on one core)."""
+    (NumPy's batched matmul runs them one after another on one core), on a
+    GPU one ``cublasGemmStridedBatchedEx`` (``device.matmul``, which a CUDA
+    graph capture takes)."""
     if device.host_kernels and a.shape[0] > 1:
         return device.xp.stack(device.matmul_all(list(zip(a, b))))
-    return device.xp.matmul(a, b)
+    return device.matmul(a, b)
 
 
 class DotProductAttention(Function):

@@ -12,6 +12,7 @@ namespace, whose wrapper may call this Function).
 import re
 
 from minikeras.autograd import Function
+from minikeras.ops.math.contraction import contract, contractible
 from minikeras.ops.math.products import _explicit
 
 __all__ = []
@@ -33,9 +34,21 @@ class Einsum2(Function):
     gradient einsum whose result lacks the ellipsis axes (``ab...,bc->ac...``:
     the kernel's gradient ``ac...,ab...->bc`` sums them) names them: CuPy
     refuses an ellipsis missing from an explicit output (NumPy's optimized
-    path sums it). In 16 bits it runs in float32: CuPy contracts no bfloat16."""
+    path sums it).
 
-    half_in_float32 = True
+    On a GPU each einsum is one ``device.matmul`` (``ops/math/contraction.py``):
+    a 16-bit ``cublasGemmEx`` with float32 accumulation, which a CUDA graph
+    capture holds. On the CPU 16-bit inputs run in float32 (NumPy has no
+    16-bit BLAS; ``half_in_float32``)."""
+
+    @property
+    def half_in_float32(self):
+        return self.device.host_kernels
+
+    def _einsum(self, first, second, output, a, b):
+        if not self.device.host_kernels and contractible(first, second, output, a.shape, b.shape):
+            return contract(self.device, first, second, output, a, b)
+        return self.device.xp.einsum(f"{first},{second}->{output}", a, b, optimize=True)
 
     def __init__(self, equation):
         self.first, self.second, self.output = _parse(equation)
@@ -45,13 +58,13 @@ class Einsum2(Function):
         (self.first, self.second), self.output = _explicit(self.equation, [a.shape, b.shape])
         self.equation = f"{self.first},{self.second}->{self.output}"
         self.save_for_backward(a, b)
-        return self.device.xp.einsum(self.equation, a, b, optimize=True)
+        return self._einsum(self.first, self.second, self.output, a, b)
 
     def _operand_grad(self, grad, other, other_labels, target_labels, target_shape):
         xp = self.device.xp
         available = set(self.output) | set(other_labels)
         kept = "".join(label for label in target_labels if label in available or label == ".")
-        result = xp.einsum(f"{self.output},{other_labels}->{kept}", grad, other, optimize=True)
+        result = self._einsum(self.output, other_labels, kept, grad, other)
         if kept != target_labels:  # labels summed in forward only: broadcast the gradient back
             index = tuple(slice(None) if label in available or label == "." else None for label in target_labels)
             result = xp.broadcast_to(result[index], target_shape)
