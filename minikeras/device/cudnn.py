@@ -38,9 +38,13 @@ What minikeras asks of cuDNN, and why:
   transposes of activations; the kernel in cuDNN's NHWC filter layout
   ``(filters, kh, kw, channels)`` (one small transpose of Keras's
   ``(kh, kw, channels, filters)`` per step);
-- float32 only, with ``CUDNN_FMA_MATH``: no TF32, as ``CUPY_TF32=0`` and
-  PyTorch's ``allow_tf32 = False`` (16-bit convolutions compute in float32
-  already, ``half_precision.in_float32``; float64 keeps im2col);
+- float32 only, with the math type PyTorch picks from ``allow_tf32``:
+  ``CUDNN_DEFAULT_MATH`` (TF32 allowed) while
+  ``config.experimental.tensor_float_32_execution_enabled()`` and the GPU is
+  Ampere or newer (``device/precision.py``), ``CUDNN_FMA_MATH`` (exact
+  float32) otherwise; a plan is kept per math type (16-bit convolutions
+  compute in float32 already, ``half_precision.in_float32``; float64 keeps
+  im2col);
 - deterministic algorithms only (a heuristic's first deterministic choice):
   the same step gives the same weights, eager or in a CUDA graph, as the
   im2col path did;
@@ -68,12 +72,12 @@ import threading
 
 import numpy
 
-from minikeras.device import native
+from minikeras.device import native, precision
 
 _FLOAT = 0
 _NHWC = 1
 _CROSS_CORRELATION = 1
-_FMA_MATH = 3
+_DEFAULT_MATH, _FMA_MATH = 0, 3
 _DETERMINISTIC = 1
 _ALGORITHMS = 8  # how many heuristic choices to ask for
 
@@ -249,7 +253,7 @@ class Convolutions:
             self._check(self._lib.cudnnSetFilter4dDescriptor(descriptor, _FLOAT, _NHWC, *dims), set_, spec)
         return descriptor
 
-    def _describe(self, spec):
+    def _describe(self, spec, math):
         n, h, w, c, k = spec[:5]
         (kh, kw), (sh, sw), (dh, dw), (ph, pw), (ho, wo) = spec[5:]
         x = self._descriptor("tensor", spec, n, c, h, w)
@@ -260,18 +264,23 @@ class Convolutions:
                     "cudnnCreateConvolutionDescriptor", spec)
         self._check(self._lib.cudnnSetConvolution2dDescriptor(conv, ph, pw, sh, sw, dh, dw, _CROSS_CORRELATION,
                                                               _FLOAT), "cudnnSetConvolution2dDescriptor", spec)
-        self._check(self._lib.cudnnSetConvolutionMathType(conv, _FMA_MATH), "cudnnSetConvolutionMathType", spec)
+        self._check(self._lib.cudnnSetConvolutionMathType(conv, math), "cudnnSetConvolutionMathType", spec)
         return {"x": x, "y": y, "filter": f, "conv": conv}
 
-    def _plan(self, spec):
-        plan = self._plans.get(spec)
+    def math_type(self, xp):
+        """The convolutions' cuDNN math type now (module docstring)."""
+        return _DEFAULT_MATH if precision.tf32_on(xp, self.cuda_id) else _FMA_MATH
+
+    def _plan(self, xp, spec):
+        key = (spec, self.math_type(xp))
+        plan = self._plans.get(key)
         if plan is None:
             with self._lock:
-                plan = self._plans.get(spec)
+                plan = self._plans.get(key)
                 if plan is None:
                     plan = Plan(spec)
-                    plan.descriptors = self._describe(spec)
-                    self._plans[spec] = plan
+                    plan.descriptors = self._describe(spec, key[1])
+                    self._plans[key] = plan
         return plan
 
     # Per direction: the heuristic, the workspace query, and the order of
@@ -308,11 +317,11 @@ class Convolutions:
 
     def usable(self, xp, spec):
         """True when cuDNN offers a deterministic algorithm in every direction."""
-        plan = self._plan(spec)
+        plan = self._plan(xp, spec)
         return all(self._choose(xp, plan, direction) is not None for direction in self._DIRECTIONS)
 
     def _run(self, xp, spec, direction, call, first, second, out):
-        plan = self._plan(spec)
+        plan = self._plan(xp, spec)
         algorithm, workspace_bytes = self._choose(xp, plan, direction)
         handle = self._handle(xp, spec)
         workspace = xp.empty(max(1, workspace_bytes), numpy.uint8)

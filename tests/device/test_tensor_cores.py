@@ -281,3 +281,34 @@ def test_a_two_operand_einsum_is_one_matmul(simulated_gpu, rng, equation, shapes
         got = simulated_gpu.to_host(contract(simulated_gpu, first, second, output, x, y))
     numpy.testing.assert_allclose(got, numpy.einsum(equation, a, b), rtol=1e-12, atol=1e-12)
     assert not contractible("aa", "ab", "b", (2, 2), (2, 3))
+
+
+# ---------------------------------------------------------------- cuDNN
+
+def test_cudnn_convolutions_take_the_math_type_of_the_switch(simulated_gpu, rng, monkeypatch):
+    from minikeras.device import cudnn
+    from minikeras.testing.sim_cupy.libs import cudnn as sim_cudnn
+
+    monkeypatch.setenv("MINIKERAS_CUDNN", "1")
+    x, kernel = _needs_tf32(rng, (2, 6, 6, 3)), _needs_tf32(rng, (4, 3, 3, 3))  # kernel (K, kh, kw, C)
+    spec = cudnn.Spec((2, 6, 6, 3, 4, (3, 3), (1, 1), (1, 1), (1, 1), (6, 6)))
+    images, weights = _upload(simulated_gpu, x, kernel)
+    convolutions = simulated_gpu.convolutions()
+    results = {}
+    for enabled, math in ((True, sim_cudnn.DEFAULT_MATH), (False, sim_cudnn.FMA_MATH)):
+        mk.config.experimental.enable_tensor_float_32_execution(enabled)
+        with simulated_gpu.activate():
+            assert convolutions.usable(simulated_gpu.xp, spec)
+            results[enabled] = simulated_gpu.to_host(convolutions.forward(simulated_gpu.xp, images, weights, spec))
+        descriptor = convolutions._plans[(spec, convolutions.math_type(simulated_gpu.xp))].descriptors["conv"]
+        assert sim_cudnn._get(descriptor, "convolution")["math"] == math
+    mk.config.experimental.enable_tensor_float_32_execution(False)
+
+    def reference(images, weights):
+        padded = numpy.pad(images, ((0, 0), (1, 1), (1, 1), (0, 0)))
+        windows = numpy.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(1, 2))  # (N, 6, 6, C, 3, 3)
+        return numpy.einsum("nhwcij,kijc->nhwk", windows, weights)
+
+    numpy.testing.assert_allclose(results[False], reference(x, kernel), rtol=1e-5, atol=1e-5)
+    numpy.testing.assert_allclose(results[True], reference(_tf32(x), _tf32(kernel)), rtol=1e-5, atol=1e-5)
+    assert numpy.abs(results[True] - results[False]).max() > 1e-5

@@ -30,6 +30,7 @@ from minikeras.testing.sim_cupy.cuda import memory, stream as stream_module
 VERSION = 91900
 SUCCESS, NOT_INITIALIZED, BAD_PARAM, NOT_SUPPORTED = 0, 1001, 2000, 3000
 _FLOAT, _NHWC = 0, 1
+DEFAULT_MATH, TENSOR_OP_MATH, TENSOR_OP_MATH_ALLOW_CONVERSION, FMA_MATH = 0, 1, 2, 3  # cudnnMathType_t
 _MESSAGES = {SUCCESS: b"CUDNN_STATUS_SUCCESS", NOT_INITIALIZED: b"CUDNN_STATUS_NOT_INITIALIZED",
              BAD_PARAM: b"CUDNN_STATUS_BAD_PARAM", NOT_SUPPORTED: b"CUDNN_STATUS_NOT_SUPPORTED"}
 _WORKSPACE = 4096  # bytes each algorithm asks for
@@ -106,7 +107,25 @@ def cudnnSetConvolution2dDescriptor(descriptor, pad_h, pad_w, stride_h, stride_w
 
 
 def cudnnSetConvolutionMathType(descriptor, math_type):
-    return SUCCESS if _get(descriptor, "convolution") is not None else BAD_PARAM
+    """Kept on the descriptor (``state["math"]``): ``CUDNN_DEFAULT_MATH`` and
+    the tensor-op types let a float32 convolution use TF32 on an Ampere or
+    newer GPU (this one: compute capability 9.0), ``CUDNN_FMA_MATH`` does not."""
+    state = _get(descriptor, "convolution")
+    if state is None or _value(math_type) not in (DEFAULT_MATH, TENSOR_OP_MATH, TENSOR_OP_MATH_ALLOW_CONVERSION,
+                                                  FMA_MATH):
+        return BAD_PARAM
+    state["math"] = _value(math_type)
+    return SUCCESS
+
+
+def _inputs(conv, *arrays):
+    """The convolution's float32 inputs as its math type reads them: rounded
+    to TF32 unless the math type is ``CUDNN_FMA_MATH``."""
+    if conv.get("math", DEFAULT_MATH) == FMA_MATH:
+        return arrays
+    from minikeras.testing.sim_cupy.libs.cublas import to_tf32
+
+    return tuple(to_tf32(array) for array in arrays)
 
 
 def _geometry(x, f, conv, y):
@@ -201,8 +220,9 @@ def cudnnConvolutionForward(handle, alpha, x_desc, x, w_desc, w, conv_desc, algo
         out, out_block = _tensor(y, (n, ho, wo, k))
 
         def run():
-            windows = _windows(images, (kh, kw), conv, (ho, wo))  # (N, Ho, Wo, C, kh, kw) x (K, kh, kw, C)
-            out[...] = numpy.tensordot(windows, kernel, axes=([3, 4, 5], [3, 1, 2]))
+            read_images, read_kernel = _inputs(conv, images, kernel)
+            windows = _windows(read_images, (kh, kw), conv, (ho, wo))  # (N, Ho, Wo, C, kh, kw) x (K, kh, kw, C)
+            out[...] = numpy.tensordot(windows, read_kernel, axes=([3, 4, 5], [3, 1, 2]))
 
         return [image_block, kernel_block], [out_block], run
 
@@ -223,12 +243,13 @@ def cudnnConvolutionBackwardData(handle, alpha, w_desc, w, dy_desc, dy, conv_des
         out, out_block = _tensor(dx, (n, h, wd, c))
 
         def run():
+            read_kernel, read_grad = _inputs(conv, kernel, grad)
             padded = numpy.zeros((n, h + 2 * ph, wd + 2 * pw, c), numpy.float32)
             for i in range(kh):
                 for j in range(kw):
                     rows = slice(i * dh, i * dh + sh * (ho - 1) + 1, sh)
                     cols = slice(j * dw, j * dw + sw * (wo - 1) + 1, sw)
-                    padded[:, rows, cols, :] += grad @ kernel[:, i, j, :]
+                    padded[:, rows, cols, :] += read_grad @ read_kernel[:, i, j, :]
             out[...] = padded[:, ph:ph + h, pw:pw + wd]
 
         return [kernel_block, grad_block], [out_block], run
