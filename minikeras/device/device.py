@@ -254,12 +254,11 @@ class Device:
         """``a @ b``, in the inputs' dtype.
 
         16-bit floats (both inputs float16, or both bfloat16) keep their
-        dtype, accumulating in float32 as the tensor cores do: CuPy runs
-        them on cuBLAS. Batched bfloat16 products (more than 2 axes) are
-        done in float32 and rounded back, because CuPy 14.2's batched
-        bfloat16 GEMM path fails (cupy/cupy#10317). NumPy with ml_dtypes
-        returns float32 for a bfloat16 product; it is rounded back too, so
-        the simulated CuPy gives what CuPy gives.
+        dtype, accumulating in float32 as the tensor cores do (a GPU calls
+        ``cublasGemmEx`` for them: ``GpuDevice.matmul``). Here batched
+        bfloat16 products (more than 2 axes) are done in float32 and
+        rounded back, and NumPy with ml_dtypes returns float32 for a
+        bfloat16 product, which is rounded back too.
         """
         if a.dtype == b.dtype and a.dtype.name == "bfloat16":
             if a.ndim > 2 or b.ndim > 2:

@@ -312,3 +312,26 @@ def test_cudnn_convolutions_take_the_math_type_of_the_switch(simulated_gpu, rng,
     numpy.testing.assert_allclose(results[False], reference(x, kernel), rtol=1e-5, atol=1e-5)
     numpy.testing.assert_allclose(results[True], reference(_tf32(x), _tf32(kernel)), rtol=1e-5, atol=1e-5)
     assert numpy.abs(results[True] - results[False]).max() > 1e-5
+
+
+def test_the_simulated_strided_batched_gemm_reads_each_matrix_at_its_stride(simulated_gpu):
+    a = numpy.arange(2 * 2 * 3, dtype=numpy.float32).reshape(2, 2, 3).astype(BF16)
+    b = numpy.ones((2, 3, 2), BF16)
+    x, y = _upload(simulated_gpu, a, b)
+    (c,) = _upload(simulated_gpu, numpy.zeros((2, 2, 2), BF16))
+    bf16 = sim_cublas.CUDA_R_16BF
+
+    def call(count, stride_c=4):
+        with simulated_gpu.activate():
+            handle = cublas_direct._handle(simulated_gpu.xp, False)
+            alpha, beta = ctypes.c_float(1.0), ctypes.c_float(0.0)
+            return sim_cublas.library.cublasGemmStridedBatchedEx(
+                ctypes.c_void_p(handle), 0, 0, 2, 2, 3, ctypes.byref(alpha), ctypes.c_void_p(y.data.ptr), bf16, 2,
+                ctypes.c_longlong(6), ctypes.c_void_p(x.data.ptr), bf16, 3, ctypes.c_longlong(6), ctypes.byref(beta),
+                ctypes.c_void_p(c.data.ptr), bf16, 2, ctypes.c_longlong(stride_c), count, sim_cublas.COMPUTE_32F, -1)
+
+    assert call(-1) == 7
+    assert call(2) == 0
+    assert simulated_gpu.to_host(c).astype(numpy.float32).tolist() == [[[3, 3], [12, 12]], [[21, 21], [30, 30]]]
+    with pytest.raises(ValueError, match="not inside a live device buffer"):
+        call(2, stride_c=8)  # the second output matrix would lie past the array's end
