@@ -256,7 +256,10 @@ def main(argv=None):
                   "tf32": args.tf32, "budget_s": args.budget, "elapsed_s": round(elapsed, 1),
                   "protocol": PROTOCOL, "skipped": skips,
                   "versions": sorted({row["version"] for row in rows if row.get("version")})})
-    return 1 if any("error" in row for row in rows) else 0
+    errors = sum("error" in row for row in rows)
+    print(f"gpu_models: {len(rows) - errors} rows timed, {errors} failed or stopped, {len(skips)} skip lines, "
+          f"{elapsed:.0f} s of a {args.budget:.0f} s budget")
+    return 1 if errors else 0
 
 
 if __name__ == "__main__":
