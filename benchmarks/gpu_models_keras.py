@@ -11,6 +11,7 @@ per epoch: the throughput is the better epoch's), then single
 their median).
 """
 import gc
+import math
 import os
 import statistics
 import time
@@ -107,7 +108,8 @@ def _train(K, case, x, y, jit, sync):
     best = min(timer.seconds)
     row = dict(epoch_s=timer.seconds, fit_ms_per_step=1e3 * best / case.steps,
                samples_per_s=case.steps * case.batch / best, latency_ms=1e3 * statistics.median(latencies),
-               final_loss=float(history.history["loss"][-1]), parameters=int(model.count_params()))
+               final_loss=float(history.history["loss"][-1]),
+               parameters=sum(int(math.prod(weight.shape)) for weight in model.trainable_weights))
     if device is not None:
         row["graph_launches"] = device.stats.graph_launches
     return row

@@ -60,6 +60,9 @@ def test_dry_run_on_the_cpu_times_every_framework_here_and_skips_the_rest(tmp_pa
             _check_row(row, framework, cases)
             if "torch" in expected:
                 assert row["vs_torch"] > 0 and row["latency_vs_torch"] > 0
+    if "torch" in expected:  # the same networks: torch's trainable parameters are minikeras's, case by case
+        counts = {(row["framework"], row["model"]): row["parameters"] for row in report["rows"]}
+        assert all(counts["torch", model] == counts["minikeras", model] for model in ("mlp", "transformer"))
     skipped = {skip["framework"]: skip["reason"] for skip in report["skipped"]}
     assert skipped["torch-graphs"] == "CUDA graphs need a GPU"
     assert "skipped: torch-graphs, every case: CUDA graphs need a GPU" in printed
