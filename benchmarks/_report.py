@@ -22,7 +22,7 @@ def report(name, rows, columns, extra=None, path=None):
 
     The JSON goes to ``path`` or benchmarks/results/<name>.json.
     """
-    widths = [max(len(c), *(len(_fmt(r.get(c))) for r in rows)) for c in columns]
+    widths = [max([len(c)] + [len(_fmt(r.get(c))) for r in rows]) for c in columns]
     print("  ".join(c.ljust(w) for c, w in zip(columns, widths)))
     print("  ".join("-" * w for w in widths))
     for row in rows:

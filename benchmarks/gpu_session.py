@@ -1,5 +1,5 @@
-"""What a 15-minute GPU lease runs: at most 8 minutes on one H100, every
-output in one folder, a summary a person reads in a minute.
+"""What a 15-minute GPU lease runs: at most 9.5 minutes on one H100 or H200,
+every output in one folder, a summary a person reads in a minute.
 
     python3 benchmarks/gpu_session.py OUT_DIR            # on the GPU machine
     python3 benchmarks/gpu_session.py OUT_DIR --dry-run  # here: the same steps on the simulated GPU
@@ -32,11 +32,22 @@ reported, the others still run):
 8. ``cnn-real``: examples/mnist_cnn.py on the real Fashion-MNIST, when its
    files were carried in ``.data/mk/datasets/fashion-mnist/`` (ignored by git;
    name ``.data`` in the device tool's ``carry``).
+9. ``models``: benchmarks/gpu_models_bench.py (issue 33 §1: the toy models,
+   ResNet-50 fp32 and bf16 and a Transformer encoder, minikeras eager and
+   jit against torch eager, torch's CUDA graphs and Keras 3 on JAX, whose
+   wheels travel in ``.card_wheels/``: benchmarks/fetch_card_wheels.sh, then
+   name ``.card_wheels`` in ``carry``). Last, with what is left of the
+   session's budget: its own ``--budget`` shares that among the frameworks.
+
+The whole session fits ``--budget`` (570 s: under the device tool's
+10 minutes a command): each step runs under the smaller of its limit and
+what is left, and a step with under 30 s left is skipped and says so.
 
 Outputs (few files: the device tool brings back at most 8): summary.txt,
 summary.json, steps.log (every step's output), suite.xml (JUnit),
-gpu_bench.json, gpu_profile.json, gpu_cudnn.json. It needs only what the GPU image has (CuPy, PyTorch,
-pytest, pytest-xdist, h5py, tqdm) and no network.
+gpu_bench.json, gpu_profile.json, gpu_cudnn.json, gpu_models.json. It needs
+only what the GPU image has (CuPy, PyTorch, JAX, pytest, pytest-xdist, h5py,
+tqdm), the carried Keras wheels, and no network.
 """
 import argparse
 import json
@@ -53,6 +64,11 @@ CHECKS = ["pools", "ownership", "nccl", "mirrored"]
 # Fashion-MNIST's four files, when carried to the GPU machine in this ignored
 # folder (``.data/mk/datasets/fashion-mnist/``; the machine has no network).
 REAL_DATA = os.path.join(ROOT, ".data", "mk")
+SESSION_BUDGET = 570  # seconds: the device tool stops a command at 600
+MIN_STEP_SECONDS = 30  # a step with less left is skipped
+MODELS_MARGIN = 20  # seconds the models step keeps, past its own budget, to write its table
+BUDGET = "{budget}"  # replaced in a step's argv by the seconds it is given, less MODELS_MARGIN
+SKIPPED = "skipped (session budget)"
 
 
 def steps(out, dry_run, python):
@@ -60,6 +76,8 @@ def steps(out, dry_run, python):
     pytest = [python, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider"]
     checks = [python, os.path.join("benchmarks", "gpu_session_checks.py")]
     bench = [python, os.path.join("benchmarks", "gpu_bench.py"), "--json", os.path.join(out, "gpu_bench.json")]
+    models = [python, os.path.join("benchmarks", "gpu_models_bench.py"), "--budget", BUDGET,
+              "--json", os.path.join(out, "gpu_models.json")]
     if dry_run:
         simulated = {"MINIKERAS_SIMULATED_GPU": "1"}
         examples = pytest + ["tests/examples/test_examples.py", "-k", "test_help"]
@@ -73,6 +91,8 @@ def steps(out, dry_run, python):
             ("bench", bench + ["--device", "cpu", "--steps", "2", "--models", "mlp", "--runners", "minikeras"],
              120, {}),
             ("kernels", [python, os.path.join("benchmarks", "gpu_kernel_floors.py"), "--dry-run"], 60, {}),
+            ("models", models + ["--small", "--steps", "2", "--models", "mlp", "transformer",
+                                 "--frameworks", "minikeras", "minikeras-jit"], 120, simulated),
         ]
     workers = str(max(2, min(14, (os.cpu_count() or 4) - 2)))
     examples = pytest + ["tests/examples/test_examples.py"]
@@ -103,6 +123,8 @@ def steps(out, dry_run, python):
         # The CNN example on the real dataset, against its CPU accuracy (README: 0.9164).
         planned.append(("cnn-real", [python, os.path.join("examples", "mnist_cnn.py"), "--dataset", "fashion_mnist",
                                      "--device", "gpu:0", "--verbose", "0"], 50, {"MINIKERAS_HOME": REAL_DATA}))
+    # Last, with whatever the session's budget has left (main() clamps every limit).
+    planned.append(("models", models, SESSION_BUDGET, {}))  # each framework's own memory policy, as users get
     return planned
 
 
@@ -152,7 +174,7 @@ def summarise(results, out, dry_run):
     warm = next((r for r in results if r["step"] == "examples-warm"), None)
     lines = [f"minikeras GPU session{' (DRY RUN: simulated GPU)' if dry_run else ''}, "
              f"{time.strftime('%Y-%m-%d %H:%M:%S')}, total {sum(r['seconds'] for r in results):.0f} s", ""]
-    lines += [f"{r['step']:<14} {r['status']:<22} {r['seconds']:>7.1f} s  {r['detail']}" for r in results]
+    lines += [f"{r['step']:<14} {r['status']:<24} {r['seconds']:>7.1f} s  {r['detail']}" for r in results]
     if cold and warm and cold["status"] == warm["status"] == "ok":
         lines += ["", f"NVRTC (cold kernel cache): examples took {cold['seconds'] - warm['seconds']:+.1f} s more "
                       f"cold ({cold['seconds']:.1f} s) than warm ({warm['seconds']:.1f} s)"]
@@ -170,6 +192,8 @@ def main(argv=None):
     parser.add_argument("out", help="folder for every output (created)")
     parser.add_argument("--dry-run", action="store_true", help="the same steps, small, on the simulated GPU")
     parser.add_argument("--only", nargs="+", default=None, help="run only these steps")
+    parser.add_argument("--budget", type=float, default=SESSION_BUDGET,
+                        help="seconds for the whole session (every step's limit is clamped to what is left)")
     args = parser.parse_args(argv)
     out = os.path.abspath(args.out)
     os.makedirs(out, exist_ok=True)
@@ -179,17 +203,24 @@ def main(argv=None):
     # an H200).
     cache_dir = tempfile.mkdtemp(prefix="minikeras_gpu_session_kernel_cache_")
     results = []
+    start = time.perf_counter()
     with open(os.path.join(out, "steps.log"), "w") as log:
-        for name, step_argv, seconds, extra in steps(out, args.dry_run, sys.executable):
+        for name, step_argv, limit, extra in steps(out, args.dry_run, sys.executable):
             if args.only and name not in args.only:
                 continue
-            result = run_step(name, step_argv, seconds, extra, log, cache_dir)
+            seconds = int(min(limit, args.budget - (time.perf_counter() - start)))
+            if seconds < MIN_STEP_SECONDS:
+                result = {"step": name, "status": SKIPPED, "seconds": 0.0,
+                          "detail": f"{seconds} s of the session's {args.budget:.0f} s budget left"}
+            else:
+                step_argv = [str(seconds - MODELS_MARGIN) if part == BUDGET else part for part in step_argv]
+                result = run_step(name, step_argv, seconds, extra, log, cache_dir)
             results.append(result)
             print(f"{name}: {result['status']} in {result['seconds']} s  {result['detail']}", flush=True)
     shutil.rmtree(cache_dir, ignore_errors=True)
     print()
     print(summarise(results, out, args.dry_run))
-    return 0 if all(r["status"] == "ok" for r in results) else 1
+    return 0 if all(r["status"] in ("ok", SKIPPED) for r in results) else 1
 
 
 if __name__ == "__main__":
