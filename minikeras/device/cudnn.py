@@ -1,69 +1,61 @@
-"""cuDNN's convolutions, called through ctypes (CuPy 14 has no cuDNN); opt-in
-with ``MINIKERAS_CUDNN=1``.
+"""cuDNN's convolutions through its backend (graph) API, called through
+ctypes (CuPy 14 has no cuDNN); opt-in with ``MINIKERAS_CUDNN=1``.
 
 On an H100 and an H200 minikeras's convolutions were an im2col kernel and a
 cuBLAS GEMM (``ops/nn/sliding_window.py``), and the CIFAR CNN's step took
 2.2 ms of GPU time against PyTorch's 1.6 with cuDNN, im2col and col2im
 alone 1.0 ms (benchmarks/NOTES.md). The CUDA wheels that CuPy and PyTorch
-install carry cuDNN 9 (``nvidia-cudnn-cu13``), and its legacy convolution
-API needs nothing compiled: descriptors, a heuristic choice of algorithm,
-and the calls (``benchmarks/gpu_cudnn_probe.py`` checked forward, backward
-data and backward filter against PyTorch in float64 on an H100 and an H200:
-relative errors under 5e-7).
+install carry cuDNN 9 (``nvidia-cudnn-cu13``/``-cu12``, the gpu extras).
 
-minikeras takes two of them, the forward pass and the input's gradient.
-The kernel's gradient stays im2col + cuBLAS (``ops/nn/conv.py``): cuDNN
-9.19's deterministic channels-last filter-gradient engines
-(``wgrad_alg1_engine_NHWC``, ``wgrad_implicit_gemm_indexed``) took 0.4 to
-0.7 ms a launch for the CIFAR CNN's layers on an H200, and added a copy
-from the host per call (their index tables): the CIFAR CNN's step took
-3.3 ms of GPU time with them against 2.2 with im2col. Its fast filter
-gradient (``CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0``) sums with atomics, so a
-step's weights would change from run to run.
-
-Why it is opt-in: each call of cuDNN 9's legacy API costs about 140 us of
-host time (cProfile on an H200's host: 220 calls, 31 ms in the calls
-themselves), as it plans its engine anew each call. With forward and
-input gradient through cuDNN, the CIFAR CNN's GPU time per step fell from
-about 2.2 ms to 1.94 (PyTorch: 1.66), but its eager step rose from 4.45 to
-5.52 ms and the Fashion CNN's from 3.17 to 3.58 (same H200, same run,
-benchmarks/NOTES.md): an eager step is bound by host time. What would make
-it the default is cuDNN's backend (graph) API with an execution plan built
-once per shape, as PyTorch does through cudnn-frontend, so that a call is
-one ``cudnnBackendExecute``; that needs a GPU session to build and check.
+Why the backend API: cuDNN 9's legacy API (``cudnnConvolutionForward``
+and kin, which minikeras called before) plans its engine anew on every
+call, about 140 us of host time each (cProfile on an H200's host), which
+made an eager step slower than im2col's although its kernels were faster
+(CIFAR CNN eager 5.52 ms against 4.45; benchmarks/NOTES.md). As PyTorch
+does through cudnn-frontend, minikeras now builds an execution plan once
+per (shape, direction, TF32, determinism) and keeps it (an LRU of
+``PLAN_CACHE_SIZE`` per thread); a call is one variant pack and one
+``cudnnBackendExecute`` (``device/cudnn_graph.py``). It stays opt-in until
+a card has measured it (benchmarks/NOTES.md, "Issue 33 §3, built without a
+card").
 
 What minikeras asks of cuDNN, and why:
 
-- channels-last tensors (``CUDNN_TENSOR_NHWC``), Keras's layout, so no
-  transposes of activations; the kernel in cuDNN's NHWC filter layout
-  ``(filters, kh, kw, channels)`` (one small transpose of Keras's
-  ``(kh, kw, channels, filters)`` per step);
-- float32 only, with the math type PyTorch picks from ``allow_tf32``:
-  ``CUDNN_DEFAULT_MATH`` (TF32 allowed) while
-  ``config.experimental.tensor_float_32_execution_enabled()`` and the GPU is
-  Ampere or newer (``device/precision.py``), ``CUDNN_FMA_MATH`` (exact
-  float32) otherwise; a plan is kept per math type (16-bit convolutions
-  compute in float32 already, ``half_precision.in_float32``; float64 keeps
-  im2col);
-- deterministic algorithms only (a heuristic's first deterministic choice):
-  the same step gives the same weights, eager or in a CUDA graph, as the
-  im2col path did;
+- channels-last tensors, Keras's layout, so no transposes of activations;
+  the kernel in cuDNN's (filters, kh, kw, channels) layout (one small
+  transpose of Keras's (kh, kw, channels, filters) per step);
+- float32 only (16-bit convolutions compute in float32 already,
+  ``half_precision.in_float32``; float64 keeps im2col), TF32 as
+  ``device/precision.py`` says: engines noted
+  ``CUDNN_NUMERICAL_NOTE_TENSOR_CORE`` only while TF32 is on and the GPU is
+  Ampere or newer, as PyTorch filters them from ``allow_tf32``;
+- the forward pass and the input's gradient always (their engines are
+  deterministic ones once ``enable_op_determinism()`` is called); the
+  kernel's gradient only while determinism is off and cuDNN's first allowed
+  engine is an atomic one (noted non-deterministic, as the legacy
+  ``CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0``): cuDNN 9.19's deterministic
+  channels-last filter-gradient engines took 0.4 to 0.7 ms a launch for the
+  CIFAR CNN's layers on an H200 against im2col's 2.2 ms for the whole step,
+  so with determinism (or without an atomic engine) it stays im2col +
+  cuBLAS (``ops/nn/conv.py``);
 - symmetric padding only: TensorFlow's "same" padding may put one more row
-  or column at the bottom/right, which cuDNN cannot express; such layers,
-  and any shape cuDNN declines, keep the im2col path.
+  or column at the bottom/right; such layers (and any shape every allowed
+  engine declines) keep the im2col path.
 
 One cuDNN handle per host thread and CUDA device (a MirroredModel's replica
 threads each have their own, as cuBLAS's), pointed at the current stream
-before each call. Descriptors, algorithms and workspace sizes are planned
-once per shape and kept. The workspace is an array of the device's pool,
-allocated per call on the current stream (so graph capture and the pool's
-stream rules hold as for any other array).
+before each call; each thread's plans are built on its handle. The
+workspace is an array of the device's pool, allocated per call on the
+current stream (so graph capture and the pool's stream rules hold as for
+any other array); a tensor whose address is not 16-byte aligned (a view)
+is copied, as the plans promise cuDNN that alignment.
 
 The library is the process's cuDNN, or the double a simulated CuPy provides
 for itself (``device/native.py``; minikeras.testing.sim_cupy's libs/cudnn.py
-models these calls at the ctypes boundary), so the suite runs this module's
-calls without a GPU.
+models the backend API at the ctypes boundary, refusals included), so the
+suite runs this module's calls without a GPU.
 """
+import collections
 import ctypes
 import functools
 import glob
@@ -72,14 +64,9 @@ import threading
 
 import numpy
 
-from minikeras.device import native, precision
+from minikeras.device import cudnn_graph, determinism, native, precision
 
-_FLOAT = 0
-_NHWC = 1
-_CROSS_CORRELATION = 1
-_DEFAULT_MATH, _FMA_MATH = 0, 3
-_DETERMINISTIC = 1
-_ALGORITHMS = 8  # how many heuristic choices to ask for
+PLAN_CACHE_SIZE = 256  # execution plans kept per thread (least recently used dropped)
 
 
 class CudnnError(RuntimeError):
@@ -90,13 +77,6 @@ class CudnnError(RuntimeError):
     def __init__(self, message, status):
         super().__init__(message)
         self.status = status
-
-
-class _AlgoPerf(ctypes.Structure):
-    """cudnnConvolution{Fwd,BwdData,BwdFilter}AlgoPerf_t (one layout for all three)."""
-    _fields_ = [("algo", ctypes.c_int), ("status", ctypes.c_int), ("time", ctypes.c_float),
-                ("memory", ctypes.c_size_t), ("determinism", ctypes.c_int), ("mathType", ctypes.c_int),
-                ("reserved", ctypes.c_int * 3)]
 
 
 def _candidates():
@@ -162,16 +142,6 @@ def load():
     return None, "; ".join(reasons) or "no libcudnn found"
 
 
-class Plan:
-    """The descriptors of one convolution shape, and the algorithms and
-    workspace sizes chosen for it (each direction on first use)."""
-
-    def __init__(self, spec):
-        self.spec = spec
-        self.descriptors = None
-        self.chosen = {}
-
-
 class Spec(tuple):
     """``(batch, height, width, channels, filters, window, strides, dilation,
     pads, out)``: what a plan is for. ``pads`` is (top, left), applied on
@@ -207,139 +177,101 @@ def spec_for(geometry, filters):
 class Convolutions:
     """cuDNN's convolutions on one CUDA device (see the module docstring).
 
-    ``forward(xp, x, kernel, spec)`` and ``backward_data(xp, grad, kernel,
-    spec)`` take and return C-contiguous float32 arrays of the current
-    device: ``x`` and its gradient (N, H, W, C), ``grad`` (N, Ho, Wo, K),
-    ``kernel`` (K, kh, kw, C). ``usable(spec)`` says whether cuDNN has a
-    deterministic algorithm for both.
+    ``forward(xp, x, kernel, spec)``, ``backward_data(xp, grad, kernel,
+    spec)`` and ``backward_filter(xp, x, grad, spec)`` take and return
+    C-contiguous float32 arrays of the current device: ``x`` and its
+    gradient (N, H, W, C), ``grad`` (N, Ho, Wo, K), ``kernel`` and its
+    gradient (K, kh, kw, C). ``usable(xp, spec)`` says whether cuDNN has
+    plans for the forward pass and the input gradient;
+    ``filter_gradient_usable(xp, spec)`` whether the kernel's gradient
+    should be cuDNN's (module docstring).
     """
 
     def __init__(self, library, cuda_id):
         self._lib = library
         self.cuda_id = cuda_id
         self._local = threading.local()
-        self._plans = {}
-        self._lock = threading.Lock()
 
-    # ------------------------------------------------------------ plumbing
-    def _check(self, status, call, spec):
+    def _check(self, status, call, spec=None):
         if status:
             reason = self._lib.cudnnGetErrorString(status).decode()
-            message = (f"cuDNN's {call} failed on CUDA device {self.cuda_id} for input {spec[:4]} and "
-                       f"{spec.filters} filters of {spec.window}: {reason} (status {status}).")
-            raise CudnnError(message, status)
+            shape = "" if spec is None else f" for input {spec[:4]} and {spec.filters} filters of {spec.window}"
+            raise CudnnError(f"cuDNN's {call} failed on CUDA device {self.cuda_id}{shape}: {reason} "
+                             f"(status {status}).", status)
 
-    def _handle(self, xp, spec):
+    def _handle(self, xp):
         """This thread's handle, on the current stream."""
         handle = getattr(self._local, "handle", None)
         if handle is None:
             handle = ctypes.c_void_p()
-            self._check(self._lib.cudnnCreate(ctypes.byref(handle)), "cudnnCreate", spec)
+            self._check(self._lib.cudnnCreate(ctypes.byref(handle)), "cudnnCreate")
             self._local.handle, self._local.stream = handle, None
+            self._local.plans = collections.OrderedDict()
         stream = xp.cuda.get_current_stream().ptr
         if stream != self._local.stream:
-            self._check(self._lib.cudnnSetStream(handle, ctypes.c_void_p(stream)), "cudnnSetStream", spec)
+            self._check(self._lib.cudnnSetStream(handle, ctypes.c_void_p(stream)), "cudnnSetStream")
             self._local.stream = stream
         return handle
 
-    def _descriptor(self, kind, spec, *dims):
-        descriptor = ctypes.c_void_p()
-        create, set_ = {"tensor": ("cudnnCreateTensorDescriptor", "cudnnSetTensor4dDescriptor"),
-                        "filter": ("cudnnCreateFilterDescriptor", "cudnnSetFilter4dDescriptor")}[kind]
-        self._check(getattr(self._lib, create)(ctypes.byref(descriptor)), create, spec)
-        if kind == "tensor":  # (format, type, n, c, h, w)
-            self._check(self._lib.cudnnSetTensor4dDescriptor(descriptor, _NHWC, _FLOAT, *dims), set_, spec)
-        else:  # (type, format, k, c, h, w)
-            self._check(self._lib.cudnnSetFilter4dDescriptor(descriptor, _FLOAT, _NHWC, *dims), set_, spec)
-        return descriptor
+    def plans(self, xp):
+        """This thread's plan cache (an LRU of PLAN_CACHE_SIZE), oldest first."""
+        self._handle(xp)
+        return self._local.plans
 
-    def _describe(self, spec, math):
-        n, h, w, c, k = spec[:5]
-        (kh, kw), (sh, sw), (dh, dw), (ph, pw), (ho, wo) = spec[5:]
-        x = self._descriptor("tensor", spec, n, c, h, w)
-        y = self._descriptor("tensor", spec, n, k, ho, wo)
-        f = self._descriptor("filter", spec, k, c, kh, kw)
-        conv = ctypes.c_void_p()
-        self._check(self._lib.cudnnCreateConvolutionDescriptor(ctypes.byref(conv)),
-                    "cudnnCreateConvolutionDescriptor", spec)
-        self._check(self._lib.cudnnSetConvolution2dDescriptor(conv, ph, pw, sh, sw, dh, dw, _CROSS_CORRELATION,
-                                                              _FLOAT), "cudnnSetConvolution2dDescriptor", spec)
-        self._check(self._lib.cudnnSetConvolutionMathType(conv, math), "cudnnSetConvolutionMathType", spec)
-        return {"x": x, "y": y, "filter": f, "conv": conv}
-
-    def math_type(self, xp):
-        """The convolutions' cuDNN math type now (module docstring)."""
-        return _DEFAULT_MATH if precision.tf32_on(xp, self.cuda_id) else _FMA_MATH
-
-    def _plan(self, xp, spec):
-        key = (spec, self.math_type(xp))
-        plan = self._plans.get(key)
-        if plan is None:
-            with self._lock:
-                plan = self._plans.get(key)
-                if plan is None:
-                    plan = Plan(spec)
-                    plan.descriptors = self._describe(spec, key[1])
-                    self._plans[key] = plan
+    def _plan(self, xp, spec, direction):
+        """The cached Plan of ``spec`` in ``direction`` under the switches now
+        (TF32, determinism), built on first use; None when cuDNN declines."""
+        handle = self._handle(xp)
+        key = (spec, direction, precision.tf32_on(xp, self.cuda_id), determinism.enabled())
+        plans = self._local.plans
+        if key in plans:
+            plans.move_to_end(key)
+            return plans[key]
+        try:
+            plan = cudnn_graph.build_plan(self._lib, lambda status, call: self._check(status, call, spec), handle,
+                                          spec, direction, key[2], key[3])
+        except cudnn_graph.Declined:
+            plan = None
+        plans[key] = plan
+        while len(plans) > PLAN_CACHE_SIZE:
+            _, evicted = plans.popitem(last=False)
+            if evicted is not None:
+                cudnn_graph.Builder(self._lib, self._check).destroy(evicted.descriptors)
         return plan
 
-    # Per direction: the heuristic, the workspace query, and the order of
-    # the descriptors both take.
-    _DIRECTIONS = {
-        "forward": ("cudnnGetConvolutionForwardAlgorithm_v7", "cudnnGetConvolutionForwardWorkspaceSize",
-                    ("x", "filter", "conv", "y")),
-        "backward_data": ("cudnnGetConvolutionBackwardDataAlgorithm_v7",
-                          "cudnnGetConvolutionBackwardDataWorkspaceSize", ("filter", "y", "conv", "x")),
-    }
-
-    def _choose(self, xp, plan, direction):
-        """``(algorithm, workspace bytes)`` for one direction, or None when no
-        deterministic algorithm is offered."""
-        if direction in plan.chosen:
-            return plan.chosen[direction]
-        heuristic, workspace_query, order = self._DIRECTIONS[direction]
-        handle = self._handle(xp, plan.spec)
-        descriptors = [plan.descriptors[name] for name in order]
-        results = (_AlgoPerf * _ALGORITHMS)()
-        count = ctypes.c_int()
-        self._check(getattr(self._lib, heuristic)(handle, *descriptors, _ALGORITHMS, ctypes.byref(count), results),
-                    heuristic, plan.spec)
-        choice = None
-        for result in results[:count.value]:
-            if result.status == 0 and result.determinism == _DETERMINISTIC:
-                size = ctypes.c_size_t()
-                status = getattr(self._lib, workspace_query)(handle, *descriptors, result.algo, ctypes.byref(size))
-                if status == 0:
-                    choice = (result.algo, size.value)
-                    break
-        plan.chosen[direction] = choice
-        return choice
-
     def usable(self, xp, spec):
-        """True when cuDNN offers a deterministic algorithm in every direction."""
-        plan = self._plan(xp, spec)
-        return all(self._choose(xp, plan, direction) is not None for direction in self._DIRECTIONS)
+        """True when cuDNN has plans for the forward pass and the input gradient."""
+        return all(self._plan(xp, spec, direction) is not None for direction in ("forward", "backward_data"))
 
-    def _run(self, xp, spec, direction, call, first, second, out):
-        plan = self._plan(xp, spec)
-        algorithm, workspace_bytes = self._choose(xp, plan, direction)
-        handle = self._handle(xp, spec)
-        workspace = xp.empty(max(1, workspace_bytes), numpy.uint8)
-        one, zero = ctypes.c_float(1.0), ctypes.c_float(0.0)
-        d = plan.descriptors
-        names = self._DIRECTIONS[direction][2]
-        # Every call is (handle, alpha, desc, ptr, desc, ptr, conv, algo, workspace, size, beta, desc, ptr).
-        self._check(getattr(self._lib, call)(
-            handle, ctypes.byref(one), d[names[0]], ctypes.c_void_p(first.data.ptr), d[names[1]],
-            ctypes.c_void_p(second.data.ptr), d["conv"], algorithm, ctypes.c_void_p(workspace.data.ptr),
-            ctypes.c_size_t(workspace_bytes), ctypes.byref(zero), d[names[3]], ctypes.c_void_p(out.data.ptr)),
-            call, spec)
-        return out
+    def filter_gradient_usable(self, xp, spec):
+        """True when the kernel's gradient should be cuDNN's: determinism is
+        off and cuDNN's first allowed engine is a fast atomic one (noted
+        non-deterministic); otherwise im2col + cuBLAS (module docstring)."""
+        if determinism.enabled():
+            return False
+        plan = self._plan(xp, spec, "backward_filter")
+        return plan is not None and not plan.deterministic
+
+    def _run(self, xp, spec, direction, arrays, out):
+        plan = self._plan(xp, spec, direction)
+        handle = self._handle(xp)
+        # The plan promises cuDNN 16-byte aligned tensors: a view that is not gets copied.
+        arrays = dict(arrays, **out)
+        arrays = {role: a if a.data.ptr % cudnn_graph.ALIGNMENT == 0 else a.copy() for role, a in arrays.items()}
+        workspace = xp.empty(plan.workspace_bytes, numpy.uint8) if plan.workspace_bytes else None
+        cudnn_graph.execute(self._lib, lambda status, call: self._check(status, call, spec), handle, plan,
+                            {role: a.data.ptr for role, a in arrays.items()},
+                            None if workspace is None else workspace.data.ptr)
+        return arrays
 
     def forward(self, xp, x, kernel, spec):
         out = xp.empty((spec.batch,) + spec.out + (spec.filters,), numpy.float32)
-        return self._run(xp, spec, "forward", "cudnnConvolutionForward", x, kernel, out)
+        return self._run(xp, spec, "forward", {"x": x, "w": kernel}, {"y": out})["y"]
 
     def backward_data(self, xp, grad, kernel, spec):
         out = xp.empty((spec.batch, spec.height, spec.width, spec.channels), numpy.float32)
-        return self._run(xp, spec, "backward_data", "cudnnConvolutionBackwardData", kernel, grad, out)
+        return self._run(xp, spec, "backward_data", {"y": grad, "w": kernel}, {"x": out})["x"]
+
+    def backward_filter(self, xp, x, grad, spec):
+        out = xp.empty((spec.filters,) + spec.window + (spec.channels,), numpy.float32)
+        return self._run(xp, spec, "backward_filter", {"x": x, "y": grad}, {"w": out})["w"]

@@ -15,9 +15,9 @@ names). Where the switch acts:
   (``cupy._core.set_compute_type(float32, COMPUTE_TYPE_TF32 or
   COMPUTE_TYPE_DEFAULT)``, cupy/_core/_routines_linalg.pyx, v14.2.0; what
   the ``CUPY_TF32=1`` environment variable sets at the first product);
-- cuDNN's convolutions (``device/cudnn.py``): the convolution's math type,
-  ``CUDNN_DEFAULT_MATH`` (TF32 allowed) or ``CUDNN_FMA_MATH`` (none), as
-  PyTorch chooses them from ``allow_tf32``.
+- cuDNN's convolutions (``device/cudnn.py``): engines noted
+  ``CUDNN_NUMERICAL_NOTE_TENSOR_CORE`` are allowed for float32 or not, as
+  PyTorch filters them from ``allow_tf32``.
 
 float16/bfloat16 products always use the tensor cores, float64 never; the
 CPU computes exactly whatever the switch says.

@@ -17,8 +17,16 @@ minimum are exact in the wider dtype). Products of rows sharing an index
 are taken by a segmented scan over the indices sorted (log2(n) steps of
 elementwise kernels, no host synchronisation), in float32 for 16-bit floats;
 so are float64 maxima and minima, which CuPy's atomics round to float32.
+
+Floating sums through atomics land in a different order each run, so their
+last bits change (``device/determinism.py``); after
+``enable_op_determinism()`` floating scatter-adds take the same sorted
+segmented scan instead (one fixed order of additions: bit-identical runs).
+Integer sums, maxima and minima are exact in any order.
 """
 import numpy
+
+from minikeras.device import determinism
 
 #: Target dtypes CuPy's add.at accepts.
 SUPPORTED = frozenset(numpy.dtype(name) for name in
@@ -30,6 +38,9 @@ SUPPORTED_MAX_MIN = SUPPORTED - {numpy.dtype("float16")}
 def scatter_add(xp, target, indices, values):
     """``xp.add.at(target, indices, values)`` for any dtype (module docstring)."""
     dtype = numpy.dtype(target.dtype)
+    if dtype.kind in "fcV" and determinism.enabled():
+        _deterministic_add(xp, target, indices, values)
+        return
     if dtype in SUPPORTED:
         xp.add.at(target, indices, values)
         return
@@ -64,6 +75,24 @@ def scatter_reduce(xp, op, target, indices, values):
         _widened(xp, op, target, indices, values)
 
 
+def _deterministic_add(xp, target, indices, values):
+    """``add.at`` without atomics: the segmented scan over the sorted
+    indices (``_scatter_by_scan``) on the first axis of ``target``; several
+    index arrays become positions in its leading axes, flattened."""
+    if isinstance(indices, tuple) and len(indices) == 1:
+        indices = indices[0]
+    if isinstance(indices, tuple):
+        lead = tuple(target.shape[:len(indices)])
+        wrapped = tuple(xp.where(i < 0, i + size, i) for i, size in zip(indices, lead))
+        positions = xp.ravel_multi_index(xp.broadcast_arrays(*wrapped), lead).reshape(-1)
+        flat = xp.ascontiguousarray(target).reshape((-1,) + tuple(target.shape[len(indices):]))
+        _scatter_by_scan(xp, xp.add, flat, positions, values)
+        target[...] = flat.reshape(target.shape)
+        return
+    indices = xp.asarray(indices).reshape(-1)
+    _scatter_by_scan(xp, xp.add, target, xp.where(indices < 0, indices + target.shape[0], indices), values)
+
+
 def _wide_dtype(dtype):
     if dtype.kind == "u":
         return numpy.dtype(numpy.uint64)
@@ -82,7 +111,7 @@ def _widened(xp, op, target, indices, values):
 
 def _scatter_by_scan(xp, ufunc, target, indices, values):
     """``target[indices] = ufunc(target[indices], values)`` with repeated
-    indices combining (``ufunc`` associative: multiply, maximum, minimum):
+    indices combining (``ufunc`` associative: multiply, maximum, minimum, add):
     the rows sorted by index, an inclusive segmented scan (Hillis-Steele:
     after the step of size ``d`` each row holds the combination of the ``2d``
     rows ending at it within its segment), then each segment's last row

@@ -413,8 +413,10 @@ def _library_calls(relative, owner_names):
 def test_the_library_doubles_model_every_call_the_library_makes():
     from minikeras.testing.sim_cupy.libs import cublas, cudnn
 
-    called = _library_calls("device/cudnn.py", {"_lib", "library"})
-    assert {"cudnnConvolutionForward", "cudnnConvolutionBackwardData", "cudnnCreate"} <= called
+    called = _library_calls("device/cudnn.py", {"_lib", "library"}) | \
+        _library_calls("device/cudnn_graph.py", {"_lib", "library"})
+    assert {"cudnnBackendCreateDescriptor", "cudnnBackendSetAttribute", "cudnnBackendGetAttribute",
+            "cudnnBackendFinalize", "cudnnBackendExecute", "cudnnBackendDestroyDescriptor", "cudnnCreate"} <= called
     assert not [name for name in called if not hasattr(cudnn.library, name)]
     called = _library_calls("device/cublas_direct.py", {"library"})
     assert {"cublasSgemm_v2", "cublasDgemm_v2", "cublasGemmEx", "cublasGemmStridedBatchedEx"} <= called

@@ -285,9 +285,8 @@ def test_a_two_operand_einsum_is_one_matmul(simulated_gpu, rng, equation, shapes
 
 # ---------------------------------------------------------------- cuDNN
 
-def test_cudnn_convolutions_take_the_math_type_of_the_switch(simulated_gpu, rng, monkeypatch):
-    from minikeras.device import cudnn
-    from minikeras.testing.sim_cupy.libs import cudnn as sim_cudnn
+def test_cudnn_convolutions_take_tensor_core_engines_only_with_tf32(simulated_gpu, rng, monkeypatch):
+    from minikeras.device import cudnn, cudnn_graph
 
     monkeypatch.setenv("MINIKERAS_CUDNN", "1")
     x, kernel = _needs_tf32(rng, (2, 6, 6, 3)), _needs_tf32(rng, (4, 3, 3, 3))  # kernel (K, kh, kw, C)
@@ -295,13 +294,14 @@ def test_cudnn_convolutions_take_the_math_type_of_the_switch(simulated_gpu, rng,
     images, weights = _upload(simulated_gpu, x, kernel)
     convolutions = simulated_gpu.convolutions()
     results = {}
-    for enabled, math in ((True, sim_cudnn.DEFAULT_MATH), (False, sim_cudnn.FMA_MATH)):
+    for enabled in (True, False):
         mk.config.experimental.enable_tensor_float_32_execution(enabled)
         with simulated_gpu.activate():
             assert convolutions.usable(simulated_gpu.xp, spec)
             results[enabled] = simulated_gpu.to_host(convolutions.forward(simulated_gpu.xp, images, weights, spec))
-        descriptor = convolutions._plans[(spec, convolutions.math_type(simulated_gpu.xp))].descriptors["conv"]
-        assert sim_cudnn._get(descriptor, "convolution")["math"] == math
+            plan = convolutions.plans(simulated_gpu.xp)[(spec, "forward", enabled, False)]
+        assert (cudnn_graph.NOTE_TENSOR_CORE in plan.notes) is enabled
+        assert cudnn_graph.NOTE_DOWN_CONVERT_INPUTS not in plan.notes  # never float16 inputs (PyTorch's filter)
     mk.config.experimental.enable_tensor_float_32_execution(False)
 
     def reference(images, weights):

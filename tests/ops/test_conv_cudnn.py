@@ -1,6 +1,7 @@
 """Convolutions through cuDNN (minikeras/device/cudnn.py) against the im2col
 path, on every device: float32 forward and gradients (cuDNN's forward pass
-and input gradient; the kernel's gradient is im2col's), taken by cuDNN where
+and input gradient; the kernel's gradient cuDNN's atomic engine's by
+default, im2col's with op determinism), taken by cuDNN where
 the device has it (a real GPU; on the simulated CuPy, device/cudnn.py's
 ctypes calls against its cuDNN double, sim_cupy/libs/cudnn.py), against the
 float64 im2col path of the same device
@@ -10,7 +11,7 @@ import numpy
 import pytest
 
 import minikeras as mk
-from minikeras.device import cudnn, default_device
+from minikeras.device import cudnn, default_device, determinism
 from minikeras.ops.nn.conv import conv_bias_relu
 
 
@@ -27,6 +28,9 @@ class _Counting:
 
     def usable(self, xp, spec):
         return self.inner.usable(xp, spec)
+
+    def filter_gradient_usable(self, xp, spec):
+        return self.inner.filter_gradient_usable(xp, spec)
 
     def __getattr__(self, name):
         method = getattr(self.inner, name)
@@ -46,6 +50,7 @@ def _run(x, kernel, bias, relu, rank, strides, padding, dilation, dtype):
     return [out.numpy()] + [t.grad.numpy() for t in tensors]
 
 
+@pytest.mark.parametrize("deterministic", [False, True])
 @pytest.mark.parametrize("x_shape, kernel_shape, strides, padding, dilation, relu, symmetric", [
     ((2, 9, 9, 3), (3, 3, 3, 4), 1, "valid", 1, True, True),
     ((2, 8, 8, 5), (3, 3, 5, 6), 1, "same", 1, False, True),
@@ -57,7 +62,8 @@ def _run(x, kernel, bias, relu, rank, strides, padding, dilation, dtype):
     ((3, 12, 4), (3, 4, 5), 1, "causal", 1, True, False),         # causal padding is one-sided
 ])
 def test_cudnn_convolution_matches_the_im2col_path(x_shape, kernel_shape, strides, padding, dilation, relu,
-                                                   symmetric, rng, monkeypatch):
+                                                   symmetric, deterministic, rng, monkeypatch):
+    monkeypatch.setattr(determinism, "_state", {"enabled": deterministic})
     device = default_device()
     counting = None if device.convolutions() is None else _Counting(device.convolutions())
     assert counting is not None or device.kind == "cpu" or not cudnn.enabled()
@@ -71,7 +77,9 @@ def test_cudnn_convolution_matches_the_im2col_path(x_shape, kernel_shape, stride
         assert got.dtype == numpy.float32
         numpy.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-4, err_msg=name)
     if counting is not None:  # a GPU: cuDNN took the float32 convolution, and only it
-        expected = ["forward", "backward_data"] if symmetric else []
+        # The kernel's gradient is cuDNN's atomic engine's unless determinism is on (then im2col).
+        expected = (["forward", "backward_data"] if deterministic else ["forward", "backward_filter", "backward_data"]
+                    ) if symmetric else []
         assert counting.calls == expected
 
 

@@ -18,11 +18,12 @@ so it is kept (``sliding_window.keeps_patch_matrix``).
 
 With ``MINIKERAS_CUDNN=1`` on a GPU with cuDNN 9, float32 convolutions
 whose padding cuDNN can express take cuDNN's forward pass and input
-gradient instead, on the channels-last tensors, with the bias and ReLU in
-one kernel after the forward pass; the kernel's gradient stays im2col +
-cuBLAS. It is opt-in because its legacy API's host time per call costs an
-eager step more than its kernels save (``device/cudnn.py``; the simulated
-GPU has its own implementation).
+gradient instead (its backend API, a plan per shape), on the channels-last
+tensors, with the bias and ReLU in one kernel after the forward pass; the
+kernel's gradient is cuDNN's only while op determinism is off and cuDNN's
+engine for it is an atomic one, else im2col + cuBLAS. It is opt-in until a
+card has measured it (``device/cudnn.py``; the simulated GPU has its own
+implementation).
 """
 
 __all__ = ["conv1d", "conv2d", "conv2d_transpose", "depthwise_conv2d"]
@@ -112,7 +113,7 @@ class Conv(Function):
     def _cudnn(self, x, kernel, bias):
         """``(cuDNN's convolutions, the Spec)`` when cuDNN takes this
         convolution (device/cudnn.py: a GPU, float32, padding it can
-        express, a deterministic algorithm), else ``(None, None)``. 1x1
+        express, plans for its forward pass and input gradient), else ``(None, None)``. 1x1
         stride-1 convolutions stay one matrix product."""
         library = None if self.pointwise or not x.size or not kernel.size else self.device.convolutions()
         if library is None or x.dtype != "float32" or kernel.dtype != "float32" or \
@@ -146,7 +147,11 @@ class Conv(Function):
             grad, grad_bias = bias_relu.gradient(self.device, grad, None if out is None else out.reshape(grad.shape),
                                                  self.relu, wants_bias)
         grad = grad.reshape(out.shape if out is not None else (spec.batch,) + spec.out + (spec.filters,))
-        if images is not None:  # im2col + cuBLAS: cuDNN's deterministic filter gradients are slow (cudnn.py)
+        if images is not None and self.library.filter_gradient_usable(xp, spec):  # an atomic engine (cudnn.py)
+            filters_grad = self.library.backward_filter(xp, xp.ascontiguousarray(images), xp.ascontiguousarray(grad),
+                                                        spec)
+            grad_kernel = filters_grad.transpose(1, 2, 3, 0).reshape(self.kernel_shape)  # (K, kh, kw, C) to Keras's
+        elif images is not None:  # im2col + cuBLAS: cuDNN's deterministic filter gradients are slow (cudnn.py)
             _, grad_kernel, _ = im2col_products(self.device, images, self.geometry, left=grad.reshape(-1, spec.filters))
             grad_kernel = grad_kernel.reshape(self.kernel_shape)
         if filters is not None:

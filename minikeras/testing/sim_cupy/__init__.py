@@ -66,8 +66,10 @@ class _Ufunc:
         def call(*args, **kwargs):
             # CuPy's ufunc.at/reduce/accumulate refuse more than NumPy's (_limits.py).
             _limits.check_ufunc_method(ufunc_name, name, args, kwargs)
-            result = _calls.call(_wrapping_at(method) if name == "at" else method, f"{ufunc_name}.{name}", args,
-                                 kwargs)
+            run = method
+            if name == "at":
+                run = _atomic_order_at(method) if ufunc_name == "add" else _wrapping_at(method)
+            result = _calls.call(run, f"{ufunc_name}.{name}", args, kwargs)
             if name == "at" and ufunc_name in ("maximum", "minimum"):
                 _round_like_cupys_double_atomics(args, kwargs)
             return result
@@ -79,6 +81,28 @@ def _wrapping_at(method):
     """``ufunc.at`` as CuPy's ``_scatter_op``: integer-array indices wrap."""
     def at(a, indices, *rest):
         return method(a, _indexing.wrap_index(a.shape, indices), *rest)
+
+    return at
+
+
+_ATOMIC_ORDER = _numpy.random.default_rng(0x5CA77E2)  # the order atomics land in, per call
+
+
+def _atomic_order_at(method):
+    """``add.at`` as CuPy's ``_scatter_op``: indices wrap, and each element
+    is one ``atomicAdd``, so a floating sum's additions land in an order
+    that changes from call to call (its last bits with it). The simulation
+    adds the (position, value) pairs in a permuted order drawn per call;
+    integer sums are exact in any order."""
+    def at(a, indices, values=None):
+        indices = _indexing.wrap_index(a.shape, indices)
+        if a.dtype.kind not in "fcV" or values is None:
+            return method(a, indices, values)
+        positions = _numpy.arange(a.size).reshape(a.shape)[indices]
+        values = _numpy.broadcast_to(_numpy.asarray(values), positions.shape).reshape(-1)
+        positions = positions.reshape(-1)
+        order = _ATOMIC_ORDER.permutation(positions.size)
+        return method(a, _numpy.unravel_index(positions[order], a.shape), values[order])
 
     return at
 
