@@ -64,7 +64,7 @@ OP_KINDS.update({(op, end): "endpoint" for op in ("linspace", "logspace", "geoms
 # Ops whose operand (the tensor an axis refers to) is not their first argument.
 OPERAND_POSITION = {"associative_scan": 1, "sparse_categorical_crossentropy": 1}
 # Ops whose axis may name a new axis (one past the operand's).
-NEW_AXIS = {"expand_dims": 1, "stack": 1, "one_hot": 1}
+NEW_AXIS = {"expand_dims": 1, "stack": 1, "one_hot": 1, "multi_hot": 1}  # (multi_hot: Keras's one_hot axis)
 # Arguments where a huge value asks for a legitimately endless run (10**12 loop
 # steps): those values are not fuzzed.
 LONG_RUNNING = {("fori_loop", "lower"), ("fori_loop", "upper"), ("while_loop", "loop_vars"), ("scan", "length")}
