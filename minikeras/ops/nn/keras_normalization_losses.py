@@ -97,11 +97,12 @@ def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None, **kwarg
         if value is not None and getattr(operand("layer_normalization", value), "size", None) != size:
             raise ValueError(f"layer_normalization: {name} must hold {size} values (the size of axis {axis!r} of x "
                              f"{x.shape}), received {value!r:.60}.")
-    if x.size == 0:  # nothing to normalise (an axis of size 0): the output is as empty as x, as Keras's
-        return x * 1
-    center = mean(x, axis, True)
-    centered = x - center
-    out = centered * rsqrt(mean(centered * centered, axis, True) + _epsilon(epsilon, "layer_normalization"))
+    epsilon = _epsilon(epsilon, "layer_normalization")
+    if x.size == 0:  # nothing to normalise: the output is as empty as x, as Keras's (an axis of size 0 included)
+        out = x * 1
+    else:
+        centered = x - mean(x, axis, True)
+        out = centered * rsqrt(mean(centered * centered, axis, True) + epsilon)
     if gamma is not None:
         out = out * _tensor("layer_normalization", gamma)
     if beta is not None:
@@ -115,7 +116,7 @@ def rms_normalization(x, scale=None, axis=-1, epsilon=None):
     if not is_float_dtype(x.dtype):
         x = x.astype("float32")
     epsilon = _epsilon(epsilon, "rms_normalization")
-    if x.size == 0:  # nothing to normalise (an axis of size 0): the output is as empty as x, as Keras's
+    if x.size == 0:  # nothing to normalise: the output is as empty as x, as Keras's (an axis of size 0 included)
         normalize_axis("rms_normalization", axis, x.ndim)
         out = x * 1
     else:
