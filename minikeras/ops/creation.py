@@ -63,8 +63,8 @@ def _check_fill(op_name, fill_value, dtype):
         raise ValueError(f"{op_name}: fill_value {fill_value!r} cannot be held by dtype {dtype}.")
 
 
-def arange(start, stop=None, step=1, dtype=None, device=None):
-    """Evenly spaced values in ``[start, stop)``; ``step=None`` is 1.
+def arange(start, stop=None, step=None, dtype=None, device=None):
+    """Evenly spaced values in ``[start, stop)``; ``step=None`` (Keras's default) is 1.
 
     The dtype is Keras's ``result_type`` of the arguments: Python ints give
     int32 (int64 past its range), floats float32, and NumPy scalars and 0-d

@@ -294,7 +294,10 @@ class LogSumExp(Function):
     def forward(self, x):
         xp = self.device.xp
         x = _float_array(x)
-        shift = x.max(axis=self.axes, keepdims=True)
+        if x.size == 0:  # nothing to add up (an empty sum, 0: its log is -inf), nothing to shift by
+            shift = xp.zeros(tuple(1 if axis in self.axes else size for axis, size in enumerate(x.shape)), x.dtype)
+        else:
+            shift = x.max(axis=self.axes, keepdims=True)
         # An all -inf (or inf) group: shift by 0 so that -inf - -inf is no nan.
         shift = xp.where(xp.isfinite(shift), shift, 0)
         exps = xp.exp(x - shift)
@@ -308,6 +311,8 @@ class LogSumExp(Function):
     def backward(self, grad):
         exps, total = self.saved
         xp = self.device.xp
+        if exps.size == 0:
+            return exps  # (an empty input: an empty gradient, no 0 / 0)
         grad = _expand_reduced(grad, self.axes, self.keepdims, xp)
         return exps * (grad / total)  # softmax times the incoming gradient
 
@@ -317,13 +322,14 @@ def logsumexp(x, axis=None, keepdims=False):
 
     ``logsumexp([1000, 1000]) == 1000 + log(2)`` and
     ``logsumexp([-1000, -1000]) == -1000 + log(2)``, with no overflow. The
-    gradient is ``softmax(x)`` along the reduced axes.
+    gradient is ``softmax(x)`` along the reduced axes. Over an empty axis it
+    is ``log(0) = -inf``, as Keras (NumPy's and torch's answer too).
 
     Raises:
-        ValueError: an axis is out of range, or a reduced axis has size 0.
+        ValueError: an axis is out of range.
     """
     x = _as_tensor("logsumexp", x)
-    return LogSumExp(_reduced_axes("logsumexp", x, axis, allow_empty=False, keepdims=keepdims), keepdims).apply(x)
+    return LogSumExp(_reduced_axes("logsumexp", x, axis, keepdims=keepdims), keepdims).apply(x)
 
 
 # -------------------------------------------------------------- argmax/argmin

@@ -70,11 +70,10 @@ def test_mixed_16_and_32_bit_inputs_give_float32():
     numpy.testing.assert_allclose(out.numpy(), _MATRIX.astype("float16").astype("float64") @ _MATRIX, rtol=1e-6)
 
 
-def test_fft_of_bfloat16_gives_float32_as_keras():
-    # Keras 3 (JAX: a bfloat16 signal's rfft is complex64; TensorFlow's likewise) answers float32 parts.
+def test_fft_of_bfloat16_gives_float32():
     x = mk.tensor(numpy.array([1.0, 2.0, 0.0, -1.0])).astype("bfloat16")
     real, imag = ops.rfft(x)
-    assert real.dtype.name == imag.dtype.name == "float32"
+    assert real.dtype.name == imag.dtype.name == "float32"  # Keras 3's spectrum of a 16-bit signal
     expected = numpy.fft.rfft([1.0, 2.0, 0.0, -1.0])
     numpy.testing.assert_allclose(real.numpy().astype("float64"), expected.real, atol=1e-6)
     numpy.testing.assert_allclose(imag.numpy().astype("float64"), expected.imag, atol=1e-6)

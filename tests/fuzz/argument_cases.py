@@ -59,14 +59,12 @@ OP_KINDS = {("reshape", "shape"): "new_shape", ("tile", "repeats"): "shape", ("c
             ("stft", "window"): None, ("istft", "window"): None,  # a window name, a tensor, or None
             ("unfold", "padding"): "shape", ("fold", "padding"): "shape",  # PyTorch's: ints >= 0
             ("select", "default"): "number", ("logspace", "base"): "number",
-            ("ctc_decode", "mask_index"): "optional_count", ("normalize", "order"): "number",
-            ("full_like", "fill_value"): None,  # a number, or an array broadcast to x's shape (Keras)
-            ("arange", "step"): "bound"}  # a number, or None for 1 (Keras 3)
+            ("ctc_decode", "mask_index"): "optional_count", ("normalize", "order"): "number"}
 OP_KINDS.update({(op, end): "endpoint" for op in ("linspace", "logspace", "geomspace") for end in ("start", "stop")})  # None: the last class is the blank
 # Ops whose operand (the tensor an axis refers to) is not their first argument.
 OPERAND_POSITION = {"associative_scan": 1, "sparse_categorical_crossentropy": 1}
 # Ops whose axis may name a new axis (one past the operand's).
-NEW_AXIS = {"expand_dims": 1, "stack": 1, "one_hot": 1, "multi_hot": 1}  # multi_hot: one_hot, then max
+NEW_AXIS = {"expand_dims": 1, "stack": 1, "one_hot": 1, "multi_hot": 1}  # (multi_hot: Keras's one_hot axis)
 # Arguments where a huge value asks for a legitimately endless run (10**12 loop
 # steps): those values are not fuzzed.
 LONG_RUNNING = {("fori_loop", "lower"), ("fori_loop", "upper"), ("while_loop", "loop_vars"), ("scan", "length")}

@@ -59,6 +59,8 @@ def _np(x):
 
 
 def _softmax(x, axis=-1):
+    if x.size == 0:
+        return x.copy()  # an empty axis: an empty answer (Keras 3's, on every backend)
     shifted = x - numpy.max(x, axis=axis, keepdims=True)
     e = numpy.exp(shifted)
     return e / e.sum(axis=axis, keepdims=True)

@@ -162,6 +162,72 @@ DIFFERS_ON_PURPOSE.update({
                           "rfft returns float32",
 })
 
+REFUSED_ON_PURPOSE.update({
+    r"(argsort|count_nonzero|isfinite|isinf|isnan|isneginf|isposinf|isreal|ndim|shape|size)\(x=string\)":
+        "a string is no tensor: minikeras has no string dtype, nor have JAX and torch (Keras's other backends "
+        "refuse 'a'); Keras's TensorFlow backend makes a tf.string tensor and answers (isnan('a') is False)",
+    r"(mean|average|var|std|moments|corrcoef)\(x=empty\)":
+        "a mean of no values is 0 / 0: NumPy warns 'Mean of empty slice' and gives NaN, which would reach a loss or "
+        "a metric silently; minikeras refuses it (tests/ops/test_reduce.py::test_var_of_nothing_is_refused, the "
+        "losses name it: tests/losses/test_loss_input_checks.py)",
+    r"average\(weights=(0|1|2|3|1\.5|\(1\.5,\)|int64\(1\)|float32\(2\.0\)|array\(3\))\)":
+        "weights have x's shape or are 1-D along axis (Keras's documented contract; NumPy's and JAX's average "
+        "refuse others with axis=None): Keras's TensorFlow backend broadcasts a scalar weight (the plain mean), its "
+        "torch backend divides sum(x * w) by w (the sum)",
+    r"(max|min)\(initial=(\[\]|\(1\.5,\)|\(0, 0\)|\(1, 2\))\)":
+        "initial is one number (NumPy: 'Input object to FillWithScalar is not a scalar'; JAX refuses too); "
+        "Keras's TensorFlow backend broadcasts the reduction against the tuple",
+    r"take_along_axis\(indices=(bool|float16|float64)\)":
+        "indices are integers (NumPy, JAX and torch refuse float and bool indices); Keras's TensorFlow backend "
+        "casts them to int",
+    r"unravel_index\(indices=(int32|float16|float64|python_float)\)|unravel_index\(shape=(\[\]|\(1, 2\))\)":
+        "flat indices are ints within the shape's size (NumPy and torch refuse others, JAX clips them); Keras's "
+        "TensorFlow backend divides floats and wraps indices past the end (15 of shape (2, 3) gives (1, 0))",
+    r"unstack\(num=0\)": "num, when given, is the axis's size: Keras's TensorFlow backend gives [] for num=0, its "
+                           "JAX and torch backends ignore num (2 tensors here)",
+    r"conv_transpose\(output_padding=(\(0, 0\)|float_array)\)":
+        "output_padding is an int or one int per spatial axis: a pair for a 1-D convolution or floats are no valid "
+        "value (torch's conv_transpose1d refuses them; Keras's TensorFlow code zips the tuple with the one axis, "
+        "dropping the rest, and computes with 0.5)",
+    r"conv\(inputs=batched\)": "the kernel has the input's rank (a 3-D kernel convolves a 3-D input; JAX's "
+                                 "conv_general_dilated and torch refuse the mismatch); TensorFlow answers anyway",
+    r"(average_pool\(inputs=batched\)|extract_sequences\(x=(empty|vector)\))":
+        "a window longer than the (padded) input has no position: minikeras refuses it as its conv and pool do "
+        "(tests/ops/test_pool.py), as Keras's torch backend (unfold, avg_pool) does; TensorFlow and JAX give a "
+        "0-length axis",
+    r"extract_sequences\(sequence_length=0\)": "a frame of 0 samples frames nothing (torch's unfold refuses a size of "
+                                                 "0; TensorFlow gives (2, 5, 0))",
+    r"digitize\(bins=(one_nan|all_nan)\)":
+        "bins are monotonic, which NaN bins are not (NumPy's digitize refuses them); TensorFlow's bucketize answers",
+    r"corrcoef\(x=batched\)": "corrcoef takes one variable per row of a 2-D tensor at most (NumPy's and JAX's "
+                               "corrcoef refuse 3-D input); Keras's TensorFlow backend answers a (1, 2, 2, 2)",
+    r"expand_dims\(axis=\(0, 0\)\)": "a repeated axis (NumPy and JAX refuse it; TensorFlow inserts two)",
+    r"in_top_k\((targets=int32|predictions=empty)\)":
+        "targets are class ids of predictions (a target past the classes is refused: tests/ops/"
+        "test_out_of_range_ids.py::test_in_top_k_refuses_targets_outside_the_classes, as Keras's torch backend's "
+        "take_along_dim does); TensorFlow answers False",
+    r"slice_update\(start_indices=(\(1, 2\)|array\[1, 2\]|array\[3,4\])\)":
+        "the block must fit at start_indices: Keras's torch backend refuses a block past the end; TensorFlow and "
+        "JAX (XLA's dynamic_update_slice) move the start back until it fits, writing elsewhere than asked",
+    r"soft_shrink\(x=bool\)": "a bool is no real number for the activations (every activation refuses bools); "
+                                "Keras's TensorFlow soft_shrink answers a bool tensor, its JAX and torch ones floats",
+    r"add\(x2=vector\)": "(2, 3, 4) + (3,) does not broadcast (NumPy, JAX and torch refuse it); Keras's TensorFlow "
+                           "add reads the vector as a channels-first bias (tf.nn.bias_add over axis 1)",
+})
+
+DIFFERS_ON_PURPOSE.update({
+    r"select\((choicelist=(python_scalars|mixed_dtypes)|default=(int64\(1\)|array\(3\)))\)":
+        "select's dtype is Keras's result_type of the choices and default (float32 for float32 and int32 or "
+        "Python floats, as its JAX and torch backends give); Keras's TensorFlow select is "
+        "tf.experimental.numpy.select, whose NumPy promotion gives float64",
+    r"sparse_categorical_crossentropy\(output=inf\)":
+        "probabilities are divided by their sum, then clipped (Keras's JAX and torch backends: inf / inf is NaN); "
+        "Keras's TensorFlow backend clips first (inf becomes 1 - epsilon) and answers 0.51",
+    r"unravel_index\(indices=(python_int|batched)\)":
+        "Keras 3.15's TensorFlow unravel_index divides by the axes in the wrong order for indices that are not "
+        "1-D (2 of shape (2, 3) gives (1, 0)); NumPy and Keras's JAX, torch and NumPy backends give (0, 2)",
+})
+
 # Keras's refusals that are accidents of its TensorFlow backend, not a rule of
 # Keras's (its JAX backend and NumPy answer): minikeras may answer there, or
 # refuse cleanly. Patterns of ``"ErrorType: message"``, each with why.

@@ -28,7 +28,7 @@ def test_every_keras_referenced_call_answers_as_keras():
            if outcome in keras_reference.FAILURES + ("missing",)]
     assert not bad, f"{len(bad)} calls differ from Keras:\n" + "\n".join(bad[:40])
     assert len(results) > 18000 and counts["ok"] > 7000 and counts["clean"] > 10000, counts
-    assert counts["leak"] == 0 and counts["pending"] + counts["pending_refusal"] <= 384, counts  # may only shrink
+    assert counts["leak"] == 0 and counts["pending"] + counts["pending_refusal"] == 0, counts  # none left
 
 
 def test_the_fixture_is_keras_3_and_small():

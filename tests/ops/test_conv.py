@@ -314,6 +314,26 @@ def test_conv2d_transpose_matches_torch(rng):
     numpy.testing.assert_allclose(ours, theirs.permute(0, 2, 3, 1).numpy(), atol=1e-10)
 
 
+
+@pytest.mark.parametrize("strides, output_padding", [(1, 0), (2, 1), (2, (0,))])
+def test_one_dimensional_conv_transpose_takes_an_output_padding_for_its_one_axis(strides, output_padding, rng):
+    # The 1-D call runs as a 2-D one of height 1, whose height takes no output padding (output_padding=0
+    # was refused as (1, 0)); Keras 3 answers, and torch's conv_transpose1d gives the same numbers.
+    x, kernel = rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 3, 4))
+    ours = ops.conv_transpose(x, kernel, strides=strides, output_padding=output_padding).numpy()
+    padding = output_padding[0] if isinstance(output_padding, tuple) else output_padding
+    numpy.testing.assert_allclose(ours, _conv_transpose_1d(x, kernel, strides, padding), atol=1e-10)
+
+
+def _conv_transpose_1d(x, kernel, stride, output_padding):
+    """A plain scatter-add: each input step adds kernel[tap] @ x to output step ``step * stride + tap``."""
+    taps, steps = kernel.shape[0], x.shape[1]
+    out = numpy.zeros((x.shape[0], (steps - 1) * stride + taps + output_padding, kernel.shape[1]))
+    for step in range(steps):
+        for tap in range(taps):
+            out[:, step * stride + tap] += x[:, step] @ kernel[tap].T
+    return out
+
 # ------------------------------------------------------------ depthwise_conv2d
 
 @pytest.mark.parametrize("strides, padding, dilation, multiplier", [

@@ -95,10 +95,8 @@ def test_take_honours_axis():
         ops.take(x, numpy.array([5]), axis=0)
 
 
-def test_softmax_over_an_empty_axis_is_a_clean_error():
-    for op in (ops.softmax, ops.log_softmax):
-        with pytest.raises(ValueError, match=f"{op.__name__}: cannot normalize over axis 1 of size 0"):
-            op(numpy.zeros((2, 0), "float32"))
+def test_a_cross_entropy_over_an_empty_class_axis_is_a_clean_error():
+    # (softmax itself answers an empty tensor there, as Keras: tests/ops/test_softmax.py)
     with pytest.raises(ValueError, match="softmax_cross_entropy: cannot normalize over axis 1 of size 0"):
         ops.softmax_cross_entropy(numpy.zeros((2, 0), "float32"), numpy.zeros((2, 0), "float32"))
     with pytest.raises(ValueError, match="sparse_softmax_cross_entropy: logits need a non-empty class axis"):

@@ -101,3 +101,21 @@ def test_spaced_ranges_check_their_axis(op, args):
     assert grid.shape == (2, 3)
     with pytest.raises(ValueError, match=f"^{op}: axis 2 is out of range for a tensor with 2 dimensions"):
         function(numpy.array([1.0, 2.0], "float32"), numpy.array([2.0, 4.0], "float32"), 3, axis=2)
+
+
+@pytest.mark.parametrize("op", [ops.layer_normalization, ops.rms_normalization])
+def test_normalising_over_an_empty_axis_gives_an_empty_tensor(op):
+    x = numpy.zeros((2, 0), "float32")
+    out = op(x)
+    assert out.shape == (2, 0) and out.dtype == numpy.float32  # Keras: an empty (2, 0) float32; was refused
+    assert op(numpy.zeros((0, 3), "float16")).shape == (0, 3)
+    with pytest.raises(ValueError, match=op.__name__):
+        op(x, axis=2)  # the axis is still checked
+
+
+def test_corrcoef_of_a_scalar_is_one_variable_with_one_observation():
+    with numpy.errstate(all="ignore"):
+        out = ops.corrcoef(numpy.array(1.0, "float32"))  # Keras and NumPy: nan (0 / 0); was refused
+    assert out.shape == () and out.dtype == numpy.float32 and math.isnan(float(out.numpy()))
+    with pytest.raises(ValueError, match=r"corrcoef expects a 0-D, 1-D or 2-D tensor .* received shape \(1, 2, 4\)"):
+        ops.corrcoef(numpy.ones((1, 2, 4), "float32"))  # NumPy refuses; Keras's TensorFlow gives a (1, 2, 2, 2)

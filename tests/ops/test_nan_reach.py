@@ -67,3 +67,17 @@ def test_the_sign_of_a_nan_determinant_is_nan():
     assert numpy.isnan(sign.numpy()) and numpy.isnan(logabs.numpy())  # TensorFlow: (nan, nan); was (1, nan)
     sign, _ = ops.slogdet(numpy.array([[0.0, 1.0], [1.0, 0.0]], "float32"))
     assert float(sign.numpy()) == -1.0
+
+
+def test_a_nan_or_inf_kernel_weight_of_conv_transpose_reaches_only_the_outputs_it_taps():
+    x = numpy.linspace(-1.0, 1.0, 24).astype("float32").reshape(2, 3, 4)
+    kernel = x.copy()  # (taps 2, out 3, in 4): the fuzz's call, whose Keras answer is quoted
+    kernel[0, 0, 0] = NAN  # tap 0 of output channel 0: outputs 0..2 of channel 0, not output 3
+    out = ops.conv_transpose(x, kernel).numpy()
+    assert numpy.isnan(out[:, :3, 0]).all() and numpy.isfinite(out[:, 3]).all() and numpy.isfinite(out[..., 1:]).all()
+    numpy.testing.assert_allclose(out[0, 3], [-0.08317580, -0.32514176, -0.56710774], rtol=1e-5)  # Keras's; was NaN
+    kernel = x.copy()
+    kernel[1, 2, 3] = numpy.inf  # tap 1 of channel 2: outputs 1..3, never output 0 (0 * inf was NaN there)
+    out = ops.conv_transpose(x, kernel).numpy()
+    assert not numpy.isnan(out).any() and numpy.isinf(out[:, 1:, 2]).all()
+    numpy.testing.assert_allclose(out[0, 0], [3.0623817, 1.8525521, 0.64272207], rtol=1e-5)  # Keras's

@@ -202,6 +202,17 @@ def test_logsumexp_is_stable_for_large_magnitudes():
     numpy.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-6)
 
 
+
+def test_logsumexp_over_an_empty_axis_is_minus_inf():
+    # log of an empty sum (0): Keras 3's -inf (NumPy and torch agree); it was refused
+    x = mk.Tensor(numpy.zeros((2, 3, 0), "float32"), requires_grad=True)
+    out = ops.logsumexp(x)
+    assert out.shape == () and out.dtype == numpy.float32 and out.item() == -numpy.inf
+    numpy.testing.assert_array_equal(ops.logsumexp(x, axis=2).numpy(), numpy.full((2, 3), -numpy.inf, "float32"))
+    ops.sum(ops.logsumexp(x, axis=-1)).backward()
+    assert x.grad.shape == (2, 3, 0)
+    assert ops.logsumexp(numpy.zeros((0, 3), "float32"), axis=1).shape == (0,)  # an empty batch, as before
+
 def test_logsumexp_gradient_is_softmax(rng):
     data = rng.normal(size=(3, 5))
     x = mk.tensor(data, requires_grad=True)

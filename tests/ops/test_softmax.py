@@ -56,6 +56,17 @@ def test_extreme_logits_stay_finite():
     numpy.testing.assert_allclose(binary.numpy(), [[0, numpy.log(2), 1000], [1000, 1000, 1000]], rtol=1e-6)
 
 
+
+@pytest.mark.parametrize("op", [ops.softmax, ops.log_softmax])
+def test_softmax_over_an_empty_axis_is_empty(op):
+    # Keras 3 (every backend) answers an empty (2, 0) tensor; it was refused ("no distribution over no classes")
+    x = mk.Tensor(numpy.zeros((2, 0), "float32"), requires_grad=True)
+    out = op(x)
+    assert out.shape == (2, 0) and out.dtype == numpy.float32
+    ops.sum(out).backward()
+    assert x.grad.shape == (2, 0)
+    assert op(numpy.zeros((2, 0, 3), "float16"), axis=1).shape == (2, 0, 3)
+
 # ------------------------------------------------------- softmax_cross_entropy
 def test_softmax_cross_entropy_one_hot_and_soft_labels(logits, rng):
     one_hot = numpy.eye(6)[rng.integers(0, 6, 4)]

@@ -203,7 +203,8 @@ def _resample(x, matrix, axis):
     from minikeras.ops.reduce import sum as _sum
 
     weighed = matrix != 0
-    taps = max(int(weighed.sum(axis=1).max()) if len(weighed) else 0, 1)  # (host weights)
+    counts = weighed.sum(axis=1)
+    taps = max(int(counts.max()) if counts.size else 0, 1)
     order = numpy.argsort(~weighed, axis=1, kind="stable")[:, :taps]
     weights = numpy.take_along_axis(matrix, order, axis=1)
     index = numpy.where(numpy.take_along_axis(weighed, order, axis=1), order, order[:, :1])

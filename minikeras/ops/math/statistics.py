@@ -336,12 +336,16 @@ def moments(x, axes, keepdims=False, synchronized=False):
 
 
 def corrcoef(x):
-    """Pearson correlation coefficients of the rows of ``x`` (each row a variable)."""
+    """Pearson correlation coefficients of the rows of ``x`` (each row a variable; a 0-d or 1-D ``x`` is one
+    variable, as NumPy's: its coefficient is NaN for a single observation, 0 / 0)."""
     x = _tensor("corrcoef", x)
+    if x.ndim > 2:
+        raise ValueError(f"corrcoef expects a 0-D, 1-D or 2-D tensor (one variable per row), received shape "
+                         f"{x.shape}.")
     if not is_float_dtype(x.dtype):
         x = x.astype("float32")
-    if x.ndim == 1:
-        x = expand_dims(x, 0)
+    if x.ndim < 2:
+        x = reshape(x, (1, -1))
     centered = x - mean(x, 1, True)
     from minikeras.ops.math.matmul import matmul
 

@@ -102,8 +102,8 @@ def conv_transpose(inputs, kernel, strides=1, padding="valid", output_padding=No
         out = _conv3d_transpose.conv3d_transpose(x, kernel, strides, padding, output_padding, dilation_rate)
     elif rank == 1:
         x2, kernel2 = _as_2d(x, kernel)
-        out_padding = None if output_padding is None else _pair("conv_transpose", "output_padding", output_padding,
-                                                                allow_zero=True)
+        out_padding = None if output_padding is None else \
+            (0,) + standardize_tuple("conv_transpose", "output_padding", output_padding, 1, True)
         out = squeeze(_conv.conv2d_transpose(x2, kernel2, _pair("conv_transpose", "strides", strides), padding,
                                              out_padding, _pair("conv_transpose", "dilation_rate", dilation_rate)), 1)
     else:

@@ -17,6 +17,7 @@ import numpy
 
 from minikeras.backend import keras_helpers
 from minikeras.backend.dtypes import is_float_dtype
+from minikeras.ops._checks import normalize_axis
 from minikeras.ops.array.reshaping import reshape, squeeze
 from minikeras.ops.math._elementwise import operand
 from minikeras.ops.math._operands import _as_tensor
@@ -96,9 +97,12 @@ def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None, **kwarg
         if value is not None and getattr(operand("layer_normalization", value), "size", None) != size:
             raise ValueError(f"layer_normalization: {name} must hold {size} values (the size of axis {axis!r} of x "
                              f"{x.shape}), received {value!r:.60}.")
-    center = mean(x, axis, True)
-    centered = x - center
-    out = centered * rsqrt(mean(centered * centered, axis, True) + _epsilon(epsilon, "layer_normalization"))
+    epsilon = _epsilon(epsilon, "layer_normalization")
+    if x.size == 0:  # nothing to normalise: the output is as empty as x, as Keras's (an axis of size 0 included)
+        out = x * 1
+    else:
+        centered = x - mean(x, axis, True)
+        out = centered * rsqrt(mean(centered * centered, axis, True) + epsilon)
     if gamma is not None:
         out = out * _tensor("layer_normalization", gamma)
     if beta is not None:
@@ -111,7 +115,12 @@ def rms_normalization(x, scale=None, axis=-1, epsilon=None):
     x = _tensor("rms_normalization", x)
     if not is_float_dtype(x.dtype):
         x = x.astype("float32")
-    out = x * rsqrt(mean(x * x, axis, True) + _epsilon(epsilon, "rms_normalization"))
+    epsilon = _epsilon(epsilon, "rms_normalization")
+    if x.size == 0:  # nothing to normalise: the output is as empty as x, as Keras's (an axis of size 0 included)
+        normalize_axis("rms_normalization", axis, x.ndim)
+        out = x * 1
+    else:
+        out = x * rsqrt(mean(x * x, axis, True) + epsilon)
     return out * _tensor("rms_normalization", scale) if scale is not None else out
 
 

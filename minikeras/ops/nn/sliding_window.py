@@ -321,7 +321,10 @@ def col2im_product(device, left, right, geometry, dtype):
         dtype: the result's dtype.
     """
     xp = device.xp
-    if geometry.strides == (1, 1) and _full_correlation_is_cheaper(device, geometry, left.shape[1]):
+    if geometry.strides == (1, 1) and _full_correlation_is_cheaper(device, geometry, left.shape[1]) and \
+            bool(xp.isfinite(right).all()):
+        # (a NaN or inf weight would meet the correlation's zero padding: 0 * inf is NaN where the
+        # scatter-add below, as TensorFlow's and torch's kernels, never reaches)
         pads = _full_correlation_pads(geometry)
         if pads is not None:
             return _full_correlation(device, left, right, geometry, pads)

@@ -18,8 +18,8 @@ from minikeras.utils.argument_validation import is_int, validate_tensor_input
 
 
 def _shifted(x, axes):
-    """``x - max(x)`` over ``axes`` (every entry <= 0, so exp cannot overflow)."""
-    return x - x.max(axis=axes, keepdims=True)
+    """``x - max(x)`` over ``axes`` (every entry <= 0, so exp cannot overflow); an empty ``x`` as it is."""
+    return x - x.max(axis=axes, keepdims=True) if x.size else x.copy()
 
 
 def _float_dtype_of(op_name, x):
@@ -58,7 +58,8 @@ class LogSoftmax(Function):
     def forward(self, x):
         xp = self.device.xp
         out = _shifted(x, self.axes)
-        out -= xp.log(xp.exp(out).sum(axis=self.axes, keepdims=True))
+        if out.size:
+            out -= xp.log(xp.exp(out).sum(axis=self.axes, keepdims=True))
         self.save_for_backward(out)
         return out
 
@@ -71,32 +72,33 @@ class LogSoftmax(Function):
         return grad_input
 
 
-def _normalized_axes(op_name, x, axis):
+def _normalized_axes(op_name, x, axis, allow_empty=False):
     """Check a softmax input and axis; the axes as a tuple.
 
     Raises:
         TypeError: ``x`` is not floating-point numeric data.
-        ValueError: an axis is out of range or has size 0 (there is no
-            distribution over no classes).
+        ValueError: an axis is out of range, or has size 0 where
+            ``allow_empty`` is False (a cross-entropy over no classes).
     """
     validate_tensor_input(op_name, x, allow_bool=False, allow_complex=False)
     _float_dtype_of(op_name, x)
     shape = shape_of(x)
     axes = normalize_axis(op_name, axis, len(shape))
     for index in axes:
-        if shape[index] == 0:
+        if shape[index] == 0 and not allow_empty:
             raise ValueError(f"{op_name}: cannot normalize over axis {index} of size 0 (input shape {shape}).")
     return axes
 
 
 def softmax(x, axis=-1):
-    """``exp(x) / sum(exp(x))`` over ``axis`` (an int or a tuple), computed stably."""
-    return Softmax(_normalized_axes("softmax", x, axis)).apply(x)
+    """``exp(x) / sum(exp(x))`` over ``axis`` (an int or a tuple), computed stably (an empty axis gives an
+    empty result, as Keras)."""
+    return Softmax(_normalized_axes("softmax", x, axis, allow_empty=True)).apply(x)
 
 
 def log_softmax(x, axis=-1):
     """``x - logsumexp(x)`` over ``axis``: finite even for logits like 1000 or -1000."""
-    return LogSoftmax(_normalized_axes("log_softmax", x, axis)).apply(x)
+    return LogSoftmax(_normalized_axes("log_softmax", x, axis, allow_empty=True)).apply(x)
 
 
 # ------------------------------------------------------------ cross-entropies
