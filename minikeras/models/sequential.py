@@ -1,6 +1,7 @@
 """Sequential: a plain stack of layers, each feeding the next."""
 from minikeras.layers.base import Layer
 from minikeras.layers.input import Input, InputLayer, KerasTensor
+from minikeras.layers.layer_paths import open_name_scope
 from minikeras.models.model import Model
 
 
@@ -53,7 +54,8 @@ class Sequential(Model):
             self._input_tensor = Input(batch_shape=layer._batch_input_shape)
             self._output_tensor = self._input_tensor
         if self._output_tensor is not None:
-            self._output_tensor = layer(self._output_tensor)
+            with open_name_scope(self):  # the layer's weights: "sequential/dense/kernel" (layers/layer_paths.py)
+                self._output_tensor = layer(self._output_tensor)
             self.built = True
 
     def pop(self):
@@ -69,8 +71,9 @@ class Sequential(Model):
         dtype = "float32" if self._input_tensor is None else self._input_tensor.dtype  # "string" stays text
         self._input_tensor = Input(batch_shape=tuple(batch_shape), dtype=dtype)
         tensor = self._input_tensor
-        for layer in self._stack:
-            tensor = layer(tensor)
+        with open_name_scope(self):  # the layers' weights: "sequential/dense/kernel" (layers/layer_paths.py)
+            for layer in self._stack:
+                tensor = layer(tensor)
         self._output_tensor = tensor
         self.built = True
 
