@@ -34,7 +34,9 @@ class name_scope:  # noqa: N801  (Keras's name)
         caller: the object opening it; with ``deduplicate``, reopening the
             innermost scope of the same name and caller adds no level.
         deduplicate: see ``caller``.
-        override_parent: an absolute path replacing the enclosing scopes'.
+        override_parent: an absolute path replacing the enclosing scopes';
+            by default, with ``deduplicate``, the caller's ``_parent_path``
+            if it has one (a layer's: where its scope was first opened).
 
     Example:
         >>> with minikeras.name_scope("encoder"):
@@ -47,6 +49,8 @@ class name_scope:  # noqa: N801  (Keras's name)
         if not isinstance(name, str) or "/" in name:
             raise ValueError(f"Argument `name` must be a string and cannot contain character `/`. Received: "
                              f"name={name}")
+        if override_parent is None and deduplicate and getattr(caller, "_parent_path", None) is not None:
+            override_parent = caller._parent_path  # a layer's scope stays where it was first opened
         self.name, self.caller, self.deduplicate, self.override_parent = name, caller, deduplicate, override_parent
         self._pop_on_exit = False
 

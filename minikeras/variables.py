@@ -5,10 +5,11 @@ A Variable is a leaf Tensor, so it takes part in arithmetic, ``ops.*`` and
 users write against: ``assign``, ``assign_add``, ``assign_sub``, ``.value``,
 ``.trainable``, ``.path``. ``Layer.add_weight`` makes them.
 
-Naming: ``path`` is ``"<layer>/<weight>"`` as in Keras 3. ``name`` keeps the
-same full ``"<layer>/<weight>"`` label (Keras 3 gives only ``"<weight>"``):
-minikeras's weight files and the optimizers' slot labels key on it, so it
-must stay unique across a model. Use ``path`` in new code.
+Naming: ``path`` is Keras 3's: the open name scopes and the name, so a
+layer's weight is ``"<the layers that built it>/<layer>/<weight>"``
+(``"sequential/dense/kernel"``; layers/layer_paths.py). ``name`` is
+``"<layer>/<weight>"`` (Keras 3 gives only ``"<weight>"``): minikeras's
+weight files label their datasets with it. Use ``path`` in new code.
 """
 import numpy
 
@@ -103,7 +104,8 @@ class Variable(Tensor):
 
     @property
     def path(self):
-        """``"<layer>/<weight>"``: where the variable lives in the model."""
+        """Where the variable lives: the name scopes open when it was made,
+        then its name (``"sequential/dense/kernel"``), as in Keras 3."""
         return self._path
 
     @property

@@ -16,9 +16,13 @@ Keras 3's callback (``keras/src/callbacks/tensorboard.py``):
 - ``log_dir/validation``: ``epoch_<name>`` for the ``val_`` logs (prefix
   dropped) and ``evaluation_<name>_vs_iterations`` at the optimizer's step.
 
-Scalars are written as ``simple_value`` and histograms as ``HistogramProto``,
-the two summary kinds every TensorBoard (and its ``EventAccumulator``) reads
-directly. Without the ``tensorboard`` package, the callback says so once and
+Scalars and histograms are summary-v2 tensors, as Keras 3 (``tf.summary``
+2) writes them: a 0-d float tensor under the ``scalars`` plugin and a
+``[buckets, 3]`` tensor of (left edge, right edge, count) under the
+``histograms`` plugin, made by the tensorboard package's own ``scalar_pb``
+and ``histogram_pb``; code that reads Keras's logs
+(``EventAccumulator(...).Tensors("epoch_loss")``) reads these, and the
+TensorBoard server shows them as it shows Keras's. Without the ``tensorboard`` package, the callback says so once and
 writes the same scalars as JSON lines (``scalars.jsonl``, see
 ``ScalarLogger``) so a script still runs and keeps its curves.
 
@@ -53,6 +57,8 @@ def _tensorboard_writer_module():
     tensorboard package, or None when it is not installed."""
     try:
         from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2
+        from tensorboard.plugins.histogram import summary_v2  # noqa: F401  (the v2 summaries are needed too)
+        from tensorboard.plugins.scalar import summary_v2 as scalar_v2  # noqa: F401
         from tensorboard.summary.writer import record_writer
     except ImportError:
         return None
@@ -64,24 +70,6 @@ def _is_write_failure(error):
     tensorboard package's own ``gfile``), or one of TensorFlow's (or its
     stub's) ``OpError`` classes from TensorFlow's ``gfile``."""
     return isinstance(error, OSError) or any(cls.__name__ == "OpError" for cls in type(error).__mro__)
-
-
-def _histogram_proto(summary_pb2, values):
-    """A ``HistogramProto`` of ``values`` with equal-width buckets (empty
-    buckets dropped, as TensorBoard's own writers do)."""
-    values = numpy.asarray(values, dtype=numpy.float64).ravel()
-    values = values[numpy.isfinite(values)]
-    if values.size == 0:
-        return summary_pb2.HistogramProto(num=0)
-    low, high = float(values.min()), float(values.max())
-    if low == high:
-        low, high = low - 0.5, high + 0.5
-    counts, edges = numpy.histogram(values, bins=_HISTOGRAM_BUCKETS, range=(low, high))
-    kept = numpy.flatnonzero(counts)
-    return summary_pb2.HistogramProto(
-        min=float(values.min()), max=float(values.max()), num=float(values.size), sum=float(values.sum()),
-        sum_squares=float(numpy.dot(values, values)), bucket_limit=[float(edges[i + 1]) for i in kept],
-        bucket=[float(counts[i]) for i in kept])
 
 
 class _EventWriter:
@@ -107,14 +95,21 @@ class _EventWriter:
         self._records.write(event.SerializeToString())
 
     def _add(self, step, value):
-        summary = self._summary_pb2.Summary(value=[value])
+        self._write_summary(step, self._summary_pb2.Summary(value=[value]))
+
+    def _write_summary(self, step, summary):
         self._write_event(self._event_pb2.Event(wall_time=time.time(), step=int(step), summary=summary))
 
     def scalar(self, tag, value, step):
-        self._add(step, self._summary_pb2.Summary.Value(tag=tag, simple_value=float(value)))
+        from tensorboard.plugins.scalar.summary_v2 import scalar_pb
+
+        self._write_summary(step, scalar_pb(tag, numpy.float32(value)))
 
     def histogram(self, tag, values, step):
-        self._add(step, self._summary_pb2.Summary.Value(tag=tag, histo=_histogram_proto(self._summary_pb2, values)))
+        from tensorboard.plugins.histogram.summary_v2 import histogram_pb
+
+        values = numpy.asarray(values, dtype=numpy.float64).ravel()
+        self._write_summary(step, histogram_pb(tag, values[numpy.isfinite(values)], buckets=_HISTOGRAM_BUCKETS))
 
     def image(self, tag, strings, step):
         """An image summary as ``tf.summary.image`` writes it: the string

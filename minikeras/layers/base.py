@@ -18,6 +18,7 @@ from minikeras.backend.dtypes import as_numpy_dtype, dtype_name, is_float_dtype
 from minikeras.autograd.tensor import from_array
 from minikeras.device import op_errors, placement_device
 from minikeras.layers.keras_mask import get_keras_mask, set_keras_mask
+from minikeras.layers.layer_paths import build_in_name_scope, open_name_scope
 from minikeras.layers.naming import to_snake_case, unique_name
 from minikeras.layers.node_attributes import NodeAttributes
 from minikeras.layers.quantization import QuantizationHooks
@@ -107,6 +108,8 @@ class Layer(NodeAttributes, QuantizationHooks):
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         _LAYER_CLASSES[cls.__name__] = cls
+        if "build" in cls.__dict__:  # in the layer's name scope, as Keras builds (layer_paths.py)
+            cls.build = build_in_name_scope(cls.__dict__["build"])
 
     def __init__(self, trainable=True, name=None, dtype=None, autocast=True, input_shape=None,
                  batch_input_shape=None, input_dim=None, **kwargs):
@@ -114,6 +117,8 @@ class Layer(NodeAttributes, QuantizationHooks):
             raise TypeError(f"{type(self).__name__} got unexpected keyword argument(s): {sorted(kwargs)}.")
         if name is not None and not isinstance(name, str):
             raise TypeError(f"A layer name must be a string, received {name!r}.")
+        if name is not None and "/" in name:  # it would split the variable paths (layer_paths.py), as in Keras
+            raise ValueError(f"A layer name cannot contain '/', received {name!r}.")
         self.name = name or unique_name(to_snake_case(type(self).__name__))
         self._dtype_policy = dtype_policies.get(dtype)
         self.autocast = bool(autocast)
@@ -153,8 +158,10 @@ class Layer(NodeAttributes, QuantizationHooks):
             trainable: trainable weights get gradients and optimizer updates.
             regularizer: name, Regularizer or callable giving a scalar Tensor.
             constraint: name, Constraint or callable applied after each update.
-            name: short name (``"kernel"``); the path is ``layer/kernel``;
-                default ``"variable"``, numbered when repeated.
+            name: short name (``"kernel"``); the path is the layer's scope
+                and the name (``"sequential/dense/kernel"``, Keras's;
+                layers/layer_paths.py); default ``"variable"``, numbered
+                when repeated.
 
         Returns:
             The Variable, also listed in ``weights``.
@@ -187,9 +194,10 @@ class Layer(NodeAttributes, QuantizationHooks):
         device = placement_device()
         with device.activate(), op_errors.translated(device, f"the initializer of weight '{self.name}/{name}'"):
             value = init(shape, dtype=dtype)
-            weight = Variable(value, dtype=dtype, trainable=trainable, device=device, name=f"{self.name}/{name}",
-                              autocast=spec["autocast"] is not False,
-                              aggregation=spec["aggregation"] or "none")
+            with open_name_scope(self):  # path: "<the layers that built it>/<layer>/<name>" (layer_paths.py)
+                weight = Variable(value, dtype=dtype, trainable=trainable, device=device,
+                                  name=f"{self.name}/{name}", path=name, autocast=spec["autocast"] is not False,
+                                  aggregation=spec["aggregation"] or "none")
         weight.requires_grad = trainable and self._trainable
         weight.constraint = constraints.get(spec["constraint"])  # applied by the optimizer after each update
         weight.overwrite_with_gradient = bool(spec["overwrite_with_gradient"])  # float8 scales (optimizer.py)
@@ -430,8 +438,14 @@ class Layer(NodeAttributes, QuantizationHooks):
     #: layer used in ``Dataset.map`` runs its own host code (layers/tf_data.py).
     autograph_info__ = None
 
+    #: Where the layer's name scope sits, fixed when first opened (Keras's
+    #: ``_parent_path``; layer_paths.py): None until then.
+    _parent_path = None
+
     def __call__(self, inputs, *args, **kwargs):
-        with entry_point(type(self).__name__, self.name):
+        # In the layer's name scope: the weights it and its sublayers make get
+        # Keras's paths ("sequential/dense/kernel", "outer/inner/kernel").
+        with entry_point(type(self).__name__, self.name), open_name_scope(self):
             if has_tf_tensors(inputs):  # inside a tf.data pipeline (layers/tf_data.py)
                 return call_on_tf_tensors(self, inputs, args, kwargs)
             return self._checked_call(inputs, *args, **kwargs)

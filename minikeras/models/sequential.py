@@ -2,6 +2,7 @@
 from minikeras.layers.base import Layer
 from minikeras.layers.input import Input, InputLayer, KerasTensor
 from minikeras.models.functional import standardize_input_rank
+from minikeras.layers.layer_paths import open_name_scope
 from minikeras.models.model import Model
 
 
@@ -54,7 +55,8 @@ class Sequential(Model):
             self._input_tensor = Input(batch_shape=layer._batch_input_shape)
             self._output_tensor = self._input_tensor
         if self._output_tensor is not None:
-            self._output_tensor = layer(self._output_tensor)
+            with open_name_scope(self):  # the layer's weights: "sequential/dense/kernel" (layers/layer_paths.py)
+                self._output_tensor = layer(self._output_tensor)
             self.built = True
 
     def pop(self):
@@ -73,8 +75,9 @@ class Sequential(Model):
             # first output (``layer.output``) stays reachable from ``model.inputs``.
             self._input_tensor = Input(batch_shape=tuple(batch_shape), dtype=dtype)
         tensor = self._input_tensor
-        for layer in self._stack:
-            tensor = layer(tensor)
+        with open_name_scope(self):  # the layers' weights: "sequential/dense/kernel" (layers/layer_paths.py)
+            for layer in self._stack:
+                tensor = layer(tensor)
         self._output_tensor = tensor
         self.built = True
 

@@ -75,7 +75,8 @@ class OptimizerState:
             array = device.xp.full(reference_variable.shape, initializer, dtype=reference_variable.dtype)
         device.memory.track(array)
         index = self._variable_index.get(id(reference_variable), len(self._state))
-        label = reference_variable.name or f"variable_{index}"
+        # Keras's slot name: the variable's path, "/" as "_" ("sequential_dense_kernel_momentum").
+        label = getattr(reference_variable, "path", None) or reference_variable.name or f"variable_{index}"
         self._state.append(StateEntry(f"{label}_{name}".replace("/", "_"), array, device))
         return array
 
@@ -149,7 +150,9 @@ class OptimizerState:
         return state
 
     def state_names(self):
-        """Names of the :meth:`get_state` entries, e.g. ``"kernel_momentum"``."""
+        """Names of the :meth:`get_state` entries, Keras's: ``"iteration"``, then
+        each slot's ``"<variable path, '/' as '_'>_<slot>"``
+        (``"sequential_dense_kernel_momentum"``)."""
         return ["iteration"] + [entry.name for entry in self._state]
 
     def set_state(self, state):

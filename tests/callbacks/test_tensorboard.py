@@ -21,7 +21,13 @@ def _accumulator(folder):
 
 
 def _scalars(accumulator, tag):
-    return [(event.step, event.value) for event in accumulator.Scalars(tag)]
+    """``(step, value)`` of a scalar written as Keras 3 writes it: a 0-d
+    summary-v2 tensor under the ``scalars`` plugin, read the way code that
+    reads Keras's logs reads them (``Tensors`` and ``make_ndarray``)."""
+    from tensorboard.util import tensor_util
+
+    assert accumulator.summary_metadata[tag].plugin_data.plugin_name == "scalars"
+    return [(event.step, float(tensor_util.make_ndarray(event.tensor_proto))) for event in accumulator.Tensors(tag)]
 
 
 def test_epoch_scalars_learning_rate_and_validation_are_read_by_tensorboard(data, make_model, tmp_path):
@@ -30,7 +36,8 @@ def test_epoch_scalars_learning_rate_and_validation_are_read_by_tensorboard(data
     history = make_model().fit(x, y, epochs=3, batch_size=16, validation_split=0.25, verbose=0,
                                callbacks=[TensorBoard(tmp_path)])
     train = _accumulator(tmp_path / "train")
-    assert {"epoch_loss", "epoch_mae", "epoch_learning_rate"} <= set(train.Tags()["scalars"])
+    assert {"epoch_loss", "epoch_mae", "epoch_learning_rate"} <= set(train.Tags()["tensors"])
+    assert not train.Tags()["scalars"]  # no summary-v1 simple values: Keras 3 writes none
     loss = _scalars(train, "epoch_loss")
     assert [step for step, _ in loss] == [0, 1, 2]
     numpy.testing.assert_allclose([value for _, value in loss], history.history["loss"], rtol=1e-6)
@@ -41,7 +48,8 @@ def test_epoch_scalars_learning_rate_and_validation_are_read_by_tensorboard(data
                                   history.history["val_loss"], rtol=1e-6)
     # evaluation_<name>_vs_iterations at the optimizer step: 3 training batches per epoch
     assert [step for step, _ in _scalars(validation, "evaluation_loss_vs_iterations")] == [3, 6, 9]
-    assert not train.Tags()["histograms"]
+    assert not any(train.summary_metadata[tag].plugin_data.plugin_name == "histograms"
+                   for tag in train.Tags()["tensors"])
 
 
 def test_batch_scalars_follow_update_freq(data, make_model, tmp_path):
@@ -50,7 +58,7 @@ def test_batch_scalars_follow_update_freq(data, make_model, tmp_path):
     make_model().fit(x, y, epochs=2, batch_size=16, verbose=0, callbacks=[TensorBoard(tmp_path, update_freq=3)])
     train = _accumulator(tmp_path / "train")
     assert [step for step, _ in _scalars(train, "batch_loss")] == [3, 6]  # 4 batches an epoch, global count
-    assert "batch_mae" in train.Tags()["scalars"]
+    assert "batch_mae" in train.Tags()["tensors"]
 
 
 def test_weight_histograms_every_histogram_freq_epochs(data, make_model, tmp_path):
@@ -59,16 +67,19 @@ def test_weight_histograms_every_histogram_freq_epochs(data, make_model, tmp_pat
     model = make_model()
     model.fit(x, y, epochs=3, batch_size=32, verbose=0, callbacks=[TensorBoard(tmp_path, histogram_freq=2)])
     train = _accumulator(tmp_path / "train")
+    from tensorboard.util import tensor_util
+
     kernel = model.layers[0].weights[0]
     tag = f"{kernel.path}/histogram"
-    assert len(train.Tags()["histograms"]) == 4 and tag in train.Tags()["histograms"]
-    events = train.Histograms(tag)
+    histograms = [name for name in train.Tags()["tensors"]
+                  if train.summary_metadata[name].plugin_data.plugin_name == "histograms"]
+    assert len(histograms) == 4 and tag in histograms
+    events = train.Tensors(tag)
     assert [event.step for event in events] == [0, 2]
-    last = events[-1].histogram_value
+    buckets = tensor_util.make_ndarray(events[-1].tensor_proto)  # (left edge, right edge, count) rows, as Keras 3
     values = kernel.numpy().ravel()
-    assert last.num == values.size and sum(last.bucket) == values.size
-    assert last.min == pytest.approx(values.min()) and last.max == pytest.approx(values.max())
-    assert last.sum == pytest.approx(values.sum(), rel=1e-5, abs=1e-6)
+    assert buckets.shape == (30, 3) and buckets[:, 2].sum() == values.size
+    assert buckets[0, 0] == pytest.approx(values.min()) and buckets[-1, 1] == pytest.approx(values.max())
     # What the TensorBoard server reads (its plugin accumulator converts the summaries to its plugins' tensors)
     from tensorboard.backend.event_processing import plugin_event_accumulator
 

@@ -85,7 +85,7 @@ def test_a_disk_that_fills_mid_fit_stops_the_logs_not_the_training(data, make_mo
 
     train = event_accumulator.EventAccumulator(str(tmp_path / "train"))
     train.Reload()
-    steps = [event.step for event in train.Scalars("batch_loss")]
+    steps = [event.step for event in train.Tensors("batch_loss")]
     assert steps and steps == list(range(1, len(steps) + 1)) and len(steps) < 6 * 3
 
 

@@ -21,7 +21,7 @@ def test_weight_images_equal_keras(tmp_path):
     image_module = pytest.importorskip("PIL.Image", reason="Pillow decodes the PNGs in this test")
     recorded = numpy.load(FIXTURE)
     model = mk.Sequential([mk.Input((5, 5, 2)), mk.layers.Conv2D(4, 3, name="conv"), mk.layers.Flatten(),
-                           mk.layers.Dense(3, name="dense")])
+                           mk.layers.Dense(3, name="dense")], name="sequential")  # Keras's model's name
     model.set_weights([recorded[f"weight_{i}"] for i in range(4)])
     model.compile(optimizer=mk.optimizers.SGD(learning_rate=0.0), loss="mse")
     model.fit(numpy.zeros((2, 5, 5, 2), "float32"), numpy.zeros((2, 3), "float32"), epochs=1, verbose=0,
@@ -29,8 +29,8 @@ def test_weight_images_equal_keras(tmp_path):
     accumulator = event_accumulator.EventAccumulator(str(tmp_path / "train"), size_guidance={"tensors": 0})
     accumulator.Reload()
     for index in range(4):
-        keras_tag = str(recorded[f"tag_{index}"])  # Keras's path has the model's name first
-        tag = next(tag for tag in accumulator.Tags()["tensors"] if keras_tag.endswith(tag))
+        tag = str(recorded[f"tag_{index}"])  # Keras's: the weight's path ("sequential/conv/kernel/image")
+        assert tag in accumulator.Tags()["tensors"], (tag, accumulator.Tags()["tensors"])
         assert tag.endswith("/image") and accumulator.SummaryMetadata(tag).plugin_data.plugin_name == "images"
         strings = accumulator.Tensors(tag)[0].tensor_proto.string_val
         assert (int(strings[0]), int(strings[1])) == (recorded[f"width_{index}"], recorded[f"height_{index}"])

@@ -24,7 +24,7 @@ def build(module):
     """The model and its MultiOptimizer in ``module`` (keras or minikeras)."""
     optimizers = module.optimizers
     model = module.Sequential([module.layers.Input((3,)), module.layers.Dense(4, activation="tanh", name="body"),
-                               module.layers.Dense(1, name="head")])
+                               module.layers.Dense(1, name="head")], name="sequential")  # slot names hold it
     model.set_weights(INITIAL)
     mapping = optimizers.OptimizerMap(optimizers.SGD(0.1, momentum=0.9), {".*head/.*": optimizers.Adam(0.05)})
     model.compile(optimizer=optimizers.MultiOptimizer(mapping), loss="mse")

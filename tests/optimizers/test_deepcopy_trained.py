@@ -184,7 +184,7 @@ def test_an_unbuilt_optimizer_copied_alone_still_excludes_the_models_variables()
 def test_a_multi_optimizer_copy_routes_the_copied_variables():
     model = _model("sequential")
     mapping = optimizers.OptimizerMap(optimizers.SGD(0.1, momentum=0.9),
-                                      {f"{model.layers[1].name}/.*": optimizers.Adam(0.05)})
+                                      {f"{model.name}/{model.layers[1].name}/.*": optimizers.Adam(0.05)})  # Keras's path
     model.compile(optimizers.MultiOptimizer(mapping), "mse")
     _fit(model)
     clone = _assert_trains_on_like_the_original(model)

@@ -91,13 +91,15 @@ with tempfile.TemporaryDirectory() as folder:
             validation = [json.loads(line) for line in handle]
         rows = [row for row in rows if "epoch_loss" in row]
         validation = [row for row in validation if "epoch_loss" in row]
-    else:  # event files, read back by TensorBoard's own reader
+    else:  # event files, read back by TensorBoard's own reader (summary-v2 tensors, as Keras 3 writes them)
         from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+        from tensorboard.util.tensor_util import make_ndarray
 
         def read(run):
-            accumulator = EventAccumulator(os.path.join(log_dir, run))
+            accumulator = EventAccumulator(os.path.join(log_dir, run), size_guidance={"tensors": 0})
             accumulator.Reload()
-            return [{"step": event.step, "epoch_loss": event.value} for event in accumulator.Scalars("epoch_loss")]
+            return [{"step": event.step, "epoch_loss": float(make_ndarray(event.tensor_proto))}
+                    for event in accumulator.Tensors("epoch_loss")]
 
         rows, validation = read("train"), read("validation")
     assert [row["step"] for row in rows] == [0, 1, 2] and rows[-1]["epoch_loss"] < rows[0]["epoch_loss"]
