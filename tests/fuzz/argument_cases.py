@@ -59,7 +59,8 @@ OP_KINDS = {("reshape", "shape"): "new_shape", ("tile", "repeats"): "shape", ("c
             ("stft", "window"): None, ("istft", "window"): None,  # a window name, a tensor, or None
             ("unfold", "padding"): "shape", ("fold", "padding"): "shape",  # PyTorch's: ints >= 0
             ("select", "default"): "number", ("logspace", "base"): "number",
-            ("ctc_decode", "mask_index"): "optional_count", ("normalize", "order"): "number"}
+            ("ctc_decode", "mask_index"): "optional_count", ("normalize", "order"): "number",
+            ("full_like", "fill_value"): None}  # a number, or an array broadcast to x's shape (Keras)
 OP_KINDS.update({(op, end): "endpoint" for op in ("linspace", "logspace", "geomspace") for end in ("start", "stop")})  # None: the last class is the blank
 # Ops whose operand (the tensor an axis refers to) is not their first argument.
 OPERAND_POSITION = {"associative_scan": 1, "sparse_categorical_crossentropy": 1}
