@@ -29,7 +29,6 @@ OTHER_ISSUES = {"optimizers": {"LossScaleOptimizer"},
 # Keras's top-level submodules that minikeras does not have (yet), with why.
 MODULES_ELSEWHERE = {
     "quantizers": "issue 37's keras.quantizers row",
-    "wrappers": "issue 37's keras.wrappers row (scikit-learn wrappers)",
     "visualization": "issue 37's keras.visualization row",
     "export": "Keras's SavedModel/Orbax export, TensorFlow/JAX-specific (README's not-supported table)",
     "distillation": "Keras 3.15's knowledge-distillation API, not asked for by issue 37",
