@@ -45,6 +45,6 @@ def pyplot(owner):
     try:
         import matplotlib.pyplot
     except ImportError as error:
-        raise ImportError(f"{owner} requires matplotlib, which is not installed. "
-                          "Install it with `pip install matplotlib`.") from error
+        raise ImportError(f"{owner} requires matplotlib, which is not installed. Install it with "
+                          "`pip install matplotlib` (or minikeras's 'visualization' extra).") from error
     return matplotlib.pyplot

@@ -18,7 +18,9 @@ def plot_bounding_box_gallery(images, bounding_box_format, y_true=None, y_pred=N
     The true boxes are drawn with `draw_bounding_boxes` in ``true_color``,
     then the predicted ones in ``pred_color``, and the images shown by
     `plot_image_gallery` (``kwargs`` go there: ``path``, ``show``,
-    ``scale``, ``dpi``...).
+    ``scale``, ``dpi``...). Images in another ``value_range`` than (0, 255)
+    are rescaled before the boxes are drawn (Keras 3.15 rescales after
+    drawing, which garbles both: a bug there).
 
     Args:
         images: ``(batch, height, width, channels)`` (or channels first).
@@ -44,6 +46,11 @@ def plot_bounding_box_gallery(images, bounding_box_format, y_true=None, y_pred=N
         images = images.transpose(0, 2, 3, 1)
     if legend and legend_handles:
         raise ValueError(f"{_OWNER} expects legend=True or legend_handles, not both.")
+    if (y_true is not None or y_pred is not None) and tuple(value_range) != (0, 255):
+        # Drawn in (0, 255) and shown as such: Keras 3.15 draws first (uint8, 0..255), then rescales that
+        # from value_range again, so its boxes and images wrap around uint8 for any other range.
+        images = numpy.clip(_arrays.rescale(images, value_range), 0, 255).astype(numpy.uint8)
+        value_range = (0, 255)
     ground_truth_mapping = ground_truth_mapping or class_mapping
     prediction_mapping = prediction_mapping or class_mapping
     drawing = {"bounding_box_format": bounding_box_format, "line_thickness": line_thickness,

@@ -38,7 +38,8 @@ def draw_bounding_boxes(images, bounding_boxes, bounding_box_format, class_mappi
         A new uint8 NumPy array of the images' shape, the boxes drawn.
 
     Raises:
-        ValueError: images not of rank 4, boxes of the wrong shape, an unknown format.
+        ValueError: images not of rank 4, boxes, labels or confidences of the wrong shape (or
+            another batch size than the images'), an unknown format.
         TypeError: ``bounding_boxes`` is not a dict.
 
     Example:
@@ -69,6 +70,9 @@ def draw_bounding_boxes(images, bounding_boxes, bounding_box_format, class_mappi
         raise ValueError(f"{_OWNER} expects boxes of shape (batch, num_boxes, 4) and labels of shape "
                          f"(batch, num_boxes) for {batch} images; received boxes {boxes.shape} and labels "
                          f"{labels.shape}.")
+    if confidences is not None and confidences.shape != labels.shape:
+        raise ValueError(f"{_OWNER} expects confidences of the labels' shape {labels.shape}, received "
+                         f"{confidences.shape}.")
 
     drawn = numpy.ascontiguousarray(_as_uint8(images))  # a copy: the caller's images are left alone
     paint = _color(color, drawn.shape[-1])

@@ -18,15 +18,18 @@ def draw_segmentation_masks(images, segmentation_masks, num_classes=None, color_
     ``ignore_index=0`` to leave a background class alone.
 
     Two differences from Keras 3.15, which are bugs there: an inferred
-    ``num_classes`` is the largest class + 1 (Keras uses the largest class,
-    leaving that class undrawn), and channels-first images come back channels
-    first (Keras returns them channels last).
+    ``num_classes`` is the largest class other than ``ignore_index`` + 1, at
+    least 1 (Keras 3.15 uses the largest class, leaving that class undrawn;
+    Keras's main branch infers it as here since its fix of July 2026), and
+    channels-first images come back channels first (Keras returns them
+    channels last).
 
     Args:
         images: ``(batch, height, width, channels)`` (or channels first), values in [0, 255].
         segmentation_masks: integer class ids, ``(batch, height, width)`` or
             ``(batch, height, width, 1)`` (channels first: ``(batch, 1, height, width)``).
-        num_classes: how many classes get a colour (None: the largest id + 1).
+        num_classes: how many classes get a colour (None: the largest id other than
+            ``ignore_index``, + 1).
         color_mapping: ``{class: (r, g, b)}`` for every class ``0..num_classes - 1``
             (None: Keras's palette).
         alpha: the masks' opacity, in [0, 1].
@@ -66,7 +69,8 @@ def draw_segmentation_masks(images, segmentation_masks, num_classes=None, color_
                          f"{_arrays.host_array(segmentation_masks).shape}.")
     images = images.astype(numpy.float32)
     if num_classes is None:
-        num_classes = int(masks.max()) + 1 if masks.size else 0
+        drawn_ids = masks[masks != ignore_index]
+        num_classes = max(1, int(drawn_ids.max()) + 1 if drawn_ids.size else 0)
     colors = _class_colors(num_classes, color_mapping, images.shape[-1])
     painted = images.copy()
     for class_id, color in enumerate(colors):

@@ -15,7 +15,9 @@ def plot_segmentation_mask_gallery(images, num_classes, value_range=(0, 255), y_
 
     One row per image: the image, then (if given) ``y_true`` and ``y_pred``
     drawn on it by `draw_segmentation_masks`; shown by `plot_image_gallery`
-    (``kwargs`` go there: ``path``, ``show``, ``scale``...).
+    (``kwargs`` go there: ``path``, ``show``, ``scale``...). Images in
+    another ``value_range`` than (0, 255) are rescaled before the masks are
+    blended on them (Keras 3.15 rescales after, which garbles them).
 
     Args:
         images: ``(batch, height, width, channels)`` (or channels first).
@@ -35,6 +37,10 @@ def plot_segmentation_mask_gallery(images, num_classes, value_range=(0, 255), y_
     channels_first = _arrays.data_format(data_format, _OWNER) == "channels_first"
     if channels_first:
         images = images.transpose(0, 2, 3, 1)
+    if (y_true is not None or y_pred is not None) and tuple(value_range) != (0, 255):
+        # Blended in (0, 255), as the masks' colours are (Keras 3.15 blends the unscaled images with them,
+        # then rescales the result again: a bug there).
+        images, value_range = _arrays.rescale(images, value_range), (0, 255)
     drawing = {"num_classes": num_classes, "color_mapping": color_mapping, "alpha": alpha,
                "ignore_index": ignore_index, "blend": blend, "data_format": "channels_last"}
     columns = [images]

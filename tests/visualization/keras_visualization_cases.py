@@ -96,8 +96,8 @@ def mask_cases():
             "images": _images(34), "segmentation_masks": _masks(35), "num_classes": 3, "blend": False}),
         "masks_ids_past_num_classes": ("draw_segmentation_masks", {
             "images": _images(36), "segmentation_masks": _masks(37, high=7), "num_classes": 3, "alpha": 0.3}),
-        # num_classes=None: Keras infers the largest id, minikeras the largest id + 1 (see mask_drawing.py);
-        # recorded with Keras given that count.
+        # num_classes=None: Keras 3.15 infers the largest id, minikeras the largest id + 1 (see
+        # mask_drawing.py); recorded with Keras given that count.
         "masks_inferred_num_classes": ("draw_segmentation_masks", {
             "images": _images(38), "segmentation_masks": _masks(39, high=5, low=0), "num_classes": 5}),
     }

@@ -73,6 +73,15 @@ def test_draw_boxes_refuses_bad_input_clearly():
         visualization.draw_bounding_boxes(images, {"boxes": np.zeros((3, 4)), "labels": np.zeros(3)}, "xyxy")
     with pytest.raises(ValueError, match="last axis of 4"):
         visualization.draw_bounding_boxes(images, {"boxes": np.zeros((1, 1, 5)), "labels": np.zeros((1, 1))}, "xyxy")
+    with pytest.raises(ValueError, match=r"for 1 images; received boxes \(2, 1, 4\) and labels \(2, 1\)"):
+        visualization.draw_bounding_boxes(images, {"boxes": np.zeros((2, 1, 4)), "labels": np.zeros((2, 1))}, "xyxy")
+    with pytest.raises(ValueError, match=r"received boxes \(1, 1, 4\) and labels \(1, 3\)"):
+        visualization.draw_bounding_boxes(images, {"boxes": np.zeros((1, 1, 4)), "labels": np.zeros((1, 3))}, "xyxy")
+    with pytest.raises(ValueError, match=r"confidences of the labels' shape \(1, 1\), received \(1, 2\)"):
+        visualization.draw_bounding_boxes(images, {**boxes, "confidences": np.zeros((1, 2))}, "xyxy",
+                                          class_mapping={0: "a"})
+    with pytest.raises(ValueError, match="data_format 'channels_last' or 'channels_first'"):
+        visualization.draw_bounding_boxes(images, boxes, "xyxy", data_format="NCHW")
 
 
 def segmentation_batch():
@@ -117,9 +126,38 @@ def test_draw_masks_refuses_bad_input_clearly():
         visualization.draw_segmentation_masks(images, masks.astype("float32"))
     with pytest.raises(ValueError, match="one class id per pixel"):
         visualization.draw_segmentation_masks(images, masks[:, :16])
+    with pytest.raises(ValueError, match=r"masks of shape \(2, 32, 48\).*received \(1, 32, 48, 1\)"):
+        visualization.draw_segmentation_masks(images, masks[:1])  # one mask for two images
+    with pytest.raises(ValueError, match=r"received \(2, 32\)"):
+        visualization.draw_segmentation_masks(images, masks[:, :, 0, 0])
+    with pytest.raises(ValueError, match=r"draw_segmentation_masks expects a batch of images of rank 4.*\(32, 48, 3\)"):
+        visualization.draw_segmentation_masks(images[0], masks[0])
     with pytest.raises(ValueError, match=r"classes \[2\] have none"):
         visualization.draw_segmentation_masks(images, masks, num_classes=3, color_mapping={0: (0, 0, 0), 1: (1, 1, 1)})
     with pytest.raises(ValueError, match="colours of 3 values"):
         visualization.draw_segmentation_masks(images, masks, num_classes=2, color_mapping={0: (0, 0), 1: (1, 1)})
     with pytest.raises(ValueError, match="data_format 'channels_last' or 'channels_first'"):
         visualization.draw_segmentation_masks(images, masks, data_format="NHWC")
+
+
+def test_inferred_num_classes_leaves_the_ignored_id_out():
+    images, masks = segmentation_batch()
+    masks[0, 0, 0] = 255  # a "void" pixel, as in VOC-style masks
+    colors = {0: (0, 0, 0), 1: (255, 0, 0), 2: (0, 255, 0)}  # no colour for 3..255 needed
+    drawn = visualization.draw_segmentation_masks(images, masks, color_mapping=colors, alpha=1.0, ignore_index=255)
+    assert drawn[0, 0, 0].tolist() == [0, 0, 200]  # the ignored pixel keeps the image
+    assert drawn[0, 10, 10].tolist() == [255, 0, 0] and drawn[1, 20, 30].tolist() == [0, 255, 0]  # class 2 drawn
+    assert drawn[0, 31, 0].tolist() == [0, 0, 0]  # class 0 too
+    every_pixel_ignored = visualization.draw_segmentation_masks(images, np.full_like(masks, -1))
+    np.testing.assert_array_equal(every_pixel_ignored, images)
+
+
+def test_alpha_blends_each_pixel_as_keras_computes_it():
+    images = np.arange(2 * 4 * 5 * 3, dtype=np.float32).reshape(2, 4, 5, 3) * 2.0
+    masks = np.arange(2 * 4 * 5, dtype=np.int32).reshape(2, 4, 5, 1) % 3
+    colors = {0: (10, 20, 30), 1: (250, 0, 125), 2: (0, 255, 7)}
+    for alpha in (0.0, 0.25, 0.8, 1.0):
+        drawn = visualization.draw_segmentation_masks(images, masks, num_classes=3, color_mapping=colors, alpha=alpha)
+        palette = np.array([colors[index] for index in range(3)], dtype=np.float32)[masks[..., 0]]
+        expected = (images * np.float32(1 - alpha) + palette * np.float32(alpha)).astype(np.uint8)
+        np.testing.assert_array_equal(drawn, expected, err_msg=f"alpha {alpha}")

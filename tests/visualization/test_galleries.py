@@ -90,3 +90,21 @@ def test_segmentation_mask_gallery_puts_each_image_beside_its_masks():
     np.testing.assert_array_equal(panels[0], images[0])
     assert (panels[1][8, 5] != 100).any() and (panels[1][0, 0] == 100).all()
     assert (panels[2][8, 5] == 100).all() and (panels[2][8, 13] != 100).any()  # shifted by 2 columns
+
+
+def test_galleries_of_unit_range_images_draw_in_0_255():
+    # Keras 3.15 draws the boxes (uint8) and then rescales from value_range again: both wrap around.
+    images = np.full((1, 20, 20, 3), 0.5, dtype="float32")
+    boxes = {"boxes": np.array([[[2, 2, 15, 15]]]), "labels": np.array([[0]])}
+    visualization.plot_bounding_box_gallery(images, "xyxy", y_true=boxes, value_range=(0, 1), show=False)
+    (panel,) = [np.asarray(axis.images[0].get_array()) for axis in shown()]
+    assert panel[10, 10].tolist() == [127, 127, 127] and panel[2, 2].tolist() == [0, 188, 212]
+    plt.close("all")
+    masks = np.zeros((1, 20, 20, 1), "int32")
+    masks[0, :5] = 1
+    visualization.plot_segmentation_mask_gallery(images, 2, value_range=(0, 1), y_true=masks, ignore_index=0,
+                                                 color_mapping={0: (0, 0, 0), 1: (255, 0, 0)}, alpha=0.5,
+                                                 show=False)
+    image, drawn = [np.asarray(axis.images[0].get_array()) for axis in shown()]
+    assert image[0, 0].tolist() == [127, 127, 127] and drawn[10, 10].tolist() == [127, 127, 127]
+    assert drawn[0, 0].tolist() == [191, 63, 63]  # 127.5 / 2 + (255, 0, 0) / 2, truncated

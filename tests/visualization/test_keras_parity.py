@@ -7,6 +7,7 @@ Boxes and masks must be equal pixel for pixel. Labels are written in
 minikeras's bitmap font, not OpenCV's Hershey font, so labelled images are
 compared outside the text, and the text must start where Keras's does.
 """
+import inspect
 import json
 import os
 
@@ -22,6 +23,13 @@ RECORDED = np.load(os.path.join(os.path.dirname(__file__), cases.FIXTURE))
 
 def test_fixture_is_keras_3_15():
     assert str(RECORDED["keras_version"]).startswith("3.15")
+
+
+def test_names_and_signatures_are_keras():
+    signatures = json.loads(str(RECORDED["signatures"]))
+    assert sorted(signatures) == sorted(mk.visualization.__all__)
+    for name, keras_signature in signatures.items():
+        assert str(inspect.signature(getattr(mk.visualization, name))) == keras_signature, name
 
 
 @pytest.mark.parametrize("name", sorted({**cases.box_cases(), **cases.mask_cases()}))

@@ -25,7 +25,8 @@ SCRIPT = textwrap.dedent("""
         try:
             getattr(mk.visualization, name)(*arguments)
         except ImportError as error:
-            assert "pip install matplotlib" in str(error) and name in str(error), error
+            assert "pip install matplotlib" in str(error) and "'visualization' extra" in str(error), error
+            assert name in str(error), error
         else:
             raise AssertionError(f"{name} ran without matplotlib")
     print("ok")
