@@ -1,6 +1,8 @@
 """The inputs of the keras.visualization parity cases, shared by the recorder
 (``fixtures/record_keras_visualization.py``, run with Keras 3.15, OpenCV and
-matplotlib) and ``test_keras_parity.py`` (minikeras, no TensorFlow needed).
+matplotlib) and ``test_visualization_keras_parity.py`` (minikeras, no
+TensorFlow needed; named apart from tests/optimizers/test_keras_parity.py,
+as pytest's default import mode needs unique test file names).
 
 Each case is ``name: (function name, keyword arguments)``; the arguments are
 rebuilt here from seeded generators, never stored.
