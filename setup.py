@@ -23,12 +23,15 @@ setup(
         # cupy-cuda12x imports without a driver: tests check the array-module
         # calls the library makes against the real CuPy API.
         "test": ["pytest>=7", "hypothesis>=6", "cupy-cuda12x>=14,<15", "mpi4py>=4.0", "mpich>=4.2",
-                 "tensorboard>=2.12"],  # ~20 MB of wheels (Pillow among them), installs in seconds
+                 "tensorboard>=2.12",  # ~20 MB of wheels (Pillow among them), installs in seconds
+                 "matplotlib>=3.5"],  # keras.visualization's galleries (~15 MB more of wheels)
         # What a Keras user brings: TensorBoard's writer and reader (the TensorBoard
         # callback writes event files through it), Pillow for the image loaders,
-        # pydot (+ Graphviz's `dot`) for plot_model's .png/.svg.
+        # pydot (+ Graphviz's `dot`) for plot_model's .png/.svg, matplotlib for
+        # keras.visualization's plot_* galleries (its draw_* functions need nothing).
         "tensorboard": ["tensorboard>=2.12"],
         "image": ["pillow>=9"],
         "pydot": ["pydot>=1.4"],
+        "visualization": ["matplotlib>=3.5"],
     },
 )

@@ -30,6 +30,7 @@ _LAZY_MODULES |= {"applications"}  # Keras's applications (issue 26)
 _LAZY_MODULES |= {"distribution"}  # keras.distribution (data parallelism for every model)
 _LAZY_MODULES |= {"tree", "data"}  # keras.tree; tf.data-style datasets (mk.data.Dataset, mk.data.AUTOTUNE)
 _LAZY_MODULES |= {"quantizers"}  # keras.quantizers (int8 / int4 / float8 quantization)
+_LAZY_MODULES |= {"wrappers", "visualization"}  # keras.wrappers (scikit-learn), keras.visualization (issue 37)
 _LAZY_NAMES = {
     "Sequential": "minikeras.models",
     "Model": "minikeras.models",

@@ -26,6 +26,9 @@ FLOORS = {
     "models": 5,
     "saving": 6,
     "distribute": 7, "distribution": 7,
+    # Keras's user-facing extras, each on the floor of what it needs: keras.visualization draws on host
+    # arrays (ops' convert_to_numpy, backend's image_data_format), keras.wrappers wraps a Model.
+    "visualization": 4, "wrappers": 5,
 }
 
 # (importing file relative to minikeras/, imported module): the upward imports

@@ -29,8 +29,6 @@ OTHER_ISSUES = {"optimizers": {"LossScaleOptimizer"},
 # Keras's top-level submodules that minikeras does not have (yet), with why.
 MODULES_ELSEWHERE = {
     "quantizers": "issue 37's keras.quantizers row",
-    "wrappers": "issue 37's keras.wrappers row (scikit-learn wrappers)",
-    "visualization": "issue 37's keras.visualization row",
     "export": "Keras's SavedModel/Orbax export, TensorFlow/JAX-specific (README's not-supported table)",
     "distillation": "Keras 3.15's knowledge-distillation API, not asked for by issue 37",
     "legacy": "tf.keras 2's legacy namespace (Keras keeps it for TF-era code only)",
@@ -99,7 +97,8 @@ def test_keras_top_level_submodules_exist_or_are_accounted_for():
     missing = {name for name in modules if not hasattr(minikeras, name)}
     assert missing <= set(MODULES_ELSEWHERE), \
         f"minikeras lacks Keras modules: {sorted(missing - set(MODULES_ELSEWHERE))}"
-    assert {"tree", "preprocessing", "ops", "layers", "utils", "distribution"} <= set(modules) - missing
+    assert {"tree", "preprocessing", "ops", "layers", "utils", "distribution", "wrappers",
+            "visualization"} <= set(modules) - missing
     for name in missing:
         with pytest.raises(AttributeError):
             getattr(minikeras, name)  # absent cleanly, not a half-made module
