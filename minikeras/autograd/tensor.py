@@ -263,13 +263,15 @@ class Tensor:
         return clone
 
     def __deepcopy__(self, memo):
-        # The array's own deepcopy: a copy on its device, no trip to the host.
+        # The array's own deepcopy: a copy on its device, no trip to the host,
+        # issued to the device's stream (a CuPy array copies on the current one).
         import copy
 
         clone = _new(type(self))
         memo[id(self)] = clone
-        for slot, value in _fields(self).items():
-            setattr(clone, slot, copy.deepcopy(value, memo))
+        with self.device.activate():
+            for slot, value in _fields(self).items():
+                setattr(clone, slot, copy.deepcopy(value, memo))
         return clone
 
 
