@@ -400,27 +400,44 @@ def _fragmentation(pool, size, limit):
 def _pool_allocator(device, pool=None):
     """The logical GPU's pool as CuPy's allocator (module docstring): the
     user's limit checked on the bytes in use (of ``pool``, the device's own
-    by default), CuPy's OutOfMemoryError turned
-    into ResourceExhaustedError, the peak read at each allocation, and each
-    allocation tagged with its owner. The closure holds the device weakly,
-    so the device and its allocator form no reference cycle."""
+    by default), CuPy's OutOfMemoryError turned into
+    ResourceExhaustedError, the peak kept, and each allocation tagged with
+    its owner. The closure holds the device weakly, so the device and its
+    allocator form no reference cycle.
+
+    The pool is read only when it must be: before an allocation when a
+    limit is set, and after one only when the pool may have passed the peak.
+    Its bytes in use grow only by this allocator's allocations (each exactly
+    its size rounded up to 512 bytes), so they are at most what was last
+    read plus what was allocated since; while that bound is below the peak,
+    no allocation can have made a new one, and the peak stays exact."""
     pool = device.pool if pool is None else pool  # another: a graph capture's private pool
     memory, name = device.memory, device.canonical
     owner = weakref.ref(device)
     out_of_memory = device.xp.cuda.memory.OutOfMemoryError
+    # [bytes in use when the pool was last read (unknown yet: read at the first allocation), bytes allocated since]
+    last_read = [float("inf"), 0]
 
     def malloc(size):
-        in_use = pool.used_bytes()  # in activate(): the pool's CUDA device is current
+        rounded = -(-size // 512) * 512  # _round_size, inline: this runs for every array
         limit = memory.limit
-        if limit is not None and in_use + _round_size(size) > limit:
-            raise ResourceExhaustedError(name, size, in_use, limit)
+        if limit is not None:
+            in_use = pool.used_bytes()  # in activate(): the pool's CUDA device is current
+            if in_use + rounded > limit:
+                raise ResourceExhaustedError(name, size, in_use, limit)
+            last_read[0], last_read[1] = in_use, 0
         try:
             pointer = pool.malloc(size)
         except out_of_memory:
             raise ResourceExhaustedError(name, size, pool.used_bytes(), limit, _fragmentation(pool, size, limit)) from None
-        used = pool.used_bytes()
-        if used > memory.peak:
-            memory.peak = used
+        bound = last_read[0] + last_read[1] + rounded
+        if bound > memory.peak:
+            used = pool.used_bytes()
+            last_read[0], last_read[1] = used, 0
+            if used > memory.peak:
+                memory.peak = used
+        else:
+            last_read[1] += rounded
         try:
             pointer.mem.minikeras_owner = owner
         except AttributeError:  # a zero-size allocation's plain Memory(0): no __dict__, nothing to own

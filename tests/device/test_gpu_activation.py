@@ -55,8 +55,8 @@ def test_nested_device_scopes_run_ops_on_the_device_stream(simulated_gpu, contex
     before = dict(context_entries)
     with simulated_gpu.activate():
         mk.ops.sum(mk.ops.relu(x - 2.0) * 3.0)  # every op activates its device: inside, nothing is entered
-    assert context_entries["stream"] - before["stream"] == 1
-    assert context_entries["allocator"] - before["allocator"] == 1
+    assert {kind: context_entries[kind] - before[kind] for kind in before} == {"device": 1, "stream": 1,
+                                                                               "allocator": 1}
 
 
 def test_two_logical_gpus_enter_each_other_and_back(simulated_gpus, context_entries):
