@@ -109,6 +109,7 @@ class GpuDevice(Device):
         self.compiles_kernels = hasattr(cupy, "RawKernel")
 
     supports_graphs = True
+    counts_kernel_launches = True
 
     def one_kernel(self):
         """The array calls inside count as one kernel launch in ``stats``:
