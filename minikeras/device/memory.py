@@ -61,7 +61,6 @@ class MemoryStats:
                 key, nbytes, owner = (key, low, high), high - low, array
                 if key in self._tracked:
                     return
-            nbytes = self.allocation_size(nbytes)
             ref = weakref.ref(owner, self._release)
         except (TypeError, AttributeError):  # a buffer owner that is no array (bytes, mmap)
             return
@@ -79,7 +78,8 @@ class MemoryStats:
                 self.peak = in_use
 
     def allocation_size(self, nbytes):
-        """Bytes an allocation of ``nbytes`` holds: exactly that on the host."""
+        """Bytes an allocation of ``nbytes`` holds: exactly that on the host
+        (``track`` counts ``nbytes`` as is)."""
         return nbytes
 
     def _release(self, ref):
