@@ -17,7 +17,8 @@ this prints and writes, per ``train_on_batch`` and per ``predict_on_batch``
   Tensor), ``backward`` (the engine and every ``backward``), ``optimizer``,
   ``device`` (activation, placement, registry), ``allocation`` (memory
   accounting), ``logs`` (steps, metrics, losses' bookkeeping), ``kernels``
-  (kernels/, the fused kernels' references and launches), ``other``.
+  (kernels/, the fused kernels' references and launches), ``simulator`` (the
+  simulated CuPy, with ``MINIKERAS_SIMULATED_GPU=1``), ``other``.
 
     python benchmarks/bench_host_profile.py
     MINIKERAS_SIMULATED_GPU=1 python benchmarks/bench_host_profile.py --models mlp --json sim.json
@@ -35,6 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 # (part, path fragments of the files charged to it); the first match wins.
 PARTS = [
+    ("simulator", ("minikeras/testing/",)),  # the simulated CuPy: not minikeras's cost on a card
     ("backward", ("minikeras/autograd/engine.py", "minikeras/autograd/tape.py")),
     ("autograd_record", ("minikeras/autograd/",)),
     ("optimizer", ("minikeras/optimizers/",)),

@@ -67,11 +67,16 @@ def get_array_module(array):
     return numpy
 
 
+_NUMBERS = (int, float, complex, numpy.generic)
+
+
 def is_array(value):
     """True for an array of any device: NumPy, or CuPy's (the module
     :func:`cupy_module` gives)."""
     if isinstance(value, numpy.ndarray):
         return True
+    if isinstance(value, _NUMBERS):  # the common non-arrays: no read of the environment
+        return False
     cupy = cupy_module() if os.environ.get(SIMULATED_GPU_VARIABLE) else _cupy  # never probes CUDA
     return cupy is not None and isinstance(value, cupy.ndarray)
 

@@ -29,10 +29,11 @@ class CpuDevice(Device):
     host_kernels = True
 
     def asarray(self, value, dtype=None):
-        from minikeras.device import registry
+        if not isinstance(value, numpy.ndarray):
+            from minikeras.device import registry  # registry imports this module
 
-        if not isinstance(value, numpy.ndarray) and registry.is_device_array(value):
-            value = registry.owner_of(value).to_host(value)
+            if registry.is_device_array(value):
+                value = registry.owner_of(value).to_host(value)
         array = numpy.asarray(value)
         if dtype is not None and array.dtype != dtype:
             array = array.astype(dtype)

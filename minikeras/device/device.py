@@ -174,6 +174,9 @@ class Device:
     # Whether ``minikeras.kernels`` may compile its CUDA sources for this
     # device (a real GPU with CuPy); elsewhere a kernel runs its reference.
     compiles_kernels = False
+    # Whether ``one_kernel()`` counts anything: where it does not, a fused
+    # kernel's reference runs without entering it (kernels/kernel.py).
+    counts_kernel_launches = False
 
     def one_kernel(self):
         """Context in which a fused kernel's reference runs: its array calls

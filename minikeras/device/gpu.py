@@ -5,7 +5,8 @@ Streams, and why the GPU path is race-free
 Each logical GPU owns one CuPy memory pool and one stream, created
 *blocking* (``cupy.cuda.Stream(non_blocking=False)``), and
 :meth:`GpuDevice.activate` makes the physical CUDA device, that stream and
-that pool current. The library keeps these rules:
+that pool current (once: an activation inside another of the same device
+and stream enters nothing, ``_Activation``). The library keeps these rules:
 
 1. Every op forward (``Function.apply``), every backward step
    (``autograd.engine``), the optimizer update, the loss and metric
@@ -68,7 +69,8 @@ whose race detector checks the rules above on every run: a read, write or
 reuse of memory by one stream with no event after another stream's use is
 an error there.
 """
-import contextlib
+import sys
+import threading
 import weakref
 
 import numpy
@@ -100,12 +102,14 @@ class GpuDevice(Device):
         self.pool = pool
         self.stream = stream
         self._allocator = _pool_allocator(self)  # holds no reference to the device: no cycle
+        self._activation = _Activation(self)
         # minikeras.kernels compiles its CUDA sources where CuPy can (RawKernel);
         # a CuPy without a CUDA compiler (the test suite's simulated CuPy) runs
         # each fused kernel's NumPy reference instead, counted as one launch.
         self.compiles_kernels = hasattr(cupy, "RawKernel")
 
     supports_graphs = True
+    counts_kernel_launches = True
 
     def one_kernel(self):
         """The array calls inside count as one kernel launch in ``stats``:
@@ -120,22 +124,11 @@ class GpuDevice(Device):
         graph.check_mode(mode)  # here, not when the block is entered
         return graph.capture_cuda(self, mode)
 
-    @contextlib.contextmanager
     def activate(self):
-        capture = graph.active_capture()
-        if capture is not None and capture.device is not self:
-            graph.refuse_in_capture(self, "work", "work on another device's stream is not part of the captured "
-                                    "stream (CUDA would run it once, now, and never at a replay).")
-        cupy = self.xp
-        try:
-            with cupy.cuda.Device(self.physical.index), self.stream, cupy.cuda.using_allocator(self._allocator):
-                yield self
-        except cupy.cuda.memory.OutOfMemoryError as error:
-            raise ResourceExhaustedError(
-                self.canonical, getattr(error, "size", 0) or 0, self.memory.current, self.memory.limit
-            ) from None
-        except Exception:  # noqa: BLE001  (CUDA errors of work outside an op: cuda_errors.py)
-            cuda_errors.reraise(self)
+        """Context in which this logical GPU's arrays are made and its work
+        runs: its CUDA device, stream and pool current (module docstring).
+        Re-entrant and cheap when already inside (:class:`_Activation`)."""
+        return self._activation
 
     def convolutions(self):
         from minikeras.device import cudnn
@@ -257,6 +250,76 @@ class GpuDevice(Device):
             return array.copy()
 
 
+# This thread's activations, innermost last: (device, stream, contexts entered).
+_activations = threading.local()
+
+
+class _Activation:
+    """``GpuDevice.activate()``: one per logical GPU, re-entrant (its state
+    lives on a per-thread stack).
+
+    Entering makes the CUDA device, the device's stream and its allocator
+    current, unless this thread's innermost activation is already of this
+    device *and* its current stream: then CuPy's three contexts are current
+    and nothing is entered, which is what most activations are (an op inside
+    a layer inside a training step). The stream object is compared because a
+    graph capture swaps ``device.stream`` (and the allocator with it) for its
+    side stream (``device/graph.py``): an activation inside a capture enters
+    the side stream even inside an activation from before it. Every
+    activation, entered or not, checks that no other device is capturing and
+    turns CuPy's out-of-memory and CUDA errors into the library's.
+    """
+
+    __slots__ = ("_device",)
+
+    def __init__(self, device):
+        self._device = weakref.ref(device)  # the device holds its activation: no cycle
+
+    def __enter__(self):
+        device = self._device()
+        capture = graph.active_capture()
+        if capture is not None and capture.device is not device:
+            graph.refuse_in_capture(device, "work", "work on another device's stream is not part of the captured "
+                                    "stream (CUDA would run it once, now, and never at a replay).")
+        stream = device.stream
+        try:
+            stack = _activations.stack
+        except AttributeError:
+            stack = _activations.stack = []
+        if stack and stack[-1][0] is device and stack[-1][1] is stream:
+            stack.append((device, stream, ()))
+            return device
+        cuda = device.xp.cuda
+        contexts = (cuda.Device(device.cuda_id), stream, cuda.using_allocator(device._allocator))
+        entered = []
+        try:
+            for context in contexts:
+                context.__enter__()
+                entered.append(context)
+        except BaseException:
+            for context in reversed(entered):
+                context.__exit__(None, None, None)
+            raise
+        stack.append((device, stream, entered))
+        return device
+
+    def __exit__(self, kind, value, traceback):
+        device, _, entered = _activations.stack.pop()
+        for context in reversed(entered):
+            context.__exit__(None, None, None)
+        if kind is None or not issubclass(kind, Exception):
+            return False
+        del value, traceback  # no frame on the new error's traceback keeps the old one (cuda_errors.reraise)
+        if issubclass(kind, device.xp.cuda.memory.OutOfMemoryError):
+            error = sys.exc_info()[1]
+            size = getattr(error, "size", 0) or 0
+            del error
+            raise ResourceExhaustedError(device.canonical, size, device.memory.current, device.memory.limit) from None
+        if cuda_errors.component(sys.exc_info()[1]) is not None:  # CUDA errors of work outside an op
+            cuda_errors.reraise(device)
+        return False
+
+
 class _OneKernel:
     """``GpuDevice.one_kernel()``: whatever the array module counted inside
     (the simulated CuPy counts each call), one launch; none on an error."""
@@ -353,27 +416,44 @@ def _fragmentation(pool, size, limit):
 def _pool_allocator(device, pool=None):
     """The logical GPU's pool as CuPy's allocator (module docstring): the
     user's limit checked on the bytes in use (of ``pool``, the device's own
-    by default), CuPy's OutOfMemoryError turned
-    into ResourceExhaustedError, the peak read at each allocation, and each
-    allocation tagged with its owner. The closure holds the device weakly,
-    so the device and its allocator form no reference cycle."""
+    by default), CuPy's OutOfMemoryError turned into
+    ResourceExhaustedError, the peak kept, and each allocation tagged with
+    its owner. The closure holds the device weakly, so the device and its
+    allocator form no reference cycle.
+
+    The pool is read only when it must be: before an allocation when a
+    limit is set, and after one only when the pool may have passed the peak.
+    Its bytes in use grow only by this allocator's allocations (each exactly
+    its size rounded up to 512 bytes), so they are at most what was last
+    read plus what was allocated since; while that bound is below the peak,
+    no allocation can have made a new one, and the peak stays exact."""
     pool = device.pool if pool is None else pool  # another: a graph capture's private pool
     memory, name = device.memory, device.canonical
     owner = weakref.ref(device)
     out_of_memory = device.xp.cuda.memory.OutOfMemoryError
+    # [bytes in use when the pool was last read (unknown yet: read at the first allocation), bytes allocated since]
+    last_read = [float("inf"), 0]
 
     def malloc(size):
-        in_use = pool.used_bytes()  # in activate(): the pool's CUDA device is current
+        rounded = -(-size // 512) * 512  # _round_size, inline: this runs for every array
         limit = memory.limit
-        if limit is not None and in_use + _round_size(size) > limit:
-            raise ResourceExhaustedError(name, size, in_use, limit)
+        if limit is not None:
+            in_use = pool.used_bytes()  # in activate(): the pool's CUDA device is current
+            if in_use + rounded > limit:
+                raise ResourceExhaustedError(name, size, in_use, limit)
+            last_read[0], last_read[1] = in_use, 0
         try:
             pointer = pool.malloc(size)
         except out_of_memory:
             raise ResourceExhaustedError(name, size, pool.used_bytes(), limit, _fragmentation(pool, size, limit)) from None
-        used = pool.used_bytes()
-        if used > memory.peak:
-            memory.peak = used
+        bound = last_read[0] + last_read[1] + rounded
+        if bound > memory.peak:
+            used = pool.used_bytes()
+            last_read[0], last_read[1] = used, 0
+            if used > memory.peak:
+                memory.peak = used
+        else:
+            last_read[1] += rounded
         try:
             pointer.mem.minikeras_owner = owner
         except AttributeError:  # a zero-size allocation's plain Memory(0): no __dict__, nothing to own

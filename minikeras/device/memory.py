@@ -12,8 +12,9 @@ from the user's dataset) counts for the bytes it spans, while it lives.
 GPU: each logical GPU has its own CuPy memory pool; "current" is what the
 pool has handed out (``used_bytes``: live chunks, each rounded up to 512
 bytes as CuPy does; the up-front reserve it caches is not counted), "peak"
-the highest value seen at any allocation in the device's scope (gpu.py's
-pool allocator) or when tensors are made. A limit
+the highest value after any allocation in the device's scope (gpu.py's
+pool allocator, which reads the pool only when it may have passed the
+peak). A limit
 (LogicalDeviceConfiguration.memory_limit or a memory fraction) is enforced
 by that allocator on the bytes in use, and also set on the pool as a cap on
 what it holds in total; CuPy's out-of-memory error is turned into
@@ -60,7 +61,6 @@ class MemoryStats:
                 key, nbytes, owner = (key, low, high), high - low, array
                 if key in self._tracked:
                     return
-            nbytes = self.allocation_size(nbytes)
             ref = weakref.ref(owner, self._release)
         except (TypeError, AttributeError):  # a buffer owner that is no array (bytes, mmap)
             return
@@ -78,7 +78,8 @@ class MemoryStats:
                 self.peak = in_use
 
     def allocation_size(self, nbytes):
-        """Bytes an allocation of ``nbytes`` holds: exactly that on the host."""
+        """Bytes an allocation of ``nbytes`` holds: exactly that on the host
+        (``track`` counts ``nbytes`` as is)."""
         return nbytes
 
     def _release(self, ref):
@@ -146,9 +147,8 @@ class GpuMemoryStats(MemoryStats):
         pass
 
     def track(self, array):
-        used = self._used()
-        if used > self.peak:
-            self.peak = used
+        """Nothing to count: the pool counts its arrays, and the device's
+        allocator (gpu.py) keeps the peak at every allocation from it."""
 
     def set_limit(self, limit):
         super().set_limit(limit)

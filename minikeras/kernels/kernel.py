@@ -57,10 +57,14 @@ class Kernel:
         self._accepted = set()  # dtype objects (or names) check_dtype has passed
 
     def bound(self, device):
-        """The callable that runs this kernel on ``device``."""
+        """The callable that runs this kernel on ``device``: the compiled
+        launch, the reference counted as one launch (``device.one_kernel()``),
+        or the bare reference where the device counts no launches (the CPU)."""
         if device.compiles_kernels and self.cuda_source is not None:
             return functools.partial(self._run_compiled, device)
-        return functools.partial(self._run_reference, device)
+        if device.counts_kernel_launches:
+            return functools.partial(self._run_reference, device)
+        return functools.partial(self.reference, device)
 
     def _run_compiled(self, device, *args, **params):
         try:

@@ -24,9 +24,10 @@ tensor's arrays are aligned, 32-bit loop indices. More tensors or blocks
 than a table holds take more launches of the same kernel.
 
 The plan (which tensors and chunks go to which launch, the chunk size) is
-made once per list of sizes and kept (:func:`plan`); each call copies the
-plan's tables and writes the arrays' addresses into them (a few
-microseconds of host time). The chunk size grows with the parameters so
+made once per list of sizes and kept (:func:`plan`), and so are its tables
+with the arrays' addresses written in, per list of addresses
+(:func:`filled_tables`): a step that updates the arrays of the step before
+builds no table. The chunk size grows with the parameters so
 that the blocks never force more launches than the tensors do.
 """
 import functools
@@ -202,11 +203,26 @@ def launch_all(launcher, device, groups, arrays_of, scalars):
                 if a is not None and (a.size != size or a.dtype != dtype):
                     raise UnsupportedDtype("a multi-tensor update takes arrays of one dtype and size per variable.")
             sizes.append(size)
-            addresses.append([0 if a is None else a.data.ptr for a in row])
+            addresses.append(tuple(0 if a is None else a.data.ptr for a in row))
         steps = plan(tuple(sizes), len(arrays[0]))
         arguments = (numpy.int32(steps.chunk),) + tuple(scalars(dtype.type))
-        for tensors, template, blocks in steps.launches:
-            table = template.copy()  # per call: replica threads may share a plan
-            table["address"][0, :, :len(tensors)] = numpy.array([addresses[t] for t in tensors], numpy.uint64).T
+        for table, blocks in filled_tables(steps, tuple(addresses)):
             launcher.run(dtype, (blocks,), (THREADS,), (table,) + arguments)
         del arrays
+
+
+@functools.lru_cache(maxsize=64)
+def filled_tables(steps, addresses):
+    """``[(table, blocks)]``: the tables of the Plan ``steps`` with the arrays'
+    ``addresses`` (per tensor, a tuple in field order) written in, kept: a
+    training loop hands the same weights, slots and (from the pool, most
+    often) gradients every step, so a step copies no table. Never written
+    after this, so replica threads and captures may share them (CuPy copies
+    a by-value argument's bytes at the launch)."""
+    filled = []
+    for tensors, template, blocks in steps.launches:
+        table = template.copy()
+        table["address"][0, :, :len(tensors)] = numpy.array([addresses[t] for t in tensors], numpy.uint64).T
+        numpy.ndarray.setflags(table, write=False)
+        filled.append((table, blocks))
+    return filled

@@ -21,6 +21,8 @@ position in ``geometry.offsets`` (uint8 when there are at most 256), the
 CUDA kernel by ``di * window_width + dj`` (int32). Each device's backward
 reads its own forward's index, so the two numberings never meet.
 """
+import functools
+
 import numpy
 
 from minikeras.backend.dtypes import is_float_dtype
@@ -33,9 +35,15 @@ _GEOMETRY_ARGUMENTS = ("long long batch, long long height, long long width, long
 
 def _geometry_arguments(geometry):
     (pad_top, _), (pad_left, _) = geometry.pads
-    return tuple(numpy.int64(value) for value in (geometry.batch, geometry.height, geometry.width, geometry.channels,
-                                                  geometry.out_h, geometry.out_w)) + tuple(
-        numpy.int32(value) for value in (*geometry.window, *geometry.strides, pad_top, pad_left))
+    return _geometry_values(geometry.batch, geometry.height, geometry.width, geometry.channels, geometry.out_h,
+                            geometry.out_w, *geometry.window, *geometry.strides, pad_top, pad_left)
+
+
+@functools.lru_cache(maxsize=256)
+def _geometry_values(*sizes):
+    """The launch's twelve geometry arguments as the C types of
+    ``_GEOMETRY_ARGUMENTS``, made once per geometry (every step launches the same ones)."""
+    return tuple(numpy.int64(value) for value in sizes[:6]) + tuple(numpy.int32(value) for value in sizes[6:])
 
 
 def _output_shape(geometry):

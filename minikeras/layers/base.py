@@ -417,7 +417,7 @@ class Layer(NodeAttributes, QuantizationHooks):
         return result
 
     def _clear_call_losses(self):
-        self._losses = []
+        self.__dict__["_losses"] = []  # as in _checked_call
         for layer in self._sublayers():
             layer._clear_call_losses()
 
@@ -480,7 +480,7 @@ class Layer(NodeAttributes, QuantizationHooks):
             kwargs["mask"] = previous_mask
         else:
             kwargs.pop("mask", None)
-        self._losses = []
+        self.__dict__["_losses"] = []  # __setattr__'s sublayer bookkeeping: never a layer
         _context.training = training
         try:
             with self._autocast_scope():

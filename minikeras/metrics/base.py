@@ -22,7 +22,7 @@ def to_host(value, dtype=None):
     data = getattr(value, "data", None)
     if data is not None and backend.is_array(data):  # a Tensor
         value = data
-    if backend.is_array(value):
+    if not isinstance(value, numpy.ndarray) and backend.is_array(value):
         value = device_to_host(value)
     array = numpy.asarray(value)
     if dtype is not None and array.dtype != dtype:

@@ -21,7 +21,7 @@ def is_overwritten(variable):
 
 def without_overwritten(variables):
     """``variables`` less those the optimizer overwrites (they get no slots)."""
-    return [variable for variable in variables if not is_overwritten(variable)]
+    return [variable for variable in variables if not getattr(variable, "overwrite_with_gradient", False)]
 
 
 def building_without_overwritten(build):
@@ -48,7 +48,7 @@ def apply_overwrites(optimizer, grads, variables):
     kept_grads, kept_variables = [], []
     steps = optimizer.gradient_accumulation_steps
     for grad, variable in zip(grads, variables):
-        if not is_overwritten(variable):
+        if not getattr(variable, "overwrite_with_gradient", False):  # is_overwritten, inline: every variable, every step
             kept_grads.append(grad)
             kept_variables.append(variable)
             continue

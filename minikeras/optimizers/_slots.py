@@ -71,7 +71,7 @@ class ScratchBuffers:
     def get(self, variable, count):
         """``count`` arrays shaped and typed like ``variable``, on its device."""
         views = self._views.get(id(variable))
-        if views is None or len(views) < count or views[0].shape != variable.shape:
+        if views is None or len(views) < count or views[0].shape != variable.data.shape:
             buffers = self._ensure(variable, count)
             size, shape = variable.data.size, variable.shape
             with variable.device.activate():

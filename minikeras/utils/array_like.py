@@ -107,10 +107,12 @@ def to_array(value, what="Model data"):
     Raises:
         TypeError: ``value`` is none of these (a dict, a set, an object).
     """
-    if isinstance(value, numpy.ndarray) or backend.is_array(value):
+    if isinstance(value, numpy.ndarray):
         return value
     if isinstance(value, _tensor_type()):
         return value.data
+    if backend.is_array(value):
+        return value
     if isinstance(value, (list, tuple)) and is_nested_numbers(value):
         try:
             return numpy.asarray(value)

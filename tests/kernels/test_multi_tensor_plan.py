@@ -7,6 +7,7 @@ import numpy
 import pytest
 
 from minikeras.kernels import multi_tensor
+from tests.kernels.cuda_tools import device_arrays, harness_device
 
 
 def _covered(plan, sizes):
@@ -60,3 +61,42 @@ def test_plans_are_kept_per_list_of_sizes():
     first = multi_tensor.plan((10, 20), 5)
     assert multi_tensor.plan((10, 20), 5) is first
     assert multi_tensor.plan((10, 20), 3) is not first
+
+
+class _RecordingLauncher:
+    """A launcher that keeps each launch's table instead of running it."""
+
+    def __init__(self):
+        self.tables = []
+
+    def check(self, *dtypes):
+        pass
+
+    def run(self, dtype, grid, block, arguments):
+        self.tables.append(arguments[0])
+
+
+def _launch_all(arrays):
+    launcher = _RecordingLauncher()
+    groups = [(weights, gradient) for weights, gradient in arrays]
+    multi_tensor.launch_all(launcher, harness_device(), groups, lambda group: group,
+                            lambda scalar: (scalar(0.5),))
+    return launcher.tables
+
+
+def test_a_step_over_the_same_arrays_reuses_the_filled_tables():
+    arrays = [device_arrays(numpy.ones(size, "float32"), numpy.ones(size, "float32")) for size in (10, 3000, 7)]
+    first = _launch_all(arrays)
+    hits = multi_tensor.filled_tables.cache_info().hits
+    second = _launch_all(arrays)
+    assert multi_tensor.filled_tables.cache_info().hits == hits + 1
+    assert len(second) == 1 and second[0] is first[0]  # no table rebuilt
+    assert not second[0].flags.writeable  # shared between calls: never written
+    expected = [[weights.data.ptr, gradient.data.ptr] for weights, gradient in arrays]
+    assert second[0]["address"][0, :, :3].T.tolist() == expected
+    assert second[0]["size"][0, :3].tolist() == [10, 3000, 7]
+
+    moved = [device_arrays(numpy.ones(size, "float32"), numpy.ones(size, "float32")) for size in (10, 3000, 7)]
+    third = _launch_all(moved)  # other arrays (a new gradient): their addresses, in a table of their own
+    assert third[0] is not first[0]
+    assert third[0]["address"][0, :, :3].T.tolist() == [[w.data.ptr, g.data.ptr] for w, g in moved]

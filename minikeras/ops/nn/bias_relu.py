@@ -16,6 +16,7 @@ import numpy
 
 from minikeras import kernels
 from minikeras.backend.blocks import sum_in_order
+from minikeras.backend.dtypes import dtype_name
 
 
 
@@ -74,7 +75,7 @@ def sum_rows(device, block):
     """``block.sum(axis=0)`` of a 2-D block; on the CPU, for float32/float64,
     as ``ones @ block`` (one BLAS call: measured 5x faster than NumPy's
     column-wise reduction of a (86528, 32) float32 array, 0.31 vs 1.64 ms)."""
-    if device.host_kernels and block.ndim == 2 and block.dtype.name in ("float32", "float64"):
+    if device.host_kernels and block.ndim == 2 and dtype_name(block.dtype) in ("float32", "float64"):
         return _ones(block.shape[0], block.dtype) @ block
     return block.sum(axis=0)
 
@@ -84,7 +85,7 @@ _ONES = {}
 
 def _ones(count, dtype):
     """A vector of ``count`` ones (kept per size and dtype: never written to)."""
-    key = (count, dtype.name)
+    key = (count, dtype_name(dtype))
     ones = _ONES.get(key)
     if ones is None:
         if len(_ONES) > 64:

@@ -82,13 +82,14 @@ def dense(x, kernel, bias=None, relu=False):
     """
     x = as_tensor("dense", x, allow_bool=False, allow_complex=False)
     kernel = as_tensor("dense", kernel, allow_bool=False, allow_complex=False)
-    if kernel.ndim != 2 or x.ndim < 1 or x.shape[-1] != kernel.shape[0]:
+    x_shape, kernel_shape = x.data.shape, kernel.data.shape  # read once: every Dense call checks them
+    if len(kernel_shape) != 2 or not x_shape or x_shape[-1] != kernel_shape[0]:
         raise ValueError(f"dense: expected x (..., features) and kernel (features, units), received x "
-                         f"{tuple(x.shape)} and kernel {tuple(kernel.shape)}.")
+                         f"{tuple(x_shape)} and kernel {tuple(kernel_shape)}.")
     function = DenseFunction(validate_flag("dense", "relu", relu))
     if bias is None:
         return function.apply(x, kernel)
     bias = as_tensor("dense", bias, allow_bool=False, allow_complex=False)
-    if bias.shape != (kernel.shape[1],):
-        raise ValueError(f"dense: bias must have shape ({kernel.shape[1]},), received {tuple(bias.shape)}.")
+    if tuple(bias.data.shape) != (kernel_shape[1],):
+        raise ValueError(f"dense: bias must have shape ({kernel_shape[1]},), received {tuple(bias.shape)}.")
     return function.apply(x, kernel, bias)
