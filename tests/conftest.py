@@ -48,7 +48,9 @@ def pytest_configure(config):
     # The suite checks GPU results against the CPU's and float64 finite
     # differences at float32 tolerances, so it runs with TF32 off, as
     # PyTorch's suite does; TF32's own tests turn it on (tests/device/test_tensor_cores.py).
+    # The worker processes tests launch (MPI, scripts) inherit NVIDIA's override.
     minikeras.config.experimental.enable_tensor_float_32_execution(False)
+    os.environ["NVIDIA_TF32_OVERRIDE"] = "0"
 
 
 def _devices_under_test(config):

@@ -20,9 +20,13 @@ names). Where the switch acts:
   PyTorch filters them from ``allow_tf32``.
 
 float16/bfloat16 products always use the tensor cores, float64 never; the
-CPU computes exactly whatever the switch says.
+CPU computes exactly whatever the switch says. ``NVIDIA_TF32_OVERRIDE=0`` in
+the environment forbids TF32 whatever the switch says, as NVIDIA's
+libraries (and so TensorFlow and PyTorch) honour it: a process tree's
+setting, which the test suite uses for the worker processes it launches.
 """
 import functools
+import os
 
 import numpy
 
@@ -62,6 +66,8 @@ def compute_capability(cupy, cuda_id):
 def tf32_on(cupy, cuda_id):
     """Whether float32 products and convolutions on that device may use TF32
     now: the switch is on and the GPU is Ampere or newer."""
+    if os.environ.get("NVIDIA_TF32_OVERRIDE") == "0":
+        return False
     return _state["tf32"] and compute_capability(cupy, cuda_id) >= _AMPERE
 
 

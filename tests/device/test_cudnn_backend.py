@@ -17,6 +17,12 @@ from minikeras.testing.sim_cupy.libs import cudnn as sim
 SPEC = cudnn.Spec((2, 6, 6, 4, 8, (3, 3), (1, 1), (1, 1), (1, 1), (6, 6)))
 
 
+@pytest.fixture(autouse=True)
+def _tf32_switch_alone(monkeypatch):
+    """Without NVIDIA's override the suite sets for its worker processes (tests/conftest.py)."""
+    monkeypatch.delenv("NVIDIA_TF32_OVERRIDE", raising=False)
+
+
 @pytest.fixture
 def convolutions(simulated_gpu, monkeypatch):
     monkeypatch.setenv("MINIKERAS_CUDNN", "1")

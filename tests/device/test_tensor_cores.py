@@ -16,6 +16,12 @@ from minikeras.testing.sim_cupy.libs import cublas as sim_cublas
 BF16 = numpy.dtype(ml_dtypes.bfloat16)
 
 
+@pytest.fixture(autouse=True)
+def _tf32_switch_alone(monkeypatch):
+    """Without NVIDIA's override the suite sets for its worker processes (tests/conftest.py)."""
+    monkeypatch.delenv("NVIDIA_TF32_OVERRIDE", raising=False)
+
+
 @pytest.fixture
 def tf32():
     """TF32 on for the test (the suite runs with it off: tests/conftest.py)."""
@@ -81,6 +87,17 @@ def test_cupys_own_compute_type_follows_the_switch(simulated_gpu, rng):
         assert sim_core.get_compute_type(numpy.float32) == wanted
         numpy.testing.assert_array_equal(got, expected)
     assert not numpy.array_equal(_tf32(a) @ _tf32(b), a @ b)  # the inputs do tell the two apart
+
+
+def test_nvidias_override_forbids_tf32_whatever_the_switch_says(simulated_gpu, gemm_calls, rng, tf32, monkeypatch):
+    monkeypatch.setenv("NVIDIA_TF32_OVERRIDE", "0")
+    a, b = _needs_tf32(rng, (3, 5, 7)), _needs_tf32(rng, (3, 7, 2))
+    x, y = _upload(simulated_gpu, a, b)
+    with simulated_gpu.activate():
+        got = simulated_gpu.to_host(simulated_gpu.matmul(x, y))  # batched: the direct cuBLAS path
+    assert mk.config.experimental.tensor_float_32_execution_enabled()
+    assert gemm_calls and all(call["compute"] == cublas_direct.COMPUTE_32F for call in gemm_calls)
+    numpy.testing.assert_allclose(got, a @ b, rtol=1e-6)
 
 
 @pytest.mark.parametrize("enabled, compute", [(True, cublas_direct.COMPUTE_32F_FAST_TF32),
