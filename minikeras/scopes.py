@@ -55,7 +55,9 @@ class name_scope:  # noqa: N801  (Keras's name)
         self._pop_on_exit = False
 
     def __enter__(self):
-        stack = _stack("names")
+        stack = getattr(_local, "names", None)  # (_stack inlined: every layer call opens a scope)
+        if stack is None:
+            stack = _local.names = []
         if self.deduplicate and stack and self.caller is not None and stack[-1].caller is self.caller \
                 and stack[-1].name == self.name:
             return self
@@ -65,7 +67,7 @@ class name_scope:  # noqa: N801  (Keras's name)
 
     def __exit__(self, *exc_info):
         if self._pop_on_exit:
-            _stack("names").pop()
+            _local.names.pop()
             self._pop_on_exit = False
 
 
