@@ -19,13 +19,13 @@ import math
 
 from minikeras import ops, quantizers
 from minikeras.autograd import no_grad
-from minikeras.layers.quantized_weights import (FLOAT8_VARIABLES, add_float8_variables, add_frozen, drop_weight,
-                                                float8_bias, float8_operand, float8_output, in_spec_order,
-                                                keras_weight_order, quantize_inputs, switch_policy)
+from minikeras.layers.quantized_weights import (FLOAT8_VARIABLES, KerasWeightOrder, add_float8_variables, add_frozen,
+                                                drop_weight, float8_bias, float8_operand, float8_output,
+                                                in_spec_order, quantize_inputs, switch_policy)
 from minikeras.ops.nn.int8_product import int8_contraction
 from minikeras.quantizers.quantization_config import Int4QuantizationConfig, QuantizationConfig
 
-__all__ = ["DenseQuantization", "MergedQuantizedKernel"]
+__all__ = ["DenseQuantization", "MergedQuantizedKernel", "with_merged_lora_kernel"]
 
 SPEC = {"int8": ("_kernel", "bias", "kernel_scale"),
         "int4": ("_kernel", "bias", "kernel_scale", "kernel_zero", "g_idx"),
@@ -65,7 +65,24 @@ class MergedQuantizedKernel:
             adapter.assign(ops.zeros(adapter.shape, dtype=adapter.dtype))
 
 
-class DenseQuantization:
+def with_merged_lora_kernel(layer, weights):
+    """``weights`` (a quantized layer's saved list) with its kernel and the
+    kernel's scale replaced by the LoRA-merged pair, computed once when first
+    read (``layer._merged_lora_kernel()``)."""
+    cache = {}
+
+    def merged():
+        if "value" not in cache:
+            cache["value"] = layer._merged_lora_kernel()
+        return cache["value"]
+
+    weights[0] = MergedQuantizedKernel(layer, merged, 0)
+    index = next(i for i, w in enumerate(weights) if w is layer.kernel_scale)
+    weights[index] = MergedQuantizedKernel(layer, merged, 1)
+    return weights
+
+
+class DenseQuantization(KerasWeightOrder):
     """The quantization half of Dense (its build, call and saving hooks)."""
 
     quantization_config = None
@@ -184,27 +201,13 @@ class DenseQuantization:
                                        ops.take(self.kernel_scale, groups, axis=0))
             return ops.cast(dequantized, self.compute_dtype)
 
-    def _all_own_weights(self):
-        if self.quantization_mode is None:
-            return super()._all_own_weights()
-        return keras_weight_order(self)
-
     def _keras_saved_weights(self):
         mode = self.quantization_mode
         if mode is None:
             return super()._keras_saved_weights()
         weights = in_spec_order(self, SPEC.get(mode, ()))
         if self.lora_enabled and mode in ("int8", "int4"):
-            cache = {}
-
-            def merged():
-                if "value" not in cache:
-                    cache["value"] = self._merged_lora_kernel()
-                return cache["value"]
-
-            weights[0] = MergedQuantizedKernel(self, merged, 0)
-            index = next(i for i, w in enumerate(weights) if w is self.kernel_scale)
-            weights[index] = MergedQuantizedKernel(self, merged, 1)
+            weights = with_merged_lora_kernel(self, weights)
         return weights
 
     def _merged_lora_kernel(self):

@@ -17,9 +17,9 @@ import math
 from minikeras import ops, quantizers
 from minikeras.autograd import no_grad
 from minikeras.layers.einsum_quantization_layout import quantization_layout
-from minikeras.layers.quantized_dense import SPEC, MergedQuantizedKernel, int4_block_size
-from minikeras.layers.quantized_weights import (add_float8_variables, add_frozen, drop_weight, float8_bias,
-                                                float8_operand, float8_output, in_spec_order, keras_weight_order,
+from minikeras.layers.quantized_dense import SPEC, int4_block_size, with_merged_lora_kernel
+from minikeras.layers.quantized_weights import (KerasWeightOrder, add_float8_variables, add_frozen, drop_weight,
+                                                float8_bias, float8_operand, float8_output, in_spec_order,
                                                 quantize_inputs, switch_policy)
 from minikeras.ops.nn.einsum_dense import _einsum2
 from minikeras.ops.nn.int8_product import int8_contraction
@@ -28,7 +28,7 @@ from minikeras.quantizers.quantization_config import QuantizationConfig
 __all__ = ["EinsumDenseQuantization"]
 
 
-class EinsumDenseQuantization:
+class EinsumDenseQuantization(KerasWeightOrder):
     """The quantization half of EinsumDense (build, call and saving hooks)."""
 
     quantization_config = None
@@ -175,11 +175,6 @@ class EinsumDenseQuantization:
                                       ops.take(self.kernel_scale, groups, axis=0))
             return ops.reshape(ops.cast(kernel, self.compute_dtype), self.original_kernel_shape)
 
-    def _all_own_weights(self):
-        if self.quantization_mode is None:
-            return super()._all_own_weights()
-        return keras_weight_order(self)
-
     def _keras_saved_weights(self):
         mode = self.quantization_mode
         if mode is None:
@@ -188,16 +183,7 @@ class EinsumDenseQuantization:
         if self.lora_enabled and mode in ("int8", "int4"):
             if mode == "int4":
                 raise NotImplementedError("Saving an int4 EinsumDense with LoRA enabled is not supported.")
-            cache = {}
-
-            def merged():
-                if "value" not in cache:
-                    cache["value"] = self._merged_lora_kernel()
-                return cache["value"]
-
-            weights[0] = MergedQuantizedKernel(self, merged, 0)
-            index = next(i for i, w in enumerate(weights) if w is self.kernel_scale)
-            weights[index] = MergedQuantizedKernel(self, merged, 1)
+            weights = with_merged_lora_kernel(self, weights)
         return weights
 
     def _merged_lora_kernel(self):

@@ -15,7 +15,7 @@ from minikeras import ops, quantizers
 from minikeras.autograd import no_grad
 from minikeras.autograd.tensor import from_array
 from minikeras.layers.quantized_dense import int4_block_size
-from minikeras.layers.quantized_weights import add_frozen, drop_weight, in_spec_order, keras_weight_order, switch_policy
+from minikeras.layers.quantized_weights import KerasWeightOrder, add_frozen, drop_weight, in_spec_order, switch_policy
 from minikeras.quantizers.quantization_config import QuantizationConfig
 
 __all__ = ["EmbeddingQuantization"]
@@ -24,7 +24,7 @@ SPEC = {"int8": ("embeddings", "embeddings_scale"),
         "int4": ("embeddings", "embeddings_scale", "embeddings_zero", "g_idx")}
 
 
-class EmbeddingQuantization:
+class EmbeddingQuantization(KerasWeightOrder):
     """The quantization half of Embedding (build, lookup and saving hooks)."""
 
     quantization_config = None
@@ -119,11 +119,6 @@ class EmbeddingQuantization:
             groups = ops.cast(self.g_idx, "int32")
             zero = ops.cast(ops.take(ops.take(self.embeddings_zero, ids, axis=0), groups, axis=-1), scale.dtype)
             return ops.multiply(ops.subtract(rows, zero), ops.take(scale, groups, axis=-1))
-
-    def _all_own_weights(self):
-        if self.quantization_mode is None:
-            return super()._all_own_weights()
-        return keras_weight_order(self)
 
     def _keras_saved_weights(self):
         mode = self.quantization_mode

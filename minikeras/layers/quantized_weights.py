@@ -106,6 +106,16 @@ def read_quantization_config(value):
     return value
 
 
+class KerasWeightOrder:
+    """A quantized layer's ``_all_own_weights``: Keras's order once quantized
+    (``keras_weight_order``), the layer's own before."""
+
+    def _all_own_weights(self):
+        if self.quantization_mode is None:
+            return super()._all_own_weights()
+        return keras_weight_order(self)
+
+
 def keras_weight_order(layer):
     """A quantized layer's own weights as Keras 3 lists them: those created
     trainable first (the bias, float8's scales), then the others (int8
