@@ -13,10 +13,14 @@ rather than testing ``kind``.
 from JAX): Python ``int``/``float`` are *weak* types that take the other
 operand's kind (``result_type("bfloat16", int) == "bfloat16"``), mixed
 signed/unsigned integers widen (``uint8`` with ``int8`` gives ``int16``),
-an integer with a float gives that float. minikeras keeps 64-bit results
-(``float64`` stays ``float64``), as Keras's TensorFlow backend does, since
-every minikeras op runs in float64 too; Keras's JAX, torch and NumPy
-backends narrow them to 32 bits.
+an integer with a float gives that float. minikeras keeps ``int64`` and
+``float64`` results, as Keras's TensorFlow backend does, since every
+minikeras op runs in float64 too; Keras's JAX, torch and NumPy backends
+narrow them to 32 bits. ``uint64`` results narrow to ``uint32`` on every
+Keras backend, TensorFlow's included, and so here (``uint64`` with
+``uint64`` gives ``uint32``; with a signed integer, ``float32``).
+``ops.result_type`` and every op's promotion go through this one function
+(tests/ops/test_result_type_table.py checks it against Keras 3.15).
 
 Example:
     >>> standardize_dtype("bfloat16"), standardize_dtype(float), is_float_dtype("bfloat16")
@@ -155,7 +159,12 @@ def result_type(*dtypes):
         precision = _floatx()[-2:]
         kind = "f" if result == "bfloat16" else result[:1]
         result = {"b": "bool", "i": f"int{precision}", "u": f"uint{precision}"}.get(kind, f"float{precision}")
-    return result
+    return _NARROWED.get(result, result)
+
+
+# Keras narrows these on its TensorFlow backend too (its BIT64_TO_BIT32_DTYPE keeps only int64 and float64
+# there). complex128 -> complex64 is Keras's as well but is not applied here yet (minikeras's complex ops keep 128).
+_NARROWED = {"uint64": "uint32"}
 
 
 _DTYPE_NAMES = {}  # numpy dtype -> its name: ``dtype.name`` is Python code in NumPy, asked several times per op

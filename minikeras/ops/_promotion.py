@@ -1,61 +1,62 @@
-"""Keras 3's dtype promotion (``keras.backend.result_type``) where it differs from NumPy's.
+"""Keras 3's dtype promotion of op operands (Tensors, arrays, Python numbers).
 
-Keras follows JAX's type lattice rather than NumPy's table. The differences
-that matter to an op library:
+The dtype part is ``backend.result_type`` (minikeras/backend/dtypes.py),
+Keras's lattice, the one table of the library. This module only turns
+operands into what it takes:
 
-- an integer (or bool) mixed with a float gives that float, never a wider
-  one: ``int32 + float32 -> float32`` and ``int64 + float16 -> float16``
-  (NumPy gives float64 and float64);
-- Python numbers are *weak*: ``int32_tensor * 2 -> int32``, and a Python
-  float with an integer tensor gives float32 (Keras's floatx), not float64;
-- ``bfloat16`` with ``float16`` gives float32.
-
-Everything else (two ints, two floats, bool with anything) agrees with NumPy.
+- Tensors, arrays and dtype specifiers (``"int32"``, ``numpy.float64``) are
+  strong: their dtype;
+- Python and NumPy scalars are *weak* (``int``/``float``): ``int32_tensor * 2
+  -> int32``, and a Python float with an integer tensor gives float32
+  (Keras's floatx), not float64; bools are bool, the bottom of the lattice;
+- a complex scalar makes a real result complex (complex128 from float64,
+  else complex64).
 """
 
 __all__ = ["result_type"]
 
+import functools
 import numbers
 
 import numpy
 
 from minikeras.autograd.autocast import current_dtype, maybe_cast
+from minikeras.backend.dtypes import as_numpy_dtype
+from minikeras.backend.dtypes import result_type as lattice_result_type
+from minikeras.backend.keras_helpers import floatx
 
 FLOATX = numpy.dtype("float32")
+_UINT64 = numpy.dtype("uint64")  # the one dtype Keras narrows when both operands have it (to uint32)
+_COMPLEX64, _COMPLEX128 = numpy.dtype("complex64"), numpy.dtype("complex128")
 
 
-def _kind(dtype):
-    return "f" if dtype.kind == "V" or dtype.name == "bfloat16" else dtype.kind
+def _spec(value):
+    """What ``backend.result_type`` takes for ``value``: a dtype, or the weak
+    Python type ``int``/``float``/``bool``; ``complex`` for a complex scalar."""
+    if isinstance(value, (bool, numpy.bool_)):
+        return bool
+    if isinstance(value, numbers.Number) and not hasattr(value, "shape"):
+        return complex if isinstance(value, complex) else int if isinstance(value, numbers.Integral) else float
+    if isinstance(value, numpy.generic):
+        kind = value.dtype.kind
+        return bool if kind == "b" else int if kind in "iu" else complex if kind == "c" else float
+    if hasattr(value, "dtype") and not isinstance(value, type):  # numpy.float64 (the class) is a specifier
+        return value.dtype
+    return value
 
 
-def _join(a, b):
-    """The promoted dtype of two (non-weak) NumPy dtypes under Keras's rules."""
-    if a == b:
-        return a
-    kind_a, kind_b = _kind(a), _kind(b)
-    if kind_a == "b":
-        return b
-    if kind_b == "b":
-        return a
-    if kind_a == "c" or kind_b == "c":
-        return numpy.promote_types(a, b)
-    if kind_a == "f" and kind_b == "f":
-        if "bfloat16" in (a.name, b.name):
-            other = b if a.name == "bfloat16" else a
-            return FLOATX if other.itemsize <= 4 else other
-        return numpy.promote_types(a, b)
-    if kind_a == "f":
-        return a
-    if kind_b == "f":
-        return b
-    return numpy.promote_types(a, b)
-
-
-def _strong_dtype(value):
-    dtype = getattr(value, "dtype", None)
-    if dtype is None or isinstance(value, numpy.generic) and value.ndim == 0 and not hasattr(value, "device"):
-        return None
-    return numpy.dtype(dtype)
+@functools.lru_cache(maxsize=512)
+def _result_dtype(specs, keras_floatx):
+    """The NumPy dtype of ``specs`` (hashable, see :func:`_spec`); ``keras_floatx``
+    is in the key because weak types resolve to its precision."""
+    weak_complex = complex in specs
+    real = [spec for spec in specs if spec is not complex]
+    if not real and weak_complex:
+        return _COMPLEX64
+    dtype = as_numpy_dtype(lattice_result_type(*real))
+    if weak_complex and dtype.kind != "c":
+        return _COMPLEX128 if dtype == numpy.float64 else _COMPLEX64
+    return dtype
 
 
 def result_type(*values):
@@ -63,41 +64,17 @@ def result_type(*values):
 
     Tensors, arrays and dtype specifiers (``"int32"``, ``numpy.float64``) are
     strong; Python and NumPy scalars are weak (they take the other operands'
-    dtype when they fit its kind), as in ``keras.backend.result_type``.
+    dtype when they fit its kind), as in ``keras.backend.result_type``, which
+    computes the answer.
 
     Returns:
         A ``numpy.dtype``.
     """
-    strong = []
-    weak_kinds = []
-    for value in values:
-        if isinstance(value, (bool, numpy.bool_)):
-            weak_kinds.append("b")
-        elif isinstance(value, numbers.Number) and not hasattr(value, "shape"):
-            weak_kinds.append("c" if isinstance(value, complex) else "i" if isinstance(value, numbers.Integral) else "f")
-        elif isinstance(value, numpy.generic):
-            weak_kinds.append(_kind(value.dtype))
-        elif hasattr(value, "dtype"):
-            strong.append(numpy.dtype(value.dtype))
-        else:
-            strong.append(numpy.dtype(value))
-    if strong:
-        dtype = strong[0]
-        for other in strong[1:]:
-            dtype = _join(dtype, other)
-    else:
-        dtype = None
-    for kind in weak_kinds:
-        if dtype is None:
-            dtype = {"b": numpy.dtype(bool), "i": numpy.dtype("int32"), "f": FLOATX,
-                     "c": numpy.dtype("complex64")}[kind]
-        elif kind == "f" and _kind(dtype) in "biu":
-            dtype = FLOATX
-        elif kind == "i" and dtype.kind == "b":
-            dtype = numpy.dtype("int32")
-        elif kind == "c" and dtype.kind != "c":
-            dtype = numpy.dtype("complex128") if dtype == numpy.float64 else numpy.dtype("complex64")
-    return dtype
+    specs = tuple(_spec(value) for value in values)
+    try:
+        return _result_dtype(specs, floatx())
+    except TypeError:  # an unhashable specifier: no cache
+        return _result_dtype.__wrapped__(specs, floatx())
 
 
 def promote_operands(a, b, true_division=False):
@@ -112,12 +89,13 @@ def promote_operands(a, b, true_division=False):
     a, b = _autocast(a), _autocast(b)
     dtype_a, dtype_b = getattr(a, "dtype", None), getattr(b, "dtype", None)
     if dtype_a is not None and dtype_b is not None:
-        if dtype_a == dtype_b and (not true_division or dtype_a.kind in "fcV"):
+        if dtype_a == dtype_b and (not true_division or dtype_a.kind in "fcV") and dtype_a is not _UINT64:
             return a, b
     elif (dtype_a if dtype_a is not None else dtype_b) is not None:
         known = dtype_a if dtype_a is not None else dtype_b
         other = b if dtype_a is not None else a
-        if known.kind in "fcV" or (isinstance(other, int) and not true_division and known.kind in "iu"):
+        if known.kind in "fcV" or (isinstance(other, int) and not true_division and known.kind in "iu"
+                                   and known is not _UINT64):
             return a, b
     dtype = result_type(a, b)
     if true_division and dtype.kind in "biu":

@@ -28,8 +28,8 @@ from minikeras.layers.naming import to_snake_case
 from minikeras.saving import _checksum, _safety, hdf5_format, hdf5_links, keras_assets, keras_config, keras_weights_h5
 from minikeras.saving.atomic import atomic_write
 from minikeras.saving.keras_config_writer import to_keras
-from minikeras.saving.keras_zip import (CONFIG, KERAS_VERSION, METADATA, WEIGHTS, _json_default, member_size,
-                                       read_member, weights_limit)
+from minikeras.saving.keras_zip import CONFIG, METADATA, WEIGHTS, _json_default, member_size, read_member, weights_limit
+from minikeras.saving.versions import KERAS_VERSION, minikeras_version
 
 
 def _is_plain_identity(layer):
@@ -83,9 +83,7 @@ def save_feature_space(space, filepath, overwrite=True):
     spec = {"module": "keras.utils", "class_name": "FeatureSpace", "config": config, "registered_name": None,
             "build_config": build_config}
     config_text = json.dumps(spec, default=_json_default)
-    import minikeras
-
-    metadata = {"keras_version": KERAS_VERSION, "minikeras_version": minikeras.__version__,
+    metadata = {"keras_version": KERAS_VERSION, "minikeras_version": minikeras_version(),
                 "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S"),
                 _checksum.CONFIG_ATTRIBUTE: _checksum.config_crc32(config_text)}
     weights, assets = io.BytesIO(), {}

@@ -30,9 +30,9 @@ from minikeras.saving import (_checksum, _inflation, _safety, hdf5_format, hdf5_
                               keras_config_writer, keras_weights_h5)
 from minikeras.saving.atomic import atomic_write
 from minikeras.saving.random_state import read_random_state, write_random_state
+from minikeras.saving.versions import KERAS_VERSION, minikeras_version
 
 CONFIG, METADATA, WEIGHTS = "config.json", "metadata.json", "model.weights.h5"
-KERAS_VERSION = "3.15.1"  # the Keras release whose layout this file follows
 # A config larger than this is not a model config; weights may be large.
 _MAX_CONFIG_BYTES = 64 * 1024 * 1024
 # Members are inflated this much at a time, counted as they come.
@@ -48,12 +48,6 @@ def is_keras_zip(filepath):
             return CONFIG in archive.namelist()
     except OSError:
         return False
-
-
-def _version():
-    import minikeras
-
-    return minikeras.__version__
 
 
 def save_model(model, filepath, overwrite=True, include_optimizer=True):
@@ -76,7 +70,7 @@ def write_archive(model, target, include_optimizer=True):
     compiled = include_optimizer and getattr(model, "optimizer", None) is not None
     spec["compile_config"] = keras_compile.compile_config(model) if compiled else None
     config_text = json.dumps(spec, default=_json_default)
-    metadata = {"keras_version": KERAS_VERSION, "minikeras_version": _version(),
+    metadata = {"keras_version": KERAS_VERSION, "minikeras_version": minikeras_version(),
                 "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S"),
                 _checksum.CONFIG_ATTRIBUTE: _checksum.config_crc32(config_text)}
     weights = io.BytesIO()

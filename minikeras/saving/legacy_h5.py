@@ -28,17 +28,11 @@ import numpy
 
 from minikeras.saving import _checksum, _safety, hdf5_format, keras_compile, keras_config, keras_config_writer
 from minikeras.saving.atomic import atomic_write
+from minikeras.saving.versions import KERAS_VERSION, minikeras_version
 from minikeras.saving.compile_config import compile_from_json
 from minikeras.saving.keras_order import keras_trainable_order, state_in_order
 from minikeras.saving.random_state import read_random_state, write_random_state
 
-KERAS_VERSION = "3.15.1"  # the Keras release whose layout this file follows
-
-
-def _version():
-    import minikeras
-
-    return minikeras.__version__
 
 
 def _check_saveable(model):
@@ -107,7 +101,7 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
     with atomic_write(filepath, overwrite=overwrite) as temporary:
         with h5py.File(temporary, "w", libver=hdf5_format.LIBVER) as handle:
             handle.attrs["keras_version"] = KERAS_VERSION
-            handle.attrs["minikeras_version"] = _version()
+            handle.attrs["minikeras_version"] = minikeras_version()
             handle.attrs["backend"] = "minikeras"
             handle.attrs["model_config"] = model_config
             hdf5_format.save_weights_to_group(handle.create_group("model_weights"), model)

@@ -43,14 +43,9 @@ import h5py
 from minikeras.saving import (_safety, hdf5_format, hdf5_links, keras_compile, keras_weights_h5, keras_zip, legacy_h5,
                               object_registration)
 from minikeras.saving.atomic import atomic_write
+from minikeras.saving.versions import KERAS_VERSION, minikeras_version
 
 _FORMAT_VERSION = "1"
-
-
-def _version():
-    import minikeras
-
-    return minikeras.__version__
 
 
 def _check_model(model, what):
@@ -196,8 +191,8 @@ def save_weights(model, filepath, overwrite=True):
                 optimizer = getattr(model, "optimizer", None)
                 keras_weights_h5.write_model(handle, model, optimizer)
             else:
-                handle.attrs["keras_version"] = legacy_h5.KERAS_VERSION  # layers in Keras's order
-                handle.attrs["minikeras_version"] = _version()
+                handle.attrs["keras_version"] = KERAS_VERSION  # layers in Keras's order
+                handle.attrs["minikeras_version"] = minikeras_version()
                 handle.attrs["format_version"] = _FORMAT_VERSION
                 hdf5_format.save_weights_to_group(handle, model)
 
