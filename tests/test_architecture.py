@@ -43,26 +43,11 @@ LAZY_ALLOWED = {
 
     # keras.backend.is_keras_tensor asks whether a value is the functional API's symbolic tensor.
     ("backend/keras_helpers.py", "minikeras.layers.input"),
-    # Layer lookup by name consults register_keras_serializable's table, and
-    # add_weight bounds its memory while a file is loading (saving/_safety.py).
-    ("layers/base.py", "minikeras.saving"),
     # keras.layers.serialize/deserialize are saving's serialize_keras_object /
     # deserialize_keras_object for layers, as in Keras (one schema, one resolver).
     ("layers/serialization.py", "minikeras.saving.serialization_lib"),
-    # Lambda.from_config refuses a function unless unsafe loading is enabled.
-    ("layers/core.py", "minikeras.saving"),
-    # Symbolic probes stay small while a file is loading.
-    ("layers/input.py", "minikeras.saving"),
-    # ... and so do the sizes a file's config declares: a lookup's OOV tokens, vocabulary and encoding width,
-    # the one-hot / multi-hot width of CategoryEncoding, Hashing and HashedCrossing (a FeatureSpace's
-    # crossing_dim), a TextVectorization's output_sequence_length.
-    ("layers/index_lookup.py", "minikeras.saving"),
-    ("layers/categorical_encoding.py", "minikeras.saving"),
-    ("layers/text_vectorization.py", "minikeras.saving"),
     # FeatureSpace.save writes Keras's .keras layout for it (saving/feature_space_io.py).
     ("layers/feature_space.py", "minikeras.saving.feature_space_io"),
-    # A quantizer class registered with register_keras_serializable is saved and found by its registered name.
-    ("quantizers/__init__.py", "minikeras.saving"),
     # Model.save/save_weights/load_weights and models.load_model delegate to saving/.
     ("models/__init__.py", "minikeras.saving"),
     ("models/model.py", "minikeras.saving"),

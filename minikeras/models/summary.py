@@ -33,7 +33,7 @@ def _shape_text(tensors):
 
 
 def _output_shape(layer):
-    from minikeras.utils.nest import flatten
+    from minikeras._support.nest import flatten
 
     nodes = getattr(layer, "_inbound_nodes", [])
     if nodes:

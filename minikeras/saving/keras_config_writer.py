@@ -163,7 +163,7 @@ def _fill_tensor_shapes(spec, model):
     ``__keras_tensor__`` its shape and dtype (Keras rebuilds the graph from
     them), nested functional models included."""
     from minikeras.models.functional import Functional
-    from minikeras.utils.nest import flatten
+    from minikeras._support.nest import flatten
 
     if not isinstance(model, Functional):
         return
