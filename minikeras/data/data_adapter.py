@@ -23,6 +23,7 @@ import warnings
 
 import numpy
 
+from minikeras.backend import run_limits
 from minikeras.data.dataset import Dataset
 from minikeras.device import registry
 from minikeras._support.argument_validation import is_int
@@ -303,8 +304,6 @@ def unpack(batch):
 
 def _capped_steps(steps):
     """``steps`` under ``config.set_max_steps_per_epoch``'s cap (with Keras's warning)."""
-    from minikeras.backend import run_limits
-
     cap = run_limits.max_steps_per_epoch()
     if cap and (not steps or cap < steps):
         warnings.warn(f"Limiting steps_per_epoch to {cap}", stacklevel=3)
