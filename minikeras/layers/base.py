@@ -60,7 +60,7 @@ def get_layer_class(name, custom_objects=None):
 def layer_from_config(layer_class, config, custom_objects=None):
     """``layer_class.from_config(config)``, passing ``custom_objects`` to the
     classes whose from_config takes it (models, Lambda, wrappers). The config
-    is data: it runs in a deserialization scope (saving/_safety.py), safe
+    is data: it runs in a deserialization scope (_support/safe_mode.py), safe
     unless an enclosing load said otherwise."""
     with deserialization_scope():
         if "custom_objects" in inspect.signature(layer_class.from_config).parameters:

@@ -113,7 +113,7 @@ class _IndexLookup(Layer):
 
     def _charge_declared_sizes(self, vocabulary):
         """While a file loads, what its config's sizes make the layer hold
-        counts against the loading budget (saving/_safety.py) before any of
+        counts against the loading budget (_support/load_budget.py) before any of
         it is allocated: the OOV tokens, the vocabulary it declares (checked
         now, charged as its asset is read), one given inline."""
         if not load_budget.loading():

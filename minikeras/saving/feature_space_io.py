@@ -144,7 +144,7 @@ def load_feature_space(archive, spec, custom_objects, safe_mode, source, max_byt
         raise ValueError(f"Malformed FeatureSpace build_config in {source}: expected a dict, received "
                          f"{str(build_config)[:200]!r}.")
     config = dict(config)
-    # One budget for the whole load (_safety.py): the preprocessors' weights (a Normalization built on a huge
+    # One budget for the whole load (_support/load_budget.py): the preprocessors' weights (a Normalization built on a huge
     # shape), what their configs' sizes make them hold (a crossing_dim, num_oov_indices), their vocabularies.
     weight_bytes = member_size(archive, WEIGHTS, source, weights_limit(max_bytes), "weights under max_bytes")
     with safe_mode_scope(safe_mode), load_budget.loading_budget(weight_bytes, source, max_bytes):

@@ -90,7 +90,7 @@ class _VocabularyReader:
     reads the whole text (``splitlines``, trailing empty lines dropped),
     checked as they come: no more entries than the config's
     ``vocabulary_size``, every one charged against the loading budget
-    (load_budget.TOKEN_BYTES, saving/_safety.py), before the next is parsed."""
+    (TOKEN_BYTES, _support/load_budget.py), before the next is parsed."""
 
     def __init__(self, layer, name, source):
         self.layer, self.name, self.source = layer, name, source

@@ -13,7 +13,7 @@ minikeras also stores the random generators' state (random_state.py) as an
 attribute of ``model.weights.h5``'s root when the optimizer is saved, and
 adds ``minikeras_config_crc32`` to ``metadata.json`` (the CRC-32 of
 ``config.json``) and a CRC-32 beside each weight dataset, verified on load;
-Keras's files have neither and load without. Loading follows _safety.py:
+Keras's files have neither and load without. Loading follows _safety.py and the guards in _support/:
 dataset sizes are checked before the model is rebuilt, the rebuild runs in
 safe mode and within the budget the file's weights justify.
 """

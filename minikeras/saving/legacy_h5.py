@@ -16,7 +16,7 @@ training-config encoding and are read as before.
 
 minikeras's files also carry a CRC-32 beside every weight dataset and one
 over the JSON configs (``minikeras_config_crc32``), checked on load; Keras's
-files have none and load without. Loading follows _safety.py: sizes are
+files have none and load without. Loading follows _safety.py (and _support/): sizes are
 checked before anything is read, the rebuild runs in safe mode and within
 the budget the file's weights justify.
 """
@@ -154,7 +154,7 @@ def load_model(handle, custom_objects=None, compile=True, safe_mode=True, source
 
     The weights' declared sizes and the config checksum are checked before
     the model is rebuilt; the rebuild runs in ``safe_mode`` and within the
-    budget of the file's weights (_safety.py).
+    budget of the file's weights (_support/load_budget.py).
     """
     from minikeras.layers.base import layer_from_config
 

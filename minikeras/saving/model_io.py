@@ -30,7 +30,7 @@ HDF5 files are written with HDF5's newest object formats (checksummed
 metadata), a CRC-32 beside every weight dataset and one over the JSON
 configs (_checksum.py); files from Keras, without them, still load.
 
-Loading treats the file as untrusted data (_safety.py), whatever the
+Loading treats the file as untrusted data (_safety.py, _support/), whatever the
 format: names resolve only against an allow-list, Lambda layers are refused
 unless ``safe_mode=False``, sizes are checked before anything is read or
 allocated, and every failure is the library's own error naming the file.
