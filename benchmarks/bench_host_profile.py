@@ -43,7 +43,7 @@ PARTS = [
     ("allocation", ("minikeras/device/memory.py",)),
     ("device", ("minikeras/device/", "minikeras/backend/")),
     ("kernels", ("minikeras/kernels/",)),
-    ("op_dispatch", ("minikeras/ops/", "minikeras/utils/argument_validation.py")),
+    ("op_dispatch", ("minikeras/ops/", "minikeras/_support/argument_validation.py")),
     ("layer_call", ("minikeras/layers/", "minikeras/activations", "minikeras/dtype_policies/")),
     ("logs", ("minikeras/models/", "minikeras/metrics/", "minikeras/losses/", "minikeras/callbacks/")),
 ]

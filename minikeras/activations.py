@@ -10,6 +10,8 @@ Example:
     >>> activations.serialize(activations.swish)
     'silu'
 """
+from minikeras._support import object_registration
+
 __all__ = [
     "linear", "relu", "relu6", "leaky_relu", "elu", "selu", "gelu", "sigmoid", "hard_sigmoid", "tanh",
     "softmax", "log_softmax", "softplus", "softsign", "silu", "swish", "hard_silu", "hard_swish",
@@ -238,9 +240,7 @@ def _registered(name):
     ``register_keras_serializable`` (as ``name`` or ``"package>name"``), in
     ``get_custom_objects()``, or in an active ``custom_object_scope`` (which
     ``load_model`` opens with its ``custom_objects``); None otherwise."""
-    from minikeras.saving import _safety
-
-    found = _safety.registered_objects().get(name)
+    found = object_registration.registered_objects().get(name)
     return found if callable(found) and not isinstance(found, type) else None
 
 
@@ -259,9 +259,7 @@ def serialize(activation):
     name = getattr(activation, "__name__", None)
     if name is None:
         raise ValueError(f"Cannot serialize activation {activation!r}: it has no name.")
-    from minikeras.saving import _safety
-
-    return _safety.registered_name(activation) or name
+    return object_registration.registered_name(activation) or name
 
 
 def deserialize(name, custom_objects=None):

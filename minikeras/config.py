@@ -36,8 +36,8 @@ from minikeras.device.precision import (  # noqa: E402,F401  (tf.config names th
     tensor_float_32_execution_enabled,
 )
 
-from minikeras.saving._safety import enable_unsafe_deserialization  # noqa: E402,F401  (Keras 3's switch)
-from minikeras.utils.traceback_utils import (  # noqa: E402,F401  (Keras 3's switches)
+from minikeras._support.safe_mode import enable_unsafe_deserialization  # noqa: E402,F401  (Keras 3's switch)
+from minikeras._support.traceback_utils import (  # noqa: E402,F401  (Keras 3's switches)
     disable_traceback_filtering,
     enable_traceback_filtering,
     is_traceback_filtering_enabled,
@@ -53,6 +53,6 @@ from minikeras.backend.keras_helpers import (  # noqa: E402,F401
 from minikeras.backend.run_limits import (  # noqa: E402,F401
     max_epochs, max_steps_per_epoch, set_max_epochs, set_max_steps_per_epoch,
 )
-from minikeras.utils.io_utils import (  # noqa: E402,F401
+from minikeras._support.io_utils import (  # noqa: E402,F401
     disable_interactive_logging, enable_interactive_logging, is_interactive_logging_enabled,
 )

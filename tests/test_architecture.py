@@ -20,6 +20,9 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "minikeras"
 FLOORS = {
     "backend": 0,
     "device": 1,
+    # The internal helpers (argument checks, nest, array-likes, the loading registry, safe mode and budget):
+    # beside the devices, below everything that checks arguments or loads files.
+    "_support": 1,
     "autograd": 2, "kernels": 2,
     "ops": 3,
     "layers": 4, "optimizers": 4, "losses": 4, "metrics": 4, "quantizers": 4,
@@ -41,28 +44,17 @@ LAZY_ALLOWED = {
     # ... and returns the devices' cached memory (GPU pools) to the driver.
     ("backend/keras_helpers.py", "minikeras.device"),
 
+    # _support's checks and conversions recognise a Tensor; autograd imports them to build one.
+    ("_support/argument_validation.py", "minikeras.autograd.tensor"),
+    ("_support/array_like.py", "minikeras.autograd.tensor"),
+
     # keras.backend.is_keras_tensor asks whether a value is the functional API's symbolic tensor.
     ("backend/keras_helpers.py", "minikeras.layers.input"),
-    # Layer lookup by name consults register_keras_serializable's table, and
-    # add_weight bounds its memory while a file is loading (saving/_safety.py).
-    ("layers/base.py", "minikeras.saving"),
     # keras.layers.serialize/deserialize are saving's serialize_keras_object /
     # deserialize_keras_object for layers, as in Keras (one schema, one resolver).
     ("layers/serialization.py", "minikeras.saving.serialization_lib"),
-    # Lambda.from_config refuses a function unless unsafe loading is enabled.
-    ("layers/core.py", "minikeras.saving"),
-    # Symbolic probes stay small while a file is loading.
-    ("layers/input.py", "minikeras.saving"),
-    # ... and so do the sizes a file's config declares: a lookup's OOV tokens, vocabulary and encoding width,
-    # the one-hot / multi-hot width of CategoryEncoding, Hashing and HashedCrossing (a FeatureSpace's
-    # crossing_dim), a TextVectorization's output_sequence_length.
-    ("layers/index_lookup.py", "minikeras.saving"),
-    ("layers/categorical_encoding.py", "minikeras.saving"),
-    ("layers/text_vectorization.py", "minikeras.saving"),
     # FeatureSpace.save writes Keras's .keras layout for it (saving/feature_space_io.py).
     ("layers/feature_space.py", "minikeras.saving.feature_space_io"),
-    # A quantizer class registered with register_keras_serializable is saved and found by its registered name.
-    ("quantizers/__init__.py", "minikeras.saving"),
     # Model.save/save_weights/load_weights and models.load_model delegate to saving/.
     ("models/__init__.py", "minikeras.saving"),
     ("models/model.py", "minikeras.saving"),
@@ -159,3 +151,134 @@ def test_scanner_resolves_relative_imports():
     assert found == ["minikeras.ops.layers", "minikeras.ops.array.reshaping"]
     found = [module for _, module, _ in _imports(ast.parse("from ...models import Model\n"), "minikeras.ops.array")]
     assert found == ["minikeras.models"] and _floor_of(found[0]) > FLOORS["ops"]
+
+
+# ----------------------------------------------------------------- the package graph and the core
+# Keras's user-facing namespaces on top of the core. The core never imports them, not even inside a
+# function: reading the core never leads into them.
+KERAS_SURFACE = {"utils", "saving", "datasets", "applications", "callbacks", "wrappers", "visualization",
+                 "preprocessing", "mixed_precision", "tree", "distribution", "distribute", "data"}
+
+# The packages that are wholly core; layers/base.py with the layers modules it imports at module level
+# (its helpers: masks, names, node attributes, weight info...) and models/steps.py, the one training
+# step, complete the core's reading path.
+CORE_PACKAGES = {"_support", "backend", "device", "autograd", "kernels", "ops"}
+CORE_FILES = {"layers/base.py", "models/steps.py"}
+
+# keras.utils is the top floor: only Keras's surface that re-exports it (and the package's own top
+# level) may import it.
+UTILS_IMPORTERS = {"utils", "applications", "preprocessing", "minikeras"}
+
+# What _support may import: the standard library, NumPy and these.
+SUPPORT_IMPORTS = {"_support", "backend", "device", "errors"}
+
+
+def _node(module):
+    """The package (or top-level module) of ``minikeras.x.y``: ``x``; None for a name that is no file."""
+    first = module.split(".")[1]
+    return first if (PACKAGE / first).is_dir() or (PACKAGE / f"{first}.py").is_file() else None
+
+
+def _source_node(relative):
+    first = relative.split("/")[0]
+    return "minikeras" if first == "__init__.py" else first.removesuffix(".py")
+
+
+@functools.lru_cache(maxsize=None)
+def _all_imports():
+    """{file relative to minikeras/: ((lineno, module, lazy), ...)} for every module of the package."""
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE).as_posix()
+        package = ".".join(["minikeras"] + relative.split("/")[:-1])
+        found[relative] = tuple(_imports(ast.parse(path.read_text(), filename=str(path)), package))
+    return found
+
+
+def _package_graph(imports):
+    """{package: {package it imports at module level: 'file:line' of one such import}}."""
+    graph = {}
+    for relative, found in imports.items():
+        source = _source_node(relative)
+        for lineno, module, lazy in found:
+            target = _node(module)
+            if not lazy and target is not None and target != source:
+                graph.setdefault(source, {}).setdefault(target, f"{relative}:{lineno}")
+    return graph
+
+
+def _find_cycle(graph):
+    """One cycle of ``graph`` as a list of nodes (first == last), or None."""
+    state, path = {}, []
+
+    def visit(node):
+        state[node] = "open"
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == "open":
+                return path[path.index(nxt):] + [nxt]
+            if nxt not in state:
+                cycle = visit(nxt)
+                if cycle:
+                    return cycle
+        state[node] = "done"
+        path.pop()
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            cycle = visit(node)
+            if cycle:
+                return cycle
+    return None
+
+
+def test_the_package_import_graph_has_no_cycle():
+    # Module-level imports only (a function-level import runs once everything is loaded); a package is
+    # the first path component under minikeras/. A cycle means no package of it can be read or loaded
+    # without the others.
+    graph = _package_graph(_all_imports())
+    cycle = _find_cycle(graph)
+    assert cycle is None, "package import cycle: " + " -> ".join(cycle) + "\n" + "\n".join(
+        f"  {a} -> {b}: {graph[a][b]}" for a, b in zip(cycle, cycle[1:]))
+
+
+def test_the_cycle_finder_finds_a_planted_cycle():
+    imports = {"ops/x.py": ((1, "minikeras.layers.y", False),), "layers/y.py": ((3, "minikeras.ops", False),),
+               "autograd/z.py": ((5, "minikeras.ops", True),)}  # lazy: no edge
+    graph = _package_graph(imports)
+    assert graph == {"ops": {"layers": "ops/x.py:1"}, "layers": {"ops": "layers/y.py:3"}}
+    assert _find_cycle(graph) == ["layers", "ops", "layers"]
+    assert _find_cycle({"a": {"b": ""}, "b": {"c": ""}}) is None
+
+
+def _core_files(imports):
+    base_helpers = {module for _, module, lazy in imports["layers/base.py"]
+                    if not lazy and module.startswith("minikeras.layers.")}
+    helper_files = {f"layers/{module.split('.')[2]}.py" for module in base_helpers}
+    return sorted({relative for relative in imports if relative.split("/")[0] in CORE_PACKAGES}
+                  | CORE_FILES | (helper_files & set(imports)))
+
+
+def test_the_core_does_not_import_the_keras_surface():
+    imports = _all_imports()
+    core = _core_files(imports)
+    assert set(CORE_FILES) <= set(core) and "layers/naming.py" in core  # the scan is not vacuous
+    found = [f"{relative}:{lineno} imports {module}{' (inside a function)' if lazy else ''}"
+             for relative in core for lineno, module, lazy in imports[relative]
+             if _node(module) in KERAS_SURFACE]
+    assert not found, "the core imports Keras's surface:\n" + "\n".join(found)
+
+
+def test_only_the_keras_surface_imports_utils():
+    found = [f"{relative}:{lineno} imports {module}" for relative, imports in _all_imports().items()
+             for lineno, module, _ in imports
+             if _node(module) == "utils" and _source_node(relative) not in UTILS_IMPORTERS]
+    assert not found, "below the top floor, minikeras.utils is imported by:\n" + "\n".join(found)
+
+
+def test_support_imports_only_the_floors_below_it():
+    found = [f"{relative}:{lineno} imports {module}" for relative, imports in _all_imports().items()
+             if relative.startswith("_support/") for lineno, module, lazy in imports
+             if not lazy and _node(module) not in SUPPORT_IMPORTS]
+    assert not found, "\n".join(found)

@@ -1,5 +1,5 @@
-"""minikeras/utils/nest.py: flatten order and map_structure keeping the containers."""
-from minikeras.utils.nest import flatten, map_structure
+"""minikeras/_support/nest.py: flatten order and map_structure keeping the containers."""
+from minikeras._support.nest import flatten, map_structure
 
 
 def test_flatten_orders_dict_entries_by_key_and_keeps_list_order():

@@ -18,6 +18,8 @@ import numpy
 
 from minikeras import activations
 from minikeras.backend.keras_helpers import floatx, image_data_format
+from minikeras.utils.get_file import get_file
+from minikeras.utils.source_inputs import get_source_inputs
 
 CLASS_INDEX_PATH = "https://storage.googleapis.com/download.tensorflow.org/data/imagenet_class_index.json"
 _CLASS_INDEX = {}
@@ -75,7 +77,6 @@ def model_input(input_tensor, input_shape):
     """``(image input tensor, model inputs)``: a new ``Input``, or the user's
     ``input_tensor`` (a symbolic tensor) and the inputs it comes from."""
     from minikeras.layers import Input
-    from minikeras.utils.source_inputs import get_source_inputs
 
     if input_tensor is None:
         tensor = Input(shape=input_shape)
@@ -135,8 +136,6 @@ def load_weights(model, weights, file_name=None, origin=None, file_hash=None):
         if file_name is None:
             raise ValueError(f"Keras publishes no ImageNet weights for {model.name} with these arguments; pass "
                              "weights=None or a path.")
-        from minikeras.utils.get_file import get_file
-
         weights = get_file(file_name, origin, cache_subdir="models", file_hash=file_hash)
     model.load_weights(weights)
     return model
@@ -229,8 +228,6 @@ def decode_predictions(preds, top=5):
         raise ValueError("`decode_predictions` expects a batch of predictions (i.e. a 2D array of shape (samples, "
                          f"1000)). Received array with shape: {preds.shape}")
     if not _CLASS_INDEX:
-        from minikeras.utils.get_file import get_file
-
         path = get_file("imagenet_class_index.json", CLASS_INDEX_PATH, cache_subdir="models",
                         file_hash="c2c37ea517e94d9795004a39431a14cb")
         with open(path, encoding="utf-8") as handle:

@@ -8,7 +8,7 @@ found them. It exists so that custom training steps written for
 ``variable.grad`` is the equivalent low-level way.
 """
 from minikeras.autograd.tensor import Tensor
-from minikeras.utils.nest import flatten, pack_sequence_as
+from minikeras._support.nest import flatten, pack_sequence_as
 
 
 class GradientTape:

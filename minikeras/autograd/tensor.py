@@ -16,8 +16,8 @@ import numpy
 
 from minikeras import backend, errors
 from minikeras.device import registry, scope
-from minikeras.utils import array_like
-from minikeras.utils.argument_validation import check_dtype
+from minikeras._support import array_like
+from minikeras._support.argument_validation import check_dtype
 
 _FLOAT_KINDS = "fc"
 

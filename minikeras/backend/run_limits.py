@@ -4,7 +4,7 @@ and ``KERAS_MAX_STEPS_PER_EPOCH`` environment variables, as Keras does), so
 a script can be run end to end quickly without editing it.
 
 ``fit`` caps its epochs, and every fit/evaluate/predict data pass its steps,
-with a warning saying so (``utils/data_adapter.make_data`` and
+with a warning saying so (``data/data_adapter.make_data`` and
 ``models/training.py``).
 """
 import os

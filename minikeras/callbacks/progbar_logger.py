@@ -2,11 +2,11 @@
 import time
 
 from minikeras.callbacks.callback import Callback
-from minikeras.utils.progbar import Progbar
+from minikeras._support.progbar import Progbar
 
 
 class ProgbarLogger(Callback):
-    """Prints progress to stdout as Keras 3 does (see ``utils/progbar.py``).
+    """Prints progress to stdout as Keras 3 does (see ``_support/progbar.py``).
 
     ``Epoch i/n`` before each epoch when there are several, then a bar
     (verbose=1) or one line per epoch (verbose=2). The validation pass

@@ -13,7 +13,7 @@ import zipfile
 
 import numpy
 
-from minikeras.utils import nest
+from minikeras._support import nest
 
 
 def path_of(filename):

@@ -1,7 +1,7 @@
 """What flows through a ``Dataset``: elements, and the steps every
 transformation shares.
 
-An element is a leaf or a nest (``minikeras.utils.nest``) of leaves. Leaves
+An element is a leaf or a nest (``minikeras._support.nest``) of leaves. Leaves
 are host data, as tf.data keeps its tensors on the CPU: NumPy arrays
 (strings as arrays of ``str`` objects, or Python ``str`` for one string),
 produced by the loaders or converted from what a user function returns.
@@ -15,7 +15,7 @@ import numbers
 import numpy
 
 from minikeras import backend
-from minikeras.utils import array_like, nest
+from minikeras._support import array_like, nest
 
 
 class HostArray(numpy.ndarray):

@@ -15,7 +15,7 @@ from minikeras.data import cache_file
 from minikeras.data import elements
 from minikeras.data.dataset import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
 from minikeras.data.threads import map_threads, parallel_map, prefetch_buffer, prefetched
-from minikeras.utils import nest
+from minikeras._support import nest
 
 _UNKNOWN_OR_INFINITE = (INFINITE_CARDINALITY, UNKNOWN_CARDINALITY)
 

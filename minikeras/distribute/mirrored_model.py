@@ -45,7 +45,7 @@ from minikeras.metrics import state as metric_state
 from minikeras.models.running_logs import LazyLogs
 from minikeras.models.steps import flatten_logs, log_value
 from minikeras.models.training import Trainer
-from minikeras.utils.packing import pack_x_y_sample_weight, unpack_x_y_sample_weight
+from minikeras._support.packing import pack_x_y_sample_weight, unpack_x_y_sample_weight
 
 
 def _default_devices():

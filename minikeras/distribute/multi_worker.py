@@ -47,9 +47,9 @@ from minikeras.distribute.mirrored_model import MirroredModel
 from minikeras.distribute.mpi_all_reduce import MpiAllReduce
 from minikeras.distribute.process_group import DEFAULT_TIMEOUT, ProcessGroup
 from minikeras.metrics import state as metric_state
-from minikeras.utils import nest
-from minikeras.utils import data_adapter
-from minikeras.utils.packing import unpack_x_y_sample_weight
+from minikeras._support import nest
+from minikeras.data import data_adapter
+from minikeras._support.packing import unpack_x_y_sample_weight
 
 _LOCAL_RANK_VARIABLES = ("MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID")
 

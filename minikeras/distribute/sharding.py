@@ -19,7 +19,7 @@ import json
 import numpy
 
 from minikeras.distribute.process_group import DEFAULT_TIMEOUT, ProcessGroup
-from minikeras.utils import nest
+from minikeras._support import nest
 
 
 def shard(arrays, num_workers, worker_index):

@@ -116,7 +116,7 @@ def sparse_softmax_cross_entropy_backward_reference(device, probabilities, label
 
 def _valid_labels(xp, labels, classes):
     """``(valid mask, labels safe to index with)``. Labels are checked before
-    (at once, or when the logs are read: utils/deferred_checks.py); until
+    (at once, or when the logs are read: _support/deferred_checks.py); until
     then an out-of-range one must neither index outside its row nor wrap
     around (as -1 would), just as in the kernel."""
     valid = (labels >= 0) & (labels < classes)

@@ -4,7 +4,7 @@ from minikeras.layers.base import Layer
 from minikeras.layers.conv import _check_channels_last
 from minikeras.layers.input_spec import InputSpec
 from minikeras.ops.nn.pool_adaptive import _adaptive_pool
-from minikeras.utils.argument_validation import is_int
+from minikeras._support.argument_validation import is_int
 
 __all__ = ["AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D", "AdaptiveAveragePooling3D",
            "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D", "AdaptiveMaxPooling3D"]

@@ -11,6 +11,8 @@ import threading
 
 import numpy
 
+from minikeras._support import load_budget, object_registration
+from minikeras._support.safe_mode import deserialization_scope
 from minikeras import dtype_policies
 from minikeras.autograd import Tensor
 from minikeras.autograd.autocast import autocast_scope, current_dtype
@@ -25,11 +27,11 @@ from minikeras.layers.quantization import QuantizationHooks
 from minikeras.layers.tf_data import call_on_tf_tensors, has_tf_tensors
 from minikeras.layers.weight_info import set_weight_info, weight_info
 from minikeras.layers.weight_arguments import add_weight_arguments, unique_weight_name
-from minikeras.utils.nest import flatten as _flatten
-from minikeras.utils.nest import map_structure as _map
-from minikeras.utils import array_like
-from minikeras.utils.argument_validation import check_dtype, entry_point
-from minikeras.utils.traceback_utils import filter_traceback
+from minikeras._support.nest import flatten as _flatten
+from minikeras._support.nest import map_structure as _map
+from minikeras._support import array_like
+from minikeras._support.argument_validation import check_dtype, entry_point
+from minikeras._support.traceback_utils import filter_traceback
 from minikeras.variables import Variable
 from minikeras.autograd.tensor import array_of
 
@@ -42,15 +44,13 @@ def get_layer_class(name, custom_objects=None):
     the classes registered with ``register_keras_serializable``, or
     minikeras's own layers. A subclass defined elsewhere is not found by
     name alone (a file must not pick any class that happens to be imported)."""
-    from minikeras.saving import _safety
-
     if custom_objects and isinstance(name, str) and name in custom_objects:
         return custom_objects[name]
-    registered = _safety.registered_objects().get(name) if isinstance(name, str) else None
+    registered = object_registration.registered_objects().get(name) if isinstance(name, str) else None
     if isinstance(registered, type) and issubclass(registered, Layer):
         return registered
     found = _LAYER_CLASSES.get(name) if isinstance(name, str) else None
-    if found is None or not _safety.is_library_object(found):
+    if found is None or not object_registration.is_library_object(found):
         raise ValueError(
             f"Unknown layer class {name!r}. Pass it in custom_objects={{'{name}': {name}}} when loading."
         )
@@ -60,11 +60,9 @@ def get_layer_class(name, custom_objects=None):
 def layer_from_config(layer_class, config, custom_objects=None):
     """``layer_class.from_config(config)``, passing ``custom_objects`` to the
     classes whose from_config takes it (models, Lambda, wrappers). The config
-    is data: it runs in a deserialization scope (saving/_safety.py), safe
+    is data: it runs in a deserialization scope (_support/safe_mode.py), safe
     unless an enclosing load said otherwise."""
-    from minikeras.saving import _safety
-
-    with _safety.deserialization_scope():
+    with deserialization_scope():
         if "custom_objects" in inspect.signature(layer_class.from_config).parameters:
             return layer_class.from_config(config, custom_objects=custom_objects)
         return layer_class.from_config(config)
@@ -184,12 +182,10 @@ class Layer(NodeAttributes, QuantizationHooks):
         init = initializers.get(initializer)
         trainable = bool(spec["trainable"]) and is_float_dtype(dtype)
         name = unique_weight_name(self, spec["name"] or "variable")
-        from minikeras.saving import _safety
-
-        if _safety.loading():
+        if load_budget.loading():
             # Rebuilding from a file, whose values replace these: bound the
             # size by what the file holds and skip the (float64) initializer.
-            _safety.charge(shape, dtype, f"weight '{self.name}/{name}'")
+            load_budget.charge(shape, dtype, f"weight '{self.name}/{name}'")
             init = initializers.get("zeros")
         device = placement_device()
         with device.activate(), op_errors.translated(device, f"the initializer of weight '{self.name}/{name}'"):
@@ -558,9 +554,7 @@ class Layer(NodeAttributes, QuantizationHooks):
         """The layer ``get_config()`` described. The config is data: in safe
         mode (the default) it may not make the layer read a file it names
         (a lookup's vocabulary path), as in Keras's deserialization."""
-        from minikeras.saving import _safety
-
-        with _safety.deserialization_scope():
+        with deserialization_scope():
             return cls(**config)
 
     def __repr__(self):
@@ -568,7 +562,7 @@ class Layer(NodeAttributes, QuantizationHooks):
 
 
 # Errors leaving a layer call show the user's frames, not the library's
-# (Keras's traceback filtering: utils/traceback_utils.py).
+# (Keras's traceback filtering: _support/traceback_utils.py).
 Layer.__call__ = filter_traceback(Layer.__call__)
 
 

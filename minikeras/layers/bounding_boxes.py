@@ -10,7 +10,7 @@ from minikeras import ops
 from minikeras.autograd import Tensor
 from minikeras.layers.base import Layer
 from minikeras.layers.image_preprocessing import _data_format
-from minikeras.utils.argument_validation import validate_int
+from minikeras._support.argument_validation import validate_int
 
 __all__ = ["MaxNumBoundingBoxes"]
 

@@ -15,6 +15,7 @@ input       "one_hot"      "multi_hot"/"count"
 ==========  =============  ===================
 """
 import numpy
+from minikeras._support import load_budget
 
 __all__ = ["encode_categorical"]
 
@@ -29,8 +30,6 @@ def encode_categorical(indices, output_mode, depth, count_weights=None, dtype="f
         count_weights: per-id weights for "count" (the ids' shape).
         dtype: the output dtype (except "int", which keeps ``indices``).
     """
-    from minikeras.saving import _safety
-
     indices = numpy.asarray(indices)
     if output_mode == "int":
         return indices
@@ -41,16 +40,16 @@ def encode_categorical(indices, output_mode, depth, count_weights=None, dtype="f
             indices = indices[..., 0]
         # While a file loads, the depth its config declares (num_tokens, num_bins, a crossing_dim) is charged
         # first; no depth x depth identity is made (numpy.eye would be 40 GB at 10^5 bins).
-        _safety.charge(tuple(indices.shape) + (depth,), dtype, f"a one_hot encoding {depth} wide", cumulative=False)
+        load_budget.charge(tuple(indices.shape) + (depth,), dtype, f"a one_hot encoding {depth} wide", cumulative=False)
         valid = (indices >= 0) & (indices < depth)
         encoded = numpy.zeros(tuple(indices.shape) + (depth,), dtype=dtype)
         numpy.put_along_axis(encoded, numpy.where(valid, indices, 0)[..., None].astype(numpy.int64),
                              valid[..., None].astype(dtype), axis=-1)
         return encoded
     rows = indices.reshape(int(numpy.prod(indices.shape[:-1])), indices.shape[-1])  # (an example may hold no id)
-    _safety.charge_bytes(rows.shape[0] * depth * (8 + numpy.dtype(dtype).itemsize),
-                         f"a {output_mode} encoding of shape {(rows.shape[0], depth)} (float64 counts, then {dtype})",
-                         cumulative=False)
+    load_budget.charge_bytes(rows.shape[0] * depth * (8 + numpy.dtype(dtype).itemsize),
+                             f"a {output_mode} encoding of shape {(rows.shape[0], depth)} (float64 counts, then {dtype})",
+                             cumulative=False)
     weights = numpy.ones(rows.shape) if count_weights is None else numpy.asarray(count_weights, numpy.float64).reshape(
         rows.shape)
     valid = (rows >= 0) & (rows < depth)

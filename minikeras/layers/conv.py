@@ -20,7 +20,7 @@ from minikeras.layers.core import (_add_activity_loss, _apply_activation, _float
 from minikeras.layers.input_spec import InputSpec
 from minikeras.ops.nn.conv import conv_bias_relu
 from minikeras.ops.nn.conv_grouped import grouped_conv
-from minikeras.utils.argument_validation import standardize_padding, standardize_tuple, validate_int
+from minikeras._support.argument_validation import standardize_padding, standardize_tuple, validate_int
 
 __all__ = ["Conv1D", "Conv2D", "Conv2DTranspose", "DepthwiseConv2D", "SeparableConv2D",
            "Convolution1D", "Convolution2D", "Convolution2DTranspose", "SeparableConvolution2D"]
@@ -31,7 +31,7 @@ _SPATIAL_AXES = {1: "steps, ", 2: "height, width, ", 3: "depth, height, width, "
 
 def _int_tuple(class_name, name, value, rank, allow_zero=False):
     """``value`` (an int or ``rank`` ints) as a tuple of ``rank`` ints
-    (see :func:`minikeras.utils.argument_validation.standardize_tuple`)."""
+    (see :func:`minikeras._support.argument_validation.standardize_tuple`)."""
     return standardize_tuple(class_name, name, value, rank, allow_zero)
 
 

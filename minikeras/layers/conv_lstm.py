@@ -32,7 +32,7 @@ from minikeras.layers.rnn_base import (
     _set_recurrent_arguments)
 from minikeras.layers.rnn_lstm import _UnitForgetBias
 from minikeras.layers.rnn_state import StatefulStates
-from minikeras.utils.argument_validation import standardize_padding, validate_int
+from minikeras._support.argument_validation import standardize_padding, validate_int
 
 __all__ = ["ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D"]
 

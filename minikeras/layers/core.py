@@ -14,6 +14,8 @@ import math
 
 import numpy
 
+from minikeras._support import object_registration
+from minikeras._support.safe_mode import refuse_lambda, resolve_safe_mode
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras import activations, ops
 from minikeras.layers.base import Layer
@@ -23,7 +25,7 @@ from minikeras.layers.lora import LoraMixin
 from minikeras.layers.quantized_dense import DenseQuantization
 from minikeras.layers.quantized_weights import config_with_policy, read_quantization_config
 from minikeras.losses.logits import attach_logits
-from minikeras.utils.argument_validation import is_int
+from minikeras._support.argument_validation import is_int
 
 __all__ = ["Dense", "Activation", "Flatten", "Reshape", "Permute", "RepeatVector", "Lambda"]
 
@@ -419,18 +421,16 @@ class Lambda(Layer):
             ValueError: the function is neither in ``custom_objects`` nor
                 registered.
         """
-        from minikeras.saving import _safety
-
         config = dict(config)
         name = config.pop("function", None)
         module_name = config.pop("module", None)
         config.pop("function_type", None)
         if callable(name):  # a live config (not from a file): the function itself
             return cls(name, **config)
-        if _safety.resolve_safe_mode(safe_mode):
-            _safety.refuse_lambda(config.get("name"), name, module_name)
+        if resolve_safe_mode(safe_mode):
+            refuse_lambda(config.get("name"), name, module_name)
         try:
-            function = _safety.resolve_name(name, {}, custom_objects, kind="Lambda function")
+            function = object_registration.resolve_name(name, {}, custom_objects, kind="Lambda function")
         except ValueError:
             raise ValueError(
                 f"Cannot rebuild Lambda layer '{config.get('name')}': its function {name!r} (module "

@@ -8,7 +8,7 @@ from minikeras.layers.core import _add_activity_loss
 from minikeras.layers.quantized_embedding import EmbeddingQuantization
 from minikeras.layers.quantized_weights import config_with_policy, read_quantization_config
 from minikeras.ops.nn.embedding import Embedding as EmbeddingFunction
-from minikeras.utils import deferred_checks
+from minikeras._support import deferred_checks
 
 __all__ = ["Embedding"]
 
@@ -76,7 +76,7 @@ class Embedding(EmbeddingQuantization, Layer):
                 data = data.astype(numpy.int64)  # Keras casts float ids (truncating)
         if data.size and deferred_checks.active() and not device.host_kernels:
             # In a GPU training or test step, checked at the next read of the
-            # logs (utils/deferred_checks.py): reading the ids back would stop
+            # logs (_support/deferred_checks.py): reading the ids back would stop
             # each step (and refuse a captured one) for a host sync.
             deferred_checks.defer_label_range(self.name, device, data, self.input_dim, self._range_message)
         elif data.size:

@@ -7,7 +7,7 @@ does the same, step for step in float32. The lookup has no gradient.
 """
 from minikeras.layers._image_augmentation_base import ImageAugmentation, checked_value_range
 from minikeras.ops.image.histogram_equalization import equalize
-from minikeras.utils.argument_validation import validate_int
+from minikeras._support.argument_validation import validate_int
 
 __all__ = ["Equalization"]
 

@@ -4,7 +4,7 @@ values (or crosses of values) by a string hash.
 Each value becomes a string (integers in decimal; floats truncated to
 int64 first; bools "true"/"false", as TensorFlow's ``as_string``) and is
 bucketed by FarmHash Fingerprint64, or by SipHash-2-4 keyed by ``salt``
-(``utils/string_hash.py``): the same bins Keras gives, so a model trained
+(``_support/string_hash.py``): the same bins Keras gives, so a model trained
 in Keras finds its embeddings at the same rows here. Like the other lookup
 layers it runs on the host (NumPy) and returns a Tensor.
 """
@@ -14,8 +14,8 @@ from minikeras.autograd import Tensor
 from minikeras.layers.base import Layer
 from minikeras.layers.categorical_encoding import encode_categorical
 from minikeras.layers.index_lookup import host_tokens
-from minikeras.utils.argument_validation import is_int
-from minikeras.utils.string_hash import cross_hash, hash_bucket
+from minikeras._support.argument_validation import is_int
+from minikeras._support.string_hash import cross_hash, hash_bucket
 
 __all__ = ["Hashing", "HashedCrossing"]
 

@@ -11,7 +11,7 @@ import numpy
 
 from minikeras import ops
 from minikeras.layers.base import Layer
-from minikeras.utils.argument_validation import validate_int
+from minikeras._support.argument_validation import validate_int
 
 __all__ = ["Rescaling", "Resizing", "CenterCrop"]
 

@@ -13,11 +13,13 @@ import os
 
 import numpy
 
+from minikeras._support import load_budget
+from minikeras._support.safe_mode import UnsafeDeserializationError, refuses_outside_files
 from minikeras.autograd import Tensor
 from minikeras.layers.base import Layer
 from minikeras.layers.categorical_encoding import encode_categorical
-from minikeras.utils.argument_validation import is_int
-from minikeras.utils.string_hash import hash_bucket
+from minikeras._support.argument_validation import is_int
+from minikeras._support.string_hash import hash_bucket
 
 __all__ = ["StringLookup", "IntegerLookup"]
 
@@ -111,25 +113,23 @@ class _IndexLookup(Layer):
 
     def _charge_declared_sizes(self, vocabulary):
         """While a file loads, what its config's sizes make the layer hold
-        counts against the loading budget (saving/_safety.py) before any of
+        counts against the loading budget (_support/load_budget.py) before any of
         it is allocated: the OOV tokens, the vocabulary it declares (checked
         now, charged as its asset is read), one given inline."""
-        from minikeras.saving import _safety
-
-        if not _safety.loading():
+        if not load_budget.loading():
             return
         what = f"{type(self).__name__} '{self.name}'"
         # get_vocabulary() lists the OOV token once per index (twice over while it joins the lists).
-        _safety.charge_bytes(16 * self.num_oov_indices, f"the OOV tokens of {what} (num_oov_indices="
-                             f"{self.num_oov_indices})", cumulative=False)
+        load_budget.charge_bytes(16 * self.num_oov_indices, f"the OOV tokens of {what} (num_oov_indices="
+                                 f"{self.num_oov_indices})", cumulative=False)
         if self._declared_vocabulary_size is not None:
-            _safety.charge_bytes(_safety.TOKEN_BYTES * self._declared_vocabulary_size, f"the vocabulary of {what} "
-                                 f"(vocabulary_size={self._declared_vocabulary_size})", cumulative=False)
+            load_budget.charge_bytes(load_budget.TOKEN_BYTES * self._declared_vocabulary_size, f"the vocabulary of {what} "
+                                     f"(vocabulary_size={self._declared_vocabulary_size})", cumulative=False)
         if isinstance(vocabulary, (list, tuple)):
-            _safety.charge_bytes(_safety.TOKEN_BYTES * len(vocabulary), f"the vocabulary of {what} "
-                                 f"({len(vocabulary)} tokens in its config)")
+            load_budget.charge_bytes(load_budget.TOKEN_BYTES * len(vocabulary), f"the vocabulary of {what} "
+                                     f"({len(vocabulary)} tokens in its config)")
         if self.pad_to_max_tokens and self.max_tokens and self.output_mode == "tf_idf":
-            _safety.charge((self.max_tokens,), "float64", f"the TF-IDF weights of {what} padded to max_tokens")
+            load_budget.charge((self.max_tokens,), "float64", f"the TF-IDF weights of {what} padded to max_tokens")
 
     # ------------------------------------------------------- vocabulary
     def _uses_mask(self):
@@ -194,11 +194,9 @@ class _IndexLookup(Layer):
         line, without the special tokens. A config being deserialized in safe
         mode (a file loading, ``from_config``, ``model_from_json``) may not
         name one: it would read whatever file the config points to."""
-        from minikeras.saving import _safety
-
         name = type(self).__name__
-        if _safety.refuses_outside_files():
-            raise _safety.UnsafeDeserializationError(
+        if refuses_outside_files():
+            raise UnsafeDeserializationError(
                 f"{name} '{self.name}': the config being loaded asks for the vocabulary file {str(path)!r}, outside "
                 "the model file or config. Reading it could expose any file, so it is refused in safe mode; if you "
                 "trust the config, pass safe_mode=False to load_model (or deserialize_keras_object), or call "
@@ -311,14 +309,12 @@ class _IndexLookup(Layer):
         return self.vocabulary_size()
 
     def _encode(self, indices):
-        from minikeras.saving import _safety
-
         depth = self._depth()
         # While a file loads, its config declares the width (max_tokens, vocabulary_size, num_oov_indices):
         # within what its weights justify (float64: the counts and the copy their clipping or weighting makes).
         rows = indices.shape[0] if indices.ndim else 1
         shape = (rows, depth) if self.output_mode != "one_hot" else tuple(indices.shape) + (depth,)
-        _safety.charge(shape, "float64", f"the {self.output_mode} encoding of layer '{self.name}'", cumulative=False)
+        load_budget.charge(shape, "float64", f"the {self.output_mode} encoding of layer '{self.name}'", cumulative=False)
         counts = encode_categorical(indices, "count" if self.output_mode == "tf_idf" else self.output_mode, depth)
         if self.output_mode == "tf_idf":
             # Not adapted yet (a graph being rebuilt from a file probes it before its vocabulary loads): no weights.
@@ -367,7 +363,7 @@ class StringLookup(_IndexLookup):
         num_oov_indices: OOV indices (default 1; 0: unknown tokens raise);
             with more, an unknown token goes to the bucket Keras gives it
             (FarmHash Fingerprint64, or SipHash with ``salt``;
-            utils/string_hash.py).
+            _support/string_hash.py).
         mask_token: a padding token mapped to 0 (default None: no mask).
         oov_token: the token returned for OOV indices with invert (default "[UNK]").
         vocabulary: a list of tokens, or the path of a text file holding

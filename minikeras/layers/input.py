@@ -8,14 +8,15 @@ follows it are reported as None.
 """
 import numpy
 
+from minikeras._support import load_budget
 from minikeras.backend.dtypes import as_numpy_dtype
 from minikeras.autograd import Tensor, no_grad
 from minikeras.layers.base import Layer, _context
 from minikeras.layers.keras_mask import get_keras_mask, set_keras_mask
 from minikeras.layers.rnn_state import PROBING
-from minikeras.utils.argument_validation import is_int
-from minikeras.utils.nest import flatten as _flatten
-from minikeras.utils.nest import map_structure as _map
+from minikeras._support.argument_validation import is_int
+from minikeras._support.nest import flatten as _flatten
+from minikeras._support.nest import map_structure as _map
 
 
 def _operator(name, reflected=False):
@@ -172,15 +173,13 @@ def _probe_shape(shape, unknown_size):
 
 
 def _probe_value(keras_tensor, unknown_size):
-    from minikeras.saving import _safety
-
     shape = _probe_shape(keras_tensor.shape, unknown_size)
     # While a model is rebuilt from a file, a probe batch may not be larger
     # than the file's weights justify (a config declaring a huge input).
     if keras_tensor.dtype == "string":
         return numpy.full(shape, "", dtype=str)  # empty texts: strings never become Tensors
-    _safety.charge(shape, keras_tensor.dtype, f"a probe batch for input {keras_tensor.name or ''!r}",
-                   cumulative=False)
+    load_budget.charge(shape, keras_tensor.dtype, f"a probe batch for input {keras_tensor.name or ''!r}",
+                       cumulative=False)
     value = Tensor(numpy.zeros(shape, dtype=keras_tensor.dtype))
     if keras_tensor._keras_mask is not None:
         # A masked symbolic input probes with an all-kept mask, so that a

@@ -10,7 +10,7 @@ Eager calls record no node, so a layer only ever called on data has neither,
 and says so with Keras's AttributeError. Layers have no ``input_shape`` /
 ``output_shape`` in Keras 3 (functional and Sequential models do).
 """
-from minikeras.utils.nest import flatten as _flatten
+from minikeras._support.nest import flatten as _flatten
 
 
 class NodeAttributes:

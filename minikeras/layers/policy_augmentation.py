@@ -22,7 +22,7 @@ from minikeras.layers.color_jitter import RandomColorDegeneration, RandomSharpne
 from minikeras.layers.equalization import Equalization
 from minikeras.layers.spatial_augmentation import RandomShear
 from minikeras.ops.nn.affine_transform import INTERPOLATIONS
-from minikeras.utils.argument_validation import validate_int
+from minikeras._support.argument_validation import validate_int
 
 __all__ = ["RandAugment", "AugMix"]
 

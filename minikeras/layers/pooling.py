@@ -10,7 +10,7 @@ from minikeras import ops
 from minikeras.layers.base import _LAYER_CLASSES, Layer
 from minikeras.layers.conv import _check_channels_last, _conv_output_length, _int_tuple
 from minikeras.layers.input_spec import InputSpec
-from minikeras.utils.argument_validation import standardize_padding
+from minikeras._support.argument_validation import standardize_padding
 
 __all__ = [
     "MaxPooling1D", "MaxPooling2D", "AveragePooling1D", "AveragePooling2D",

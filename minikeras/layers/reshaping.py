@@ -13,7 +13,7 @@ from minikeras import ops
 from minikeras.layers.base import Layer
 from minikeras.layers.conv import _check_channels_last, _int_tuple
 from minikeras.layers.input_spec import InputSpec
-from minikeras.utils.argument_validation import is_int
+from minikeras._support.argument_validation import is_int
 
 __all__ = ["ZeroPadding1D", "ZeroPadding2D", "Cropping1D", "Cropping2D", "UpSampling1D", "UpSampling2D"]
 

@@ -8,7 +8,7 @@ from minikeras import ops
 from minikeras.layers._image_augmentation_base import (ImageAugmentation, checked_value_range, keras_factor,
                                                        on_device)
 from minikeras.ops.nn.affine_transform import FILL_MODES, INTERPOLATIONS
-from minikeras.utils.argument_validation import validate_int
+from minikeras._support.argument_validation import validate_int
 
 __all__ = ["RandomCrop", "RandomShear", "RandomGaussianBlur"]
 

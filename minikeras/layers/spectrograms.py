@@ -20,7 +20,7 @@ from minikeras.backend.dtypes import is_float_dtype
 from minikeras.initializers.stft import STFT, get_window
 from minikeras.layers.base import Layer
 from minikeras.layers.input_spec import InputSpec
-from minikeras.utils.argument_validation import validate_int
+from minikeras._support.argument_validation import validate_int
 
 __all__ = ["STFTSpectrogram", "MelSpectrogram"]
 

@@ -12,6 +12,7 @@ import re
 
 import numpy
 
+from minikeras._support import load_budget
 from minikeras.autograd import Tensor
 from minikeras.layers.base import Layer
 from minikeras.layers.index_lookup import StringLookup, decode_text, host_tokens
@@ -177,12 +178,10 @@ class TextVectorization(Layer):
             result = numpy.stack(rows).astype(numpy.float32)
         else:
             length = self.output_sequence_length or max([len(tokens) for tokens in token_lists] + [0])
-            from minikeras.saving import _safety
-
             # While a file loads, the output_sequence_length its config declares is charged before the ids are
             # allocated.
-            _safety.charge((len(token_lists), length), "int64", f"the token ids of layer '{self.name}'",
-                           cumulative=False)
+            load_budget.charge((len(token_lists), length), "int64", f"the token ids of layer '{self.name}'",
+                               cumulative=False)
             result = numpy.zeros((len(token_lists), length), dtype=numpy.int64)
             for row, tokens in enumerate(token_lists):
                 tokens = tokens[:length]

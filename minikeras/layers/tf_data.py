@@ -21,7 +21,7 @@ text (``StringLookup(invert=True)``) returns ``tf.string``.
 """
 import numpy
 
-from minikeras.utils.nest import flatten as _flatten, map_structure as _map_structure, \
+from minikeras._support.nest import flatten as _flatten, map_structure as _map_structure, \
     pack_sequence_as as _pack_sequence_as
 
 

@@ -9,7 +9,7 @@ from minikeras.layers.base import _LAYER_CLASSES
 from minikeras.layers.conv import _int_tuple
 from minikeras.layers.pooling import _GlobalPooling
 from minikeras.layers.reshaping import UpSampling2D, _Cropping, _pairs, _ZeroPadding
-from minikeras.utils.argument_validation import is_int
+from minikeras._support.argument_validation import is_int
 
 __all__ = ["ZeroPadding3D", "Cropping3D", "UpSampling3D", "GlobalAveragePooling3D", "GlobalMaxPooling3D",
            "GlobalAvgPool3D", "GlobalMaxPool3D"]

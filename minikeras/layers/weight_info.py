@@ -1,7 +1,7 @@
 """What a layer remembers about each of its weights (regularizer,
 constraint, trainability, creation order), kept beside the weight rather
 than on it: ``weight_info(weight)`` and ``set_weight_info(weight, info)``."""
-from minikeras.utils.weak_table import WeakIdentityTable
+from minikeras._support.weak_table import WeakIdentityTable
 
 __all__ = ["weight_info", "set_weight_info"]
 

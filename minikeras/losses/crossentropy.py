@@ -23,8 +23,8 @@ from minikeras.losses.loss import (
     EPSILON, LossFunctionWrapper, as_prediction, as_target, check_same_shape, checks_inputs, matched_shapes,
     reshaped,
 )
-from minikeras.utils import deferred_checks
-from minikeras.utils.argument_validation import validate_number
+from minikeras._support import deferred_checks
+from minikeras._support.argument_validation import validate_number
 
 
 def attached_logits(y_pred, activation):

@@ -18,7 +18,7 @@ from minikeras.losses.crossentropy import (
     _binary_log_loss, _categorical_pair, _logits_or_none, _matched_binary_pair, _normalized_probabilities,
 )
 from minikeras.losses.loss import LossFunctionWrapper, as_prediction, as_target, checks_inputs, reshaped
-from minikeras.utils.argument_validation import validate_number
+from minikeras._support.argument_validation import validate_number
 
 
 def _label_smoothing(owner, value):

@@ -6,7 +6,7 @@ take the numerically stable logits path (``logits_of``), as tf.keras does
 with ``_keras_logits``; crossentropy.py's ``attached_logits`` checks that
 they fit the loss.
 """
-from minikeras.utils.weak_table import WeakIdentityTable
+from minikeras._support.weak_table import WeakIdentityTable
 
 __all__ = ["attach_logits", "logits_of"]
 

@@ -12,8 +12,8 @@ import numpy
 from minikeras import ops
 from minikeras.autograd import Tensor
 from minikeras.autograd.keras_mask import get_keras_mask
-from minikeras.utils.array_like import foreign_to_array
-from minikeras.utils.argument_validation import entry_point, validate_tensor_input
+from minikeras._support.array_like import foreign_to_array
+from minikeras._support.argument_validation import entry_point, validate_tensor_input
 
 EPSILON = 1e-7  # keras.backend.epsilon(): the clipping margin of probabilities
 REDUCTIONS = ("sum_over_batch_size", "sum", "none", None, "mean", "mean_with_sample_weight")

@@ -8,7 +8,7 @@ import math
 
 from minikeras import ops
 from minikeras.losses.loss import EPSILON, LossFunctionWrapper, checks_inputs, prepare
-from minikeras.utils.argument_validation import validate_number
+from minikeras._support.argument_validation import validate_number
 
 
 @checks_inputs

@@ -7,7 +7,7 @@ averages it, with Keras's names and defaults.
 import numpy
 
 from minikeras.metrics.base import MeanMetricWrapper, squeeze_or_expand_to_same_rank, to_host
-from minikeras.utils.argument_validation import validate_int
+from minikeras._support.argument_validation import validate_int
 
 
 def _host_pair(y_true, y_pred, true_dtype=None):

@@ -4,7 +4,7 @@ import numpy
 
 from minikeras.metrics.base import Metric, to_host
 from minikeras.metrics.confusion import _EPSILON, _div_no_nan, confusion_counts, is_evenly_distributed
-from minikeras.utils.argument_validation import is_int
+from minikeras._support.argument_validation import is_int
 
 _CURVES = {"roc": "ROC", "pr": "PR"}
 _SUMMATIONS = ("interpolation", "minoring", "majoring")

@@ -13,8 +13,8 @@ import numpy
 from minikeras import backend, replica_context
 from minikeras.autograd import no_grad
 from minikeras.device import to_host as device_to_host
-from minikeras.utils.array_like import foreign_to_array
-from minikeras.utils.argument_validation import entry_point, validate_tensor_input
+from minikeras._support.array_like import foreign_to_array
+from minikeras._support.argument_validation import entry_point, validate_tensor_input
 
 
 def to_host(value, dtype=None):

@@ -47,9 +47,9 @@ from minikeras.layers.state_updates import collect_state_updates
 from minikeras.models.running_logs import LazyLogs
 from minikeras.kernels import captured_random
 from minikeras.optimizers._step_scalars import StepScalars
-from minikeras.utils import deferred_checks
-from minikeras.utils.nest import flatten, pack_sequence_as
-from minikeras.utils.packing import unpack_x_y_sample_weight
+from minikeras._support import deferred_checks
+from minikeras._support.nest import flatten, pack_sequence_as
+from minikeras._support.packing import unpack_x_y_sample_weight
 
 WARMUP_STEPS = 2  # eager steps of a batch signature before it is captured
 MAX_GRAPHS = 4  # batch signatures captured per compiled model; others run eagerly

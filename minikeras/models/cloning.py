@@ -12,7 +12,7 @@ from minikeras.layers.input import Input, InputLayer, KerasTensor
 from minikeras.models.functional import Functional
 from minikeras.models.model import Model
 from minikeras.models.sequential import Sequential
-from minikeras.utils.nest import flatten, map_structure
+from minikeras._support.nest import flatten, map_structure
 
 
 def _default_clone(layer):

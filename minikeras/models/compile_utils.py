@@ -2,7 +2,7 @@
 import numpy
 
 from minikeras.autograd import Tensor
-from minikeras.utils.argument_validation import validate_number
+from minikeras._support.argument_validation import validate_number
 
 
 def _per_output(value, output_names, what):

@@ -1,6 +1,6 @@
 """``keras.Function``: a callable graph from symbolic inputs to outputs."""
 from minikeras.models.functional import Functional
-from minikeras.utils import nest
+from minikeras._support import nest
 
 
 class Function:

@@ -4,8 +4,8 @@ import numpy
 from minikeras import ops
 from minikeras.autograd import Tensor
 from minikeras.layers.base import get_layer_class, layer_from_config
-from minikeras.utils.nest import flatten as _flatten
-from minikeras.utils.nest import map_structure as _map
+from minikeras._support.nest import flatten as _flatten
+from minikeras._support.nest import map_structure as _map
 from minikeras.layers.input import InputLayer, KerasTensor
 from minikeras.models.model import Model
 

@@ -10,9 +10,10 @@ import copy
 from minikeras.layers.base import Layer
 from minikeras.layers.input import KerasTensor
 from minikeras.models.training import Trainer
-from minikeras.utils import array_like
-from minikeras.utils.nest import map_structure as _map_structure
-from minikeras.utils.traceback_utils import filter_traceback
+from minikeras._support import array_like
+from minikeras._support.nest import map_structure as _map_structure
+from minikeras._support.nest import flatten
+from minikeras._support.traceback_utils import filter_traceback
 
 
 class Model(Trainer, Layer):
@@ -193,7 +194,6 @@ _FUNCTIONAL_SUBCLASSES = {}
 def _functional_arguments(args, kwargs):
     """True when a Model subclass is called as ``M(inputs, outputs)``."""
     from minikeras.layers.input import KerasTensor
-    from minikeras.utils.nest import flatten
 
     inputs = args[0] if args else kwargs.get("inputs")
     outputs = args[1] if len(args) > 1 else kwargs.get("outputs")

@@ -25,9 +25,9 @@ from minikeras import replica_context
 from minikeras.autograd import Tensor, no_grad
 from minikeras.layers.state_updates import collect_state_updates
 from minikeras.models.running_logs import LazyLogs, detached
-from minikeras.utils import deferred_checks
-from minikeras.utils.packing import unpack_x_y_sample_weight
-from minikeras.utils.nest import flatten, pack_sequence_as
+from minikeras._support import deferred_checks
+from minikeras._support.packing import unpack_x_y_sample_weight
+from minikeras._support.nest import flatten, pack_sequence_as
 
 
 def log_value(value):
@@ -172,7 +172,7 @@ class TrainingSteps:
         self._clear_call_losses()
         self._loss_parts = {}
         # Range checks of ids (an Embedding's) and labels wait for the logs'
-        # read (utils/deferred_checks.py): no host sync inside the step.
+        # read (_support/deferred_checks.py): no host sync inside the step.
         with deferred_checks.deferring():
             y_pred = self(x, training=training)
         if self.compiled_metrics is None:

@@ -8,6 +8,8 @@ been built.
 """
 import numpy
 
+from minikeras._support.nest import flatten
+
 _UNITS = ("B", "KB", "MB", "GB", "TB", "PB")
 
 
@@ -33,7 +35,6 @@ def _shape_text(tensors):
 
 
 def _output_shape(layer):
-    from minikeras.utils.nest import flatten
 
     nodes = getattr(layer, "_inbound_nodes", [])
     if nodes:

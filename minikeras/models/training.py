@@ -18,9 +18,9 @@ from minikeras.device import to_host
 from minikeras.models.running_logs import LazyLogs
 from minikeras.models import training_arguments
 from minikeras.models.steps import TrainingSteps, flatten_logs
-from minikeras.utils import data_adapter
-from minikeras.utils.packing import pack_x_y_sample_weight
-from minikeras.utils.traceback_utils import filter_traceback
+from minikeras.data import data_adapter
+from minikeras._support.packing import pack_x_y_sample_weight
+from minikeras._support.traceback_utils import filter_traceback
 
 
 def _host(value):

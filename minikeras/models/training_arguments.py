@@ -14,7 +14,7 @@ import sys
 
 import numpy
 
-from minikeras.utils.argument_validation import _describe, is_int, validate_flag, validate_int
+from minikeras._support.argument_validation import _describe, is_int, validate_flag, validate_int
 
 
 def _int_at_least(method, name, value, minimum):

@@ -1,5 +1,5 @@
 """Argument checks shared by the ops, raising the library's own errors."""
-from minikeras.utils.argument_validation import is_int
+from minikeras._support.argument_validation import is_int
 
 
 def shape_of(value):

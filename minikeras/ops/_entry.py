@@ -23,7 +23,7 @@ import sys
 import types
 
 from minikeras.device import op_errors, placement_device
-from minikeras.utils.argument_validation import raised_by_library_check
+from minikeras._support.argument_validation import raised_by_library_check
 
 _RELABELED = (ValueError, TypeError, IndexError)
 

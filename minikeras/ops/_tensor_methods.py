@@ -6,7 +6,7 @@ methods without touching this file's logic.
 The binary operators also take another library's array as the other
 operand (``mk_tensor + tf_tensor`` in a custom ``train_step``, a pandas
 Series, a torch CPU tensor): anything an array protocol converts
-(``__array__``, ``__dlpack__``, ...; `minikeras.utils.array_like`) is
+(``__array__``, ``__dlpack__``, ...; `minikeras._support.array_like`) is
 converted first, as Keras converts any operand of its ops. The ops
 themselves keep refusing such arrays, so a conversion happens only where
 Python's operators are written.
@@ -17,7 +17,7 @@ import numpy
 
 from minikeras import backend
 from minikeras.autograd import Tensor
-from minikeras.utils import array_like
+from minikeras._support import array_like
 
 # Tensor method name -> ops function name.
 _METHODS = {

@@ -17,8 +17,8 @@ from minikeras.device import to_host
 from minikeras.ops.array.indexing import getitem
 from minikeras.ops.array.joining import concatenate, stack
 from minikeras.ops.array.reshaping import moveaxis
-from minikeras.utils import nest
-from minikeras.utils.argument_validation import is_int, validate_axis, validate_flag, validate_int
+from minikeras._support import nest
+from minikeras._support.argument_validation import is_int, validate_axis, validate_flag, validate_int
 
 
 def _host_value(value):

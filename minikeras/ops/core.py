@@ -22,7 +22,7 @@ from minikeras.device import to_host
 from minikeras.ops.math._elementwise import call_without_gradient, operand
 from minikeras.ops.math._operands import _as_tensor
 from minikeras.backend import keras_helpers
-from minikeras.utils.argument_validation import check_dtype, is_int, validate_dtype, validate_tensor_input
+from minikeras._support.argument_validation import check_dtype, is_int, validate_dtype, validate_tensor_input
 
 
 def convert_to_numpy(x):

@@ -8,8 +8,8 @@ from minikeras.autograd import Tensor
 from minikeras.autograd.tensor import from_array
 from minikeras.device import get_device, placement_device
 from minikeras.device import op_errors
-from minikeras.utils.argument_validation import (is_int, validate_dtype, validate_flag, validate_number, validate_shape,
-                                                 validate_tensor_input)
+from minikeras._support.argument_validation import (is_int, validate_dtype, validate_flag, validate_number, validate_shape,
+                                                    validate_tensor_input)
 
 
 def _target(device):

@@ -21,8 +21,8 @@ from minikeras.ops._promotion import result_type
 from minikeras.ops.array.reshaping import expand_dims, moveaxis
 from minikeras.ops.creation import _make, full, zeros
 from minikeras.ops.math._elementwise import operand
-from minikeras.utils.argument_validation import (validate_axis, validate_dtype, validate_flag, validate_int,
-                                                 validate_number, validate_shape, validate_tensor_input)
+from minikeras._support.argument_validation import (validate_axis, validate_dtype, validate_flag, validate_int,
+                                                    validate_number, validate_shape, validate_tensor_input)
 
 
 def array(x, dtype=None):

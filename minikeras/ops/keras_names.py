@@ -16,7 +16,7 @@ import numpy
 
 from minikeras.autograd import Tensor
 from minikeras.ops.nn import embedding as _embedding
-from minikeras.utils.argument_validation import validate_dtype, validate_flag, validate_tensor_input
+from minikeras._support.argument_validation import validate_dtype, validate_flag, validate_tensor_input
 
 
 def shape(x):

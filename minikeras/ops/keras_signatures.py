@@ -17,7 +17,7 @@ from minikeras.ops import creation as _creation
 from minikeras.ops import reduce as _reduce
 from minikeras.ops.math._elementwise import operand
 from minikeras.ops.math._operands import _as_tensor
-from minikeras.utils.argument_validation import validate_dtype, validate_flag, validate_int
+from minikeras._support.argument_validation import validate_dtype, validate_flag, validate_int
 
 
 def _with_initial(op_name, reducer, combine, x, axis, keepdims, initial):

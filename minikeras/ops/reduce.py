@@ -27,7 +27,7 @@ from minikeras.autograd import Function
 from minikeras.ops._checks import normalize_axis, shape_of
 from minikeras.ops._promotion import sum_dtype
 
-from minikeras.utils.argument_validation import is_int, validate_flag
+from minikeras._support.argument_validation import is_int, validate_flag
 from minikeras.ops.math.unary import _as_tensor, _float_array
 
 

@@ -40,7 +40,7 @@ from minikeras.optimizers._checks import (
 from minikeras.optimizers._clipping import clip_gradients
 from minikeras.optimizers._fused import update_all
 from minikeras.optimizers._overwrite import apply_overwrites, building_without_overwritten, without_overwritten
-from minikeras.utils.argument_validation import validate_tensor_input
+from minikeras._support.argument_validation import validate_tensor_input
 from minikeras.optimizers._slots import ScratchBuffers
 from minikeras.optimizers._state import OptimizerState, VariableReferences
 from minikeras.optimizers.schedules import LearningRateSchedule

@@ -3,7 +3,7 @@ and ``smart_resize``."""
 import numpy
 
 from minikeras import backend
-from minikeras.utils import array_like
+from minikeras._support import array_like
 from minikeras.utils.image_utils import array_to_img, img_to_array, load_img, save_img, smart_resize_array
 
 __all__ = ["array_to_img", "img_to_array", "load_img", "save_img", "smart_resize"]

@@ -12,6 +12,7 @@ the functions and classes Keras exports here. GPTQConfig and AWQConfig
 (post-training calibration of large language models) are not supported
 (README, "Quantization").
 """
+from minikeras._support import object_registration
 from minikeras.quantizers.fake_quant import fake_quant_with_min_max_vars
 from minikeras.quantizers.float8 import compute_float8_amax_history, compute_float8_scale, quantize_and_dequantize
 from minikeras.quantizers.int4 import abs_max_quantize_grouped_with_zero_point, pack_int4, unpack_int4
@@ -45,10 +46,8 @@ def serialize(quantizer):
     if _BY_NAME.get(cls.__name__) is cls:
         return {"module": "keras.quantizers", "class_name": cls.__name__, "config": quantizer.get_config(),
                 "registered_name": None}
-    from minikeras.saving import _safety
-
     return {"module": cls.__module__, "class_name": cls.__name__, "config": quantizer.get_config(),
-            "registered_name": _safety.registered_name(cls) or cls.__name__}
+            "registered_name": object_registration.registered_name(cls) or cls.__name__}
 
 
 def deserialize(config, custom_objects=None):
@@ -62,10 +61,8 @@ def deserialize(config, custom_objects=None):
     if not isinstance(config, dict) or "class_name" not in config:
         raise ValueError(f"Could not interpret quantizer config: {config!r}. Expected a dict with 'class_name' and "
                          "'config'.")
-    from minikeras.saving import _safety
-
     name = config.get("registered_name") or config["class_name"]
-    tables = (custom_objects or {}, _BY_NAME, _safety.registered_objects())
+    tables = (custom_objects or {}, _BY_NAME, object_registration.registered_objects())
     cls = next((table[key] for key in (name, config["class_name"]) for table in tables if key in table), None)
     if cls is None:
         raise ValueError(f"Unknown quantizer class {config['class_name']!r}. Pass it in custom_objects or register "

@@ -3,8 +3,10 @@
 ``.keras`` (Keras 3's zip), ``.weights.h5`` (Keras 3's weights layout) and
 ``.h5`` (tf.keras's HDF5) are read and written; see model_io.py.
 
-Loading is safe on untrusted files: see ``_safety.py`` (safe mode, the
-allow-list of names, bounded memory) and ``_checksum.py`` (integrity).
+Loading is safe on untrusted files: see ``_safety.py`` (declared sizes
+checked before a read), ``_checksum.py`` (integrity), and, in ``_support/``,
+``safe_mode.py``, ``object_registration.py`` (the allow-list of names) and
+``load_budget.py`` (bounded memory), which the layers consult too.
 h5py is imported on first use, not with ``import minikeras``.
 
 Example:
@@ -13,16 +15,13 @@ Example:
     >>> model.save_weights("model.weights.h5")       # doctest: +SKIP
     >>> model.load_weights("model.weights.h5")       # doctest: +SKIP
 """
-from minikeras.saving._safety import (
-    FileLoadError,
-    UnsafeDeserializationError,
-    enable_unsafe_deserialization,
-    register_keras_serializable,
-)
+from minikeras._support.load_budget import FileLoadError
+from minikeras._support.object_registration import register_keras_serializable
+from minikeras._support.safe_mode import UnsafeDeserializationError, enable_unsafe_deserialization
 
 _MODEL_IO = ("save_model", "load_model", "save_weights", "load_weights")
 
-from minikeras.saving.object_registration import (  # noqa: E402,F401  (Keras's custom-object names)
+from minikeras._support.object_registration import (  # noqa: E402,F401  (Keras's custom-object names)
     CustomObjectScope, custom_object_scope, get_custom_objects, get_registered_name, get_registered_object,
 )
 from minikeras.saving.serialization_lib import deserialize_keras_object, serialize_keras_object  # noqa: E402,F401

@@ -12,6 +12,8 @@ import zlib
 
 import numpy
 
+from minikeras._support.load_budget import FileLoadError
+
 ATTRIBUTE = "minikeras_crc32"
 CONFIG_ATTRIBUTE = "minikeras_config_crc32"
 
@@ -34,8 +36,6 @@ def store(dataset, array):
 def verify(dataset, value, source):
     """Raise FileLoadError when ``value`` (read from ``dataset``) does not
     match the stored checksum; a dataset without one passes."""
-    from minikeras.saving._safety import FileLoadError
-
     try:
         expected = dataset.attrs.get(ATTRIBUTE)
     except Exception as error:  # noqa: BLE001  (a damaged attribute header)
@@ -61,8 +61,6 @@ def config_crc32(*texts):
 def verify_configs(attributes, source, *texts):
     """Raise FileLoadError when the stored config checksum (if any) does not
     match ``texts`` as read."""
-    from minikeras.saving._safety import FileLoadError
-
     expected = attributes.get(CONFIG_ATTRIBUTE)
     if expected is not None and int(numpy.asarray(expected).item()) != config_crc32(*texts):
         raise FileLoadError(f"{source}: its model/training config fails its integrity check (CRC-32 "

@@ -20,6 +20,8 @@ Both are lifted by ``max_bytes=None`` (a trusted file).
 """
 import numpy
 
+from minikeras._support.load_budget import FileLoadError
+
 # Real weights compress ~1.1:1 (a pruned, 95%-sparse model ~15:1); deflate
 # and lzf bombs reach ~1,030:1 and ~90:1.
 MAX_CREDIBLE_RATIO = 32
@@ -47,8 +49,6 @@ def check_inflation(declared, stored, what, source, max_bytes):
     Raises:
         FileLoadError: naming the file, both sizes and how to trust the file.
     """
-    from minikeras.saving._safety import FileLoadError
-
     if max_bytes is None or declared <= MAX_CREDIBLE_RATIO * stored + INFLATION_ALLOWANCE_BYTES:
         return
     raise FileLoadError(

@@ -11,6 +11,7 @@ as arrays.
 import json
 
 import numpy
+from minikeras._support import object_registration
 
 
 class _Unserializable(TypeError):
@@ -91,11 +92,9 @@ def _allowed_functions():
 
 
 def _lookup_function(name, custom_objects, source):
-    from minikeras.saving import _safety
-
     try:
-        found = _safety.resolve_name(name, _allowed_functions(), custom_objects, kind="function",
-                                     source=f"the training config of {source}")
+        found = object_registration.resolve_name(name, _allowed_functions(), custom_objects, kind="function",
+                                                 source=f"the training config of {source}")
     except ValueError:
         raise ValueError(
             f"Unknown function {name!r} in the training config of {source}. Pass it when loading: "
@@ -108,12 +107,10 @@ def _lookup_function(name, custom_objects, source):
 
 def _lookup_class(name, custom_objects, source):
     from minikeras import losses, metrics
-    from minikeras.saving import _safety
-
     allowed = {key: value for table in (metrics.ALL_OBJECTS, losses.ALL_OBJECTS)
                for key, value in table.items() if isinstance(value, type)}
-    found = _safety.resolve_name(name, allowed, custom_objects, kind="loss or metric class",
-                                 source=f"the training config of {source}")
+    found = object_registration.resolve_name(name, allowed, custom_objects, kind="loss or metric class",
+                                             source=f"the training config of {source}")
     if not isinstance(found, type):
         raise ValueError(f"The training config of {source} names {name!r}, which is not a class.")
     return found

@@ -23,9 +23,11 @@ import zipfile
 
 import h5py
 
+from minikeras._support import load_budget
+from minikeras._support.safe_mode import safe_mode_scope
 from minikeras.layers.feature_space_specs import FEATURE_MODULE as _FEATURE_MODULE
 from minikeras.layers.naming import to_snake_case
-from minikeras.saving import _checksum, _safety, hdf5_format, hdf5_links, keras_assets, keras_config, keras_weights_h5
+from minikeras.saving import _checksum, hdf5_format, hdf5_links, keras_assets, keras_config, keras_weights_h5
 from minikeras.saving.atomic import atomic_write
 from minikeras.saving.keras_config_writer import to_keras
 from minikeras.saving.keras_zip import CONFIG, METADATA, WEIGHTS, _json_default, member_size, read_member, weights_limit
@@ -142,10 +144,10 @@ def load_feature_space(archive, spec, custom_objects, safe_mode, source, max_byt
         raise ValueError(f"Malformed FeatureSpace build_config in {source}: expected a dict, received "
                          f"{str(build_config)[:200]!r}.")
     config = dict(config)
-    # One budget for the whole load (_safety.py): the preprocessors' weights (a Normalization built on a huge
+    # One budget for the whole load (_support/load_budget.py): the preprocessors' weights (a Normalization built on a huge
     # shape), what their configs' sizes make them hold (a crossing_dim, num_oov_indices), their vocabularies.
     weight_bytes = member_size(archive, WEIGHTS, source, weights_limit(max_bytes), "weights under max_bytes")
-    with _safety.safe_mode_scope(safe_mode), _safety.loading_budget(weight_bytes, source, max_bytes):
+    with safe_mode_scope(safe_mode), load_budget.loading_budget(weight_bytes, source, max_bytes):
         config["features"] = {name: _feature_to_minikeras(name, value, custom_objects, safe_mode, source)
                               for name, value in config["features"].items()}
         space = FeatureSpace.from_config(config)

@@ -17,6 +17,7 @@ import zipfile
 import h5py
 import numpy
 
+from minikeras._support.load_budget import DEFAULT_MAX_BYTES, FileLoadError
 from minikeras.saving import _bfloat16, _safety, hdf5_links, keras_weights_h5
 from minikeras.saving.atomic import atomic_write
 
@@ -30,7 +31,7 @@ def _read_group(group, source, path=""):
     for key in group.keys():
         link = group.get(key, getlink=True)
         if isinstance(link, (h5py.ExternalLink, h5py.SoftLink)):
-            raise _safety.FileLoadError(f"{source}: '{path}/{key}' is a {type(link).__name__}; refused.")
+            raise FileLoadError(f"{source}: '{path}/{key}' is a {type(link).__name__}; refused.")
         value = group[key]
         if isinstance(value, h5py.Group):
             inner = _read_group(value, source, f"{path}/{key}")
@@ -91,7 +92,7 @@ class KerasFileEditor:
             with zipfile.ZipFile(self.filepath) as archive:
                 self.config = json.loads(read_member(archive, CONFIG, source, 64 * 2**20, "a model config").getvalue())
                 self.metadata = json.loads(read_member(archive, METADATA, source, 2**20, "metadata").getvalue())
-                handle = read_member(archive, WEIGHTS, source, weights_limit(_safety.DEFAULT_MAX_BYTES), "weights")
+                handle = read_member(archive, WEIGHTS, source, weights_limit(DEFAULT_MAX_BYTES), "weights")
         elif self.filepath.endswith(".weights.h5"):
             handle = self.filepath
         else:
@@ -99,7 +100,7 @@ class KerasFileEditor:
                              f"Received: filepath={self.filepath}")
         with hdf5_links.open_contained(handle, source) as file:
             # The same inflation budget as load_model: every dataset's header, and their sum, before any is read.
-            keras_weights_h5.declared_bytes(file, source, _safety.DEFAULT_MAX_BYTES)
+            keras_weights_h5.declared_bytes(file, source, DEFAULT_MAX_BYTES)
             self.weights_dict = _read_group(file, source)
 
     # -- inspection ----------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import warnings
 import h5py
 import numpy
 
+from minikeras._support.load_budget import DEFAULT_MAX_BYTES, FileLoadError
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras.saving import _bfloat16, _checksum, _inflation, _safety, hdf5_links
 
@@ -79,7 +80,7 @@ def write_arrays(group, names, arrays):
     write_names(group.attrs, "weight_names", stored)
 
 
-def read_datasets(group, source="the file", max_bytes=_safety.DEFAULT_MAX_BYTES):
+def read_datasets(group, source="the file", max_bytes=DEFAULT_MAX_BYTES):
     """The datasets listed in ``group.attrs["weight_names"]``, in order, as
     ``(name, h5py Dataset)``, each checked from its metadata (numeric, size
     within ``max_bytes``, stored in full) but not read."""
@@ -87,14 +88,14 @@ def read_datasets(group, source="the file", max_bytes=_safety.DEFAULT_MAX_BYTES)
     found = []
     for name in names:
         if name not in group or not isinstance(group[name], h5py.Dataset):
-            raise _safety.FileLoadError(f"{source}: weight {name!r} is listed in {group.name!r} but missing.")
+            raise FileLoadError(f"{source}: weight {name!r} is listed in {group.name!r} but missing.")
         dataset = group[name]
         _safety.check_dataset(dataset, source, max_bytes=max_bytes)
         found.append((name, dataset))
     return found
 
 
-def read_arrays(group, source="the file", max_bytes=_safety.DEFAULT_MAX_BYTES):
+def read_arrays(group, source="the file", max_bytes=DEFAULT_MAX_BYTES):
     """The datasets listed in ``group.attrs["weight_names"]``, in order: a list
     of ``(name, host array)``, each checked (see :func:`read_datasets`) before
     any is read."""
@@ -161,19 +162,19 @@ def _saved_layers(group, source, max_bytes):
                          "save_weights() or model.save().")
     missing = [name for name in names if name not in group or not isinstance(group[name], h5py.Group)]
     if missing:
-        raise _safety.FileLoadError(f"{source}: the layers {missing} are listed but have no weights group.")
+        raise FileLoadError(f"{source}: the layers {missing} are listed but have no weights group.")
     return [(name, read_datasets(group[name], source, max_bytes)) for name in names]
 
 
-def declared_weight_bytes(group, source, max_bytes=_safety.DEFAULT_MAX_BYTES):
+def declared_weight_bytes(group, source, max_bytes=DEFAULT_MAX_BYTES):
     """The total size the weights under ``group`` declare, from metadata only
     (each dataset checked by :func:`read_datasets`)."""
     datasets = [dataset for _, named in _saved_layers(group, source, max_bytes) for _, dataset in named]
     total = sum(dataset.dtype.itemsize * int(numpy.prod(dataset.shape, dtype=object)) for dataset in datasets)
     _inflation.check_datasets_inflation(datasets, source, max_bytes)
     if max_bytes is not None and total > max_bytes:
-        raise _safety.FileLoadError(f"{source}: its weights declare {total} bytes in all, over the limit "
-                                    f"max_bytes={max_bytes}. Pass a larger max_bytes if the file is trusted.")
+        raise FileLoadError(f"{source}: its weights declare {total} bytes in all, over the limit "
+                            f"max_bytes={max_bytes}. Pass a larger max_bytes if the file is trusted.")
     return total
 
 
@@ -202,7 +203,7 @@ def is_minikeras_v1(attributes):
 
 
 def load_weights_from_group(group, model, by_name=False, skip_mismatch=False, source="the file",
-                            max_bytes=_safety.DEFAULT_MAX_BYTES, keras_order=True):
+                            max_bytes=DEFAULT_MAX_BYTES, keras_order=True):
     """Set the model's weights from a group written by :func:`save_weights_to_group`.
 
     Every count and shape is checked before any weight changes, so a
@@ -260,7 +261,7 @@ def load_weights_from_group(group, model, by_name=False, skip_mismatch=False, so
     values = [read_dataset(dataset, source) for _, dataset in assignments]  # every check passed: now read
     for (weight, _), value in zip(assignments, values):
         if value.dtype.kind not in "biu" and not is_float_dtype(value.dtype):
-            raise _safety.FileLoadError(f"{source}: weight {weight.name!r} holds {value.dtype} data.")
+            raise FileLoadError(f"{source}: weight {weight.name!r} holds {value.dtype} data.")
         weight.assign(value.astype(weight.dtype, copy=False))
 
 

@@ -19,7 +19,7 @@ import contextlib
 
 import h5py
 
-from minikeras.saving._safety import FileLoadError
+from minikeras._support.load_budget import FileLoadError
 
 
 def _refuse(source, path, what):

@@ -31,11 +31,13 @@ nothing is extracted), its size is checked before it is inflated, against
 one budget for all the assets of the file, and it is inflated and parsed a
 megabyte at a time, each entry counted against the ``vocabulary_size`` the
 config declared and charged against the file's loading budget
-(_safety.TOKEN_BYTES) as it comes; a malformed one is the library's
+(load_budget.TOKEN_BYTES) as it comes; a malformed one is the library's
 FileLoadError naming the member and the layer.
 """
 import codecs
 
+from minikeras._support import load_budget
+from minikeras._support.load_budget import DEFAULT_MAX_BYTES, FileLoadError
 from minikeras.saving import _safety
 from minikeras.saving.keras_weights_h5 import walk_objects
 from minikeras.saving.keras_zip import _READ_BYTES, member_size
@@ -88,7 +90,7 @@ class _VocabularyReader:
     reads the whole text (``splitlines``, trailing empty lines dropped),
     checked as they come: no more entries than the config's
     ``vocabulary_size``, every one charged against the loading budget
-    (_safety.TOKEN_BYTES, saving/_safety.py), before the next is parsed."""
+    (TOKEN_BYTES, _support/load_budget.py), before the next is parsed."""
 
     def __init__(self, layer, name, source):
         self.layer, self.name, self.source = layer, name, source
@@ -101,8 +103,8 @@ class _VocabularyReader:
         try:
             text = self.pending + self.decoder.decode(chunk, final=final)
         except UnicodeDecodeError as error:
-            raise _safety.FileLoadError(f"The vocabulary '{self.name}' in {self.source} of {self.what} is not UTF-8 "
-                                        f"text ({error}).") from None
+            raise FileLoadError(f"The vocabulary '{self.name}' in {self.source} of {self.what} is not UTF-8 "
+                                f"text ({error}).") from None
         parts = text.splitlines(keepends=True)
         self.pending = ""
         if parts and not final and (parts[-1].endswith("\r") or parts[-1].splitlines()[0] == parts[-1]):
@@ -114,11 +116,11 @@ class _VocabularyReader:
                 continue
             entries = self.empty_run + 1
             if self.declared is not None and len(self.tokens) + entries > self.declared:
-                raise _safety.FileLoadError(
+                raise FileLoadError(
                     f"The vocabulary '{self.name}' in {self.source} gives {self.what} more than the {self.declared} "
                     "entries its config says (vocabulary_size): refused before reading the rest.")
-            _safety.charge_bytes(entries * _safety.TOKEN_BYTES + len(line),
-                                 f"the vocabulary of {self.what} (entry {len(self.tokens) + entries})")
+            load_budget.charge_bytes(entries * load_budget.TOKEN_BYTES + len(line),
+                                     f"the vocabulary of {self.what} (entry {len(self.tokens) + entries})")
             self.tokens.extend([""] * self.empty_run)
             self.empty_run = 0
             self.tokens.append(self._token(line))
@@ -129,8 +131,8 @@ class _VocabularyReader:
         try:
             return int(line)
         except ValueError:
-            raise _safety.FileLoadError(f"The vocabulary '{self.name}' in {self.source} of IntegerLookup "
-                                        f"'{self.layer.name}' holds a line that is not an integer.") from None
+            raise FileLoadError(f"The vocabulary '{self.name}' in {self.source} of IntegerLookup "
+                                f"'{self.layer.name}' holds a line that is not an integer.") from None
 
 
 def read_vocabulary(archive, name, layer, source, budget=None):
@@ -146,9 +148,9 @@ def read_vocabulary(archive, name, layer, source, budget=None):
             chunk = stream.read(_READ_BYTES)
             total += len(chunk)
             if total > budget.remaining:
-                raise _safety.FileLoadError(f"'{name}' in {source} inflates past {budget.remaining} bytes, more than "
-                                            "the vocabularies of one file can be (its zip directory understates it: "
-                                            "the file is crafted).")
+                raise FileLoadError(f"'{name}' in {source} inflates past {budget.remaining} bytes, more than "
+                                    "the vocabularies of one file can be (its zip directory understates it: "
+                                    "the file is crafted).")
             reader.feed(chunk, final=not chunk)
             if not chunk:
                 budget.remaining -= total
@@ -174,7 +176,7 @@ def read_assets(archive, model, source, budget=None):
     return found
 
 
-def apply_assets(found, handle, source, max_bytes=_safety.DEFAULT_MAX_BYTES):
+def apply_assets(found, handle, source, max_bytes=DEFAULT_MAX_BYTES):
     """Give each lookup of :func:`read_assets` its vocabulary (and, in
     "tf_idf" mode, the ``idf_weights`` of the open weights file ``handle``),
     checked against the ``vocabulary_size`` its config declared."""
@@ -185,7 +187,7 @@ def apply_assets(found, handle, source, max_bytes=_safety.DEFAULT_MAX_BYTES):
         specials = layer.vocabulary_size()  # no tokens yet: the special ones
         if tokens is None:
             if size is not None and size > specials:
-                raise _safety.FileLoadError(
+                raise FileLoadError(
                     f"{source} has no '{member(path)}': the vocabulary of {type(layer).__name__} '{layer.name}' "
                     f"({size} entries, says its config) is missing from the file.")
             continue  # not adapted when saved
@@ -193,10 +195,10 @@ def apply_assets(found, handle, source, max_bytes=_safety.DEFAULT_MAX_BYTES):
         try:
             layer.set_vocabulary(tokens, idf) if idf is not None else layer.set_vocabulary(tokens)
         except (TypeError, ValueError) as error:
-            raise _safety.FileLoadError(f"The vocabulary '{member(path)}' in {source} does not fit "
-                                        f"{type(layer).__name__} '{layer.name}': {error}") from None
+            raise FileLoadError(f"The vocabulary '{member(path)}' in {source} does not fit "
+                                f"{type(layer).__name__} '{layer.name}': {error}") from None
         if size is not None and size != layer.vocabulary_size():
-            raise _safety.FileLoadError(
+            raise FileLoadError(
                 f"The vocabulary '{member(path)}' in {source} gives {type(layer).__name__} '{layer.name}' "
                 f"{layer.vocabulary_size()} entries, its config says {size}.")
 
@@ -209,18 +211,18 @@ def _idf_weights(handle, path, layer, tokens, source, max_bytes):
     dataset = handle.get(name) if handle is not None else None
     where = f"'{name}' in {source} ({type(layer).__name__} '{layer.name}', output_mode='tf_idf')"
     if dataset is None:
-        raise _safety.FileLoadError(f"No TF-IDF weights for {type(layer).__name__} '{layer.name}' in {source}: "
-                                    f"the dataset '{name}' is missing.")
+        raise FileLoadError(f"No TF-IDF weights for {type(layer).__name__} '{layer.name}' in {source}: "
+                            f"the dataset '{name}' is missing.")
     padded = layer.max_tokens if getattr(layer, "pad_to_max_tokens", False) and layer.max_tokens else None
     lengths = {len(tokens), padded} - {None}
     shape = tuple(getattr(dataset, "shape", ()) or ())
     if len(shape) != 1 or shape[0] not in lengths:
-        raise _safety.FileLoadError(f"The TF-IDF weights {where} have shape {shape}, expected one per vocabulary "
-                                    f"entry: ({len(tokens)},){f' or ({padded},)' if padded else ''}.")
+        raise FileLoadError(f"The TF-IDF weights {where} have shape {shape}, expected one per vocabulary "
+                            f"entry: ({len(tokens)},){f' or ({padded},)' if padded else ''}.")
     _safety.check_dataset(dataset, source, max_bytes=max_bytes, what=name)
     values = numpy.asarray(dataset[()], dtype=numpy.float64)[:len(tokens)]
     if not numpy.all(numpy.isfinite(values)):
-        raise _safety.FileLoadError(f"The TF-IDF weights {where} are not all finite.")
+        raise FileLoadError(f"The TF-IDF weights {where} are not all finite.")
     return values
 
 

@@ -10,7 +10,7 @@ import inspect
 
 import numpy
 
-from minikeras.saving import _safety
+from minikeras._support import object_registration
 from minikeras.saving.compile_config import _allowed_functions
 
 _MODULES = {"loss": "keras.losses", "metric": "keras.metrics"}
@@ -71,7 +71,7 @@ def _accepted(cls, config):
 
 def _registered_function(*names):
     for name in names:
-        found = _safety.registered_objects().get(name) if isinstance(name, str) else None
+        found = object_registration.registered_objects().get(name) if isinstance(name, str) else None
         if callable(found) and not isinstance(found, type):
             return found
     return None
@@ -102,7 +102,7 @@ def _decode(value, kind, custom_objects, source):
     registry = metrics.ALL_OBJECTS if (kind == "metric" or "metrics" in module) else losses.ALL_OBJECTS
     cls = custom_objects.get(name) or custom_objects.get(value["class_name"]) or registry.get(value["class_name"])
     if cls is None:
-        registered = _safety.registered_objects().get(name)
+        registered = object_registration.registered_objects().get(name)
         cls = registered if isinstance(registered, type) else None
     if cls is None:
         raise ValueError(f"Unknown {kind} class '{name}' in the compile config of {source}: pass it in "

@@ -15,8 +15,9 @@ imported. Writing is keras_config_writer.py.
 """
 import inspect
 
+from minikeras._support import object_registration
+from minikeras._support.safe_mode import refuse_lambda, resolve_safe_mode
 from minikeras.layers.base import Layer, get_layer_class
-from minikeras.saving import _safety
 from minikeras.saving.keras_operations import is_keras_operation, operation_to_minikeras
 
 # Arguments Keras has and minikeras's constructors do not take, with the
@@ -89,7 +90,7 @@ def resolve_layer_class(class_name, registered_name=None, custom_objects=None, s
     for key in (registered_name, class_name):
         if key and key in custom_objects:
             return custom_objects[key]
-    registered = _safety.registered_objects().get(registered_name) if isinstance(registered_name, str) else None
+    registered = object_registration.registered_objects().get(registered_name) if isinstance(registered_name, str) else None
     if isinstance(registered, type) and issubclass(registered, Layer):
         return registered
     if class_name in ("Model", "Functional"):
@@ -186,10 +187,10 @@ def layer_config_to_minikeras(class_name, config, cls, custom_objects, safe_mode
     """One layer's Keras config as the arguments of minikeras's ``cls``."""
     config = dict(config)
     what = f"Layer {class_name} '{config.get('name')}'"
-    if class_name == "Lambda" and _safety.resolve_safe_mode(safe_mode):
+    if class_name == "Lambda" and resolve_safe_mode(safe_mode):
         function = config.get("function")
-        _safety.refuse_lambda(config.get("name"), function if isinstance(function, str) else "<bytecode>",
-                              config.get("module"))
+        refuse_lambda(config.get("name"), function if isinstance(function, str) else "<bytecode>",
+                      config.get("module"))
     if isinstance(config.get("function"), dict):
         raise ValueError(f"{what} in {source} holds serialized Python bytecode, which minikeras never runs. "
                          "Pass the function by name in custom_objects.")

@@ -7,6 +7,7 @@ shapes, and layers are listed in Keras's order (keras_order.py). What Keras
 3's ``load_model`` expects; the tables of names that differ live in
 keras_config.py.
 """
+from minikeras._support.nest import flatten
 from minikeras.layers.base import get_layer_class
 from minikeras.saving.keras_operations import operation_to_keras
 from minikeras.saving.keras_config import (_LAYER_ARGUMENTS, _MODEL_MODULES, _OBJECT_MODULES, NOT_IN_KERAS,
@@ -163,7 +164,6 @@ def _fill_tensor_shapes(spec, model):
     ``__keras_tensor__`` its shape and dtype (Keras rebuilds the graph from
     them), nested functional models included."""
     from minikeras.models.functional import Functional
-    from minikeras.utils.nest import flatten
 
     if not isinstance(model, Functional):
         return

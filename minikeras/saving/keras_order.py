@@ -8,7 +8,7 @@ so minikeras writes (and reads) in the same order; optimizer slots follow
 Keras's order of trainable variables too. minikeras's own ``model.layers``
 keeps its creation-based order.
 """
-from minikeras.utils.nest import flatten
+from minikeras._support.nest import flatten
 
 
 def keras_layer_order(model):

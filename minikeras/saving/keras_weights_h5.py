@@ -30,6 +30,7 @@ have none and load without.
 """
 import numpy
 
+from minikeras._support.load_budget import DEFAULT_MAX_BYTES, FileLoadError
 from minikeras import backend
 from minikeras.saving import _bfloat16, _checksum, _inflation, _safety
 from minikeras.layers.naming import to_snake_case
@@ -263,7 +264,7 @@ def _attribute(group, key):
     return value.decode("utf8") if isinstance(value, bytes) else value
 
 
-def check_dataset(dataset, weight, where, source, max_bytes=_safety.DEFAULT_MAX_BYTES, owner=None):
+def check_dataset(dataset, weight, where, source, max_bytes=DEFAULT_MAX_BYTES, owner=None):
     """Raise ValueError unless ``dataset`` fits ``weight`` of the layer ``owner`` (shape, numeric dtype,
     size stored, float values not truncated into an integer weight), before reading it."""
     if tuple(dataset.shape) != tuple(weight.shape):
@@ -278,7 +279,7 @@ def check_dataset(dataset, weight, where, source, max_bytes=_safety.DEFAULT_MAX_
     _safety.check_not_truncated(dataset, weight, owner, source)
 
 
-def declared_bytes(group, source, max_bytes=_safety.DEFAULT_MAX_BYTES):
+def declared_bytes(group, source, max_bytes=DEFAULT_MAX_BYTES):
     """The total size every dataset under ``group`` declares, each checked
     from its metadata (numeric, stored in full), nothing read."""
     import h5py
@@ -288,12 +289,12 @@ def declared_bytes(group, source, max_bytes=_safety.DEFAULT_MAX_BYTES):
     total = sum(_safety.check_dataset(dataset, source, max_bytes=max_bytes) for dataset in datasets)
     _inflation.check_datasets_inflation(datasets, source, max_bytes)
     if max_bytes is not None and total > max_bytes:
-        raise _safety.FileLoadError(f"{source}: its weights declare {total} bytes in all, over the limit "
-                                    f"max_bytes={max_bytes}. Pass a larger max_bytes if the file is trusted.")
+        raise FileLoadError(f"{source}: its weights declare {total} bytes in all, over the limit "
+                            f"max_bytes={max_bytes}. Pass a larger max_bytes if the file is trusted.")
     return total
 
 
-def plan_model(group, model, source, skip_mismatch=False, warn=None, max_bytes=_safety.DEFAULT_MAX_BYTES):
+def plan_model(group, model, source, skip_mismatch=False, warn=None, max_bytes=DEFAULT_MAX_BYTES):
     """Match every weight of ``model`` with its dataset; nothing is read yet.
 
     Returns:
@@ -373,7 +374,7 @@ def assign(plan, source="the file"):
         weight.assign(value.astype(weight.dtype, copy=False))
 
 
-def read_optimizer(group, source, model=None, max_bytes=_safety.DEFAULT_MAX_BYTES):
+def read_optimizer(group, source, model=None, max_bytes=DEFAULT_MAX_BYTES):
     """The optimizer arrays of ``optimizer/vars`` as minikeras's ``set_state`` list and the learning rate.
 
     Returns:

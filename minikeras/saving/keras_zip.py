@@ -13,7 +13,7 @@ minikeras also stores the random generators' state (random_state.py) as an
 attribute of ``model.weights.h5``'s root when the optimizer is saved, and
 adds ``minikeras_config_crc32`` to ``metadata.json`` (the CRC-32 of
 ``config.json``) and a CRC-32 beside each weight dataset, verified on load;
-Keras's files have neither and load without. Loading follows _safety.py:
+Keras's files have neither and load without. Loading follows _safety.py and the guards in _support/:
 dataset sizes are checked before the model is rebuilt, the rebuild runs in
 safe mode and within the budget the file's weights justify.
 """
@@ -26,7 +26,10 @@ import zipfile
 
 import h5py
 
-from minikeras.saving import (_checksum, _inflation, _safety, hdf5_format, hdf5_links, keras_compile, keras_config,
+from minikeras._support import load_budget
+from minikeras._support.load_budget import DEFAULT_MAX_BYTES, FileLoadError
+from minikeras._support.safe_mode import safe_mode_scope
+from minikeras.saving import (_checksum, _inflation, hdf5_format, hdf5_links, keras_compile, keras_config,
                               keras_config_writer, keras_weights_h5)
 from minikeras.saving.atomic import atomic_write
 from minikeras.saving.random_state import read_random_state, write_random_state
@@ -107,10 +110,10 @@ def member_size(archive, name, source, limit=None, what="it"):
     try:
         info = archive.getinfo(name)
     except KeyError:
-        raise _safety.FileLoadError(f"{source} is not a complete .keras file: it has no '{name}'.") from None
+        raise FileLoadError(f"{source} is not a complete .keras file: it has no '{name}'.") from None
     if limit is not None and info.file_size > limit:
-        raise _safety.FileLoadError(f"'{name}' in {source} is {info.file_size} bytes, more than {what} can be "
-                                    f"({limit} bytes).")
+        raise FileLoadError(f"'{name}' in {source} is {info.file_size} bytes, more than {what} can be "
+                            f"({limit} bytes).")
     _inflation.check_inflation(info.file_size, info.compress_size, f"its member '{name}'", source, limit)
     return info.file_size
 
@@ -128,8 +131,8 @@ def read_member(archive, name, source, limit=None, what="it"):
                 return data
             total += len(chunk)
             if limit is not None and total > limit:
-                raise _safety.FileLoadError(f"'{name}' in {source} inflates past {limit} bytes, more than {what} "
-                                            "can be (its zip directory understates it: the file is crafted).")
+                raise FileLoadError(f"'{name}' in {source} inflates past {limit} bytes, more than {what} "
+                                    "can be (its zip directory understates it: the file is crafted).")
             data.write(chunk)
 
 
@@ -149,8 +152,8 @@ def _verify_config(archive, config_bytes, source):
     metadata = json.loads(read_member(archive, METADATA, source, _MAX_CONFIG_BYTES, "metadata").getvalue())
     expected = metadata.get(_checksum.CONFIG_ATTRIBUTE) if isinstance(metadata, dict) else None
     if expected is not None and expected != _checksum.config_crc32(config_bytes.decode("utf8")):
-        raise _safety.FileLoadError(f"{source}: its config.json fails its integrity check (CRC-32 mismatch): the "
-                                    "file is corrupt or was modified after minikeras wrote it.")
+        raise FileLoadError(f"{source}: its config.json fails its integrity check (CRC-32 mismatch): the "
+                            "file is corrupt or was modified after minikeras wrote it.")
 
 
 def build_from_spec(model, spec):
@@ -170,7 +173,7 @@ def build_from_spec(model, spec):
 
 
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, source=None,  # noqa: A002
-               max_bytes=_safety.DEFAULT_MAX_BYTES):
+               max_bytes=DEFAULT_MAX_BYTES):
     """Read a ``.keras`` zip written by Keras 3 or minikeras.
 
     Args:
@@ -196,8 +199,8 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, sour
         weight_bytes = member_size(archive, WEIGHTS, source, weights_limit(max_bytes), "weights under max_bytes")
         spec = json.loads(config_bytes)
         if not isinstance(spec, dict) or not isinstance(spec.get("class_name"), str):
-            raise _safety.FileLoadError(f"The model config in {source} is malformed: expected "
-                                        "{'class_name', 'config'}.")
+            raise FileLoadError(f"The model config in {source} is malformed: expected "
+                                "{'class_name', 'config'}.")
         if spec["class_name"] == "FeatureSpace":  # keras.utils.FeatureSpace.save(): not a model
             from minikeras.saving.feature_space_io import load_feature_space
 
@@ -205,7 +208,7 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, sour
         with contextlib.ExitStack() as stack:
             # One budget for the whole load: the layers' weights and probes, what the config's sizes make them
             # hold, and the vocabularies of the assets.
-            with _safety.safe_mode_scope(safe_mode), _safety.loading_budget(weight_bytes, source, max_bytes):
+            with safe_mode_scope(safe_mode), load_budget.loading_budget(weight_bytes, source, max_bytes):
                 converted = keras_config.to_minikeras(spec, custom_objects, safe_mode, source)
                 cls = keras_config.resolve_layer_class(spec["class_name"], spec.get("registered_name"),
                                                        custom_objects, source)
@@ -221,7 +224,7 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, sour
                 keras_assets.apply_assets(keras_assets.read_assets(archive, model, source), handle, source, max_bytes)
             keras_weights_h5.assign(plan, source)
             if compile and spec.get("compile_config"):
-                with _safety.safe_mode_scope(safe_mode):
+                with safe_mode_scope(safe_mode):
                     compiled = keras_compile.compile_from_config(model, spec["compile_config"], custom_objects,
                                                                  source)
                 if compiled:

@@ -16,7 +16,7 @@ training-config encoding and are read as before.
 
 minikeras's files also carry a CRC-32 beside every weight dataset and one
 over the JSON configs (``minikeras_config_crc32``), checked on load; Keras's
-files have none and load without. Loading follows _safety.py: sizes are
+files have none and load without. Loading follows _safety.py (and _support/): sizes are
 checked before anything is read, the rebuild runs in safe mode and within
 the budget the file's weights justify.
 """
@@ -26,6 +26,9 @@ import warnings
 import h5py
 import numpy
 
+from minikeras._support import load_budget
+from minikeras._support.load_budget import DEFAULT_MAX_BYTES, FileLoadError
+from minikeras._support.safe_mode import safe_mode_scope
 from minikeras.saving import _checksum, _safety, hdf5_format, keras_compile, keras_config, keras_config_writer
 from minikeras.saving.atomic import atomic_write
 from minikeras.saving.versions import KERAS_VERSION, minikeras_version
@@ -146,12 +149,12 @@ def _keras_3_slot_order(saved):
 
 
 def load_model(handle, custom_objects=None, compile=True, safe_mode=True, source="the file",  # noqa: A002
-               max_bytes=_safety.DEFAULT_MAX_BYTES):
+               max_bytes=DEFAULT_MAX_BYTES):
     """Read a whole model from an open HDF5 file (tf.keras 2, Keras 3 ``.h5``, or minikeras).
 
     The weights' declared sizes and the config checksum are checked before
     the model is rebuilt; the rebuild runs in ``safe_mode`` and within the
-    budget of the file's weights (_safety.py).
+    budget of the file's weights (_support/load_budget.py).
     """
     from minikeras.layers.base import layer_from_config
 
@@ -161,15 +164,15 @@ def load_model(handle, custom_objects=None, compile=True, safe_mode=True, source
             "Build the model in code, then call model.load_weights(path)."
         )
     if "model_weights" not in handle or not isinstance(handle["model_weights"], h5py.Group):
-        raise _safety.FileLoadError(f"{source} has a model config but no 'model_weights' group.")
+        raise FileLoadError(f"{source} has a model config but no 'model_weights' group.")
     weight_bytes = hdf5_format.declared_weight_bytes(handle["model_weights"], source, max_bytes)
     model_text = _attribute_text(handle.attrs["model_config"])
     training_text = _attribute_text(handle.attrs["training_config"]) if "training_config" in handle.attrs else None
     _checksum.verify_configs(handle.attrs, source, model_text, training_text)
     spec = json.loads(model_text)
     if not isinstance(spec, dict) or not isinstance(spec.get("class_name"), str):
-        raise _safety.FileLoadError(f"The model config in {source} is malformed: expected {{'class_name', 'config'}}.")
-    with _safety.safe_mode_scope(safe_mode), _safety.loading_budget(weight_bytes, source, max_bytes):
+        raise FileLoadError(f"The model config in {source} is malformed: expected {{'class_name', 'config'}}.")
+    with safe_mode_scope(safe_mode), load_budget.loading_budget(weight_bytes, source, max_bytes):
         converted = keras_config.to_minikeras(spec, custom_objects, safe_mode, source)
         cls = keras_config.resolve_layer_class(spec["class_name"], spec.get("registered_name"), custom_objects,
                                                source)
@@ -187,7 +190,7 @@ def load_model(handle, custom_objects=None, compile=True, safe_mode=True, source
         warnings.warn(f"No training configuration found in {source}, so the model was *not* compiled. "
                       "Compile it manually.", stacklevel=3)
         return model
-    with _safety.safe_mode_scope(safe_mode):
+    with safe_mode_scope(safe_mode):
         if hdf5_format.is_minikeras_v1(handle.attrs):
             compile_from_json(model, training_text, custom_objects, source)  # minikeras's first format
         else:

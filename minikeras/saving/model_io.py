@@ -30,7 +30,7 @@ HDF5 files are written with HDF5's newest object formats (checksummed
 metadata), a CRC-32 beside every weight dataset and one over the JSON
 configs (_checksum.py); files from Keras, without them, still load.
 
-Loading treats the file as untrusted data (_safety.py), whatever the
+Loading treats the file as untrusted data (_safety.py, _support/), whatever the
 format: names resolve only against an allow-list, Lambda layers are refused
 unless ``safe_mode=False``, sizes are checked before anything is read or
 allocated, and every failure is the library's own error naming the file.
@@ -40,8 +40,9 @@ import warnings
 
 import h5py
 
-from minikeras.saving import (_safety, hdf5_format, hdf5_links, keras_compile, keras_weights_h5, keras_zip, legacy_h5,
-                              object_registration)
+from minikeras._support import object_registration
+from minikeras._support.load_budget import DEFAULT_MAX_BYTES
+from minikeras.saving import _safety, hdf5_format, hdf5_links, keras_compile, keras_weights_h5, keras_zip, legacy_h5
 from minikeras.saving.atomic import atomic_write
 from minikeras.saving.versions import KERAS_VERSION, minikeras_version
 
@@ -117,7 +118,7 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True, save_for
 
 
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True,  # noqa: A002  (Keras argument name)
-               max_bytes=_safety.DEFAULT_MAX_BYTES):
+               max_bytes=DEFAULT_MAX_BYTES):
     """Load a model saved by Keras 3, tf.keras 2 or minikeras (any of their formats).
 
     A model file is data: class and function names in it resolve only
@@ -197,7 +198,7 @@ def save_weights(model, filepath, overwrite=True):
                 hdf5_format.save_weights_to_group(handle, model)
 
 
-def load_weights(model, filepath, skip_mismatch=False, by_name=False, max_bytes=_safety.DEFAULT_MAX_BYTES):
+def load_weights(model, filepath, skip_mismatch=False, by_name=False, max_bytes=DEFAULT_MAX_BYTES):
     """Load weights from any weights or model file of Keras 3, tf.keras or minikeras.
 
     Args:

@@ -18,8 +18,9 @@ names a vocabulary file, are refused in safe mode.
 import json
 
 import numpy
+from minikeras._support import object_registration
+from minikeras._support.safe_mode import deserialization_scope
 
-from minikeras.saving import _safety
 
 # Keras's module of each kind of object, and the family that rebuilds it.
 _KINDS = ("layers", "models", "optimizers", "losses", "metrics", "initializers", "regularizers", "constraints",
@@ -54,7 +55,6 @@ def serialize_keras_object(obj):
         TypeError: an object with no ``get_config`` and no name (a lambda).
     """
     from minikeras.saving import keras_config_writer
-    from minikeras.saving.object_registration import get_registered_name
 
     if obj is None or isinstance(obj, (bool, int, float, str)):
         return obj
@@ -70,14 +70,14 @@ def serialize_keras_object(obj):
     if kind == "layers":
         return keras_config_writer.to_keras(obj)
     if kind is not None:
-        own = _safety.is_library_object(type(obj))
+        own = object_registration.is_library_object(type(obj))
         return {"module": f"keras.{kind}" if own else type(obj).__module__, "class_name": type(obj).__name__,
                 "config": serialize_keras_object(obj.get_config()),
-                "registered_name": None if own else get_registered_name(type(obj))}
+                "registered_name": None if own else object_registration.get_registered_name(type(obj))}
     if isinstance(obj, type) or not callable(obj) or getattr(obj, "__name__", "<lambda>") == "<lambda>":
         raise TypeError(f"Cannot serialize {obj!r}: expected a Keras object with get_config(), a named function or "
                         "plain data.")
-    registered = get_registered_name(obj)
+    registered = object_registration.get_registered_name(obj)
     return {"module": getattr(obj, "__module__", None), "class_name": "function", "config": obj.__name__,
             "registered_name": registered}
 
@@ -87,7 +87,7 @@ def _function(config, custom_objects, source):
     from minikeras.saving.compile_config import _allowed_functions
 
     name, registered = config.get("config"), config.get("registered_name")
-    lookup = {**_allowed_functions(), **_safety.registered_objects(), **(custom_objects or {})}
+    lookup = {**_allowed_functions(), **object_registration.registered_objects(), **(custom_objects or {})}
     for key in (registered, name):
         if isinstance(key, str) and key in lookup:
             return lookup[key]
@@ -147,7 +147,7 @@ def deserialize_keras_object(config, custom_objects=None, safe_mode=True, **kwar
     found = None
     for key in (registered, class_name):
         if isinstance(key, str):
-            found = custom_objects.get(key) or _safety.registered_objects().get(key)
+            found = custom_objects.get(key) or object_registration.registered_objects().get(key)
             if found is not None:
                 break
     from minikeras.layers import Layer
@@ -174,7 +174,7 @@ def _layer(spec, custom_objects, safe_mode, source):
     from minikeras.saving import keras_config
     from minikeras.saving.keras_zip import build_from_spec
 
-    with _safety.deserialization_scope(safe_mode):  # as Keras's SafeModeScope: an enclosing safe mode wins
+    with deserialization_scope(safe_mode):  # as Keras's SafeModeScope: an enclosing safe mode wins
         converted = keras_config.to_minikeras(spec, custom_objects, safe_mode, source)
         cls = keras_config.resolve_layer_class(spec["class_name"], spec.get("registered_name"), custom_objects,
                                                source)

@@ -15,7 +15,7 @@ import os
 
 import numpy
 
-from minikeras.utils import io_utils
+from minikeras._support import io_utils
 from minikeras.utils.file_dataset import FileDataset  # noqa: F401  (the loaders' dataset, imported from here)
 
 

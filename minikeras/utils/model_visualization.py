@@ -13,7 +13,7 @@ import os
 import shutil
 import subprocess
 
-from minikeras.utils.nest import flatten
+from minikeras._support.nest import flatten
 
 
 class DotGraph:

@@ -1,5 +1,5 @@
 """Sequence: Keras 2's name for `PyDataset`, kept as Keras 3 keeps it."""
-from minikeras.utils.py_dataset import PyDataset
+from minikeras.data.py_dataset import PyDataset
 
 #: ``keras.utils.Sequence`` is ``PyDataset`` in Keras 3.
 Sequence = PyDataset

@@ -7,7 +7,7 @@ import numpy
 from minikeras.data.dataset import Dataset
 from minikeras.data.elements import stack_elements
 from minikeras.data.transforms import BatchDataset
-from minikeras.utils import nest
+from minikeras._support import nest
 from minikeras.utils.dataset_utils import FileDataset
 
 

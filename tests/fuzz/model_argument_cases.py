@@ -17,7 +17,7 @@ import numpy
 import minikeras as mk
 from argument_cases import FUZZ_VALUES, HUGE, _is_int, _is_real
 from fuzz_cases import raw_site
-from minikeras.utils.argument_validation import _raised_by_library_check
+from minikeras._support.argument_validation import _raised_by_library_check
 
 
 def _positive_int_or_none(value):

@@ -12,7 +12,7 @@ def test_string_hashes_match_tensorflow_on_every_length_class():
     """FarmHash Fingerprint64 and SipHash-2-4 against values TensorFlow gave
     (``to_hash_bucket_fast`` / ``to_hash_bucket_strong`` with 2**62 + 12345
     buckets, so nearly every bit is compared), recorded in the fixture."""
-    from minikeras.utils.string_hash import hash_bucket
+    from minikeras._support.string_hash import hash_bucket
     from tests.layers.keras_more_blocks_cases import HASH_STRINGS
 
     with numpy.load(FIXTURE) as data:

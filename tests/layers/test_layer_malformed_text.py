@@ -7,7 +7,7 @@ import pytest
 
 import minikeras as mk
 from minikeras import layers
-from minikeras.utils.string_hash import hash_bucket
+from minikeras._support.string_hash import hash_bucket
 
 MALFORMED = [b"\xff", b"ab\xc3", b"\xed\xa0\x80"]  # a stray byte, a cut sequence, an encoded surrogate
 

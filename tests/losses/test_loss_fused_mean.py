@@ -9,7 +9,7 @@ import minikeras as mk
 from minikeras import losses
 from minikeras.autograd import gradcheck
 from minikeras.device import registry
-from minikeras.utils import deferred_checks
+from minikeras._support import deferred_checks
 from minikeras.ops.nn.softmax_cross_entropy_mean import SparseSoftmaxCrossEntropyMean
 
 

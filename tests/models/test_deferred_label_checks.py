@@ -6,7 +6,7 @@ import pytest
 
 import minikeras as mk
 from minikeras import layers
-from minikeras.utils import deferred_checks
+from minikeras._support import deferred_checks
 
 
 def _model():

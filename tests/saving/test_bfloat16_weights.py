@@ -7,7 +7,7 @@ import pytest
 import minikeras as mk
 from minikeras import layers
 from minikeras.backend.dtypes import bfloat16
-from minikeras.saving._safety import FileLoadError
+from minikeras.saving import FileLoadError
 
 
 def _model(dtype):

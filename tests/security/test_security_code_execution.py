@@ -14,7 +14,8 @@ import numpy
 import pytest
 
 import minikeras as mk
-from minikeras.saving import FileLoadError, UnsafeDeserializationError, _safety
+from minikeras._support import object_registration, safe_mode
+from minikeras.saving import FileLoadError, UnsafeDeserializationError
 
 import craft_files
 
@@ -38,7 +39,7 @@ def sentinel(tmp_path, monkeypatch):
     for module, name in [(os, "system"), (subprocess, "Popen"), (builtins, "eval"), (posix, "spawnve"),
                          (mk.metrics, "resolve")]:
         monkeypatch.setattr(module, name, spy_for(getattr(module, name, None)), raising=False)
-    monkeypatch.setattr(_safety, "_unsafe_enabled", False)
+    monkeypatch.setattr(safe_mode, "_unsafe_enabled", False)
     return path
 
 
@@ -122,14 +123,14 @@ def test_safe_mode_false_loads_a_legitimate_lambda_from_custom_objects(tmp_path,
 
 
 def test_the_global_switch_allows_a_registered_lambda_function(tmp_path, sentinel, monkeypatch):
-    monkeypatch.setattr(_safety, "_REGISTERED", {})
+    monkeypatch.setattr(object_registration, "_REGISTERED", {})
     path = tmp_path / "model.h5"
     model = craft_files.save_lambda_model(path)
     with pytest.raises(UnsafeDeserializationError):
         mk.models.load_model(path)
     mk.saving.register_keras_serializable(package="Tests")(craft_files.scale_by_two)
     mk.config.enable_unsafe_deserialization()
-    assert not _safety.in_safe_mode()
+    assert not safe_mode.in_safe_mode()
     restored = mk.models.load_model(path)
     x = numpy.ones((2, 4), "float32")
     numpy.testing.assert_array_equal(restored.predict(x, verbose=0), model.predict(x, verbose=0))
@@ -140,7 +141,7 @@ def test_safe_mode_scope_is_restored_after_a_failed_load(tmp_path, sentinel):
     craft_files.lambda_gadget(path, "os", "system")
     with pytest.raises(ValueError):
         mk.models.load_model(path, safe_mode=False)
-    assert _safety.in_safe_mode()
+    assert safe_mode.in_safe_mode()
 
 
 def test_every_crafted_file_of_the_script_is_refused(tmp_path, sentinel):

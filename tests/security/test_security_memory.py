@@ -105,17 +105,17 @@ def test_weights_are_not_initialised_when_a_file_replaces_them(tmp_path, monkeyp
 
 
 def test_the_rebuild_budget_counts_weights_and_can_be_lifted():
-    from minikeras.saving import _safety
+    from minikeras._support import load_budget
 
-    with _safety.loading_budget(1000, "'f.h5'"):
-        _safety.charge((100,), "float32", "weight 'a'")  # 400 bytes of a 64 MiB floor
+    with load_budget.loading_budget(1000, "'f.h5'"):
+        load_budget.charge((100,), "float32", "weight 'a'")  # 400 bytes of a 64 MiB floor
         with pytest.raises(FileLoadError, match="'f.h5': rebuilding the model would allocate weight 'b'"):
-            _safety.charge((2**25,), "float32", "weight 'b'")
-        _safety.charge((2**23,), "float32", "a probe", cumulative=False)
-        _safety.charge((2**23,), "float32", "a probe", cumulative=False)  # temporary: not accumulated
-    assert not _safety.loading()
-    with _safety.loading_budget(0, "'f.h5'", max_bytes=None):
-        _safety.charge((2**40,), "float32", "weight 'c'")  # counted against nothing: the caller trusts the file
+            load_budget.charge((2**25,), "float32", "weight 'b'")
+        load_budget.charge((2**23,), "float32", "a probe", cumulative=False)
+        load_budget.charge((2**23,), "float32", "a probe", cumulative=False)  # temporary: not accumulated
+    assert not load_budget.loading()
+    with load_budget.loading_budget(0, "'f.h5'", max_bytes=None):
+        load_budget.charge((2**40,), "float32", "weight 'c'")  # counted against nothing: the caller trusts the file
 
 
 def test_a_compressed_dataset_inflating_past_any_real_ratio_is_refused(tmp_path):

@@ -12,7 +12,8 @@ import pytest
 
 import minikeras as mk
 from minikeras import layers, models, saving
-from minikeras.saving import UnsafeDeserializationError, _safety
+from minikeras._support import safe_mode
+from minikeras.saving import UnsafeDeserializationError
 
 
 @pytest.fixture
@@ -101,7 +102,7 @@ def test_a_caller_who_trusts_the_config_turns_safe_mode_off(secret, monkeypatch)
     path, _ = secret
     lookup = saving.deserialize_keras_object(_lookup_spec(path), safe_mode=False)
     assert lookup.get_vocabulary() == ["[UNK]", "hunter2", "swordfish"]
-    monkeypatch.setattr(_safety, "_unsafe_enabled", False)
+    monkeypatch.setattr(safe_mode, "_unsafe_enabled", False)
     mk.config.enable_unsafe_deserialization()
     assert models.model_from_json(_model_json(path)).get_layer("words").vocabulary_size() == 3
     assert layers.StringLookup.from_config({"vocabulary": path}).vocabulary_size() == 3
@@ -110,8 +111,8 @@ def test_a_caller_who_trusts_the_config_turns_safe_mode_off(secret, monkeypatch)
 def test_an_enclosing_safe_mode_wins_as_in_keras(secret):
     # A custom layer's from_config asking for safe_mode=False inside a safe load does not lift it.
     path, opened = secret
-    with _safety.deserialization_scope(True):
+    with safe_mode.deserialization_scope(True):
         with pytest.raises(UnsafeDeserializationError):
             saving.deserialize_keras_object(_lookup_spec(path), safe_mode=False)
     assert path not in opened
-    assert not _safety.refuses_outside_files()  # outside any deserialization, user code may name a file
+    assert not safe_mode.refuses_outside_files()  # outside any deserialization, user code may name a file

@@ -1,11 +1,11 @@
-"""The shared argument checks (minikeras/utils/argument_validation.py)."""
+"""The shared argument checks (minikeras/_support/argument_validation.py)."""
 import math
 
 import numpy
 import pytest
 
 import minikeras as mk
-from minikeras.utils import argument_validation as av
+from minikeras._support import argument_validation as av
 
 
 @pytest.mark.parametrize("value, kind", [

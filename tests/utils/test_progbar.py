@@ -1,8 +1,8 @@
-"""Progbar (minikeras/utils/progbar.py): Keras's progress line."""
+"""Progbar (minikeras/_support/progbar.py): Keras's progress line."""
 import io
 import re
 
-from minikeras.utils.progbar import Progbar, format_duration, format_value
+from minikeras._support.progbar import Progbar, format_duration, format_value
 
 
 class _Terminal(io.StringIO):

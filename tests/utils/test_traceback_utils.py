@@ -1,4 +1,4 @@
-"""Traceback filtering (minikeras/utils/traceback_utils.py), as Keras's:
+"""Traceback filtering (minikeras/_support/traceback_utils.py), as Keras's:
 errors leaving fit/evaluate/predict and layer calls show the user's frames,
 not ten frames of the training loop."""
 import os
@@ -56,7 +56,7 @@ def test_errors_from_fit_keep_the_users_frames_and_drop_the_librarys(filtering):
     names = [frame.f_code.co_name for frame in frames]
     assert "train_step" in names and "_fit_with_a_broken_train_step" in names
     # Only the re-raising wrapper is left of the library (Keras shows its error_handler too).
-    assert _library_files(frames) == [os.path.join("utils", "traceback_utils.py")]
+    assert _library_files(frames) == [os.path.join("_support", "traceback_utils.py")]
 
     mk.config.disable_traceback_filtering()
     assert not mk.config.is_traceback_filtering_enabled()
@@ -74,7 +74,7 @@ def test_a_library_check_keeps_the_frame_that_raised_it_and_its_message(filterin
     error, frames = _raised(call_with_a_wrong_shape)
     assert isinstance(error, ValueError) and "expected shape (None, 2), received (3, 5)" in str(error)
     library = _library_files(frames)
-    assert len(library) == 2 and library[0] == os.path.join("utils", "traceback_utils.py")
+    assert len(library) == 2 and library[0] == os.path.join("_support", "traceback_utils.py")
     assert frames[-1].f_code.co_filename.startswith(PACKAGE)  # where the check raised
 
 
@@ -103,4 +103,4 @@ def test_a_model_called_directly_shows_one_library_frame(filtering):
     error, frames = _raised(lambda: model(numpy.ones((3, 5), "float32")))
     assert isinstance(error, ValueError)
     library = _library_files(frames)
-    assert library[0] == os.path.join("utils", "traceback_utils.py") and len(library) == 2
+    assert library[0] == os.path.join("_support", "traceback_utils.py") and len(library) == 2

@@ -6,7 +6,7 @@ import numpy
 import minikeras as mk
 from minikeras.layers.weight_info import set_weight_info, weight_info
 from minikeras.losses.logits import attach_logits, logits_of
-from minikeras.utils.weak_table import WeakIdentityTable
+from minikeras._support.weak_table import WeakIdentityTable
 
 
 def test_values_follow_identity_not_equality():

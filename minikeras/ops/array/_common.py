@@ -7,7 +7,7 @@ import numpy
 from minikeras import backend
 from minikeras.autograd import Tensor
 from minikeras.device import to_host
-from minikeras.utils.argument_validation import is_int as _is_int
+from minikeras._support.argument_validation import is_int as _is_int
 from minikeras.autograd.tensor import array_of
 
 

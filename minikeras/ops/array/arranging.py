@@ -25,7 +25,7 @@ from minikeras.ops.array.reshaping import expand_dims, flatten, moveaxis, reshap
 from minikeras.ops.math._elementwise import call_without_gradient, operand
 from minikeras.ops.math._operands import _as_tensor
 from minikeras.ops.math.compare import where
-from minikeras.utils.argument_validation import is_int, validate_flag, validate_tensor_input, validate_int, validate_shape
+from minikeras._support.argument_validation import is_int, validate_flag, validate_tensor_input, validate_int, validate_shape
 
 
 def _tensor(op_name, x):

@@ -7,7 +7,7 @@ from minikeras.autograd import Function, Tensor, no_grad
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras.ops.math._operands import _as_tensor
 from minikeras.backend import keras_helpers
-from minikeras.utils.argument_validation import validate_dtype
+from minikeras._support.argument_validation import validate_dtype
 
 
 class Cast(Function):

@@ -15,8 +15,8 @@ from minikeras.ops._checks import shape_of
 from minikeras.ops.array._common import _scatter_add_rows, _single_axis, _size
 from minikeras.ops.array.reshaping import flatten
 from minikeras.ops.math._operands import _as_tensor
-from minikeras.utils.argument_validation import entry_point, validate_tensor_input
-from minikeras.utils.argument_validation import is_int as _is_int
+from minikeras._support.argument_validation import entry_point, validate_tensor_input
+from minikeras._support.argument_validation import is_int as _is_int
 
 
 class GetItem(Function):

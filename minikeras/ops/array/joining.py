@@ -14,8 +14,8 @@ from minikeras.ops._checks import shape_of
 from minikeras.ops._promotion import promote_all
 from minikeras.ops.array._common import _single_axis
 from minikeras.ops.math._operands import _as_tensor
-from minikeras.utils.argument_validation import is_int as _is_int
-from minikeras.utils.argument_validation import validate_tensor_input
+from minikeras._support.argument_validation import is_int as _is_int
+from minikeras._support.argument_validation import validate_tensor_input
 
 
 class Concatenate(Function):

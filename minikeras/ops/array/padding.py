@@ -13,7 +13,7 @@ from minikeras.ops._checks import shape_of
 from minikeras.ops.array._common import _scatter_add_axis
 from minikeras.ops.array.reshaping import reshape
 from minikeras.ops.math._operands import _as_tensor
-from minikeras.utils.argument_validation import is_option
+from minikeras._support.argument_validation import is_option
 
 
 _INDEX_PAD_MODES = ("reflect", "symmetric", "edge", "wrap")

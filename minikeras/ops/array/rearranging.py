@@ -12,7 +12,7 @@ __all__ = ["rearrange", "cdist"]
 
 import re
 
-from minikeras.utils.argument_validation import validate_int
+from minikeras._support.argument_validation import validate_int
 
 from minikeras.ops.array.reshaping import reshape, transpose
 from minikeras.ops.math._elementwise import operand

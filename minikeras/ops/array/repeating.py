@@ -13,7 +13,7 @@ from minikeras.device import to_host
 from minikeras.ops._checks import shape_of
 from minikeras.ops.array._common import _int_sequence, _scatter_add_axis, _single_axis, _size
 from minikeras.ops.math._operands import _as_tensor
-from minikeras.utils.argument_validation import is_int as _is_int
+from minikeras._support.argument_validation import is_int as _is_int
 from minikeras.autograd.tensor import array_of
 
 

@@ -34,7 +34,7 @@ from minikeras.device import to_host
 from minikeras.ops.array._common import _int_sequence, _scatter_add_rows, _size
 from minikeras.ops.math._elementwise import call_without_gradient, detached, operand
 from minikeras.ops.math._operands import _as_tensor
-from minikeras.utils.argument_validation import validate_flag, validate_int, validate_option, validate_shape
+from minikeras._support.argument_validation import validate_flag, validate_int, validate_option, validate_shape
 
 
 def _tensor(op_name, x):

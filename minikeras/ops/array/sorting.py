@@ -20,7 +20,7 @@ from minikeras.ops.array._common import _scatter_add_rows, _single_axis, _size
 from minikeras.ops.array.reshaping import flatten
 from minikeras.ops.math._elementwise import call_without_gradient, detached, operand
 from minikeras.ops.math._operands import _as_tensor
-from minikeras.utils.argument_validation import validate_axis, validate_flag, validate_int, validate_number, validate_option
+from minikeras._support.argument_validation import validate_axis, validate_flag, validate_int, validate_number, validate_option
 
 
 def scatter_add_flat(device, positions, values, size):

@@ -20,7 +20,7 @@ from minikeras.ops.array.reshaping import reshape, transpose
 from minikeras.ops.image._layout import images_last
 from minikeras.ops.nn.keras_functions import conv, depthwise_conv
 from minikeras.ops.reduce import mean
-from minikeras.utils.argument_validation import is_int, validate_int, validate_number
+from minikeras._support.argument_validation import is_int, validate_int, validate_number
 
 
 def _gaussian_1d(size, sigma):

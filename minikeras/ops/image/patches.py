@@ -12,7 +12,7 @@ from minikeras.ops.array.reshaping import expand_dims, squeeze
 from minikeras.ops.math._elementwise import operand
 from minikeras.ops.math._operands import _as_tensor
 from minikeras.ops.nn.keras_functions import _data_format, conv
-from minikeras.utils.argument_validation import standardize_tuple
+from minikeras._support.argument_validation import standardize_tuple
 
 
 def _patches(op_name, images, size, strides, dilation_rate, padding, data_format, rank):

@@ -35,9 +35,9 @@ from minikeras.ops.math._elementwise import operand
 from minikeras.ops.math._operands import _as_tensor
 from minikeras.ops.math.products import tensordot
 from minikeras.ops.nn.resize import interpolation_matrix
-from minikeras.utils.argument_validation import (is_option, validate_axis, validate_flag, validate_int,
-                                                 validate_number, validate_option, validate_shape,
-                                                 validate_tensor_input)
+from minikeras._support.argument_validation import (is_option, validate_axis, validate_flag, validate_int,
+                                                    validate_number, validate_option, validate_shape,
+                                                    validate_tensor_input)
 
 INTERPOLATIONS = ("bilinear", "nearest", "lanczos3", "lanczos5", "bicubic", "area")
 

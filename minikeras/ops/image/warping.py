@@ -32,8 +32,8 @@ from minikeras.ops.math._elementwise import call_without_gradient, operand
 from minikeras.ops.math._operands import _as_tensor
 from minikeras.ops.math.compare import logical_and, where
 from minikeras.ops.nn import affine_transform as _affine
-from minikeras.utils.argument_validation import (is_int, is_option, validate_int, validate_number, validate_option,
-                                                 validate_tensor_input)
+from minikeras._support.argument_validation import (is_int, is_option, validate_int, validate_number, validate_option,
+                                                    validate_tensor_input)
 
 FILL_MODES = ("constant", "nearest", "wrap", "mirror", "reflect")
 

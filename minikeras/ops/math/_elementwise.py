@@ -17,7 +17,7 @@ from minikeras.autograd import Function, Tensor
 from minikeras.ops._checks import check_broadcast
 from minikeras.ops._promotion import FLOATX, result_type
 from minikeras.ops.math._operands import _as_tensor, _float_array
-from minikeras.utils.argument_validation import validate_tensor_input
+from minikeras._support.argument_validation import validate_tensor_input
 
 
 def operand(op_name, value):

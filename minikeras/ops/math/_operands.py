@@ -2,12 +2,12 @@
 a Tensor, and compute integer inputs in float32.
 """
 
-from minikeras.utils.argument_validation import as_tensor, validate_tensor_input
+from minikeras._support.argument_validation import as_tensor, validate_tensor_input
 
 
 def _as_tensor(op_name, value, allow_bool=True, allow_complex=True):
     """``value`` as a Tensor: Tensors pass, numbers and arrays are wrapped
-    (see :func:`minikeras.utils.argument_validation.as_tensor`).
+    (see :func:`minikeras._support.argument_validation.as_tensor`).
 
     Raises:
         TypeError: ``value`` is not numeric data, or a bool/complex the op

@@ -13,7 +13,7 @@ import numpy
 from minikeras.autograd import Function, Tensor
 from minikeras.ops._checks import check_broadcast
 from minikeras.ops._promotion import promote_operands
-from minikeras.utils.argument_validation import validate_tensor_input
+from minikeras._support.argument_validation import validate_tensor_input
 
 
 class Add(Function):

@@ -11,7 +11,7 @@ __all__ = ["real", "imag", "conj", "conjugate", "angle", "polar", "view_as_real"
 import numpy
 
 from minikeras.ops.math._elementwise import binary, call_without_gradient, unary
-from minikeras.utils.argument_validation import validate_tensor_input
+from minikeras._support.argument_validation import validate_tensor_input
 
 real = unary("real", lambda xp, x: xp.real(x), lambda xp, x, out: 1,
              "The real part (the input itself for real dtypes).", floats=False)

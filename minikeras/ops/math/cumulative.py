@@ -22,7 +22,7 @@ from minikeras.ops.math._elementwise import operand
 from minikeras.ops.math._operands import _as_tensor
 from minikeras.ops.math.compare import where
 from minikeras.ops.math.predicates import isnan
-from minikeras.utils.argument_validation import check_dtype, validate_dtype, validate_int
+from minikeras._support.argument_validation import check_dtype, validate_dtype, validate_int
 
 
 class CumSum(Function):

@@ -15,7 +15,7 @@ from minikeras.autograd import Function
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras.ops.math._elementwise import operand
 from minikeras.ops.math._operands import _as_tensor
-from minikeras.utils.argument_validation import validate_flag, validate_int
+from minikeras._support.argument_validation import validate_flag, validate_int
 
 
 def _pair(op_name, x):

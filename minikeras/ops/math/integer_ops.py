@@ -12,7 +12,7 @@ import numpy
 
 from minikeras.ops._promotion import result_type
 from minikeras.ops.math._elementwise import binary, operand, unary
-from minikeras.utils.argument_validation import is_int
+from minikeras._support.argument_validation import is_int
 
 
 def _check_integer_operands(name, x, y):

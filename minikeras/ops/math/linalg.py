@@ -28,8 +28,8 @@ from minikeras.backend.dtypes import is_float_dtype
 from minikeras.ops.array.reshaping import swapaxes
 from minikeras.ops.math._elementwise import call_without_gradient, operand
 from minikeras.ops.math._operands import _as_tensor
-from minikeras.utils.argument_validation import (is_option, validate_axis, validate_flag, validate_number,
-                                                 validate_option)
+from minikeras._support.argument_validation import (is_option, validate_axis, validate_flag, validate_number,
+                                                    validate_option)
 
 
 def _matrix(op_name, x, square=True):

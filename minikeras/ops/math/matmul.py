@@ -8,7 +8,7 @@ from minikeras.autograd import Function
 from minikeras.ops._checks import shape_of
 from minikeras.ops.math._operands import _as_tensor
 from minikeras.ops._promotion import promote_operands
-from minikeras.utils.argument_validation import validate_tensor_input
+from minikeras._support.argument_validation import validate_tensor_input
 
 
 class MatMul(Function):

@@ -8,7 +8,7 @@ __all__ = ["isnan", "isinf", "isfinite", "isneginf", "isposinf", "isreal", "iscl
 from minikeras.ops._checks import check_broadcast, normalize_axis
 from minikeras.ops.math._elementwise import call_without_gradient, operand, unary
 from minikeras.ops.math._operands import _as_tensor
-from minikeras.utils.argument_validation import validate_flag, validate_number
+from minikeras._support.argument_validation import validate_flag, validate_number
 
 
 def _predicate(name, compute, doc):

@@ -24,7 +24,7 @@ from minikeras.ops.math._operands import _as_tensor
 from minikeras.ops.math.matmul import matmul
 from minikeras.ops._promotion import result_type
 from minikeras.ops.reduce import sum as _sum
-from minikeras.utils.argument_validation import validate_axis, validate_int
+from minikeras._support.argument_validation import validate_axis, validate_int
 
 
 def _explicit(subscripts, shapes):

@@ -20,7 +20,7 @@ from minikeras.ops.math._elementwise import (binary, binary_dtype, call_without_
                                              unary)
 from minikeras.ops.math._operands import _as_tensor, _float_array
 from minikeras.ops.math.arithmetic import divide
-from minikeras.utils.argument_validation import INT32_MAX, validate_int, validate_number
+from minikeras._support.argument_validation import INT32_MAX, validate_int, validate_number
 
 ceil = unary("ceil", lambda xp, x: xp.ceil(x), None, "Elementwise ceiling (float32 for integers; no gradient).")
 floor = unary("floor", lambda xp, x: xp.floor(x), None, "Elementwise floor (float32 for integers; no gradient).")

@@ -31,7 +31,7 @@ from minikeras.ops.math._operands import _as_tensor
 from minikeras.ops.math.compare import where
 from minikeras.ops.math.predicates import isnan
 from minikeras.ops.reduce import argmax, argmin, max, mean, min, prod, sum
-from minikeras.utils.argument_validation import validate_axis, validate_flag, validate_int, validate_option
+from minikeras._support.argument_validation import validate_axis, validate_flag, validate_int, validate_option
 
 amax = max
 amin = min

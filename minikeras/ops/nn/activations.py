@@ -33,7 +33,7 @@ import numpy
 
 from minikeras.autograd import Function
 from minikeras.ops.math.unary import _as_tensor, _float_array, _normal_cdf_array
-from minikeras.utils.argument_validation import validate_flag
+from minikeras._support.argument_validation import validate_flag
 
 
 def _activation_input(op_name, x):

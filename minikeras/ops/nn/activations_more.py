@@ -22,7 +22,7 @@ from minikeras.ops.math.exp_log import expm1
 from minikeras.ops.math.cumulative import cumsum
 from minikeras.ops.math.powers import sqrt
 from minikeras.ops.nn.activations import sigmoid, tanh
-from minikeras.utils.argument_validation import validate_axis, validate_number
+from minikeras._support.argument_validation import validate_axis, validate_number
 
 
 def _float_input(op_name, x):

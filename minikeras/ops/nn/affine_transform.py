@@ -19,7 +19,7 @@ from minikeras.autograd import Tensor
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras.device import to_host
 from minikeras.ops.math.unary import _as_tensor
-from minikeras.utils.argument_validation import validate_number, validate_option
+from minikeras._support.argument_validation import validate_number, validate_option
 
 __all__ = ["affine_transform"]
 

@@ -22,7 +22,7 @@ from minikeras.backend.dtypes import finfo, is_float_dtype
 from minikeras.ops._promotion import result_type
 from minikeras.ops.math._elementwise import detached, operand
 from minikeras.ops.math._operands import _as_tensor
-from minikeras.utils.argument_validation import validate_flag, validate_number
+from minikeras._support.argument_validation import validate_flag, validate_number
 
 
 def _batched_matmul(device, a, b):

@@ -2,7 +2,7 @@
 convolution that nothing else reads: no temporary the size of the output,
 one graph node for bias and relu."""
 from minikeras.autograd import Function
-from minikeras.utils.argument_validation import as_tensor, validate_flag
+from minikeras._support.argument_validation import as_tensor, validate_flag
 from minikeras.ops.nn import bias_relu
 
 __all__ = ["bias_activation"]

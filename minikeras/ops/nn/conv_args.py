@@ -1,7 +1,7 @@
 """Argument checks shared by the convolution ops."""
 from minikeras.ops._checks import shape_of
 from minikeras.ops.nn.sliding_window import WindowGeometry, as_pair, as_single, check_padding
-from minikeras.utils.argument_validation import validate_tensor_input
+from minikeras._support.argument_validation import validate_tensor_input
 
 
 def conv_geometry(op_name, x, kernel, rank, strides, padding, dilation_rate, kernel_in_axis=-2):

@@ -18,7 +18,7 @@ from minikeras.ops.nn.sliding_window import (
     im2col_products,
     is_int,
 )
-from minikeras.utils.argument_validation import validate_tensor_input
+from minikeras._support.argument_validation import validate_tensor_input
 
 
 class ConvTranspose(Function):

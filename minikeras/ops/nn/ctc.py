@@ -14,7 +14,7 @@ The labels within each sample's length must be class ids in
 dense labels), and become the blank. The check reads the labels' bounds
 back (CuPy's ``take_along_axis`` would wrap an out-of-range label silently)
 or, in a GPU training step, waits for the logs' read
-(``utils/deferred_checks.py``), as the cross-entropy's does.
+(``_support/deferred_checks.py``), as the cross-entropy's does.
 
 ``ctc_loss`` is ``keras.ops.ctc_loss``; the CTC loss class
 (``losses/ctc.py``) calls ``_ctc_loss``. Decoding is in ``ctc_decode.py``.
@@ -25,8 +25,8 @@ from minikeras.autograd import Function, Tensor
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras.ops.math._elementwise import operand
 from minikeras.ops.math._operands import _as_tensor
-from minikeras.utils import deferred_checks
-from minikeras.utils.argument_validation import validate_int
+from minikeras._support import deferred_checks
+from minikeras._support.argument_validation import validate_int
 
 __all__ = ["ctc_loss"]
 

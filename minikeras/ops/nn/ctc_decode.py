@@ -17,7 +17,7 @@ from minikeras.autograd import Tensor
 from minikeras.ops.core import convert_to_numpy
 from minikeras.ops.math._elementwise import operand
 from minikeras.ops.math._operands import _as_tensor
-from minikeras.utils.argument_validation import validate_flag, validate_int
+from minikeras._support.argument_validation import validate_flag, validate_int
 
 
 def _greedy(scores, lengths, merge_repeated, blank):

@@ -8,7 +8,7 @@ composing matmul, add and relu.
 from minikeras import kernels
 from minikeras.kernels import matmul_epilogue
 from minikeras.autograd import Function
-from minikeras.utils.argument_validation import as_tensor, validate_flag
+from minikeras._support.argument_validation import as_tensor, validate_flag
 from minikeras.ops.nn import bias_relu
 from minikeras.ops.nn._blocks import matmul_pair
 

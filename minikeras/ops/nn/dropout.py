@@ -13,7 +13,7 @@ from minikeras import random
 from minikeras.autograd import Function
 from minikeras.kernels import captured_random
 from minikeras.ops._checks import shape_of
-from minikeras.utils.argument_validation import validate_shape
+from minikeras._support.argument_validation import validate_shape
 
 
 class Dropout(Function):

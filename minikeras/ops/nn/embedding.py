@@ -6,9 +6,9 @@ import numpy
 
 from minikeras.autograd import Function
 from minikeras.ops._checks import shape_of
-from minikeras.utils.argument_validation import as_tensor, validate_axis, validate_dtype, validate_tensor_input
+from minikeras._support.argument_validation import as_tensor, validate_axis, validate_dtype, validate_tensor_input
 from minikeras.ops.shape import _scatter_add_rows
-from minikeras.utils import deferred_checks
+from minikeras._support import deferred_checks
 
 
 class Embedding(Function):
@@ -48,7 +48,7 @@ class Embedding(Function):
 
 def _check_indices(device, indices, vocab):
     """Ids in ``[0, vocab)``, or ValueError. In a GPU training or test step
-    the check waits for the next read of the logs (utils/deferred_checks.py):
+    the check waits for the next read of the logs (_support/deferred_checks.py):
     reading the ids back would stop every step (and a captured step) for a
     host sync; meanwhile CuPy's take wraps a bad id around."""
     if indices.size == 0:

@@ -12,7 +12,7 @@ from minikeras.backend.dtypes import is_float_dtype
 from minikeras.autograd import Function
 from minikeras.ops.math.unary import _as_tensor
 from minikeras.ops.shape import moveaxis
-from minikeras.utils.argument_validation import validate_axis, validate_number
+from minikeras._support.argument_validation import validate_axis, validate_number
 
 __all__ = ["group_normalize"]
 

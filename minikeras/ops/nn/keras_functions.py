@@ -26,7 +26,7 @@ from minikeras.ops.nn import conv3d_transpose as _conv3d_transpose
 
 from minikeras.ops.nn.conv_grouped import grouped_conv
 from minikeras.ops.reduce import max as _max, mean
-from minikeras.utils.argument_validation import standardize_tuple, validate_int
+from minikeras._support.argument_validation import standardize_tuple, validate_int
 
 
 def _tensor(op_name, x):

@@ -26,7 +26,7 @@ from minikeras.ops.math.exp_log import log
 from minikeras.ops.math.powers import rsqrt
 from minikeras.ops.nn import softmax as _softmax
 from minikeras.ops.reduce import max as _max, mean, sum as _sum
-from minikeras.utils.argument_validation import validate_axis, validate_flag, validate_int, validate_number
+from minikeras._support.argument_validation import validate_axis, validate_flag, validate_int, validate_number
 
 
 def _tensor(op_name, x):

@@ -12,7 +12,7 @@ import numpy
 from minikeras import kernels
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras.autograd import Function
-from minikeras.utils.argument_validation import as_tensor, is_int, validate_axis, validate_number
+from minikeras._support.argument_validation import as_tensor, is_int, validate_axis, validate_number
 
 __all__ = ["batch_norm_training", "batch_norm_inference", "layer_norm"]
 

@@ -24,7 +24,7 @@ from minikeras.backend.dtypes import is_float_dtype
 from minikeras.autograd import Function
 from minikeras.ops._checks import shape_of
 from minikeras.ops.nn.sliding_window import WindowGeometry, as_pair, as_single, check_padding
-from minikeras.utils.argument_validation import validate_tensor_input
+from minikeras._support.argument_validation import validate_tensor_input
 
 
 class _Pool(Function):

@@ -2,7 +2,7 @@
 derivatives on raw arrays (in place), and the time-major layout."""
 
 from minikeras.backend.dtypes import is_float_dtype
-from minikeras.utils.argument_validation import as_tensor, validate_flag
+from minikeras._support.argument_validation import as_tensor, validate_flag
 
 __all__ = []
 

@@ -21,7 +21,7 @@ import numpy
 from minikeras.backend import tuning
 from minikeras import kernels
 from minikeras.backend.blocks import even_slices
-from minikeras.utils.argument_validation import INT32_MAX, is_int, standardize_padding, standardize_tuple  # noqa: F401
+from minikeras._support.argument_validation import INT32_MAX, is_int, standardize_padding, standardize_tuple  # noqa: F401
 
 def as_pair(op_name, name, value):
     """Return ``value`` (an int or a pair of ints, all positive) as a pair.

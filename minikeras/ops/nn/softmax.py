@@ -14,7 +14,7 @@ from minikeras import kernels
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras.autograd import Function
 from minikeras.ops._checks import check_broadcast, normalize_axis, shape_of
-from minikeras.utils.argument_validation import is_int, validate_tensor_input
+from minikeras._support.argument_validation import is_int, validate_tensor_input
 
 
 def _shifted(x, axes):

@@ -4,7 +4,7 @@ resize, one interpolation matrix per axis)."""
 import numpy
 
 from minikeras.autograd import Function
-from minikeras.utils.argument_validation import as_tensor
+from minikeras._support.argument_validation import as_tensor
 
 __all__ = ["upsample"]
 

@@ -1,7 +1,7 @@
 """The L1/L2 weight penalty the regularizers add to the loss, as one node."""
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras.autograd import Function
-from minikeras.utils.argument_validation import as_tensor, validate_number
+from minikeras._support.argument_validation import as_tensor, validate_number
 
 __all__ = ["weight_penalty"]
 

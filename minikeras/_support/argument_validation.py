@@ -17,7 +17,7 @@ The rules:
 - sizes, shapes, counts and paddings are ints (never floats or bools) in
   their range; numeric settings are finite.
 
-Like Keras's ``utils/argument_validation.py``, this module holds only
+Like Keras's ``_support/argument_validation.py``, this module holds only
 checks; it converts nothing beyond returning a checked value in its
 canonical form (a tuple, a lowercased string, a Tensor).
 """

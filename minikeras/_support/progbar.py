@@ -11,7 +11,7 @@ Keras's ``4/4 - 1s - 50ms/step - loss: ...`` form.
 import sys
 import time
 
-from minikeras.utils import io_utils
+from minikeras._support import io_utils
 
 _BAR_WIDTH = 20
 _REDRAW_INTERVAL = 0.05

@@ -4,7 +4,7 @@ Accepted, as Keras 3 accepts them:
 
 - arrays: NumPy (or CuPy) arrays, minikeras Tensors (batched on the device
   where they live), anything array-like (torch/TF/JAX tensors, pandas
-  DataFrames and Series: `minikeras.utils.array_like`), nested Python lists
+  DataFrames and Series: `minikeras._support.array_like`), nested Python lists
   of numbers or strings, and lists/tuples/dicts of those for several
   inputs/outputs;
 - a Sequence-like object (``__len__`` and ``__getitem__`` giving batches,
@@ -23,13 +23,15 @@ import warnings
 
 import numpy
 
+from minikeras.backend import run_limits
 from minikeras.data.dataset import Dataset
 from minikeras.device import registry
-from minikeras.utils.argument_validation import is_int
-from minikeras.utils import array_like, py_dataset
-from minikeras.utils.nest import flatten as _flatten
-from minikeras.utils.nest import map_structure as _map
-from minikeras.utils.packing import unpack_x_y_sample_weight
+from minikeras._support.argument_validation import is_int
+from minikeras._support import array_like
+from minikeras.data import py_dataset
+from minikeras._support.nest import flatten as _flatten
+from minikeras._support.nest import map_structure as _map
+from minikeras._support.packing import unpack_x_y_sample_weight
 
 
 def _as_array(value):
@@ -172,7 +174,7 @@ class SourceData:
     """Batches from a PyDataset/Sequence-like object, a generator, or an
     iterable of batches (tf.data.Dataset, DataLoader).
 
-    A PyDataset is read with its ``workers`` (see `minikeras.utils.py_dataset`),
+    A PyDataset is read with its ``workers`` (see `minikeras.data.py_dataset`),
     and its ``on_epoch_begin``/``on_epoch_end`` hooks are called around each
     epoch. A generator is read until ``steps`` batches or until it runs out;
     running out early warns as Keras does and sets ``ran_out``, which tells
@@ -302,8 +304,6 @@ def unpack(batch):
 
 def _capped_steps(steps):
     """``steps`` under ``config.set_max_steps_per_epoch``'s cap (with Keras's warning)."""
-    from minikeras.backend import run_limits
-
     cap = run_limits.max_steps_per_epoch()
     if cap and (not steps or cap < steps):
         warnings.warn(f"Limiting steps_per_epoch to {cap}", stacklevel=3)

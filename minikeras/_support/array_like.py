@@ -26,6 +26,9 @@ import numbers
 import numpy
 
 from minikeras import backend
+from minikeras.device import registry
+from minikeras.device.scope import placement_device
+from minikeras.errors import TensorFlowAPIError
 
 _KDL_CPU, _KDL_CUDA, _KDL_CUDA_HOST, _KDL_CUDA_MANAGED = 1, 2, 3, 13
 _HOST_DLPACK = (_KDL_CPU, _KDL_CUDA_HOST)
@@ -144,7 +147,6 @@ def _from_protocol(value, what):
     except NotImplementedError as error:
         if _is_symbolic_tf_tensor(value):  # "Cannot convert a symbolic tf.Tensor to a numpy array"
             from minikeras.autograd.tensor import tf_function_message
-            from minikeras.errors import TensorFlowAPIError
 
             raise TensorFlowAPIError(f"{what}: " + tf_function_message("a symbolic tf.Tensor")) from error
         raise
@@ -168,8 +170,6 @@ def _dlpack_device(value):
 
 def _to_gpu(value, cuda_id, what):
     """A CUDA array on the minikeras GPU with the same CUDA id, zero copy."""
-    from minikeras.device import registry
-    from minikeras.device.scope import placement_device
 
     devices = registry.initialize()["gpu"]
     if cuda_id is None:
