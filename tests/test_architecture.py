@@ -248,3 +248,63 @@ else:
 """
     loaded = _fresh_interpreter(_LOADED.format(checks))
     assert "minikeras.models" in loaded and "minikeras.kernels.pooling" in loaded
+
+
+# ---------------------------------------------------------------- ARCHITECTURE.md cannot drift (issue 39)
+# "Read in this order" gives each file's line count; a count within 15% of today's passes, so ordinary edits
+# do not rewrite the page (and do not collide when branches merge), while a moved, deleted or much changed
+# file fails here until the list says so.
+ARCHITECTURE = PACKAGE.parent / "ARCHITECTURE.md"
+READING_TOLERANCE = 0.15
+LARGE_FILE_LINES = 550
+
+
+def _section(title):
+    """The lines of ARCHITECTURE.md's ``## title`` section (up to the next ``## `` heading)."""
+    lines = ARCHITECTURE.read_text().splitlines()
+    start = lines.index(f"## {title}")
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    return lines[start + 1:end]
+
+
+def _line_count(path):
+    return len(path.read_text().splitlines())
+
+
+def test_architecture_opens_with_the_reading_path():
+    headings = [line for line in ARCHITECTURE.read_text().splitlines() if line.startswith("## ")]
+    assert headings[0] == "## Read in this order"
+
+
+def test_reading_path_files_exist_and_their_line_counts_hold():
+    import re
+
+    entries = [re.match(r"\d+\. `(minikeras/[^`]+\.py)` \((\d+) lines\)", line) for line in _section("Read in this order")]
+    entries = [(match.group(1), int(match.group(2))) for match in entries if match]
+    assert len(entries) >= 15, "the reading path lists its files as '1. `minikeras/...py` (N lines): ...'"
+    assert entries[0][0].startswith("minikeras/autograd/") and entries[-1][0].startswith("minikeras/kernels/")
+    wrong = []
+    for path, stated in entries:
+        file = PACKAGE.parent / path
+        if not file.is_file():
+            wrong.append(f"{path}: no such file")
+        elif abs(_line_count(file) - stated) > READING_TOLERANCE * stated:
+            wrong.append(f"{path}: {_line_count(file)} lines, ARCHITECTURE.md says {stated}")
+    assert not wrong, "update ARCHITECTURE.md's 'Read in this order':\n" + "\n".join(wrong)
+
+
+def test_every_large_file_is_listed_with_a_reason():
+    import re
+
+    listed = set()
+    for line in _section("Files over ~400 lines, and why they stay"):
+        match = re.match(r"- ((?:`[^`]+\.py`(?:, )?)+): \S", line)
+        if match:
+            listed |= set(re.findall(r"`([^`]+\.py)`", match.group(1)))
+    missing_files = sorted(path for path in listed if not (PACKAGE / path).is_file())
+    assert not missing_files, f"ARCHITECTURE.md lists files that do not exist: {missing_files}"
+    large = {path.relative_to(PACKAGE).as_posix(): _line_count(path) for path in PACKAGE.rglob("*.py")
+             if _line_count(path) > LARGE_FILE_LINES}
+    unlisted = sorted(f"{path} ({lines} lines)" for path, lines in large.items() if path not in listed)
+    assert not unlisted, ("files over 550 lines need a '- `path`: reason' line in ARCHITECTURE.md's "
+                          "'Files over ~400 lines' section: " + ", ".join(unlisted))
