@@ -308,3 +308,16 @@ def test_every_large_file_is_listed_with_a_reason():
     unlisted = sorted(f"{path} ({lines} lines)" for path, lines in large.items() if path not in listed)
     assert not unlisted, ("files over 550 lines need a '- `path`: reason' line in ARCHITECTURE.md's "
                           "'Files over ~400 lines' section: " + ", ".join(unlisted))
+
+
+def test_readme_states_the_reading_path_as_architecture_lists_it():
+    import re
+
+    readme = (PACKAGE.parent / "README.md").read_text().split("\n\n")
+    first = " ".join(next(part for part in readme if not part.startswith("#")).split())
+    match = re.search(r'"Read in this order" is (\d+) files and about ([\d,]+) lines', first)
+    assert match, "README's first paragraph says how long the reading path is"
+    entries = [re.match(r"\d+\. `(minikeras/[^`]+\.py)` \((\d+) lines\)", line) for line in _section("Read in this order")]
+    counts = [_line_count(PACKAGE.parent / m.group(1)) for m in entries if m]
+    assert int(match.group(1)) == len(counts)
+    assert abs(int(match.group(2).replace(",", "")) - sum(counts)) <= READING_TOLERANCE * sum(counts)
