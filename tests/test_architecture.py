@@ -237,6 +237,7 @@ from minikeras import kernels
 assert "minikeras.kernels.pooling" not in sys.modules  # a family loads on its first launch (a miss in get)
 assert callable(kernels.get("max_pool", config.list_logical_devices("CPU")[0]))
 assert "minikeras.kernels.pooling" in sys.modules and kernels.batch_norm.__name__.endswith("batch_norm")
+assert callable(kernels.captured_random.draw) and "multi_tensor" in dir(kernels)
 public = {"config", "random", "autograd", "backend", "kernels", "datasets", "saving", "utils", "Tensor", "Model"}
 assert public <= set(dir(minikeras)), public - set(dir(minikeras))
 try:

@@ -31,13 +31,16 @@ from minikeras.kernels.kernel import FAMILIES, Kernel, cuda_source, get, registe
 
 __all__ = ["Kernel", "cuda_source", "get", "register", "registered"]
 
+# Every module of the package, as a lazy attribute: the families and their shared pieces.
+_SUBMODULES = FAMILIES + ("captured_random", "channel_reduction", "cuda_common", "multi_tensor")
+
 
 def __getattr__(name):
-    # PEP 562: ``kernels.batch_norm`` and the other families on first use.
-    if name in FAMILIES:
+    # PEP 562: ``kernels.batch_norm``, ``kernels.captured_random``, ... on first use.
+    if name in _SUBMODULES:
         return importlib.import_module(f"minikeras.kernels.{name}")
     raise AttributeError(f"module 'minikeras.kernels' has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | set(FAMILIES))
+    return sorted(set(globals()) | set(_SUBMODULES))
