@@ -162,6 +162,13 @@ def test_scanner_resolves_relative_imports():
 
 
 # ---------------------------------------------------------------- what `import minikeras` loads (issue 39)
+import fnmatch  # noqa: E402  (this section's imports, kept with it)
+import json  # noqa: E402
+import os  # noqa: E402
+import re  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
 # The core (autograd, device, backend, ops) and what the top-level names need; the Keras surface, the
 # datasets, saving formats, applications, data pipelines, the GPU simulation, the GPU device and the fused
 # kernels' families load on first use (minikeras/__init__.py's lazy names, PEP 562). 209 modules before.
@@ -175,13 +182,14 @@ NOT_AT_IMPORT = ("minikeras.datasets*", "minikeras.saving*", "minikeras.applicat
 # the edge. Each entry must still match a loaded module, so one whose edge is cut fails until removed here.
 STILL_LOADED_BY = {
     "minikeras.utils*": "autograd/tensor.py:19-20 (utils.array_like, utils.argument_validation) runs "
-                        "utils/__init__.py, Keras's keras.utils facade; ops/nn/embedding.py:11, ops/_tensor_methods.py:19",
+                        "utils/__init__.py, Keras's keras.utils facade; ops/nn/embedding.py:11, "
+                        "ops/_tensor_methods.py:19",
     "minikeras.saving*": "utils/__init__.py:18-22 (the facade's saving names)",
     "minikeras.datasets*": "utils/get_file.py:17 (through the facade)",
     "minikeras.data.*": "utils/file_dataset.py:20, utils/split_dataset.py:9 (through the facade)",
     "minikeras.data": "utils/file_dataset.py:20 (through the facade)",
-    "minikeras.kernels": "ops/nn/{bias_relu,dense,normalization,pool,sliding_window,softmax,softmax_cross_entropy_mean}.py "
-                         "`from minikeras import kernels` (kernels/__init__.py and kernel.py, no family)",
+    "minikeras.kernels": "ops/nn/{bias_relu,dense,normalization,pool,sliding_window,softmax,"
+                         "softmax_cross_entropy_mean}.py `from minikeras import kernels` (kernel.py, no family)",
     "minikeras.kernels.kernel": "kernels/__init__.py",
     "minikeras.kernels.matmul_epilogue": "ops/nn/dense.py:9",
     "minikeras.kernels.elementwise": "kernels/matmul_epilogue.py:23 (through ops/nn/dense.py:9)",
@@ -191,11 +199,6 @@ STILL_LOADED_BY = {
 
 def _fresh_interpreter(code):
     """Run ``code`` in a new interpreter (this worktree's minikeras); its stdout as JSON."""
-    import json
-    import os
-    import subprocess
-    import sys
-
     environment = dict(os.environ, PYTHONPATH=str(PACKAGE.parent))
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(PACKAGE.parent),
                             env=environment, timeout=120)
@@ -207,8 +210,6 @@ _LOADED = "import json, sys\n{}\nprint(json.dumps(sorted(m for m in sys.modules 
 
 
 def test_import_minikeras_loads_the_core_only():
-    import fnmatch
-
     loaded = _fresh_interpreter(_LOADED.format("import minikeras"))
     assert len(loaded) <= IMPORT_BUDGET, f"`import minikeras` loads {len(loaded)} modules (budget {IMPORT_BUDGET})"
     assert "minikeras.autograd.tensor" in loaded and "minikeras.ops" in loaded and "minikeras.device.cpu" in loaded
@@ -268,6 +269,9 @@ def _section(title):
     return lines[start + 1:end]
 
 
+_READING_ENTRY = re.compile(r"\d+\. `(minikeras/[^`]+\.py)` \((\d+) lines\)")
+
+
 def _line_count(path):
     return len(path.read_text().splitlines())
 
@@ -278,9 +282,7 @@ def test_architecture_opens_with_the_reading_path():
 
 
 def test_reading_path_files_exist_and_their_line_counts_hold():
-    import re
-
-    entries = [re.match(r"\d+\. `(minikeras/[^`]+\.py)` \((\d+) lines\)", line) for line in _section("Read in this order")]
+    entries = [_READING_ENTRY.match(line) for line in _section("Read in this order")]
     entries = [(match.group(1), int(match.group(2))) for match in entries if match]
     assert len(entries) >= 15, "the reading path lists its files as '1. `minikeras/...py` (N lines): ...'"
     assert entries[0][0].startswith("minikeras/autograd/") and entries[-1][0].startswith("minikeras/kernels/")
@@ -295,8 +297,6 @@ def test_reading_path_files_exist_and_their_line_counts_hold():
 
 
 def test_every_large_file_is_listed_with_a_reason():
-    import re
-
     listed = set()
     for line in _section("Files over ~400 lines, and why they stay"):
         match = re.match(r"- ((?:`[^`]+\.py`(?:, )?)+): \S", line)
@@ -312,13 +312,11 @@ def test_every_large_file_is_listed_with_a_reason():
 
 
 def test_readme_states_the_reading_path_as_architecture_lists_it():
-    import re
-
     readme = (PACKAGE.parent / "README.md").read_text().split("\n\n")
     first = " ".join(next(part for part in readme if not part.startswith("#")).split())
     match = re.search(r'"Read in this order" is (\d+) files and about ([\d,]+) lines', first)
     assert match, "README's first paragraph says how long the reading path is"
-    entries = [re.match(r"\d+\. `(minikeras/[^`]+\.py)` \((\d+) lines\)", line) for line in _section("Read in this order")]
+    entries = [_READING_ENTRY.match(line) for line in _section("Read in this order")]
     counts = [_line_count(PACKAGE.parent / m.group(1)) for m in entries if m]
     assert int(match.group(1)) == len(counts)
     assert abs(int(match.group(2).replace(",", "")) - sum(counts)) <= READING_TOLERANCE * sum(counts)
