@@ -12,7 +12,12 @@ Example:
 """
 import importlib
 
-from minikeras import config, errors, random  # noqa: F401
+# The core, loaded now: autograd's Tensor with its operators (installed by ops), the device scope.
+# Everything else below is a lazy attribute (PEP 562): ``import minikeras`` loads no dataset,
+# saving format, application, data pipeline, GPU simulation or fused kernel (tests/test_architecture.py
+# counts what it loads). ``device`` is bound here, after ``minikeras.device`` the package is imported,
+# so ``minikeras.device`` is the scope function, as it always was.
+from minikeras import errors  # noqa: F401
 from minikeras.autograd import Tensor, enable_grad, is_grad_enabled, no_grad, tensor  # noqa: F401
 from minikeras.device import device  # noqa: F401
 from minikeras import ops  # noqa: F401
@@ -26,6 +31,8 @@ _LAZY_MODULES = {
     "preprocessing",
     "mixed_precision", "dtype_policies",
 }
+_LAZY_MODULES |= {"config", "random"}  # keras.config (tf.config's names too), keras.random
+_LAZY_MODULES |= {"autograd", "backend", "kernels"}  # loaded with the core, or (kernels) on first launch
 _LAZY_MODULES |= {"applications"}  # Keras's applications (issue 26)
 _LAZY_MODULES |= {"distribution"}  # keras.distribution (data parallelism for every model)
 _LAZY_MODULES |= {"tree", "data"}  # keras.tree; tf.data-style datasets (mk.data.Dataset, mk.data.AUTOTUNE)
@@ -67,11 +74,16 @@ def version():
 
 
 def __getattr__(name):
+    """A lazy name's module, imported on first use (PEP 562); then kept in this
+    module's globals, so later look-ups do not come here."""
     if name in _LAZY_MODULES:
-        return importlib.import_module(f"minikeras.{name}")
-    if name in _LAZY_NAMES:
-        return getattr(importlib.import_module(_LAZY_NAMES[name]), name)
-    raise AttributeError(f"module 'minikeras' has no attribute {name!r}")
+        value = importlib.import_module(f"minikeras.{name}")
+    elif name in _LAZY_NAMES:
+        value = getattr(importlib.import_module(_LAZY_NAMES[name]), name)
+    else:
+        raise AttributeError(f"module 'minikeras' has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
 
 def __dir__():

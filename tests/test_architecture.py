@@ -282,3 +282,157 @@ def test_support_imports_only_the_floors_below_it():
              if relative.startswith("_support/") for lineno, module, lazy in imports
              if not lazy and _node(module) not in SUPPORT_IMPORTS]
     assert not found, "\n".join(found)
+
+
+# ---------------------------------------------------------------- what `import minikeras` loads (issue 39)
+import fnmatch  # noqa: E402  (this section's imports, kept with it)
+import json  # noqa: E402
+import os  # noqa: E402
+import re  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+# The core (autograd, device, backend, ops) and what the top-level names need; the Keras surface, the
+# datasets, saving formats, applications, data pipelines, the GPU simulation, the GPU device and the fused
+# kernels' families load on first use (minikeras/__init__.py's lazy names, PEP 562). 209 modules before.
+IMPORT_BUDGET = 140
+NOT_AT_IMPORT = ("minikeras.datasets*", "minikeras.saving*", "minikeras.applications*", "minikeras.testing*",
+                 "minikeras.kernels*", "minikeras.data", "minikeras.data.*", "minikeras.utils*", "minikeras.config",
+                 "minikeras.device.gpu", "minikeras.layers*", "minikeras.models*", "minikeras.optimizers*",
+                 "minikeras.losses*", "minikeras.metrics*", "minikeras.callbacks*", "minikeras.distribute*",
+                 "minikeras.distribution*", "minikeras.preprocessing*")
+# Module-level imports in files this change does not own that still load some of NOT_AT_IMPORT: pattern ->
+# the edge. Each entry must still match a loaded module, so one whose edge is cut fails until removed here.
+STILL_LOADED_BY = {
+    "minikeras.kernels": "ops/nn/{bias_relu,dense,normalization,pool,sliding_window,softmax,"
+                         "softmax_cross_entropy_mean}.py `from minikeras import kernels` (kernel.py, no family)",
+    "minikeras.kernels.kernel": "kernels/__init__.py",
+    "minikeras.kernels.matmul_epilogue": "ops/nn/dense.py:9",
+    "minikeras.kernels.elementwise": "kernels/matmul_epilogue.py:23 (through ops/nn/dense.py:9)",
+    "minikeras.kernels.captured_random": "ops/nn/dropout.py:14",
+}
+
+
+def _fresh_interpreter(code):
+    """Run ``code`` in a new interpreter (this worktree's minikeras); its stdout as JSON."""
+    environment = dict(os.environ, PYTHONPATH=str(PACKAGE.parent))
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(PACKAGE.parent),
+                            env=environment, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+_LOADED = "import json, sys\n{}\nprint(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'minikeras')))"
+
+
+def test_import_minikeras_loads_the_core_only():
+    loaded = _fresh_interpreter(_LOADED.format("import minikeras"))
+    assert len(loaded) <= IMPORT_BUDGET, f"`import minikeras` loads {len(loaded)} modules (budget {IMPORT_BUDGET})"
+    assert "minikeras.autograd.tensor" in loaded and "minikeras.ops" in loaded and "minikeras.device.cpu" in loaded
+
+    def allowed(module):
+        return any(fnmatch.fnmatchcase(module, pattern) for pattern in STILL_LOADED_BY)
+
+    surface = [m for m in loaded if any(fnmatch.fnmatchcase(m, p) for p in NOT_AT_IMPORT) and not allowed(m)]
+    assert not surface, f"`import minikeras` loads what should load on first use: {surface}"
+    cut = [p for p in STILL_LOADED_BY if not any(fnmatch.fnmatchcase(m, p) for m in loaded)]
+    assert not cut, f"these edges are cut now: remove {cut} from STILL_LOADED_BY (and lower IMPORT_BUDGET)"
+
+
+def test_lazy_top_level_names_load_on_first_use():
+    checks = """
+import minikeras
+assert "minikeras.layers" not in sys.modules and "minikeras.models" not in sys.modules
+assert callable(minikeras.datasets.fashion_mnist.load_data) and "minikeras.datasets.fashion_mnist" in sys.modules
+from minikeras import Sequential, config, random
+assert Sequential is minikeras.models.Sequential and minikeras.config is config
+assert [d.name for d in config.list_logical_devices("CPU")][:1] == ["cpu:0"]
+import minikeras.device.gpu
+assert callable(minikeras.device) and minikeras.device.__module__ == "minikeras.device.scope"  # still the scope
+assert minikeras.device.__name__ == "device" and "GpuDevice" in dir(sys.modules["minikeras.device"])
+from minikeras import kernels
+assert "minikeras.kernels.pooling" not in sys.modules  # a family loads on its first launch (a miss in get)
+assert callable(kernels.get("max_pool", config.list_logical_devices("CPU")[0]))
+assert "minikeras.kernels.pooling" in sys.modules and kernels.batch_norm.__name__.endswith("batch_norm")
+assert callable(kernels.captured_random.draw) and "multi_tensor" in dir(kernels)
+public = {"config", "random", "autograd", "backend", "kernels", "datasets", "saving", "utils", "Tensor", "Model"}
+assert public <= set(dir(minikeras)), public - set(dir(minikeras))
+try:
+    minikeras.export
+except AttributeError:
+    pass
+else:
+    raise AssertionError("minikeras.export should not exist")
+"""
+    loaded = _fresh_interpreter(_LOADED.format(checks))
+    assert "minikeras.models" in loaded and "minikeras.kernels.pooling" in loaded
+
+
+# ---------------------------------------------------------------- ARCHITECTURE.md cannot drift (issue 39)
+# "Read in this order" gives each file's line count; a count within 15% of today's passes, so ordinary edits
+# do not rewrite the page (and do not collide when branches merge), while a moved, deleted or much changed
+# file fails here until the list says so.
+ARCHITECTURE = PACKAGE.parent / "ARCHITECTURE.md"
+READING_TOLERANCE = 0.15
+LARGE_FILE_LINES = 550
+
+
+def _section(title):
+    """The lines of ARCHITECTURE.md's ``## title`` section (up to the next ``## `` heading)."""
+    lines = ARCHITECTURE.read_text().splitlines()
+    start = lines.index(f"## {title}")
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    return lines[start + 1:end]
+
+
+_READING_ENTRY = re.compile(r"\d+\. `(minikeras/[^`]+\.py)` \((\d+) lines\)")
+
+
+def _line_count(path):
+    return len(path.read_text().splitlines())
+
+
+def test_architecture_opens_with_the_reading_path():
+    headings = [line for line in ARCHITECTURE.read_text().splitlines() if line.startswith("## ")]
+    assert headings[0] == "## Read in this order"
+
+
+def test_reading_path_files_exist_and_their_line_counts_hold():
+    entries = [_READING_ENTRY.match(line) for line in _section("Read in this order")]
+    entries = [(match.group(1), int(match.group(2))) for match in entries if match]
+    assert len(entries) >= 15, "the reading path lists its files as '1. `minikeras/...py` (N lines): ...'"
+    assert entries[0][0].startswith("minikeras/autograd/") and entries[-1][0].startswith("minikeras/kernels/")
+    wrong = []
+    for path, stated in entries:
+        file = PACKAGE.parent / path
+        if not file.is_file():
+            wrong.append(f"{path}: no such file")
+        elif abs(_line_count(file) - stated) > READING_TOLERANCE * stated:
+            wrong.append(f"{path}: {_line_count(file)} lines, ARCHITECTURE.md says {stated}")
+    assert not wrong, "update ARCHITECTURE.md's 'Read in this order':\n" + "\n".join(wrong)
+
+
+def test_every_large_file_is_listed_with_a_reason():
+    listed = set()
+    for line in _section("Files over ~400 lines, and why they stay"):
+        match = re.match(r"- ((?:`[^`]+\.py`(?:, )?)+): \S", line)
+        if match:
+            listed |= set(re.findall(r"`([^`]+\.py)`", match.group(1)))
+    missing_files = sorted(path for path in listed if not (PACKAGE / path).is_file())
+    assert not missing_files, f"ARCHITECTURE.md lists files that do not exist: {missing_files}"
+    large = {path.relative_to(PACKAGE).as_posix(): _line_count(path) for path in PACKAGE.rglob("*.py")
+             if _line_count(path) > LARGE_FILE_LINES}
+    unlisted = sorted(f"{path} ({lines} lines)" for path, lines in large.items() if path not in listed)
+    assert not unlisted, ("files over 550 lines need a '- `path`: reason' line in ARCHITECTURE.md's "
+                          "'Files over ~400 lines' section: " + ", ".join(unlisted))
+
+
+def test_readme_states_the_reading_path_as_architecture_lists_it():
+    readme = (PACKAGE.parent / "README.md").read_text().split("\n\n")
+    first = " ".join(next(part for part in readme if not part.startswith("#")).split())
+    match = re.search(r'"Read in this order" is (\d+) files and about ([\d,]+) lines', first)
+    assert match, "README's first paragraph says how long the reading path is"
+    entries = [_READING_ENTRY.match(line) for line in _section("Read in this order")]
+    counts = [_line_count(PACKAGE.parent / m.group(1)) for m in entries if m]
+    assert int(match.group(1)) == len(counts)
+    assert abs(int(match.group(2).replace(",", "")) - sum(counts)) <= READING_TOLERANCE * sum(counts)

@@ -20,10 +20,27 @@ module:
 
 See ``kernel.py`` for how a Kernel's source, reference and launch fit
 together, and ARCHITECTURE.md ("GPU kernels") for an example end to end.
+
+The families load on the first ``get`` of a kernel (on any device: the CPU runs
+their references) or on first use of ``kernels.<family>``; importing this
+package loads ``kernel.py`` only.
 """
-from minikeras.kernels.kernel import Kernel, cuda_source, get, register, registered
-from minikeras.kernels import (  # noqa: F401  (they register)
-    batch_norm, bias_gradient, elementwise, im2col, matmul_epilogue, optimizer_updates, pooling, reductions)
-from minikeras.kernels import counter_random  # noqa: F401,E402  (it registers)
+import importlib
+
+from minikeras.kernels.kernel import FAMILIES, Kernel, cuda_source, get, register, registered
 
 __all__ = ["Kernel", "cuda_source", "get", "register", "registered"]
+
+# Every module of the package, as a lazy attribute: the families and their shared pieces.
+_SUBMODULES = FAMILIES + ("captured_random", "channel_reduction", "cuda_common", "multi_tensor")
+
+
+def __getattr__(name):
+    # PEP 562: ``kernels.batch_norm``, ``kernels.captured_random``, ... on first use.
+    if name in _SUBMODULES:
+        return importlib.import_module(f"minikeras.kernels.{name}")
+    raise AttributeError(f"module 'minikeras.kernels' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_SUBMODULES))

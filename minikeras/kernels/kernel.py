@@ -24,10 +24,17 @@ reference. This is the one place where "fused or not" is decided, as
 PyTorch's optimizers dispatch single/foreach/fused in one place.
 """
 import functools
+import importlib
 
 import numpy
 
 _KERNELS = {}
+# The modules that register kernels, imported on the first look-up that misses (``get``,
+# ``registered``), so that ``import minikeras`` loads none of them; ops that never run a
+# fused kernel never load them.
+FAMILIES = ("batch_norm", "bias_gradient", "counter_random", "elementwise", "im2col", "matmul_epilogue",
+            "optimizer_updates", "pooling", "reductions")
+_families_loaded = []
 _C_TYPES = {"float32": "float", "float64": "double"}
 THREADS = 256  # threads per block of the elementwise launches
 
@@ -159,13 +166,25 @@ def get(name, device):
     Raises:
         KeyError: no kernel has that name (the message lists them).
     """
-    try:
-        kernel = _KERNELS[name]
-    except KeyError:
-        raise KeyError(f"no fused kernel named {name!r}; registered: {sorted(_KERNELS)}.") from None
+    kernel = _KERNELS.get(name)
+    if kernel is None:
+        load_families()
+        try:
+            kernel = _KERNELS[name]
+        except KeyError:
+            raise KeyError(f"no fused kernel named {name!r}; registered: {sorted(_KERNELS)}.") from None
     return kernel.bound(device)
 
 
 def registered():
     """Every registered Kernel, by name."""
+    load_families()
     return dict(_KERNELS)
+
+
+def load_families():
+    """Import every module of :data:`FAMILIES` (they register their kernels); once."""
+    if not _families_loaded:
+        for family in FAMILIES:
+            importlib.import_module(f"minikeras.kernels.{family}")
+        _families_loaded.append(True)
