@@ -8,8 +8,8 @@ and backward calls ``grad_fn(upstream)`` (one upstream Tensor per output),
 which returns one gradient per Tensor argument.
 """
 
-__all__ = ["convert_to_tensor", "convert_to_numpy", "is_tensor", "shape", "dtype", "ndim", "size", "saturate_cast", "stop_gradient",
-           "custom_gradient", "view", "vectorize"]
+__all__ = ["convert_to_tensor", "convert_to_numpy", "is_tensor", "shape", "dtype", "ndim", "size", "saturate_cast",
+           "stop_gradient", "custom_gradient", "view", "vectorize"]
 
 import functools
 
@@ -22,7 +22,8 @@ from minikeras.device import to_host
 from minikeras.ops.math._elementwise import call_without_gradient, operand
 from minikeras.ops.math._operands import _as_tensor
 from minikeras.backend import keras_helpers
-from minikeras.utils.argument_validation import check_dtype, is_int, validate_dtype, validate_flag, validate_tensor_input
+from minikeras.utils.argument_validation import (check_dtype, is_int, validate_dtype, validate_flag,
+                                                 validate_tensor_input)
 
 
 def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
