@@ -122,3 +122,20 @@ def test_keras_signatures_live_on_the_one_definition():
     assert ops.one_hot([0, 2], 3).numpy().tolist() == [[1, 0, 0], [0, 0, 1]]
     assert ops.shape([[1, 2, 3]]) == (1, 3) and ops.convert_to_tensor([1, 2]).dtype == "int32"
     assert ops.amax is not ops.max and ops.numpy.max is ops.max and ops.nn.one_hot is ops.one_hot
+
+
+def test_loading_every_op_module_leaves_keras_names_as_functions():
+    # A submodule imported for the first time is bound on its package: a module named like a
+    # Keras function of that namespace (ops/nn/sparsemax.py was) would replace the function.
+    _ops_modules()
+    for namespace in (ops, ops.nn, ops.image, ops.linalg, ops.numpy):
+        names = getattr(namespace, "__all__", None) or []
+        if namespace is ops.nn:
+            from minikeras.ops.nn import _keras_namespace
+
+            names = _keras_namespace.NAMES
+        modules = [name for name in names if isinstance(getattr(namespace, name), types.ModuleType)]
+        assert not modules, f"{namespace.__name__}: {modules} are modules, not Keras's functions"
+    x = minikeras.tensor([[1.0, 2.0, 0.5]])
+    numpy_result = minikeras.activations.sparsemax(x).numpy()
+    assert callable(ops.nn.sparsemax) and (ops.nn.sparsemax(x).numpy() == numpy_result).all()
