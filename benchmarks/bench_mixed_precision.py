@@ -12,7 +12,7 @@ optimizer state; not the temporaries inside one op).
 
 What to expect on a CPU: no speed-up. NumPy has no 16-bit BLAS, so
 minikeras runs 16-bit matmuls and convolutions as float32 BLAS calls with
-casts around them (see ops/nn/half_precision.py), and every cast and 16-bit
+casts around them (see autograd/function.py, in_float32), and every cast and 16-bit
 elementwise op (bfloat16 ones through ml_dtypes' loops) costs extra time.
 What shrinks is the memory of the activations kept for backward.
 

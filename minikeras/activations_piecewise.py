@@ -82,7 +82,7 @@ def sparse_sigmoid(x):
 def sparsemax(x, axis=-1):
     """The projection of ``x`` onto the probability simplex along ``axis``:
     a softmax-like distribution with exact zeros."""
-    from minikeras.ops.nn.sparsemax import _sparsemax
+    from minikeras.ops.nn.sparsemax_projection import _sparsemax
 
     return _sparsemax(_tensor(x), axis=axis)
 

@@ -18,11 +18,19 @@ only float type among the inputs; backward likewise gets float32 gradients
 and returns each input's gradient in that input's dtype. Keras's JAX and
 TensorFlow backends compute these ops in float32 internally too. Ops
 without the flag pay nothing for it; a flagged class's own ``backward`` is
-wrapped when the class is defined (``__init_subclass__``). It is the
-per-class form of ``ops.nn.half_precision.in_float32``, which does the same
-at a call site with recorded cast ops.
+wrapped when the class is defined (``__init_subclass__``).
+
+:func:`in_float32` is the same path chosen at a call site, for ops whose
+class serves every dtype (convolution, the recurrent sequences: written
+with ``@`` and in-place updates NumPy cannot do in bfloat16 and does ~300x
+slower in float16). It also keeps what forward saved for backward in 16
+bits (cast up again in backward), so activations cost half the memory as
+mixed precision promises, and rounds the outputs to the first 16-bit
+input's dtype: the result of a 16-bit kernel with float32 accumulation,
+cuDNN's and the tensor cores' arithmetic, with Keras's output dtype.
 """
 import functools
+import types
 
 import numpy
 
@@ -30,6 +38,7 @@ from minikeras import backend
 from minikeras.autograd import autocast as _autocast
 from minikeras.autograd.grad_mode import is_grad_enabled
 from minikeras.autograd.tensor import Tensor, from_array
+from minikeras.backend.dtypes import is_half_dtype
 from minikeras.device import op_errors, registry
 from minikeras.device.scope import current_scope_device
 
@@ -45,6 +54,7 @@ class Function:
     autocasts = True  # inside a layer's autocast scope, variables arrive cast (autocast.py)
     keeps_dtype = True  # outputs stay bfloat16 when the inputs are (False for casts)
     half_in_float32 = False  # True: 16-bit float inputs computed in float32 (module docstring)
+    _half_kept = None  # in_float32's 16-bit dtype: the outputs' and the saved arrays' (module docstring)
     # True: backward(None) stands for a gradient of ones, which engine.backward then passes
     # to this op when its one-element output is the root, instead of launching a fill.
     takes_unit_gradient = False
@@ -128,7 +138,9 @@ class Function:
                 outputs = self.forward(*arrays)
             except Exception:  # noqa: BLE001  (a host/GPU failure becomes the library's error)
                 op_errors.reraise(device, self.name)
-            if half is not None:
+            if self._half_kept is not None:
+                outputs = _keep_half(self, outputs)
+            elif half is not None:
                 outputs = _cast_floats(outputs, half)
             if type(outputs) is not _ndarray and type(outputs) is not tuple:
                 outputs = _as_array(outputs, device)
@@ -189,16 +201,62 @@ def _widen_half(function, arrays):
     return arrays, floats.pop() if len(floats) == 1 else None
 
 
+def in_float32(function, *inputs):
+    """``function.apply(*inputs)``, computed in float32 when an input is a
+    16-bit float Tensor, keeping its saved arrays in 16 bits (module docstring).
+
+    Args:
+        function: a Function instance (not yet applied).
+        inputs: its inputs (Tensors, None or constants).
+
+    Returns:
+        The output(s), float32 ones in the dtype of the first 16-bit input.
+    """
+    half = next((value.dtype for value in inputs if isinstance(value, Tensor) and is_half_dtype(value.dtype)), None)
+    if half is not None and not type(function).half_in_float32:
+        function.half_in_float32, function._half_kept, function.keeps_dtype = True, half, False
+        function.backward = types.MethodType(_float32_backward(type(function).backward), function)
+    return function.apply(*inputs)
+
+
+def _keep_half(function, outputs):
+    """An :func:`in_float32` op's float32 outputs, and the arrays it saved, in its 16-bit dtype."""
+    half = function._half_kept
+    if function.saved:
+        function.save_for_backward(*[_down(array, half) for array in function.saved])
+    if type(outputs) is tuple:
+        return tuple(_down(out, half) for out in outputs)
+    return _down(outputs, half)
+
+
+def _down(array, half):
+    return array.astype(half) if array is not None and getattr(array, "dtype", None) == _FLOAT32 else array
+
+
+def _up(array):
+    return array.astype(_FLOAT32) if array is not None and is_half_dtype(getattr(array, "dtype", None)) else array
+
+
 def _float32_backward(backward):
     """``backward`` of a ``half_in_float32`` op: float32 gradients in, each
-    input's gradient out in that input's 16-bit dtype."""
+    input's gradient out in that input's 16-bit dtype (and, for an
+    :func:`in_float32` op, its 16-bit saved arrays cast up while it runs)."""
 
     @functools.wraps(backward)
     def float32_backward(self, *grad_outputs):
         halves = self._half_inputs
         if halves is None:
             return backward(self, *grad_outputs)
-        grads = backward(self, *(None if grad is None else _cast_floats(grad, _FLOAT32) for grad in grad_outputs))
+        grad_outputs = tuple(None if grad is None else _cast_floats(grad, _FLOAT32) for grad in grad_outputs)
+        if self._half_kept is not None:
+            kept = self.saved
+            self.saved = tuple(_up(array) for array in kept)
+            try:
+                grads = backward(self, *grad_outputs)
+            finally:
+                self.saved = kept
+        else:
+            grads = backward(self, *grad_outputs)
         single = type(grads) not in (tuple, list)
         grads = tuple(grad if grad is None or half is None else grad.astype(half)
                       for grad, half in zip((grads,) if single else grads, halves))

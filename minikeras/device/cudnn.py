@@ -25,7 +25,7 @@ What minikeras asks of cuDNN, and why:
   the kernel in cuDNN's (filters, kh, kw, channels) layout (one small
   transpose of Keras's (kh, kw, channels, filters) per step);
 - float32 only (16-bit convolutions compute in float32 already,
-  ``half_precision.in_float32``; float64 keeps im2col), TF32 as
+  ``autograd.function.in_float32``; float64 keeps im2col), TF32 as
   ``device/precision.py`` says: engines noted
   ``CUDNN_NUMERICAL_NOTE_TENSOR_CORE`` only while TF32 is on and the GPU is
   Ampere or newer, as PyTorch filters them from ``allow_tf32``;

@@ -1,6 +1,6 @@
-"""Keras's core ops that are about tensors rather than math: convert_to_numpy,
-is_tensor, dtype, ndim, size, saturate_cast, stop_gradient, custom_gradient,
-view, vectorize.
+"""Keras's core ops that are about tensors rather than math: convert_to_tensor,
+convert_to_numpy, is_tensor, shape, dtype, ndim, size, saturate_cast,
+stop_gradient, custom_gradient, view, vectorize.
 
 ``custom_gradient`` works as Keras's decorator: the decorated function
 returns ``(output, grad_fn)``; the forward runs without recording a graph
@@ -8,8 +8,8 @@ and backward calls ``grad_fn(upstream)`` (one upstream Tensor per output),
 which returns one gradient per Tensor argument.
 """
 
-__all__ = ["convert_to_numpy", "is_tensor", "dtype", "ndim", "size", "saturate_cast", "stop_gradient",
-           "custom_gradient", "view", "vectorize"]
+__all__ = ["convert_to_tensor", "convert_to_numpy", "is_tensor", "shape", "dtype", "ndim", "size", "saturate_cast",
+           "stop_gradient", "custom_gradient", "view", "vectorize"]
 
 import functools
 
@@ -22,7 +22,64 @@ from minikeras.device import to_host
 from minikeras.ops.math._elementwise import call_without_gradient, operand
 from minikeras.ops.math._operands import _as_tensor
 from minikeras.backend import keras_helpers
-from minikeras._support.argument_validation import check_dtype, is_int, validate_dtype, validate_tensor_input
+from minikeras._support.argument_validation import (check_dtype, is_int, validate_dtype, validate_flag,
+                                                 validate_tensor_input)
+
+
+def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
+    """``x`` as a Tensor on the current device (``keras.ops.convert_to_tensor``).
+
+    A Tensor of the right dtype is returned as is; one of another dtype is
+    cast. Python lists and numbers become float32 when they hold floats and
+    int32 when they hold ints, as in Keras; arrays keep their dtype.
+
+    Args:
+        x: a Tensor, array, number or nested list.
+        dtype: the dtype wanted (default: see above).
+        sparse: must be falsy: minikeras has no sparse tensors.
+        ragged: must be falsy: minikeras has no ragged tensors.
+
+    Raises:
+        ValueError: ``sparse=True`` or ``ragged=True``, or ``x`` is not numeric.
+    """
+    if ragged is not None and validate_flag("convert_to_tensor", "ragged", ragged):
+        raise ValueError("convert_to_tensor: ragged=True is not supported (minikeras has no ragged tensors).")
+    if sparse is not None and validate_flag("convert_to_tensor", "sparse", sparse):
+        raise ValueError("convert_to_tensor: sparse=True is not supported (minikeras has no sparse tensors).")
+    if dtype is not None:
+        dtype = validate_dtype("convert_to_tensor", dtype)
+    if isinstance(x, Tensor):
+        return x if dtype is None or x.dtype == numpy.dtype(dtype) else x.astype(dtype)
+    if dtype is None and not hasattr(x, "dtype"):
+        try:
+            kind = numpy.asarray(x).dtype.kind
+        except ValueError:  # a ragged list
+            raise ValueError(f"convert_to_tensor expects numbers in a rectangular nesting, received a ragged "
+                             f"{type(x).__name__}.") from None
+        if kind == "f":
+            dtype = "float32"
+        elif kind in "iu":
+            dtype = "int32"
+        elif kind != "b":
+            raise ValueError(f"convert_to_tensor expects numbers, received {type(x).__name__} "
+                             f"of dtype {numpy.asarray(x).dtype}.")
+    return Tensor(x, dtype=dtype)
+
+
+def shape(x):
+    """The shape of a tensor or array as a tuple of ints (``keras.ops.shape``).
+
+    Args:
+        x: a Tensor, a NumPy/CuPy array, or anything ``numpy.shape`` accepts
+            (a number, a nested list).
+
+    Returns:
+        A tuple of Python ints.
+    """
+    if isinstance(x, Tensor) or hasattr(x, "shape"):
+        return tuple(int(size) for size in x.shape)
+    validate_tensor_input("shape", x, allow_sequence=True)  # None, strings: refused (Keras converts first)
+    return tuple(numpy.shape(x))
 
 
 def convert_to_numpy(x):

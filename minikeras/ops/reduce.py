@@ -1,4 +1,5 @@
-"""Reductions: sum, mean, max, min, prod, var, std, logsumexp, argmax, argmin.
+"""Reductions: sum, mean, max, min, prod, var, std, logsumexp, argmax, argmin,
+with Keras's signatures (``max``/``min`` take ``initial``, ``prod`` takes ``dtype``).
 
 ``axis`` is None (all axes), an int or a tuple of ints (negative ones count
 from the end); ``keepdims`` keeps the reduced axes with size 1. An axis out
@@ -27,7 +28,8 @@ from minikeras.autograd import Function
 from minikeras.ops._checks import normalize_axis, shape_of
 from minikeras.ops._promotion import sum_dtype
 
-from minikeras._support.argument_validation import is_int, validate_flag
+from minikeras._support.argument_validation import is_int, validate_dtype, validate_flag
+from minikeras.ops.math._elementwise import operand
 from minikeras.ops.math.unary import _as_tensor, _float_array
 
 
@@ -147,26 +149,50 @@ class Extreme(Function):
         return hits * (grad / count)
 
 
-def max(x, axis=None, keepdims=False):  # noqa: A001  (keras.ops name)
-    """Maximum over ``axis`` (int, tuple, or None for all).
+def max(x, axis=None, keepdims=False, initial=None):  # noqa: A001  (keras.ops name)
+    """Maximum over ``axis`` (int, tuple, or None for all), and at least
+    ``initial`` when given (which an empty axis then returns).
 
     The gradient is split evenly among tied maxima (TensorFlow's rule).
 
     Raises:
-        ValueError: an axis is out of range, or a reduced axis has size 0.
+        ValueError: an axis is out of range, or a reduced axis has size 0 and no ``initial``.
     """
+    if initial is not None:
+        from minikeras.ops.math.compare import maximum
+
+        return _with_initial("max", max, maximum, x, axis, keepdims, initial)
     x = _as_tensor("max", x)
     return Extreme(_reduced_axes("max", x, axis, allow_empty=False, keepdims=keepdims), keepdims, True).apply(x)
 
 
-def min(x, axis=None, keepdims=False):  # noqa: A001  (keras.ops name)
-    """Minimum over ``axis``; the gradient is split evenly among tied minima.
+def min(x, axis=None, keepdims=False, initial=None):  # noqa: A001  (keras.ops name)
+    """Minimum over ``axis``, and at most ``initial`` when given (which an
+    empty axis then returns); the gradient is split evenly among tied minima.
 
     Raises:
-        ValueError: an axis is out of range, or a reduced axis has size 0.
+        ValueError: an axis is out of range, or a reduced axis has size 0 and no ``initial``.
     """
+    if initial is not None:
+        from minikeras.ops.math.compare import minimum
+
+        return _with_initial("min", min, minimum, x, axis, keepdims, initial)
     x = _as_tensor("min", x)
     return Extreme(_reduced_axes("min", x, axis, allow_empty=False, keepdims=keepdims), keepdims, False).apply(x)
+
+
+def _with_initial(op_name, reducer, combine, x, axis, keepdims, initial):
+    """``reducer(x)`` combined with ``initial``; over an empty axis, ``initial`` itself."""
+    from minikeras.ops.creation import full
+
+    x = _as_tensor(op_name, operand(op_name, x))
+    axes = tuple(range(x.ndim)) if axis is None else ((axis,) if isinstance(axis, int) else tuple(axis))
+    if any(x.shape[a] == 0 for a in axes):
+        shape = tuple(1 if i in [a % x.ndim for a in axes] else s for i, s in enumerate(x.shape))
+        if not keepdims:
+            shape = tuple(s for i, s in enumerate(x.shape) if i not in [a % x.ndim for a in axes])
+        return full(shape, initial, dtype=x.dtype)
+    return combine(reducer(x, axis, keepdims), initial)
 
 
 # ----------------------------------------------------------------------- prod
@@ -207,13 +233,30 @@ class Prod(Function):
         return xp.moveaxis(others.reshape(moved_shape), tail, axes)
 
 
-def prod(x, axis=None, keepdims=False):
-    """Product over ``axis`` (int, tuple, or None for all); 1 for an empty axis.
+# Keras's product dtype: bool and 8/16-bit integers widen to 32 bits, other dtypes stay.
+_PROD_WIDENED = {"bool": "int32", "int8": "int32", "int16": "int32", "uint8": "uint32", "uint16": "uint32"}
 
-    The gradient is exact with zeros in the input: with one zero in a group
-    only that element gets a gradient (the product of the others), with two
-    or more all get 0.
+
+def prod(x, axis=None, keepdims=False, dtype=None):
+    """Product over ``axis`` (int, tuple, or None for all) in ``dtype``; 1 for an empty axis.
+
+    ``dtype`` defaults to Keras's: bool and 8/16-bit integers widen to 32
+    bits and other dtypes stay (NumPy would widen int32 to int64). The
+    gradient is exact with zeros in the input: with one zero in a group only
+    that element gets a gradient (the product of the others), with two or
+    more all get 0.
     """
+    x = _as_tensor("prod", operand("prod", x))
+    dtype = validate_dtype("prod", dtype) if dtype is not None else \
+        numpy.dtype(_PROD_WIDENED.get(x.dtype.name, x.dtype))
+    if x.dtype != dtype:
+        x = x.astype(dtype)
+    result = _prod(x, axis, keepdims)
+    return result if result.dtype == dtype else result.astype(dtype)
+
+
+def _prod(x, axis=None, keepdims=False):
+    """The product in ``x``'s own dtype (what :func:`prod` computes after its cast)."""
     x = _as_tensor("prod", x)
     return Prod(_reduced_axes("prod", x, axis, keepdims=keepdims), keepdims).apply(x)
 

@@ -266,7 +266,7 @@ def test_bf16_layers_issue_bf16_gemm_ex_on_a_gpu_not_the_float32_detour(simulate
     names = {(c["name"], c["a"], c["c"], c["compute"]) for c in gemm_calls}
     assert names and all(a == "bfloat16" and c == "bfloat16" and compute == 68 for _, a, c, compute in names)
     assert len(gemm_calls) >= 3  # forward, and the input's and the kernel's gradients
-    # The CPU computes the same layer in float32 and rounds (half_precision's detour): same values within bf16's
+    # The CPU computes the same layer in float32 and rounds (in_float32's detour): same values within bf16's
     # rounding of the operands' products (one rounding of the output on each side, accumulation orders differ).
     with mk.device("cpu:0"):
         cpu_layer = _bf16(make_layer)

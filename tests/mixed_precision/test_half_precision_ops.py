@@ -1,4 +1,4 @@
-"""Ops run in float32 on 16-bit inputs (ops/nn/half_precision.py): 16-bit
+"""Ops run in float32 on 16-bit inputs (autograd/function.py, in_float32): 16-bit
 outputs and input gradients equal to the float32 op's on the same values
 (rounded), and what they keep for backward stored in 16 bits."""
 import numpy

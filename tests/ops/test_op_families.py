@@ -1,6 +1,6 @@
-"""The split op families keep their old import paths: minikeras.ops.shape
-(now the ops/array/ family) and minikeras.ops.math.unary (now one module per
-family), with Keras's callable ``ops.shape`` left in place."""
+"""The split op families: the ops/array/ package's shape ops and
+minikeras.ops.math.unary (one module per family behind it), with Keras's
+callable ``ops.shape`` in place (the old ``minikeras.ops.shape`` module is gone)."""
 import numpy
 
 import minikeras as mk
@@ -28,14 +28,15 @@ def test_array_family_exports_every_old_shape_op_once():
         assert getattr(ops, name) is getattr(array, name)
 
 
-def test_old_shape_module_path_still_imports_the_same_functions():
-    from minikeras.ops.array.padding import pad
-    from minikeras.ops.shape import _scatter_add_rows, cast, pad as old_pad, reshape  # noqa: F401
+def test_ops_shape_is_keras_function_and_the_old_module_is_gone():
+    import importlib
 
-    assert old_pad is pad and reshape is ops.reshape and cast is ops.cast
-    # Importing from the old module must not rebind the package's ops.shape
-    # (Keras's function) to the module.
+    import pytest
+
     assert ops.shape(mk.tensor(numpy.zeros((2, 3)))) == (2, 3)
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("minikeras.ops.shape")
+    assert ops.shape(mk.tensor(numpy.zeros((2, 3)))) == (2, 3)  # a failed import rebinds nothing
 
 
 def test_unary_families_behind_the_old_module():

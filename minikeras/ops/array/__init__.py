@@ -15,13 +15,14 @@ is moved or selected back. Indexing that may pick an element more than once
 (integer arrays, ``repeat``, ``pad`` with reflect modes) scatter-adds its
 gradient so that repeated picks accumulate (``_common._scatter_add_rows``).
 """
-from minikeras.ops.array import dtype, indexing, joining, padding, repeating, reshaping
-from minikeras.ops.array.dtype import *  # noqa: F401,F403
-from minikeras.ops.array.indexing import *  # noqa: F401,F403
-from minikeras.ops.array.joining import *  # noqa: F401,F403
-from minikeras.ops.array.padding import *  # noqa: F401,F403
-from minikeras.ops.array.repeating import *  # noqa: F401,F403
-from minikeras.ops.array.reshaping import *  # noqa: F401,F403
+from minikeras.ops.array.dtype import cast
+from minikeras.ops.array.indexing import getitem, take
+from minikeras.ops.array.joining import concatenate, split, stack
+from minikeras.ops.array.padding import pad
+from minikeras.ops.array.repeating import repeat, tile
+from minikeras.ops.array.reshaping import expand_dims, flatten, moveaxis, ravel, reshape, squeeze, swapaxes, transpose
 
-__all__ = dtype.__all__ + indexing.__all__ + joining.__all__ + padding.__all__ + repeating.__all__ + reshaping.__all__
-del dtype, indexing, joining, padding, repeating, reshaping
+# The shape ops of the package's first six modules; the later array families
+# (arranging, rearranging, scatter, sorting) are imported from their modules.
+__all__ = ["cast", "concatenate", "expand_dims", "flatten", "getitem", "moveaxis", "pad", "ravel", "repeat", "reshape",
+           "split", "squeeze", "stack", "swapaxes", "take", "tile", "transpose"]

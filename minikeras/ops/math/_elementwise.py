@@ -23,7 +23,7 @@ from minikeras._support.argument_validation import validate_tensor_input
 def operand(op_name, value):
     """``value`` checked as an operand: lists become Tensors, numbers stay weak."""
     if isinstance(value, (list, tuple)):
-        from minikeras.ops.keras_names import convert_to_tensor
+        from minikeras.ops.core import convert_to_tensor
 
         validate_tensor_input(op_name, value, allow_sequence=True)
         return convert_to_tensor(value)

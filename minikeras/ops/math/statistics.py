@@ -33,8 +33,14 @@ from minikeras.ops.math.predicates import isnan
 from minikeras.ops.reduce import argmax, argmin, max, mean, min, prod, sum
 from minikeras._support.argument_validation import validate_axis, validate_flag, validate_int, validate_option
 
-amax = max
-amin = min
+def amax(x, axis=None, keepdims=False):
+    """Maximum over ``axis`` (``keras.ops.amax``: :func:`max` without ``initial``)."""
+    return max(x, axis, keepdims)
+
+
+def amin(x, axis=None, keepdims=False):
+    """Minimum over ``axis`` (``keras.ops.amin``: :func:`min` without ``initial``)."""
+    return min(x, axis, keepdims)
 
 
 def _tensor(op_name, x):
@@ -243,10 +249,8 @@ def nansum(x, axis=None, keepdims=False):
 
 def nanprod(x, axis=None, keepdims=False):
     """Product ignoring NaNs (Keras's dtype: int32 stays int32, as ``ops.prod``)."""
-    from minikeras.ops.keras_signatures import prod as keras_prod
-
     x, _ = _without_nan("nanprod", x, 1)
-    return keras_prod(x, axis, keepdims)
+    return prod(x, axis, keepdims)
 
 
 def nanmean(x, axis=None, keepdims=False):

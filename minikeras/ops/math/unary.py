@@ -19,12 +19,11 @@ The operand helpers the other op families share (:func:`_as_tensor`,
 re-exported here, as is the erf kernel the exact GELU uses.
 """
 from minikeras.ops.math._operands import _as_tensor, _check_operand, _float_array  # noqa: F401
-from minikeras.ops.math.abs_sign import *  # noqa: F401,F403
-from minikeras.ops.math.exp_log import *  # noqa: F401,F403
-from minikeras.ops.math.powers import *  # noqa: F401,F403
-from minikeras.ops.math.special import *  # noqa: F401,F403
-from minikeras.ops.math.special import _erf_array, _normal_cdf_array  # noqa: F401
-from minikeras.ops.math.trig import *  # noqa: F401,F403
+from minikeras.ops.math.abs_sign import abs, absolute, sign  # noqa: A004
+from minikeras.ops.math.exp_log import exp, expm1, log, log1p
+from minikeras.ops.math.powers import reciprocal, rsqrt, sqrt, square
+from minikeras.ops.math.special import _erf_array, _normal_cdf_array, erf  # noqa: F401
+from minikeras.ops.math.trig import cos, sin
 
 __all__ = [
     "abs", "absolute", "exp", "log", "log1p", "expm1", "sqrt", "square", "rsqrt", "sign",

@@ -34,7 +34,7 @@ from minikeras.ops._checks import shape_of
 from minikeras.ops.nn import bias_relu, conv_algorithm, winograd
 from minikeras.ops.nn.sliding_window import col2im_product, im2col_products, keeps_patch_matrix, transposed_product
 from minikeras.ops.nn.conv_args import conv_geometry
-from minikeras.ops.nn.half_precision import in_float32
+from minikeras.autograd.function import in_float32
 
 
 class Conv(Function):

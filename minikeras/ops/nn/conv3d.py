@@ -16,7 +16,7 @@ import numpy
 
 from minikeras.autograd import Function
 from minikeras.ops.math.unary import _as_tensor
-from minikeras.ops.nn.half_precision import in_float32
+from minikeras.autograd.function import in_float32
 from minikeras.ops.nn.sliding_window import check_padding, same_padding, standardize_tuple
 
 __all__ = ["conv3d", "max_pool3d", "avg_pool3d"]

@@ -11,7 +11,7 @@ matrix is built. The output size and "same" padding are TensorFlow's
 2-D transposed convolutions (``conv_transpose._output_length``).
 """
 from minikeras.autograd import Function
-from minikeras.ops.nn.half_precision import in_float32
+from minikeras.autograd.function import in_float32
 from minikeras.ops.math.unary import _as_tensor
 from minikeras.ops.nn.conv3d import _Geometry, _check_input, _triple
 from minikeras.ops.nn.conv_transpose import _output_length

@@ -1,13 +1,14 @@
-"""Embedding lookup (a differentiable row gather) and one_hot."""
+"""Embedding lookup (a differentiable row gather) and Keras's one_hot."""
 
 __all__ = ["embedding", "one_hot"]
 
 import numpy
 
-from minikeras.autograd import Function
+from minikeras.autograd import Function, Tensor
 from minikeras.ops._checks import shape_of
-from minikeras._support.argument_validation import as_tensor, validate_axis, validate_dtype, validate_tensor_input
-from minikeras.ops.shape import _scatter_add_rows
+from minikeras._support.argument_validation import (as_tensor, validate_axis, validate_dtype, validate_flag,
+                                                 validate_tensor_input)
+from minikeras.ops.array._common import _scatter_add_rows
 from minikeras._support import deferred_checks
 
 
@@ -110,8 +111,48 @@ class OneHot(Function):
         return None
 
 
-def one_hot(indices, depth, dtype="float32", axis=-1):
-    """One-hot encode integer ids (not differentiable).
+def one_hot(x, num_classes=None, axis=-1, dtype=None, sparse=False, depth=None):
+    """One-hot encode integer ids (``keras.ops.one_hot``); not differentiable.
+
+    An id outside ``[0, num_classes)`` gives an all-zero row, as in Keras.
+
+    Args:
+        x: integer ids, a Tensor or array of any shape.
+        num_classes: the number of classes (``depth`` is accepted as TensorFlow's name).
+        axis: where the class axis goes (default: last).
+        dtype: the result's dtype (default float32).
+        sparse: must be False: minikeras has no sparse tensors.
+
+    Returns:
+        A float tensor with ``num_classes`` inserted at ``axis``.
+
+    Raises:
+        ValueError: no ``num_classes``, both spellings given, or ``sparse=True``.
+    """
+    if validate_flag("one_hot", "sparse", sparse):
+        raise ValueError("one_hot: sparse=True is not supported (minikeras has no sparse tensors).")
+    if num_classes is None and depth is None:
+        raise ValueError("one_hot expects num_classes, received none.")
+    if num_classes is not None and depth is not None and num_classes != depth:
+        raise ValueError(f"one_hot: received num_classes={num_classes!r} and depth={depth!r}; give one.")
+    if not isinstance(x, Tensor) and not hasattr(x, "dtype"):
+        try:
+            host = numpy.asarray(x)
+        except ValueError:  # a ragged list
+            raise ValueError(f"one_hot: indices must be a Tensor, an array or a (rectangular) list of ints, "
+                             f"received a ragged {type(x).__name__}.") from None
+        if host.dtype.kind not in "iuf":
+            raise TypeError(f"one_hot: indices must be a Tensor, an array or a list of ints, "
+                            f"received {type(x).__name__} of dtype {host.dtype}.")
+        from minikeras.ops.core import convert_to_tensor
+
+        x = convert_to_tensor(x)
+    return _one_hot_ids(x, num_classes if num_classes is not None else depth,
+                        dtype="float32" if dtype is None else dtype, axis=axis)
+
+
+def _one_hot_ids(indices, depth, dtype="float32", axis=-1):
+    """One-hot encode integer ids (not differentiable): :func:`one_hot` once its arguments are Keras's.
 
     As in Keras and TensorFlow, an id outside ``[0, depth)`` (e.g. -1 used
     for padding) gives an all-zero row instead of an error.

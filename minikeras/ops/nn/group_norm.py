@@ -11,7 +11,7 @@ import numpy
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras.autograd import Function
 from minikeras.ops.math.unary import _as_tensor
-from minikeras.ops.shape import moveaxis
+from minikeras.ops.array.reshaping import moveaxis
 from minikeras._support.argument_validation import validate_axis, validate_number
 
 __all__ = ["group_normalize"]

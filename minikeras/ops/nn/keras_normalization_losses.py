@@ -165,7 +165,7 @@ def categorical_crossentropy(target, output, from_logits=False, axis=-1):
 
 def sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1):
     """Crossentropy with integer class ids in ``target`` (class axis ``axis`` of ``output``)."""
-    from minikeras.ops.keras_names import one_hot
+    from minikeras.ops.nn.embedding import one_hot
 
     target, output = _tensor("sparse_categorical_crossentropy", target), _tensor(
         "sparse_categorical_crossentropy", output)
@@ -199,7 +199,7 @@ def multi_hot(inputs, num_classes=None, axis=-1, dtype=None, sparse=False, **kwa
     reduced by max over axis 1 (axis 0 for 1-D input), so ``axis`` places the
     class axis of the one-hot encoding before that reduction.
     """
-    from minikeras.ops.keras_names import one_hot
+    from minikeras.ops.nn.embedding import one_hot
 
     num_classes = kwargs.pop("num_tokens", num_classes)
     if kwargs:

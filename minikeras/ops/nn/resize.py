@@ -14,7 +14,7 @@ import numpy
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras.autograd import Function
 from minikeras.ops.math.unary import _as_tensor
-from minikeras.ops.shape import cast
+from minikeras.ops.array.dtype import cast
 
 __all__ = ["resize"]
 

@@ -2,7 +2,7 @@
 time (Keras's formulation: gates i, f, c, o packed along the last axis).
 """
 from minikeras.autograd import Function
-from minikeras.ops.nn.half_precision import in_float32
+from minikeras.autograd.function import in_float32
 from minikeras.ops.nn.rnn_kernels import (activate, check_settings, input_gradients, operands, time_major,
                                           times_derivative)
 

@@ -2,7 +2,7 @@
 through time: ``h = kind(x_t @ kernel + h @ recurrent_kernel + bias)``.
 """
 from minikeras.autograd import Function
-from minikeras.ops.nn.half_precision import in_float32
+from minikeras.autograd.function import in_float32
 from minikeras.ops.nn.rnn_kernels import (activate, check_settings, input_gradients, operands, sequence_outputs,
                                           time_major, times_derivative)
 

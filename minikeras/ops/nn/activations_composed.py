@@ -1,4 +1,5 @@
-"""The activations of ``keras.ops.nn`` beyond those in ``activations``: celu,
+"""The activations of ``keras.ops.nn`` composed of other ops (``activations`` holds
+the fused ones with their own Function): celu,
 glu, hard_shrink, hard_tanh, soft_shrink, sparse_plus, sparse_sigmoid,
 sparsemax, squareplus, tanh_shrink, threshold.
 

@@ -1,7 +1,7 @@
 """Keras 3's other ``keras.random`` draws: beta, binomial, categorical, gamma
 and truncated_normal (re-exported by ``minikeras.random``).
 
-Seeds work as in ``_keras_random`` (None: the device stream; an int: the
+Seeds work as in ``seed_generator`` (None: the device stream; an int: the
 same numbers every call; a SeedGenerator: a new, reproducible draw each
 call). Draws use only methods that NumPy's and CuPy's Generators share
 (``gamma``, ``beta``, ``binomial``, ``random``, ``standard_normal``), on the
@@ -9,7 +9,7 @@ device the result lives on.
 """
 import numpy
 
-from minikeras._keras_random import _draw_dtype, _generator_for, _placement, _size, _tensor
+from minikeras.random.seed_generator import _draw_dtype, _generator_for, _placement, _size, _tensor
 from minikeras.backend.dtypes import as_numpy_dtype, is_float_dtype
 from minikeras.autograd.tensor import array_of
 

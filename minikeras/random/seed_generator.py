@@ -1,6 +1,6 @@
-"""Keras 3's ``keras.random`` functions that take a ``seed``: SeedGenerator,
-randint, shuffle, dropout, and the ``seed=`` argument of normal and uniform
-(re-exported by ``minikeras.random``).
+"""Keras 3's ``SeedGenerator`` and the ``keras.random`` functions that take a
+``seed``: randint, shuffle, dropout, and the ``seed=`` argument of normal and
+uniform (exported by ``minikeras.random``).
 
 Seeds work as in Keras:
 
@@ -21,6 +21,7 @@ import numpy
 
 from minikeras.backend.dtypes import as_numpy_dtype
 from minikeras.device import get_device, placement_device
+from minikeras.random import streams
 
 
 class SeedGenerator:
@@ -40,10 +41,8 @@ class SeedGenerator:
     """
 
     def __init__(self, seed=None, name=None, **kwargs):
-        from minikeras import random
-
         if seed is None:
-            seed = int(random.host_generator(salt=9973).integers(0, 2**31 - 1))
+            seed = int(streams.host_generator(salt=9973).integers(0, 2**31 - 1))
         _check_int_seed("SeedGenerator", seed)
         self.seed = int(seed)
         self.name = name or "seed_generator"
@@ -79,10 +78,8 @@ def _check_int_seed(function_name, seed):
 
 def _generator_for(seed, target, function_name):
     """The Generator to draw from on ``target`` for a Keras ``seed`` argument."""
-    from minikeras import random
-
     if seed is None:
-        return random.generator(target)
+        return streams.generator(target)
     if isinstance(seed, SeedGenerator):
         seed = seed.next()
     else:
