@@ -12,7 +12,8 @@ Example:
 """
 import importlib
 
-# The core, loaded now: autograd's Tensor with its operators (installed by ops), the device scope.
+# The core, loaded now: autograd's Tensor and the device scope. ``ops`` loads on first use: its first
+# ``minikeras.ops`` or the first Tensor operator (autograd/operators.py's stand-ins bind them).
 # Everything else below is a lazy attribute (PEP 562): ``import minikeras`` loads no dataset,
 # saving format, application, data pipeline, GPU simulation or fused kernel (tests/test_architecture.py
 # counts what it loads). ``device`` is bound here, after ``minikeras.device`` the package is imported,
@@ -20,7 +21,6 @@ import importlib
 from minikeras import errors  # noqa: F401
 from minikeras.autograd import Tensor, enable_grad, is_grad_enabled, no_grad, tensor  # noqa: F401
 from minikeras.device import device  # noqa: F401
-from minikeras import ops  # noqa: F401
 
 __version__ = "0.1.0"
 
@@ -32,7 +32,7 @@ _LAZY_MODULES = {
     "mixed_precision", "dtype_policies",
 }
 _LAZY_MODULES |= {"config", "random"}  # keras.config (tf.config's names too), keras.random
-_LAZY_MODULES |= {"autograd", "backend", "kernels"}  # loaded with the core, or (kernels) on first launch
+_LAZY_MODULES |= {"autograd", "backend", "kernels", "ops"}  # loaded with the core, or (kernels) on first launch
 _LAZY_MODULES |= {"applications"}  # Keras's applications (issue 26)
 _LAZY_MODULES |= {"distribution"}  # keras.distribution (data parallelism for every model)
 _LAZY_MODULES |= {"tree", "data"}  # keras.tree; tf.data-style datasets (mk.data.Dataset, mk.data.AUTOTUNE)

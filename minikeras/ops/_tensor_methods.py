@@ -17,30 +17,8 @@ import numpy
 
 from minikeras import backend
 from minikeras.autograd import Tensor
+from minikeras.autograd.operators import METHODS as _METHODS, REFLECTED as _REFLECTED
 from minikeras._support import array_like
-
-# Tensor method name -> ops function name.
-_METHODS = {
-    "__add__": "add", "__sub__": "subtract", "__mul__": "multiply", "__truediv__": "divide",
-    "__pow__": "power", "__matmul__": "matmul", "__neg__": "negative", "__abs__": "abs",
-    "__getitem__": "getitem",
-    "matmul": "matmul", "sum": "sum", "mean": "mean", "max": "max", "min": "min", "prod": "prod",
-    "var": "var", "std": "std", "argmax": "argmax", "argmin": "argmin", "logsumexp": "logsumexp",
-    "exp": "exp", "log": "log", "sqrt": "sqrt", "square": "square", "abs": "abs",
-    "tanh": "tanh", "sigmoid": "sigmoid", "relu": "relu", "clip": "clip",
-    "reshape": "reshape", "transpose": "transpose", "flatten": "flatten", "squeeze": "squeeze",
-    "expand_dims": "expand_dims", "astype": "cast", "cast": "cast", "tile": "tile", "repeat": "repeat",
-    "softmax": "softmax", "log_softmax": "log_softmax", "maximum": "maximum", "minimum": "minimum",
-    "__lt__": "less", "__le__": "less_equal", "__gt__": "greater", "__ge__": "greater_equal",
-    "__eq__": "equal", "__ne__": "not_equal",
-    "__floordiv__": "floor_divide", "__mod__": "mod",
-}
-
-# Reflected operators: ``2 - x`` is ``subtract(2, x)``.
-_REFLECTED = {
-    "__radd__": "add", "__rsub__": "subtract", "__rmul__": "multiply", "__rtruediv__": "divide",
-    "__rpow__": "power", "__rmatmul__": "matmul", "__rfloordiv__": "floor_divide", "__rmod__": "mod",
-}
 
 # Binary operators whose other operand may be another library's array.
 _BINARY = {"__add__", "__sub__", "__mul__", "__truediv__", "__pow__", "__matmul__", "__lt__", "__le__", "__gt__",
