@@ -50,17 +50,17 @@ LAZY_ALLOWED = {
     # deserialize_keras_object for layers, as in Keras (one schema, one resolver).
     ("layers/serialization.py", "minikeras.saving.serialization_lib"),
     # Lambda.from_config refuses a function unless unsafe loading is enabled.
-    ("layers/core.py", "minikeras.saving"),
+    ("layers/core/lambda_layer.py", "minikeras.saving"),
     # Symbolic probes stay small while a file is loading.
     ("layers/input.py", "minikeras.saving"),
     # ... and so do the sizes a file's config declares: a lookup's OOV tokens, vocabulary and encoding width,
     # the one-hot / multi-hot width of CategoryEncoding, Hashing and HashedCrossing (a FeatureSpace's
     # crossing_dim), a TextVectorization's output_sequence_length.
-    ("layers/index_lookup.py", "minikeras.saving"),
-    ("layers/categorical_encoding.py", "minikeras.saving"),
-    ("layers/text_vectorization.py", "minikeras.saving"),
+    ("layers/preprocessing/index_lookup.py", "minikeras.saving"),
+    ("layers/preprocessing/categorical_encoding.py", "minikeras.saving"),
+    ("layers/preprocessing/text_vectorization.py", "minikeras.saving"),
     # FeatureSpace.save writes Keras's .keras layout for it (saving/feature_space_io.py).
-    ("layers/feature_space.py", "minikeras.saving.feature_space_io"),
+    ("layers/preprocessing/feature_space.py", "minikeras.saving.feature_space_io"),
     # A quantizer class registered with register_keras_serializable is saved and found by its registered name.
     ("quantizers/__init__.py", "minikeras.saving"),
     # Model.save/save_weights/load_weights and models.load_model delegate to saving/.
