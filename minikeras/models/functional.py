@@ -4,11 +4,11 @@ import numpy
 from minikeras import ops
 from minikeras.autograd import Tensor
 from minikeras.layers.base import get_layer_class, layer_from_config
-from minikeras.utils.nest import flatten as _flatten
-from minikeras.utils.nest import map_structure as _map
 from minikeras.layers.core.input_layer import InputLayer
 from minikeras.layers.input import KerasTensor
 from minikeras.models.model import Model
+from minikeras.utils.nest import flatten as _flatten
+from minikeras.utils.nest import map_structure as _map
 
 
 def _topological_nodes(outputs):

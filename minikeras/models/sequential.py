@@ -2,8 +2,8 @@
 from minikeras.layers.base import Layer
 from minikeras.layers.core.input_layer import Input, InputLayer
 from minikeras.layers.input import KerasTensor
-from minikeras.models.functional import standardize_input_rank
 from minikeras.layers.layer_paths import open_name_scope
+from minikeras.models.functional import standardize_input_rank
 from minikeras.models.model import Model
 
 

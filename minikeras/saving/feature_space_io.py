@@ -23,8 +23,8 @@ import zipfile
 
 import h5py
 
-from minikeras.layers.preprocessing.feature_space_specs import FEATURE_MODULE as _FEATURE_MODULE
 from minikeras.layers.naming import to_snake_case
+from minikeras.layers.preprocessing.feature_space_specs import FEATURE_MODULE as _FEATURE_MODULE
 from minikeras.saving import _checksum, _safety, hdf5_format, hdf5_links, keras_assets, keras_config, keras_weights_h5
 from minikeras.saving.atomic import atomic_write
 from minikeras.saving.keras_config_writer import to_keras

@@ -15,10 +15,11 @@ import math
 
 from minikeras import ops
 from minikeras.autograd import Tensor
-from minikeras.layers.attention.attention_inputs import check_dropout, check_feature_sizes, check_input_ranks, resolve_inputs
+from minikeras.layers.attention.attention_inputs import (check_dropout, check_feature_sizes, check_input_ranks,
+                                                         resolve_inputs)
+from minikeras.layers.attention.multi_head_attention import MultiHeadAttention, _positive
 from minikeras.layers.base import _LAYER_CLASSES, Layer
 from minikeras.layers.kernel_arguments import set_weight_arguments, weight_arguments_config
-from minikeras.layers.attention.multi_head_attention import MultiHeadAttention, _positive
 from minikeras.ops.nn.grouped_attention import _grouped_attention
 
 __all__ = ["GroupedQueryAttention", "GroupQueryAttention"]

@@ -12,7 +12,8 @@ import math
 
 from minikeras import ops
 from minikeras.layers.attention.attention import causal_mask
-from minikeras.layers.attention.attention_inputs import check_dropout, check_feature_sizes, check_input_ranks, resolve_inputs
+from minikeras.layers.attention.attention_inputs import (check_dropout, check_feature_sizes, check_input_ranks,
+                                                         resolve_inputs)
 from minikeras.layers.base import Layer
 from minikeras.layers.kernel_arguments import set_weight_arguments, weight_arguments_config
 

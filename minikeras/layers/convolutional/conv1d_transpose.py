@@ -2,8 +2,8 @@
 from minikeras import ops
 from minikeras.layers.base import _LAYER_CLASSES
 from minikeras.layers.convolutional.base_conv import _int_tuple
-from minikeras.layers.convolutional.conv2d_transpose import Conv2DTranspose
 from minikeras.layers.convolutional.conv1d_as_2d import _as_image, _as_kernel_2d, _as_sequence
+from minikeras.layers.convolutional.conv2d_transpose import Conv2DTranspose
 
 __all__ = ["Conv1DTranspose"]
 

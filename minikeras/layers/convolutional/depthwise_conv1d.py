@@ -1,7 +1,7 @@
 """keras.layers.DepthwiseConv1D."""
 from minikeras import ops
-from minikeras.layers.convolutional.depthwise_conv2d import DepthwiseConv2D
 from minikeras.layers.convolutional.conv1d_as_2d import _as_image, _as_kernel_2d, _as_sequence
+from minikeras.layers.convolutional.depthwise_conv2d import DepthwiseConv2D
 
 __all__ = ["DepthwiseConv1D"]
 

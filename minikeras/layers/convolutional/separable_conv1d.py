@@ -1,8 +1,8 @@
 """keras.layers.SeparableConv1D (SeparableConvolution1D)."""
 from minikeras import ops
 from minikeras.layers.base import _LAYER_CLASSES
-from minikeras.layers.convolutional.separable_conv2d import SeparableConv2D
 from minikeras.layers.convolutional.conv1d_as_2d import _as_image, _as_kernel_2d, _as_sequence
+from minikeras.layers.convolutional.separable_conv2d import SeparableConv2D
 
 __all__ = ["SeparableConv1D"]
 

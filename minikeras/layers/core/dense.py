@@ -6,11 +6,11 @@ import numpy
 from minikeras import activations, ops
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras.layers.base import Layer
-from minikeras.layers.input_spec import InputSpec
-from minikeras.layers.kernel_arguments import set_weight_arguments, weight_arguments_config
 from minikeras.layers.core.lora import LoraMixin
 from minikeras.layers.core.quantized_dense import DenseQuantization
 from minikeras.layers.core.quantized_weights import config_with_policy, read_quantization_config
+from minikeras.layers.input_spec import InputSpec
+from minikeras.layers.kernel_arguments import set_weight_arguments, weight_arguments_config
 from minikeras.losses.logits import attach_logits
 
 __all__ = ["Dense"]

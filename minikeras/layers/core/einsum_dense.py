@@ -12,11 +12,11 @@ import numpy
 from minikeras import activations, constraints, initializers, ops, regularizers
 from minikeras.initializers.variance_scaling import VarianceScaling
 from minikeras.layers.base import Layer
-from minikeras.layers.input_spec import InputSpec
-from minikeras.layers.kernel_arguments import set_weight_arguments
 from minikeras.layers.core.lora import LoraMixin
 from minikeras.layers.core.quantized_einsum_dense import EinsumDenseQuantization
 from minikeras.layers.core.quantized_weights import config_with_policy, read_quantization_config
+from minikeras.layers.input_spec import InputSpec
+from minikeras.layers.kernel_arguments import set_weight_arguments
 from minikeras.ops.nn.einsum_dense import _einsum2
 
 __all__ = ["EinsumDense"]

@@ -19,9 +19,9 @@ import math
 
 from minikeras import ops, quantizers
 from minikeras.autograd import no_grad
-from minikeras.layers.core.quantized_weights import (FLOAT8_VARIABLES, KerasWeightOrder, add_float8_variables, add_frozen,
-                                                drop_weight, float8_bias, float8_operand, float8_output,
-                                                in_spec_order, quantize_inputs, switch_policy)
+from minikeras.layers.core.quantized_weights import (FLOAT8_VARIABLES, KerasWeightOrder, add_float8_variables,
+                                                     add_frozen, drop_weight, float8_bias, float8_operand,
+                                                     float8_output, in_spec_order, quantize_inputs, switch_policy)
 from minikeras.ops.nn.int8_product import int8_contraction
 from minikeras.quantizers.quantization_config import Int4QuantizationConfig, QuantizationConfig
 

@@ -19,8 +19,8 @@ from minikeras.autograd import no_grad
 from minikeras.layers.core.einsum_quantization_layout import quantization_layout
 from minikeras.layers.core.quantized_dense import SPEC, int4_block_size, with_merged_lora_kernel
 from minikeras.layers.core.quantized_weights import (KerasWeightOrder, add_float8_variables, add_frozen, drop_weight,
-                                                float8_bias, float8_operand, float8_output, in_spec_order,
-                                                quantize_inputs, switch_policy)
+                                                     float8_bias, float8_operand, float8_output, in_spec_order,
+                                                     quantize_inputs, switch_policy)
 from minikeras.ops.nn.einsum_dense import _einsum2
 from minikeras.ops.nn.int8_product import int8_contraction
 from minikeras.quantizers.quantization_config import QuantizationConfig

@@ -15,7 +15,8 @@ from minikeras import ops, quantizers
 from minikeras.autograd import no_grad
 from minikeras.autograd.tensor import from_array
 from minikeras.layers.core.quantized_dense import int4_block_size
-from minikeras.layers.core.quantized_weights import KerasWeightOrder, add_frozen, drop_weight, in_spec_order, switch_policy
+from minikeras.layers.core.quantized_weights import (KerasWeightOrder, add_frozen, drop_weight, in_spec_order,
+                                                     switch_policy)
 from minikeras.quantizers.quantization_config import QuantizationConfig
 
 __all__ = ["EmbeddingQuantization"]

@@ -8,7 +8,7 @@ from minikeras.backend.dtypes import is_float_dtype
 from minikeras.layers.base import Layer
 from minikeras.layers.input_spec import InputSpec
 from minikeras.layers.normalization.scale_shift import (add_scale_shift_weights, in_compute_dtype, in_statistics_dtype,
-                                          scale_shift_config, set_scale_shift_arguments)
+                                                        scale_shift_config, set_scale_shift_arguments)
 from minikeras.layers.state_updates import update_state
 
 __all__ = ["BatchNormalization"]

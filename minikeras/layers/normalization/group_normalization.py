@@ -3,12 +3,12 @@ channels, independent of the batch (LayerNormalization is ``groups=1``,
 InstanceNormalization ``groups=-1``)."""
 import numpy
 
-from minikeras.backend.dtypes import is_float_dtype
 from minikeras import ops
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras.layers.base import Layer
 from minikeras.layers.input_spec import InputSpec
 from minikeras.layers.normalization.scale_shift import (add_scale_shift_weights, in_compute_dtype, in_statistics_dtype,
-                                          scale_shift_config, set_scale_shift_arguments)
+                                                        scale_shift_config, set_scale_shift_arguments)
 
 __all__ = ["GroupNormalization"]
 

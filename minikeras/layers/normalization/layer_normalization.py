@@ -7,7 +7,7 @@ from minikeras.layers.base import Layer
 from minikeras.layers.input_spec import InputSpec
 from minikeras.layers.normalization.batch_normalization import _check_epsilon
 from minikeras.layers.normalization.scale_shift import (add_scale_shift_weights, in_compute_dtype, in_statistics_dtype,
-                                          scale_shift_config, set_scale_shift_arguments)
+                                                        scale_shift_config, set_scale_shift_arguments)
 
 __all__ = ["LayerNormalization"]
 

@@ -2,8 +2,8 @@
 by its largest singular value during training, estimated by power iteration.
 """
 from minikeras import initializers
-from minikeras.layers.input_spec import InputSpec
 from minikeras.layers.core.wrapper import Wrapper
+from minikeras.layers.input_spec import InputSpec
 
 __all__ = ["SpectralNormalization"]
 

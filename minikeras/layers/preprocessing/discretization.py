@@ -4,8 +4,8 @@ import numpy
 from minikeras.autograd import Tensor
 from minikeras.layers.base import Layer
 from minikeras.layers.preprocessing.categorical_encoding import encode_categorical
-from minikeras.layers.preprocessing.index_lookup import host_tokens
 from minikeras.layers.preprocessing.category_encoding import _ENCODINGS
+from minikeras.layers.preprocessing.index_lookup import host_tokens
 
 __all__ = ["Discretization"]
 

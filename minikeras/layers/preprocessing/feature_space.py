@@ -24,9 +24,9 @@ their names (``"city_X_rooms"``). ``save`` writes Keras's ``.keras`` layout
 import numpy
 
 from minikeras.layers.base import Layer
-from minikeras.layers.preprocessing.feature_space_specs import (Cross, Feature, cardinality, column, deserialize_spec, dtype_name,
-                                                  executing_eagerly, host, serialize_spec)
 from minikeras.layers.naming import unique_name
+from minikeras.layers.preprocessing.feature_space_specs import (Cross, Feature, cardinality, column, deserialize_spec,
+                                                                dtype_name, executing_eagerly, host, serialize_spec)
 from minikeras.layers.tf_data import has_tf_tensors
 
 __all__ = ["FeatureSpace"]

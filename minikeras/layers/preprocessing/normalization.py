@@ -2,9 +2,9 @@
 front or learned from data by ``adapt`` (Keras's preprocessing layer)."""
 import numpy
 
-from minikeras.backend.dtypes import as_numpy_dtype
 from minikeras import backend, ops
 from minikeras.autograd import Tensor
+from minikeras.backend.dtypes import as_numpy_dtype
 from minikeras.device import to_host
 from minikeras.layers.base import Layer
 

@@ -1,8 +1,8 @@
 """Pipeline: preprocessing layers applied one after another (Keras's
 ``keras.layers.Pipeline``), usable inside or outside a model."""
 from minikeras.layers.base import Layer
-from minikeras.layers.keras_mask import get_keras_mask
 from minikeras.layers.core.wrapper import _deserialize, _serialize
+from minikeras.layers.keras_mask import get_keras_mask
 
 __all__ = ["Pipeline"]
 

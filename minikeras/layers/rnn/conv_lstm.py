@@ -27,10 +27,9 @@ from minikeras.layers.base import Layer
 from minikeras.layers.convolutional.base_conv import _conv_output_length, _int_tuple
 from minikeras.layers.core.dense import _add_activity_loss
 from minikeras.layers.input_spec import InputSpec
-from minikeras.layers.rnn.rnn_base import (
-    _RECURRENT_INITIALIZERS, _RECURRENT_PENALTIES, _rate, _recurrent_config, _sequence_flags_config,
-    _set_recurrent_arguments)
 from minikeras.layers.rnn.lstm import _UnitForgetBias
+from minikeras.layers.rnn.rnn_base import (_RECURRENT_INITIALIZERS, _RECURRENT_PENALTIES, _rate, _recurrent_config,
+                                           _sequence_flags_config, _set_recurrent_arguments)
 from minikeras.layers.rnn.rnn_state import StatefulStates
 from minikeras.utils.argument_validation import standardize_padding, validate_int
 

@@ -8,9 +8,9 @@ cells (one fused node per sequence).
 """
 from minikeras import ops
 from minikeras.layers.base import Layer
+from minikeras.layers.core.wrapper import _deserialize, _serialize
 from minikeras.layers.input_spec import InputSpec
 from minikeras.layers.rnn.rnn_state import StatefulStates
-from minikeras.layers.core.wrapper import _deserialize, _serialize
 
 __all__ = ["RNN"]
 

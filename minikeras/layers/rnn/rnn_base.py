@@ -21,15 +21,15 @@ import numbers
 
 import numpy
 
-from minikeras.backend.dtypes import is_float_dtype
 from minikeras import activations, constraints, initializers, ops, regularizers
-from minikeras.device import to_host
 from minikeras.autograd import Tensor
+from minikeras.autograd.tensor import array_of
+from minikeras.backend.dtypes import is_float_dtype
+from minikeras.device import to_host
 from minikeras.layers.base import Layer
 from minikeras.layers.core.dense import _add_activity_loss
 from minikeras.layers.input_spec import InputSpec
 from minikeras.layers.rnn.rnn_state import StatefulStates
-from minikeras.autograd.tensor import array_of
 
 
 # ------------------------------------------- activations on raw arrays

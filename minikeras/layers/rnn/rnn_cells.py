@@ -6,8 +6,8 @@ arguments, weights (kernel, recurrent_kernel, bias; same shapes, gate
 order and initialisers) and step math (``_step``), so a cell and its layer
 compute the same thing from the same weights.
 """
-from minikeras.backend.dtypes import is_float_dtype
 from minikeras import ops
+from minikeras.backend.dtypes import is_float_dtype
 from minikeras.layers.input_spec import InputSpec
 from minikeras.layers.rnn.gru import GRU
 from minikeras.layers.rnn.lstm import LSTM

@@ -6,7 +6,8 @@ so noise is not amplified, blended between tiles
 Keras's layer applies CLAHE in training and inference alike, and so does
 this one. The lookup has no gradient.
 """
-from minikeras.layers.preprocessing.image_preprocessing.base_image_augmentation import ImageAugmentation, checked_value_range
+from minikeras.layers.preprocessing.image_preprocessing.base_image_augmentation import (ImageAugmentation,
+                                                                                        checked_value_range)
 from minikeras.ops.image.histogram_equalization import clahe
 
 __all__ = ["ContrastLimitedAdaptiveHistogramEqualization"]

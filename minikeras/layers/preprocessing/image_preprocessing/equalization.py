@@ -5,7 +5,8 @@ Keras counts one histogram per channel over the whole batch it is given
 histogram, on the 0-255 scale; ``ops.image.histogram_equalization.equalize``
 does the same, step for step in float32. The lookup has no gradient.
 """
-from minikeras.layers.preprocessing.image_preprocessing.base_image_augmentation import ImageAugmentation, checked_value_range
+from minikeras.layers.preprocessing.image_preprocessing.base_image_augmentation import (ImageAugmentation,
+                                                                                        checked_value_range)
 from minikeras.ops.image.histogram_equalization import equalize
 from minikeras.utils.argument_validation import validate_int
 
