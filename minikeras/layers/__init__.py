@@ -51,8 +51,12 @@ _EXPORTS = {
     "convolutional.separable_conv1d": ("SeparableConv1D", "SeparableConvolution1D"),
     "convolutional.separable_conv2d": ("SeparableConv2D", "SeparableConvolution2D"),
     # pooling/
-    "pooling.adaptive_pooling": ("AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D", "AdaptiveAveragePooling3D",
-                                 "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D", "AdaptiveMaxPooling3D"),
+    "pooling.adaptive_average_pooling1d": ("AdaptiveAveragePooling1D",),
+    "pooling.adaptive_average_pooling2d": ("AdaptiveAveragePooling2D",),
+    "pooling.adaptive_average_pooling3d": ("AdaptiveAveragePooling3D",),
+    "pooling.adaptive_max_pooling1d": ("AdaptiveMaxPooling1D",),
+    "pooling.adaptive_max_pooling2d": ("AdaptiveMaxPooling2D",),
+    "pooling.adaptive_max_pooling3d": ("AdaptiveMaxPooling3D",),
     "pooling.average_pooling1d": ("AveragePooling1D", "AvgPool1D"),
     "pooling.average_pooling2d": ("AveragePooling2D", "AvgPool2D"),
     "pooling.average_pooling3d": ("AveragePooling3D", "AvgPool3D"),
@@ -74,7 +78,9 @@ _EXPORTS = {
     "normalization.unit_normalization": ("UnitNormalization",),
     # rnn/
     "rnn.bidirectional": ("Bidirectional",),
-    "rnn.conv_lstm": ("ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D"),
+    "rnn.conv_lstm1d": ("ConvLSTM1D",),
+    "rnn.conv_lstm2d": ("ConvLSTM2D",),
+    "rnn.conv_lstm3d": ("ConvLSTM3D",),
     "rnn.gru": ("GRU",),
     "rnn.lstm": ("LSTM",),
     "rnn.rnn": ("RNN",),
@@ -166,7 +172,7 @@ _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in nam
 # was loaded eagerly: the graph's arithmetic nodes, and the families' base classes.
 _CONFIG_ONLY = {
     "_ElementwiseActivation": "activations.elementwise_activation", "_Conv": "convolutional.base_conv",
-    "_Merge": "merging.base_merge", "_AdaptivePooling": "pooling.adaptive_pooling",
+    "_Merge": "merging.base_merge", "_AdaptivePooling": "pooling.base_adaptive_pooling",
     "_GlobalPooling": "pooling.base_global_pooling", "_Pooling": "pooling.base_pooling",
     "_Augmentation": "preprocessing.image_preprocessing.base_augmentation",
     "_ColorFactorLayer": "preprocessing.image_preprocessing.base_color_factor",

@@ -1,13 +1,11 @@
-"""AdaptiveAveragePooling1D/2D/3D and AdaptiveMaxPooling1D/2D/3D: pool
-channels-last inputs of any spatial size to a fixed ``output_size``."""
+"""The base of AdaptiveAveragePooling1D/2D/3D and AdaptiveMaxPooling1D/2D/3D: pool
+channels-last inputs of any spatial size to a fixed ``output_size``.
+"""
 from minikeras.layers.base import Layer
 from minikeras.layers.convolutional.base_conv import _check_channels_last
 from minikeras.layers.input_spec import InputSpec
 from minikeras.ops.nn.pool_adaptive import _adaptive_pool
 from minikeras.utils.argument_validation import is_int
-
-__all__ = ["AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D", "AdaptiveAveragePooling3D",
-           "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D", "AdaptiveMaxPooling3D"]
 
 _AXES = {1: "integer or tuple of 1 integer", 2: "integer or (height, width) tuple",
          3: "integer or (depth, height, width) tuple"}
@@ -42,45 +40,3 @@ class _AdaptivePooling(Layer):
 
     def get_config(self):
         return {**super().get_config(), "output_size": list(self.output_size), "data_format": self.data_format}
-
-
-class AdaptiveAveragePooling1D(_AdaptivePooling):
-    """Average ``(batch, steps, channels)`` into ``output_size`` steps.
-
-    Args:
-        output_size: an int or a 1-tuple.
-        data_format: None or "channels_last".
-        **kwargs: base Layer arguments.
-    """
-
-    rank, mode = 1, "average"
-
-
-class AdaptiveAveragePooling2D(_AdaptivePooling):
-    """Average images into ``output_size`` (an int or (height, width)). Args as 1D."""
-
-    rank, mode = 2, "average"
-
-
-class AdaptiveAveragePooling3D(_AdaptivePooling):
-    """Average volumes into ``output_size`` (an int or 3 ints). Args as 1D."""
-
-    rank, mode = 3, "average"
-
-
-class AdaptiveMaxPooling1D(_AdaptivePooling):
-    """Max-pool ``(batch, steps, channels)`` into ``output_size`` steps. Args as AdaptiveAveragePooling1D."""
-
-    rank, mode = 1, "max"
-
-
-class AdaptiveMaxPooling2D(_AdaptivePooling):
-    """Max-pool images into ``output_size``. Args as AdaptiveAveragePooling1D."""
-
-    rank, mode = 2, "max"
-
-
-class AdaptiveMaxPooling3D(_AdaptivePooling):
-    """Max-pool volumes into ``output_size``. Args as AdaptiveAveragePooling1D."""
-
-    rank, mode = 3, "max"
