@@ -57,7 +57,7 @@ LAZY_ALLOWED = {
     # deserialize_keras_object for layers, as in Keras (one schema, one resolver).
     ("layers/serialization.py", "minikeras.saving.serialization_lib"),
     # FeatureSpace.save writes Keras's .keras layout for it (saving/feature_space_io.py).
-    ("layers/feature_space.py", "minikeras.saving.feature_space_io"),
+    ("layers/preprocessing/feature_space.py", "minikeras.saving.feature_space_io"),
     # Model.save/save_weights/load_weights and models.load_model delegate to saving/.
     ("models/__init__.py", "minikeras.saving"),
     ("models/model.py", "minikeras.saving"),

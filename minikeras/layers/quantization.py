@@ -46,7 +46,7 @@ class QuantizationHooks:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        found = cls.quantize  # its own, or a mixin's (Dense's comes from layers/quantized_dense.py)
+        found = cls.quantize  # its own, or a mixin's (Dense's comes from layers/core/quantized_dense.py)
         if not getattr(found, "_checks_arguments", False):
             cls.quantize = _checked_quantize(found)
 

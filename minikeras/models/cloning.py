@@ -8,7 +8,8 @@ model's graph is replayed node by node on new inputs (or on
 ``input_tensors``); a Sequential model is rebuilt layer by layer; any other
 model is remade from its own config.
 """
-from minikeras.layers.input import Input, InputLayer, KerasTensor
+from minikeras.layers.core.input_layer import Input, InputLayer
+from minikeras.layers.input import KerasTensor
 from minikeras.models.functional import Functional
 from minikeras.models.model import Model
 from minikeras.models.sequential import Sequential

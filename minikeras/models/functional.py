@@ -6,7 +6,8 @@ from minikeras.autograd import Tensor
 from minikeras.layers.base import get_layer_class, layer_from_config
 from minikeras._support.nest import flatten as _flatten
 from minikeras._support.nest import map_structure as _map
-from minikeras.layers.input import InputLayer, KerasTensor
+from minikeras.layers.core.input_layer import InputLayer
+from minikeras.layers.input import KerasTensor
 from minikeras.models.model import Model
 
 

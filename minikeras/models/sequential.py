@@ -1,8 +1,9 @@
 """Sequential: a plain stack of layers, each feeding the next."""
 from minikeras.layers.base import Layer
-from minikeras.layers.input import Input, InputLayer, KerasTensor
-from minikeras.models.functional import standardize_input_rank
+from minikeras.layers.core.input_layer import Input, InputLayer
+from minikeras.layers.input import KerasTensor
 from minikeras.layers.layer_paths import open_name_scope
+from minikeras.models.functional import standardize_input_rank
 from minikeras.models.model import Model
 
 

@@ -120,7 +120,7 @@ def print_summary(model, line_length=None, print_fn=None, show_trainable=False):
         show_trainable: add a "Trainable" column.
     """
     from minikeras.layers.base import Layer
-    from minikeras.layers.input import InputLayer
+    from minikeras.layers.core.input_layer import InputLayer
 
     print_fn = print_fn or print
     functional = getattr(model, "_nodes", None) is not None

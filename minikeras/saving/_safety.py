@@ -78,7 +78,7 @@ def check_not_truncated(dataset, weight, owner, source):
     0]``) and train on. Keras's quantized policies (``"int8_from_float32"``,
     which keep a scale beside the integers) store their int8 kernels as
     integers, which pass; a quantized file whose int8 kernel holds float
-    values is refused as well (layers/quantized_weights.py).
+    values is refused as well (layers/core/quantized_weights.py).
 
     Args:
         dataset: the h5py Dataset, checked from its header (nothing read).

@@ -25,7 +25,7 @@ import h5py
 
 from minikeras._support import load_budget
 from minikeras._support.safe_mode import safe_mode_scope
-from minikeras.layers.feature_space_specs import FEATURE_MODULE as _FEATURE_MODULE
+from minikeras.layers.preprocessing.feature_space_specs import FEATURE_MODULE as _FEATURE_MODULE
 from minikeras.layers.naming import to_snake_case
 from minikeras.saving import _checksum, hdf5_format, hdf5_links, keras_assets, keras_config, keras_weights_h5
 from minikeras.saving.atomic import atomic_write
@@ -37,7 +37,7 @@ from minikeras.saving.versions import KERAS_VERSION, minikeras_version
 def _is_plain_identity(layer):
     """minikeras's Identity, which a FeatureSpace's float feature is written as
     (Keras's FeatureSpace.float uses its own TFDIdentity, the same identity)."""
-    from minikeras.layers.identity_alpha_dropout import Identity
+    from minikeras.layers.core.identity import Identity
 
     return type(layer) is Identity
 
@@ -66,7 +66,7 @@ def _feature_spec(feature, build_config):
 
 
 def _lookup_vocabulary(layer):
-    from minikeras.layers.index_lookup import IntegerLookup, StringLookup
+    from minikeras.layers.preprocessing.index_lookup import IntegerLookup, StringLookup
 
     if isinstance(layer, (IntegerLookup, StringLookup)) and layer.vocabulary_size() > len(layer._special_tokens()):
         return layer.get_vocabulary()
@@ -134,7 +134,7 @@ def _feature_to_minikeras(name, value, custom_objects, safe_mode, source):
 
 def load_feature_space(archive, spec, custom_objects, safe_mode, source, max_bytes):
     """The FeatureSpace in an open ``.keras`` archive whose ``config.json`` is ``spec``."""
-    from minikeras.layers.feature_space import FeatureSpace
+    from minikeras.layers.preprocessing.feature_space import FeatureSpace
 
     config = spec.get("config")
     if not isinstance(config, dict) or not isinstance(config.get("features"), dict):
@@ -187,7 +187,7 @@ def _plan_layer(handle, path, layer, source, max_bytes):
 def _load_vocabulary(archive, member, layer, source, budget):
     """A lookup layer's vocabulary from its asset, when its config had none (Keras's files); all of
     them share ``budget`` (keras_assets.AssetBudget)."""
-    from minikeras.layers.index_lookup import IntegerLookup, StringLookup
+    from minikeras.layers.preprocessing.index_lookup import IntegerLookup, StringLookup
 
     if not isinstance(layer, (IntegerLookup, StringLookup)) or _lookup_vocabulary(layer) is not None:
         return

@@ -50,8 +50,8 @@ _IDF = "idf_weights"
 
 def is_lookup(layer):
     """True for the layers whose vocabulary Keras saves as an asset."""
-    from minikeras.layers.index_lookup import IntegerLookup, StringLookup
-    from minikeras.layers.text_vectorization import TextVectorization
+    from minikeras.layers.preprocessing.index_lookup import IntegerLookup, StringLookup
+    from minikeras.layers.preprocessing.text_vectorization import TextVectorization
 
     return isinstance(layer, (IntegerLookup, StringLookup, TextVectorization))
 
@@ -80,7 +80,7 @@ class AssetBudget:
 
 
 def _is_integer_lookup(layer):
-    from minikeras.layers.index_lookup import IntegerLookup
+    from minikeras.layers.preprocessing.index_lookup import IntegerLookup
 
     return isinstance(layer, IntegerLookup)
 

@@ -13,7 +13,7 @@ from minikeras._support.nest import flatten
 
 def keras_layer_order(model):
     """``model.layers`` in Keras 3's order (unchanged for models that are not functional)."""
-    from minikeras.layers.input import InputLayer
+    from minikeras.layers.core.input_layer import InputLayer
     from minikeras.models.functional import Functional
 
     if not isinstance(model, Functional):

@@ -103,7 +103,7 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True, save_for
         >>> model.save("model.keras")  # doctest: +SKIP
         >>> restored = minikeras.models.load_model("model.keras")  # doctest: +SKIP
     """
-    from minikeras.layers.feature_space import FeatureSpace
+    from minikeras.layers.preprocessing.feature_space import FeatureSpace
 
     if isinstance(model, FeatureSpace):  # Keras saves one through save_model too (.keras only)
         from minikeras.saving.feature_space_io import save_feature_space

@@ -31,7 +31,7 @@ from minikeras.utils.model_visualization import model_to_dot, plot_model  # noqa
 def __getattr__(name):
     # FeatureSpace is a layer: loaded on first use, as minikeras loads its layers.
     if name == "FeatureSpace":
-        from minikeras.layers.feature_space import FeatureSpace
+        from minikeras.layers.preprocessing.feature_space import FeatureSpace
 
         return FeatureSpace
     raise AttributeError(f"module 'minikeras.utils' has no attribute {name!r}")

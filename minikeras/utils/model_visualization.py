@@ -119,7 +119,7 @@ def make_layer_label(layer, show_layer_names, show_layer_activations, show_dtype
 
 
 def _graph(model, label_options, rankdir, expand_nested, dpi, splines, subgraph=False):
-    from minikeras.layers.input import InputLayer
+    from minikeras.layers.core.input_layer import InputLayer
     from minikeras.models.functional import Functional
     from minikeras.models.sequential import Sequential
 

@@ -14,7 +14,8 @@ def get_source_inputs(tensor):
     Raises:
         TypeError: ``tensor`` is not a symbolic tensor.
     """
-    from minikeras.layers.input import InputLayer, KerasTensor
+    from minikeras.layers.core.input_layer import InputLayer
+    from minikeras.layers.input import KerasTensor
 
     if not isinstance(tensor, KerasTensor):
         raise TypeError(f"get_source_inputs expects a symbolic tensor (from keras.Input or a layer call), received "

@@ -8,7 +8,7 @@ import numpy
 import pytest
 
 from minikeras import layers, ops
-from minikeras.layers import policy_augmentation as policy
+from minikeras.layers.preprocessing.image_preprocessing import augmentation_policy as policy
 from tests.layers.layer_check import run_layer_test
 
 

@@ -1,4 +1,4 @@
-"""LoRA on Dense and EinsumDense (layers/lora.py): enable_lora, training only
+"""LoRA on Dense and EinsumDense (layers/core/lora.py): enable_lora, training only
 the adapters, refusals, and Keras's file layout both ways. (Forward parity
 with Keras is in test_layer_more_blocks.py's cases.)"""
 import numpy

@@ -183,7 +183,7 @@ def test_int8_under_mixed_bfloat16_computes_in_bfloat16():
 
 @pytest.mark.parametrize("record", einsum_layouts(), ids=lambda record: record["equation"])
 def test_einsum_scale_layout_as_keras(record):
-    from minikeras.layers.einsum_quantization_layout import quantization_layout
+    from minikeras.layers.core.einsum_quantization_layout import quantization_layout
 
     layout = quantization_layout(record["equation"], len(record["input_shape"]))
     mine = [layout.inputs.reduced, layout.kernel.reduced, layout.inputs.transpose, layout.kernel.transpose,

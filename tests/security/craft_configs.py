@@ -99,7 +99,7 @@ def huge_padded_multi_hot_file(path, max_tokens):
 
 def huge_crossing_file(path, crossing_dim):
     """A FeatureSpace (Keras's file layout) crossing two columns into ``crossing_dim`` bins."""
-    from minikeras.layers.feature_space import FeatureSpace
+    from minikeras.layers.preprocessing.feature_space import FeatureSpace
 
     space = FeatureSpace({"a": "integer_categorical", "b": "string_categorical"}, crosses=[("a", "b")],
                          crossing_dim=4, output_mode="concat")

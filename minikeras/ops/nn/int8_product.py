@@ -73,7 +73,7 @@ class Int8Contraction(Function):
         gradient_equation: for an einsum, ``"<out>,<kernel>-><inputs>"``.
         kernel_scale_layout: for an einsum, what lays the stored kernel
             scale out against the kernel (``for_operand(xp, scale)``,
-            layers/einsum_quantization_layout.py); Dense's needs none.
+            layers/core/einsum_quantization_layout.py); Dense's needs none.
     """
 
     def __init__(self, compute_dtype, equation=None, gradient_equation=None, kernel_scale_layout=None):

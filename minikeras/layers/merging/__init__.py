@@ -1,0 +1,1 @@
+"""keras.layers' merging layers and their functional forms (``add``, ``concatenate``...)."""

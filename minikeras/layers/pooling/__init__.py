@@ -1,0 +1,1 @@
+"""keras.layers' pooling layers (max, average, global, adaptive)."""

@@ -1,0 +1,1 @@
+"""keras.layers' preprocessing layers (lookups, hashing, encodings, text, audio, FeatureSpace)."""

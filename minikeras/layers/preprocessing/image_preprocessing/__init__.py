@@ -1,0 +1,1 @@
+"""keras.layers' image preprocessing and augmentation layers."""

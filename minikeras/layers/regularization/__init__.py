@@ -1,0 +1,1 @@
+"""keras.layers' regularization layers (dropout, noise, activity regularization)."""

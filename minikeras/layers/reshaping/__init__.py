@@ -1,0 +1,1 @@
+"""keras.layers' reshaping layers."""

@@ -1,0 +1,1 @@
+"""keras.layers' recurrent layers, their cells and the RNN wrappers."""
