@@ -96,7 +96,7 @@ class BatchStaging:
         cupy = device.xp
         uploaded = []
         with device.activate():
-            stream.wait_event(device.stream.record())  # the copy stream's arena was last used before now
+            self._follow_device()
             with stream:
                 for position, (array, dtype) in enumerate(arrays):
                     dtype = numpy.dtype(dtype)
@@ -110,6 +110,12 @@ class BatchStaging:
             event = stream.record()
         self._last_copy[slot] = event
         return Staged(device, uploaded, event)
+
+    def _follow_device(self):
+        """The copy stream waits for the work issued so far to the device's
+        stream: the last reads of every block its arena holds (module
+        docstring)."""
+        self.stream.wait_event(self.device.stream.record())
 
     def _pinned(self, position, slot, nbytes):
         """The pinned buffer of array ``position`` in ``slot``, at least

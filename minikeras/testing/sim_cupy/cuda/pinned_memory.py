@@ -58,7 +58,7 @@ class PinnedMemory:
                 _count[0] += 1
                 _blocks[self.ptr] = weakref.ref(self)
 
-    def __del__(self):
+    def __del__(self, _blocks=_blocks):  # bound now: at interpreter exit the module's globals are gone
         _blocks.pop(self.ptr, None)
 
     def __int__(self):
