@@ -54,24 +54,25 @@ def _same(first, second):
         numpy.testing.assert_array_equal(a, b)
 
 
-def _fit_evaluate_predict(x, y, batch_size):
+def _fit_evaluate_predict(device, x, y, batch_size):
     model = _mlp(x.shape[1])
+    uploads = device.stats.uploads
     history = model.fit(x, y, batch_size=batch_size, epochs=1, verbose=0, shuffle=True,
                         validation_data=(x[:100], y[:100]))
     evaluated = model.evaluate(x[:400], y[:400], batch_size=batch_size, verbose=0)
-    return history.history, _weights(model), evaluated, model.predict(x[:401], batch_size=batch_size, verbose=0)
+    predicted = model.predict(x[:401], batch_size=batch_size, verbose=0)
+    return history.history, _weights(model), evaluated, predicted, device.stats.uploads - uploads
 
 
 def test_a_real_length_epoch_is_bit_identical_with_and_without_prefetch(simulated_gpu, plain_and_prefetched):
     x, y = _data(4002)  # 1,001 shuffled training batches (an MNIST epoch at batch 60), the last one of 2 rows
-    uploads = simulated_gpu.stats.uploads
-    plain, prefetched = plain_and_prefetched(_fit_evaluate_predict, x, y, 4)
+    plain, prefetched = plain_and_prefetched(_fit_evaluate_predict, simulated_gpu, x, y, 4)
     assert plain[0] == prefetched[0]  # every loss and metric of fit, validation included
     _same(plain[1], prefetched[1])
     assert plain[2] == prefetched[2]
     _same([plain[3]], [prefetched[3]])
-    # Each run: fit's 1,001 + 25 validation steps and evaluate's 100 upload x and y, predict's 101 x.
-    assert simulated_gpu.stats.uploads - uploads == 2 * (2 * (1001 + 25 + 100) + 101)
+    # Fit's 1,001 + 25 validation steps and evaluate's 100 upload x and y, predict's 101 x: once each.
+    assert plain[4] == prefetched[4] == 2 * (1001 + 25 + 100) + 101
 
 
 def test_inputs_are_uploaded_as_the_models_own_conversion_makes_them(simulated_gpu, plain_and_prefetched):
