@@ -12,9 +12,10 @@ batch k+1 before step k is issued):
    kept across the run (a larger array grows its buffer; a smaller one, the
    last partial batch, uses the front of it);
 2. the copy to the device is ``ndarray.set(pinned, stream=copy_stream)``
-   (``cudaMemcpyAsync``), on the logical GPU's copy stream (one per logical
-   GPU, ``Stream(non_blocking=True)``), into an array allocated on that
-   stream; an event recorded after the copies is the batch's;
+   (``cudaMemcpyAsync``) on the logical GPU's copy stream (one per logical
+   GPU, ``Stream(non_blocking=True)``), into arrays allocated as any of the
+   device's arrays (its pool, its stream's arena); an event recorded after
+   the copies is the batch's;
 3. :meth:`Staged.arrays` makes the device's own stream wait for that event
    before the step that reads the arrays is issued.
 
@@ -23,16 +24,20 @@ The race-freedom rules (device/gpu.py's, for this second stream):
 - a slot's pinned buffer is written by the host again only after the host
   waited for the event of the copies that last read it (two batches
   earlier: done long before, unless the host runs far ahead of the GPU);
-- the arrays are allocated on the copy stream, so CuPy's pool takes them
-  from, and gives them back to, the copy stream's arena, where the device's
-  stream read them; so before allocating, the copy stream waits for an event
-  of the device's stream recorded then: every block in its arena was freed
-  before, after work on the device's stream issued before, which the copy
-  stream now follows. Issued before step k, that wait covers step k-1, so
-  the copy of batch k+1 runs beside step k;
-- the device's stream reads an array only after waiting for its copy
-  (:meth:`Staged.arrays`). (A staged batch never used needs nothing: its
-  blocks go back to the copy stream's arena, which only that stream reuses.)
+- the arrays come from the device stream's arena, whose blocks that stream
+  may still be reading (CuPy reuses a freed block at once, in stream
+  order), so the copy stream waits for an event of the device's stream
+  recorded after the allocations: issued before step k, it covers step k-1,
+  and the copy of batch k+1 runs beside step k;
+- the device's stream reads the arrays only after waiting for their copy
+  (:meth:`Staged.arrays`), and waits for it too when a staged batch is not
+  used (:meth:`Staged.discard`): the blocks go back to its arena, to be
+  written by its later work.
+
+Keeping the arrays in the device stream's arena (rather than the copy
+stream's) keeps the pool as it was: a block cached in another arena would
+serve the device's own work no more, and under a memory limit split the
+budget in two.
 
 The simulated CuPy checks each rule (its race detector and its model of
 pinned memory, ``testing/sim_cupy/cuda/pinned_memory.py``).
@@ -46,8 +51,8 @@ _copy_streams = weakref.WeakKeyDictionary()  # logical GPU -> its copy stream
 
 
 def copy_stream(device):
-    """The logical GPU's copy stream, made on first use and kept with the
-    device (its pool arena holds the staged batches' blocks)."""
+    """The logical GPU's copy stream, made on first use and kept for the
+    device's life."""
     stream = _copy_streams.get(device)
     if stream is None:
         with device.xp.cuda.Device(device.cuda_id):
@@ -94,26 +99,23 @@ class BatchStaging:
             previous.synchronize()  # the copies that read this slot's buffers are done
         device, stream = self.device, self.stream
         cupy = device.xp
-        uploaded = []
         with device.activate():
+            uploaded = [cupy.empty(array.shape, dtype) for array, dtype in arrays]
             self._follow_device()
-            with stream:
-                for position, (array, dtype) in enumerate(arrays):
-                    dtype = numpy.dtype(dtype)
-                    host = self._pinned(position, slot, array.size * dtype.itemsize)
-                    host = numpy.frombuffer(host, dtype, array.size).reshape(array.shape)
-                    numpy.copyto(host, array, casting="unsafe")
-                    target = cupy.empty(array.shape, dtype)
-                    target.set(host, stream=stream)
-                    device.stats.uploads += 1
-                    uploaded.append(target)
+            for position, ((array, dtype), target) in enumerate(zip(arrays, uploaded)):
+                dtype = numpy.dtype(dtype)
+                host = self._pinned(position, slot, array.size * dtype.itemsize)
+                host = numpy.frombuffer(host, dtype, array.size).reshape(array.shape)
+                numpy.copyto(host, array, casting="unsafe")
+                target.set(host, stream=stream)
+                device.stats.uploads += 1
             event = stream.record()
         self._last_copy[slot] = event
         return Staged(device, uploaded, event)
 
     def _follow_device(self):
         """The copy stream waits for the work issued so far to the device's
-        stream: the last reads of every block its arena holds (module
+        stream: the last uses of the blocks just allocated (module
         docstring)."""
         self.stream.wait_event(self.device.stream.record())
 
@@ -151,3 +153,10 @@ class Staged:
         self.device.stream.wait_event(self._event)
         arrays, self._arrays = self._arrays, None
         return arrays
+
+    def discard(self):
+        """A batch that will not be used: the device's stream waits for its
+        copy all the same, before the arrays' blocks go back to its arena."""
+        if self._arrays is not None:
+            self.device.stream.wait_event(self._event)
+            self._arrays = None

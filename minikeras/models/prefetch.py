@@ -52,6 +52,7 @@ def batches(model, source, training=False):
 def _read_ahead(model, device, source):
     staging = BatchStaging(device)
     iterator = iter(source)
+    current = following = None
     try:
         current = _stage(model, staging, next(iterator, None))
         while current is not None:
@@ -68,6 +69,9 @@ def _read_ahead(model, device, source):
                     error = None  # no frame of this generator keeps the traceback alive
             current = following
     finally:
+        for ahead in (current, following):  # a run stopped early, or failed: batches staged and not used
+            if ahead is not None:
+                ahead.discard()
         staging.close()
 
 
@@ -94,6 +98,10 @@ class _Ahead:
         self._batch, self._device, self._leaves = batch, device, leaves
         self._positions, self._staged = positions, staged
 
+    def discard(self):
+        if self._staged is not None:
+            self._staged.discard()
+
     def batch(self):
         """``(x, y, sample_weight)`` with x's staged arrays as device Tensors
         (the device's stream now waits for their copy)."""
@@ -103,7 +111,11 @@ class _Ahead:
         leaves = list(self._leaves)
         for index, array in zip(self._positions, self._staged.arrays()):
             leaves[index] = from_array(array, self._device)
-        return pack_sequence_as(x, leaves), y, sample_weight
+        if len(leaves) == 1 and self._leaves[0] is x:  # one array: no structure to rebuild
+            return leaves[0], y, sample_weight
+        packed = pack_sequence_as(x, leaves)
+        leaves.clear()  # nest's recursive closure (a reference cycle) keeps an iterator over this list
+        return packed, y, sample_weight
 
 
 def _input_dtype(model, array):

@@ -36,6 +36,7 @@ def _upload(gpu, stream, host):
 
 def test_pinned_memory_comes_from_cupys_pinned_pool(gpu):
     cupy = gpu.xp
+    cupy.get_default_pinned_memory_pool().free_all_blocks()  # none cached by earlier tests
     before = simulation.pinned_allocations()
     pointer = cupy.cuda.alloc_pinned_memory(1000)
     assert pointer.size() == 1024  # CuPy's pool: 512-byte units, rounded up to a power of two

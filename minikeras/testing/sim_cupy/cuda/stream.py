@@ -14,7 +14,7 @@ import threading
 import weakref
 
 from minikeras.testing.sim_cupy import _races
-from minikeras.testing.sim_cupy.cuda import runtime
+from minikeras.testing.sim_cupy.cuda import pinned_memory, runtime
 
 _handles = itertools.count(0x5000, 0x10)
 _race_ids = itertools.count(1)
@@ -44,8 +44,6 @@ def _current():
 
 
 def _host_waits(clock):
-    from minikeras.testing.sim_cupy.cuda import pinned_memory
-
     pinned_memory._host_waits(clock)
 
 
