@@ -8,7 +8,7 @@ ahead: before step k is issued, batch k+1 is read and the NumPy arrays of
 its ``x`` are uploaded through pinned buffers on the device's copy stream
 (``device/batch_staging.py``), so the copy runs beside step k; step k+1
 then gets its ``x`` as Tensors already on the device, its stream ordered
-after their copy. Elsewhere (the CPU, a distributed model, a captured
+after their copy. Elsewhere (the CPU, a MirroredModel or distributed model, a captured
 ``jit_compile`` step, which copies its batches into its own static
 buffers), the batches pass through untouched, at no cost.
 
@@ -39,8 +39,8 @@ def batches(model, source, training=False):
     """``source`` (an iterable of ``(x, y, sample_weight)``) with ``x``'s
     arrays uploaded one batch ahead where the model's inputs go to a GPU
     (module docstring); ``source`` itself elsewhere."""
-    if not enabled or model._distributed_runner() is not None:
-        return source
+    if not enabled or not hasattr(model, "_convert_input") or model._distributed_runner() is not None:
+        return source  # (a trainer that is no Layer, MirroredModel, splits the host batches among its replicas)
     if training and model.__dict__.get("_captured_step") is not None:
         return source
     device = placement_device()
