@@ -196,6 +196,9 @@ class Device:
 
     # Whether ``capture()`` records CUDA graphs here (device/graph.py).
     supports_graphs = False
+    # Whether fit/evaluate/predict upload batches through pinned buffers on a
+    # copy stream, the next one while a step runs (device/batch_staging.py).
+    stages_batches = False
 
     def capture(self, mode="relaxed"):
         """Capture the work issued in this block as a graph (``device/graph.py``):

@@ -110,6 +110,7 @@ class GpuDevice(Device):
 
     supports_graphs = True
     counts_kernel_launches = True
+    stages_batches = True  # device/batch_staging.py
 
     def one_kernel(self):
         """The array calls inside count as one kernel launch in ``stats``:

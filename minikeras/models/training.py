@@ -16,7 +16,7 @@ from minikeras.autograd import Tensor, no_grad
 from minikeras.callbacks import CallbackList, History, ProgbarLogger
 from minikeras.device import to_host
 from minikeras.models.running_logs import LazyLogs
-from minikeras.models import training_arguments
+from minikeras.models import prefetch, training_arguments
 from minikeras.models.steps import TrainingSteps, flatten_logs
 from minikeras.data import data_adapter
 from minikeras._support.packing import pack_x_y_sample_weight
@@ -212,7 +212,8 @@ class Trainer(TrainingSteps):
             callback_list.on_epoch_begin(epoch)
             logs = {}
             step = -1
-            for begin, end, group in _executions(data.batches(rng), self._steps_per_execution()):
+            batches = prefetch.batches(self, data.batches(rng), training=True)  # GPU: uploads one batch ahead
+            for begin, end, group in _executions(batches, self._steps_per_execution()):
                 callback_list.on_train_batch_begin(begin)
                 result = train_function([pack_x_y_sample_weight(bx, by, bw) for bx, by, bw in group])
                 step = end
@@ -258,7 +259,7 @@ class Trainer(TrainingSteps):
         logs = {}
         step = -1
         test_function = self.make_test_function()
-        for begin, step, group in _executions(data.batches(), self._steps_per_execution()):
+        for begin, step, group in _executions(prefetch.batches(self, data.batches()), self._steps_per_execution()):
             callback_list.on_test_batch_begin(begin)
             result = test_function([pack_x_y_sample_weight(bx, by, bw) for bx, by, bw in group])
             logs = LazyLogs(lambda result=result: flatten_logs(result, sort=True))
@@ -295,7 +296,7 @@ class Trainer(TrainingSteps):
         outputs = []
         predict_function = self.make_predict_function()
         with no_grad():
-            for begin, end, group in _executions(data.batches(), self._steps_per_execution()):
+            for begin, end, group in _executions(prefetch.batches(self, data.batches()), self._steps_per_execution()):
                 callback_list.on_predict_batch_begin(begin)
                 outputs.extend(_map_host(result)
                                for result in predict_function([pack_x_y_sample_weight(bx) for bx, _, _ in group]))

@@ -234,7 +234,7 @@ import inspect  # noqa: E402
 import types  # noqa: E402
 
 _SIM = "minikeras.testing.sim_cupy"
-_SIM_MODULES = ("", ".cuda", ".cuda.runtime", ".cuda.memory", ".cuda.stream", ".cuda.graph", ".cuda.device",
+_SIM_MODULES = ("", ".cuda", ".cuda.runtime", ".cuda.memory", ".cuda.pinned_memory", ".cuda.stream", ".cuda.graph", ".cuda.device",
                 ".cuda.nvrtc", ".cuda.compiler", ".random", "._core")
 _OWN = {"simulation", "libs"}  # the simulation's own (module comment)
 

@@ -14,7 +14,8 @@ calls are the code under test, on N simulated devices. What it models:
 - ``cuda``: ``Device``, ``Stream``, ``Event`` with the race detector's
   vector clocks (_races.py), ``MemoryPool`` with CuPy's 512-byte rounding
   and per-stream arenas and the driver's memory behind it, ``using_allocator``,
-  CUDA's runtime errors, stream capture and ``Graph`` replay with CUDA's and
+  pinned host memory, whose asynchronous copies the host may not overwrite
+  before it synchronises (cuda/pinned_memory.py), CUDA's runtime errors, stream capture and ``Graph`` replay with CUDA's and
   CuPy's refusals (cuda/graph.py), ``nccl`` (minikeras.testing.sim_nccl);
 - the CUDA libraries minikeras calls through ctypes, at that boundary:
   cuBLAS's GEMM (libs/cublas.py, for device/cublas_direct.py) and cuDNN's
@@ -234,6 +235,14 @@ def from_dlpack(array, *, device=None, copy=None):
 
 def get_default_memory_pool():
     return cuda.memory._default_pool
+
+
+_default_pinned_memory_pool = cuda.PinnedMemoryPool()
+cuda.set_pinned_memory_allocator(_default_pinned_memory_pool.malloc)  # as ``import cupy`` does
+
+
+def get_default_pinned_memory_pool():
+    return _default_pinned_memory_pool
 
 
 def is_available():

@@ -195,12 +195,23 @@ class ndarray:
         return _calls.host_read(self, "index").__index__()
 
     def set(self, arr, stream=None):
-        """Copy the host array ``arr`` into this one (an upload)."""
+        """Copy the host array ``arr`` into this one: CuPy 14.2's
+        ``cudaMemcpyAsync`` on ``stream`` (the current one by default), with
+        its checks; from pinned memory the host may not write ``arr`` again
+        before the copy is known done (cuda/pinned_memory.py)."""
+        if not isinstance(arr, numpy.ndarray):
+            raise TypeError("Only numpy.ndarray can be set to cupy.ndarray")
+        if self.dtype != arr.dtype:
+            raise TypeError(f"{arr.dtype} array cannot be set to {self.dtype} array")
+        if self.shape != arr.shape:
+            raise ValueError(f"Shape mismatch. Old shape: {self.shape}, new shape: {arr.shape}")
+        if not (self._array.flags.c_contiguous or self._array.flags.f_contiguous):
+            raise RuntimeError("Cannot set to non-contiguous array")
         if stream is not None:
             with stream:
-                host = _calls.host_write(self, "set()")
+                host = _calls.host_write(self, "set()", arr)
         else:
-            host = _calls.host_write(self, "set()")
+            host = _calls.host_write(self, "set()", arr)
         host[...] = arr
 
     # ------------------------------------------------------------- methods

@@ -27,7 +27,7 @@ import numpy
 
 from minikeras.testing.sim_cupy import _counting, _races
 from minikeras.testing.sim_cupy.cuda import device as device_module
-from minikeras.testing.sim_cupy.cuda import graph, memory, runtime, stream as stream_module
+from minikeras.testing.sim_cupy.cuda import graph, memory, pinned_memory, runtime, stream as stream_module
 
 ndarray = None  # the simulated ndarray class (set by _array.py)
 
@@ -266,13 +266,18 @@ def host_read(array, what, count=True):
     if count:
         _counting.host_sync(stream)
     _races.access(stream, what, (array._mem,), ())
+    pinned_memory._host_waits(stream.clock)  # the read returns when the stream got there
     return array._array
 
 
-def host_write(array, what):
-    """The host writes ``array`` (an upload into it, ``ndarray.set``): counted."""
+def host_write(array, what, source=None):
+    """The host writes ``array`` (an upload into it, ``ndarray.set``) from the
+    NumPy array ``source``: counted; a copy from pinned memory is recorded as
+    still reading it (cuda/pinned_memory.py)."""
     stream = stream_for((array,), what)
     graph._refuse_host_wait(stream, what)
     _counting.upload(stream)
     _races.access(stream, what, (), (array._mem,))
+    if source is not None:
+        pinned_memory._copy_from_host(stream, what, source)
     return array._array

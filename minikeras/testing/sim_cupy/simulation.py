@@ -5,6 +5,7 @@ from minikeras.testing.sim_cupy._errors import CUBLASError  # noqa: F401
 from minikeras.testing.sim_cupy.cuda.device import _CUBLAS_HANDLE_BYTES as CUBLAS_HANDLE_BYTES  # noqa: F401
 from minikeras.testing.sim_cupy.cuda.memory import _block_at as block_at, _host_view as host_view  # noqa: F401
 from minikeras.testing.sim_cupy.cuda import runtime as _runtime
+from minikeras.testing.sim_cupy.cuda.pinned_memory import _allocations as pinned_allocations  # noqa: F401
 
 ENVIRONMENT_VARIABLE = _runtime._ENVIRONMENT_VARIABLE  # "MINIKERAS_SIMULATED_GPU"
 MEMORY_BYTES = _runtime._MEMORY_BYTES  # what each simulated GPU has

@@ -14,7 +14,7 @@ import threading
 import weakref
 
 from minikeras.testing.sim_cupy import _races
-from minikeras.testing.sim_cupy.cuda import runtime
+from minikeras.testing.sim_cupy.cuda import pinned_memory, runtime
 
 _handles = itertools.count(0x5000, 0x10)
 _race_ids = itertools.count(1)
@@ -43,6 +43,10 @@ def _current():
     return stack[-1] if stack else Stream.null
 
 
+def _host_waits(clock):
+    pinned_memory._host_waits(clock)
+
+
 def get_current_stream(device_id=-1):
     """The current stream of ``device_id`` (the current device by default)."""
     stacks, _ = _stacks()
@@ -62,13 +66,17 @@ class Event:
 
     @property
     def done(self):
+        """True: the simulation has run the work (the host now knows it done)."""
+        _host_waits(self.clock)
         return True
 
     def record(self, stream=None):
         (_current() if stream is None else stream).record(self)
 
     def synchronize(self):
-        """The host waits for the event (the race detector keeps no host clock)."""
+        """The host waits for the event: its clock is the host's
+        (cuda/pinned_memory.py: the copies it covers are done)."""
+        _host_waits(self.clock)
 
 
 class _BaseStream:
@@ -133,6 +141,7 @@ class _BaseStream:
 
     @property
     def done(self):
+        _host_waits(self.clock)
         return True
 
     def synchronize(self):
@@ -140,6 +149,7 @@ class _BaseStream:
         from minikeras.testing.sim_cupy.cuda import graph
 
         graph._refuse_host_wait(self, "cudaStreamSynchronize")
+        _host_waits(self.clock)
 
     def record(self, event=None):
         """An event holding this stream's clock (all work issued so far)."""
