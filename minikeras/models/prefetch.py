@@ -2,7 +2,7 @@
 previous step runs.
 
 :func:`batches` wraps the batches a run reads (``(x, y, sample_weight)``
-from ``utils/data_adapter.py``). Where the model's inputs go to a device
+from ``data/data_adapter.py``). Where the model's inputs go to a device
 that stages batches (a GPU: ``device.stages_batches``), it reads one batch
 ahead: before step k is issued, batch k+1 is read and the NumPy arrays of
 its ``x`` are uploaded through pinned buffers on the device's copy stream
