@@ -47,8 +47,16 @@ Attributes:
     WINOGRAD_GEMM_NS_PER_FLOP, WINOGRAD_TRANSFORM_NS: one core's cost of a
         flop of Winograd's 16 GEMMs (inner size C, a little slower than
         im2col's) and of one element of its transform passes.
-    CONV_ALGORITHM: ``auto`` (the cost model), or ``im2col`` / ``winograd``
-        to force one wherever it applies (``MINIKERAS_CONV_ALGORITHM``).
+    WINOGRAD_NHWC_NS: one element of the forward pass's copies between the
+        NHWC activations and Winograd's de-interleaved layout, beyond what
+        im2col's own reads and writes cost, inside a training step (the
+        activations come from, and go to, main memory).
+    WINOGRAD_MIN_CHANNELS: input channels below which the cost model keeps
+        im2col in every direction (runs of a few floats in the NHWC copies).
+    CONV_ALGORITHM: ``auto`` (the cost model), ``im2col`` / ``winograd``
+        to force one wherever it applies, or one per direction as
+        ``forward,input,kernel`` (e.g. ``im2col,winograd,winograd``)
+        (``MINIKERAS_CONV_ALGORITHM``).
     WINOGRAD_BLOCK_BYTES, WINOGRAD_MIN_ROWS: a Winograd block's scratch
         size, and the fewest tiles (GEMM rows) it takes.
     WINOGRAD_CACHED_BLOCKS: scratch blocks (with their plans) each thread
@@ -59,15 +67,19 @@ Attributes:
 import os
 
 
-def _read_choice(name, default, choices):
-    """``default``, or the value of ``MINIKERAS_<name>``, one of ``choices``."""
+def _read_algorithms(name, default):
+    """``default``, or ``MINIKERAS_<name>``: ``auto``, one algorithm, or three
+    (forward, input gradient, kernel gradient) separated by commas."""
     variable = f"MINIKERAS_{name}"
     value = os.environ.get(variable)
     if not value:
         return default
-    if value.lower() not in choices:
-        raise ValueError(f"{variable} must be one of {', '.join(choices)}, received {value!r}.")
-    return value.lower()
+    parts = value.lower().replace(" ", "").split(",")
+    algorithms = ("im2col", "winograd")
+    if parts == ["auto"] or (len(parts) in (1, 3) and all(part in algorithms for part in parts)):
+        return ",".join(parts)
+    raise ValueError(f"{variable} must be auto, im2col, winograd or three of im2col/winograd separated by "
+                     f"commas (forward,input,kernel), received {value!r}.")
 
 
 def _read(name, default, kind=int, minimum=0):
@@ -102,7 +114,9 @@ COPY_NS = _read("COPY_NS", 0.15, float)
 ADD_NS = _read("ADD_NS", 0.7, float)
 WINOGRAD_GEMM_NS_PER_FLOP = _read("WINOGRAD_GEMM_NS_PER_FLOP", 0.0125, float)
 WINOGRAD_TRANSFORM_NS = _read("WINOGRAD_TRANSFORM_NS", 0.175, float)
-CONV_ALGORITHM = _read_choice("CONV_ALGORITHM", "auto", ("auto", "im2col", "winograd"))
+WINOGRAD_NHWC_NS = _read("WINOGRAD_NHWC_NS", 1.25, float)
+WINOGRAD_MIN_CHANNELS = _read("WINOGRAD_MIN_CHANNELS", 8, minimum=1)
+CONV_ALGORITHM = _read_algorithms("CONV_ALGORITHM", "auto")
 WINOGRAD_BLOCK_BYTES = _read("WINOGRAD_BLOCK_BYTES", 4 << 20, minimum=1)
 WINOGRAD_MIN_ROWS = _read("WINOGRAD_MIN_ROWS", 256, minimum=1)
 WINOGRAD_CACHED_BLOCKS = _read("WINOGRAD_CACHED_BLOCKS", 32, minimum=1)

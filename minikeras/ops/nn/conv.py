@@ -16,6 +16,13 @@ while a rebuilt block is produced in cache. The exception is an input with
 few channels (a first layer): its patch matrix is small and slow to build,
 so it is kept (``sliding_window.keeps_patch_matrix``).
 
+On the CPU, 3x3 stride-1 convolutions may run Winograd F(2x2, 3x3)
+(``winograd.py``) instead, chosen per layer and separately for the forward
+pass, the input's gradient and the kernel's gradient
+(``conv_algorithm.choose``): e.g. im2col forward and Winograd backward.
+Backward then keeps the kernel (and Winograd's transform of it when
+forward made one) and the input, whichever algorithm each gradient uses.
+
 With ``MINIKERAS_CUDNN=1`` on a GPU with cuDNN 9, float32 convolutions
 whose padding cuDNN can express take cuDNN's forward pass and input
 gradient instead (its backend API, a plan per shape), on the channels-last
@@ -28,11 +35,14 @@ implementation).
 
 __all__ = ["conv1d", "conv2d", "conv2d_transpose", "depthwise_conv2d"]
 
+import numpy
+
 from minikeras.autograd import Function
 from minikeras.device import cudnn
 from minikeras.ops._checks import shape_of
 from minikeras.ops.nn import bias_relu, conv_algorithm, winograd
 from minikeras.ops.nn.sliding_window import col2im_product, im2col_products, keeps_patch_matrix, transposed_product
+from minikeras.ops.nn.conv_algorithm import IM2COL, WINOGRAD
 from minikeras.ops.nn.conv_args import conv_geometry
 from minikeras.autograd.function import in_float32
 
@@ -59,7 +69,6 @@ class Conv(Function):
         self.pointwise = geometry.window == (1, 1) and geometry.strides == (1, 1) and not geometry.has_padding
 
     def forward(self, x, kernel, bias=None):
-        xp = self.device.xp
         geometry = self.geometry
         self.input_shape, self.kernel_shape = x.shape, kernel.shape
         self.has_bias = bias is not None
@@ -68,47 +77,57 @@ class Conv(Function):
         if self.spec is not None:
             return self._forward_cudnn(images, kernel, bias)
         needs_x, needs_kernel = self.needs_input_grad[:2]
+        self.algorithms = conv_algorithm.ALL_IM2COL if self.pointwise else conv_algorithm.choose(
+            self.device, geometry, kernel.shape[-1], x.dtype, any(self.needs_input_grad), needs_x)
         self.tiling = None
-        if not self.pointwise and conv_algorithm.choose(self.device, geometry, kernel.shape[-1], x.dtype,
-                                                        any(self.needs_input_grad), needs_x) == "winograd":
-            return self._forward_winograd(images, kernel, bias)
+        if WINOGRAD in self.algorithms:
+            self.tiling = winograd.Tiling(geometry)
+            self.samples_per_block = conv_algorithm.winograd_samples_per_block(geometry, kernel.shape[-1])
+        transformed = None
+        if self.algorithms.forward == WINOGRAD:
+            out, transformed = winograd.forward(self.device, images, kernel, bias, self.relu, self.tiling,
+                                                self.samples_per_block)
+            source = images if needs_kernel else None
+        else:
+            out, source = self._forward_im2col(images, kernel, bias, needs_kernel)
+        if self.algorithms.input_gradient != WINOGRAD:
+            transformed = None
+        # Backward keeps: for the kernel's gradient the input (a reference) or
+        # the patch matrix kept from forward; for the input's, the kernel (and
+        # Winograd's transform of it when forward made one); the output itself
+        # (this op's, not a copy) as the ReLU mask.
+        self.save_for_backward(source, kernel if needs_x else None, out if self.relu else None,
+                               transformed if needs_x else None)
+        return out.reshape(self.output_shape)
+
+    def _forward_im2col(self, images, kernel, bias, needs_kernel):
+        """``(out, the input or patch matrix for the kernel's gradient or None)``."""
+        geometry = self.geometry
         matrix = kernel.reshape(geometry.patch_size, -1)
-        finish = bias_relu.epilogue(self.device, bias, self.relu)
         if self.pointwise:
             # The input itself is the patch matrix.
             patches = images.reshape(-1, geometry.channels)
             out = bias_relu.apply(self.device, self.device.gemm(patches, matrix), bias, self.relu)
         else:
-            keep = needs_kernel and keeps_patch_matrix(self.device, geometry)
+            keep = (needs_kernel and self.algorithms.kernel_gradient == IM2COL
+                    and keeps_patch_matrix(self.device, geometry))
+            finish = bias_relu.epilogue(self.device, bias, self.relu)
             out, _, patches = im2col_products(self.device, images, geometry, right=matrix, keep=keep, epilogue=finish)
-        # For the kernel gradient keep the patch matrix when it exists, else the
-        # input (a reference, no copy) to rebuild it block by block. The
-        # output itself (this op's, not a copy) is the ReLU mask.
-        source = (images if patches is None else patches) if needs_kernel else None
-        self.save_for_backward(source, matrix if needs_x else None, out if self.relu else None)
-        return out.reshape(self.output_shape)
+        return out, ((images if patches is None else patches) if needs_kernel else None)
 
-    def _forward_winograd(self, images, kernel, bias):
-        """Winograd F(2x2, 3x3) (ops/nn/winograd.py), chosen by conv_algorithm."""
-        needs_x, needs_kernel = self.needs_input_grad[:2]
-        self.tiling = winograd.Tiling(self.geometry)
-        self.samples_per_block = conv_algorithm.winograd_samples_per_block(self.geometry, kernel.shape[-1])
-        out, transformed = winograd.forward(self.device, images, kernel, bias, self.relu, self.tiling,
-                                            self.samples_per_block)
-        self.save_for_backward(images if needs_kernel else None, transformed if needs_x else None,
-                               out if self.relu else None)
-        return out.reshape(self.output_shape)
-
-    def _backward_winograd(self, grad):
-        images, transformed, out = self.saved
-        wants = (transformed is not None, images is not None, self.has_bias and self.needs_input_grad[2])
-        grad = self.device.xp.ascontiguousarray(grad).reshape(out.shape if out is not None else (
-            self.geometry.batch, self.geometry.out_h, self.geometry.out_w, self.kernel_shape[-1]))
-        grad_x, grad_kernel, grad_bias = winograd.backward(self.device, grad, images, transformed, out, self.relu,
-                                                           wants, self.tiling, self.samples_per_block)
-        grads = (None if grad_x is None else grad_x.reshape(self.input_shape),
-                 None if grad_kernel is None else grad_kernel.reshape(self.kernel_shape))
-        return grads + (grad_bias,) if self.has_bias else grads
+    def _winograd_gradients(self, grad, images, kernel, transformed, out, relu, wants):
+        """winograd.backward's ``(grad_images, grad_kernel, grad_bias)`` for the
+        output's gradient ``grad`` (any shape with the output's elements)."""
+        geometry = self.geometry
+        if wants[0] and transformed is None:  # forward ran im2col: transform the kernel here
+            dtype = numpy.result_type(grad.dtype, kernel.dtype)
+            transformed = winograd.kernel_transform(
+                kernel.reshape(3, 3, geometry.channels, -1).astype(dtype, copy=False))
+        grad = numpy.ascontiguousarray(grad).reshape(
+            geometry.batch, geometry.out_h, geometry.out_w, self.kernel_shape[-1])
+        mask = None if out is None or not relu else out.reshape(grad.shape)
+        return winograd.backward(self.device, grad, images, transformed, mask, relu, wants, self.tiling,
+                                 self.samples_per_block)
 
     def _cudnn(self, x, kernel, bias):
         """``(cuDNN's convolutions, the Spec)`` when cuDNN takes this
@@ -162,17 +181,23 @@ class Conv(Function):
     def backward(self, grad):
         if self.spec is not None:
             return self._backward_cudnn(grad)
-        if self.tiling is not None:
-            return self._backward_winograd(grad)
         xp = self.device.xp
-        source, matrix, out = self.saved
+        source, kernel, out, transformed = self.saved
         geometry = self.geometry
-        grad = xp.ascontiguousarray(grad).reshape(-1, self.output_shape[-1])
         wants_bias = self.has_bias and self.needs_input_grad[2]
+        kernel_algorithm = None if source is None else self.algorithms.kernel_gradient
+        input_algorithm = None if kernel is None else self.algorithms.input_gradient
+        if {kernel_algorithm, input_algorithm} - {None} == {WINOGRAD}:
+            # Winograd masks, sums the bias and transforms the gradient once for both.
+            grad_x, grad_kernel, grad_bias = self._winograd_gradients(
+                grad, source, kernel, transformed, out, self.relu, (kernel is not None, source is not None, wants_bias))
+            return self._gradients(grad_x, grad_kernel, grad_bias)
+        grad = xp.ascontiguousarray(grad).reshape(-1, self.output_shape[-1])
+        out = None if out is None else out.reshape(grad.shape)
         grad_x = grad_kernel = grad_bias = left_block = None
         # The ReLU mask and the bias sum are taken block by block inside the
-        # kernel-gradient loop when there is one, else in one pass.
-        if source is not None and (self.relu or wants_bias):
+        # im2col kernel-gradient loop when there is one, else in one pass.
+        if kernel_algorithm == IM2COL and (self.relu or wants_bias):
             masked = xp.empty_like(grad) if self.relu else grad
             sums = {}
 
@@ -184,20 +209,29 @@ class Conv(Function):
             masked, grad_bias = bias_relu.gradient(self.device, grad, out, self.relu, wants_bias)
         else:
             masked = grad
-        if source is not None:
+        if kernel_algorithm == WINOGRAD:
+            grad_kernel = self._winograd_gradients(masked, source, kernel, None, None, False, (False, True, False))[1]
+        elif kernel_algorithm == IM2COL:
             if source.ndim == 2:  # the patch matrix kept from forward (or the input of a 1x1 convolution)
                 grad_kernel = transposed_product(self.device, source, masked, left_block)
             else:
                 _, grad_kernel, _ = im2col_products(self.device, source, geometry, left=masked, left_block=left_block)
         if left_block is not None and wants_bias:
             grad_bias = self.device.sum_in_order([sums[key] for key in sorted(sums)], grad.shape[-1], grad.dtype)
-        if matrix is not None:
+        if input_algorithm == WINOGRAD:
+            grad_x = self._winograd_gradients(masked, None, kernel, transformed, None, False, (True, False, False))[0]
+        elif input_algorithm == IM2COL:
+            matrix = kernel.reshape(geometry.patch_size, -1)
             if self.pointwise:
                 grad_x = self.device.gemm(masked, matrix.T)
             else:
                 dtype = xp.result_type(grad.dtype, matrix.dtype)
                 # matrix.T as a view: col2im copies it once, flipped, where it needs to.
                 grad_x = col2im_product(self.device, masked, matrix.T, geometry, dtype)
+        return self._gradients(grad_x, grad_kernel, grad_bias)
+
+    def _gradients(self, grad_x, grad_kernel, grad_bias):
+        """backward's result: the gradients in the inputs' shapes (and the bias's when there is one)."""
         grads = (
             None if grad_x is None else grad_x.reshape(self.input_shape),
             None if grad_kernel is None else grad_kernel.reshape(self.kernel_shape),
