@@ -7,16 +7,17 @@ records a node of the functional graph instead of computing.
 """
 import contextlib
 import inspect
-import threading
 
 import numpy
 
 from minikeras import dtype_policies
 from minikeras.autograd import Tensor
 from minikeras.autograd.autocast import autocast_scope, current_dtype
-from minikeras.backend.dtypes import as_numpy_dtype, dtype_name, is_float_dtype
+from minikeras.backend.dtypes import as_numpy_dtype, is_float_dtype
 from minikeras.autograd.tensor import from_array
 from minikeras.device import op_errors, placement_device
+from minikeras.layers.call_plan import PLAN_INPUTS, PlannedCall, _context, autocast_decision, input_cast, opens_scope
+from minikeras.layers.call_plan import record as _record_plan
 from minikeras.layers.keras_mask import get_keras_mask, set_keras_mask
 from minikeras.layers.layer_paths import build_in_name_scope, open_name_scope
 from minikeras.layers.layer_weights import LayerWeights, _may_hold_sublayers, _WeightInfo
@@ -35,7 +36,6 @@ from minikeras.utils.traceback_utils import filter_traceback
 from minikeras.variables import Variable
 
 _LAYER_CLASSES = {}
-_context = threading.local()
 
 
 def get_layer_class(name, custom_objects=None):
@@ -71,7 +71,7 @@ def layer_from_config(layer_class, config, custom_objects=None):
         return layer_class.from_config(config)
 
 
-class Layer(LayerWeights, NodeAttributes, QuantizationHooks):
+class Layer(PlannedCall, LayerWeights, NodeAttributes, QuantizationHooks):
     """Base class of all layers (Keras conventions).
 
     Args:
@@ -243,14 +243,8 @@ class Layer(LayerWeights, NodeAttributes, QuantizationHooks):
         mixed policy opens one casting to its compute dtype; inside another
         layer's scope, a layer with another compute dtype (or not
         autocasting, or not computing in floats) opens its own."""
-        current = current_dtype()
-        compute = self._dtype_policy.compute_dtype
-        if current is None:
-            mixed = compute != self._dtype_policy.variable_dtype
-            return autocast_scope(compute) if mixed else contextlib.nullcontext()
-        if not self.autocast or not is_float_dtype(compute):
-            return autocast_scope(None)
-        return autocast_scope(compute) if current.name != compute else contextlib.nullcontext()
+        decision = autocast_decision(self._dtype_policy, self.autocast, current_dtype())  # (call_plan.py)
+        return autocast_scope(decision) if opens_scope(decision) else contextlib.nullcontext()
 
     def __setattr__(self, name, value):
         # A Variable made directly (``self.v = Variable(...)``) is a weight
@@ -263,10 +257,14 @@ class Layer(LayerWeights, NodeAttributes, QuantizationHooks):
         plan = self.__dict__.get("_sublayer_plan")
         if plan is not None and name not in plan.names and _may_hold_sublayers(name, value):
             del self.__dict__["_sublayer_plan"]  # a new place a sublayer may be held: scan again
+        if name in PLAN_INPUTS:
+            self.__dict__.pop("_call_plan", None)  # what the call plan's answers depend on (call_plan.py)
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name):
         self.__dict__.pop("_sublayer_plan", None)  # the attributes' order changes when it comes back
+        if name in PLAN_INPUTS:
+            self.__dict__.pop("_call_plan", None)
         object.__delattr__(self, name)
 
     def __getstate__(self):
@@ -274,6 +272,7 @@ class Layer(LayerWeights, NodeAttributes, QuantizationHooks):
         # weights (their regularizers) lives beside them (weight_info.py),
         # so it travels with the attributes, paired with each weight.
         state = dict(self.__dict__)
+        state.pop("_call_plan", None)  # made again by the next call
         state["_weight_infos"] = [(weight, weight_info(weight)) for weight in self._all_own_weights()]
         return state
 
@@ -317,13 +316,17 @@ class Layer(LayerWeights, NodeAttributes, QuantizationHooks):
     #: ``_parent_path``; layer_paths.py): None until then.
     _parent_path = None
 
-    def __call__(self, inputs, *args, **kwargs):
+    def _call_unplanned(self, inputs, *args, **kwargs):
+        """The full call protocol (``__call__`` when no call plan applies,
+        call_plan.py); records the plan of this call's signature."""
         # In the layer's name scope: the weights it and its sublayers make get
         # Keras's paths ("sequential/dense/kernel", "outer/inner/kernel").
         with entry_point(type(self).__name__, self.name), open_name_scope(self):
             if has_tf_tensors(inputs):  # inside a tf.data pipeline (layers/tf_data.py)
                 return call_on_tf_tensors(self, inputs, args, kwargs)
-            return self._checked_call(inputs, *args, **kwargs)
+            outputs = self._checked_call(inputs, *args, **kwargs)
+            _record_plan(self, inputs, args, kwargs)
+            return outputs
 
     def _checked_call(self, inputs, *args, **kwargs):
         if isinstance(inputs, Tensor):  # the usual call, on one tensor: no structure to walk
@@ -387,12 +390,11 @@ class Layer(LayerWeights, NodeAttributes, QuantizationHooks):
     def _convert_input(self, value):
         """``value`` as a Tensor; floating ones in the compute dtype when the
         layer autocasts (integers and bools keep theirs, as in Keras)."""
+        if isinstance(value, Tensor):
+            cast = input_cast(self, value.dtype)
+            return value if cast is None else value.astype(cast)
         compute = self._dtype_policy.compute_dtype
         wanted = self._casts_inputs and self.autocast and is_float_dtype(compute)
-        if isinstance(value, Tensor):
-            if wanted and dtype_name(value.dtype) != compute and is_float_dtype(value.dtype) and compute != "float64":
-                return value.astype(compute)
-            return value
         if value is None or isinstance(value, (str, bytes)):
             return value
         device = placement_device()
@@ -444,7 +446,7 @@ class Layer(LayerWeights, NodeAttributes, QuantizationHooks):
 
 # Errors leaving a layer call show the user's frames, not the library's
 # (Keras's traceback filtering: utils/traceback_utils.py).
-Layer.__call__ = filter_traceback(Layer.__call__)
+Layer._call_unplanned = filter_traceback(Layer._call_unplanned)
 
 
 def _mask_of(inputs):
