@@ -23,10 +23,10 @@ import threading
 
 import numpy
 
-from minikeras import scopes
+from minikeras.scopes import name_scope
 from minikeras.autograd import Tensor
-from minikeras.autograd.autocast import _state as _autocast_state, autocast_scope
-from minikeras.autograd.keras_mask import _masks
+from minikeras.autograd.autocast import autocast_scope, state as _autocast_state
+from minikeras.autograd.keras_mask import mask_entry
 from minikeras.backend.dtypes import dtype_name, is_float_dtype
 from minikeras.utils.argument_validation import entry_point
 from minikeras.utils.traceback_utils import filtered_traceback, is_traceback_filtering_enabled
@@ -78,7 +78,7 @@ def input_cast(layer, dtype):
 class CallPlan:
     """The answers of one input signature (see the module docstring)."""
 
-    __slots__ = ("input_type", "shape", "dtype", "outer_autocast", "cast_to", "spec", "autocast", "scope",
+    __slots__ = ("input_type", "shape", "dtype", "outer_autocast", "cast_to", "spec", "autocast",
                  "takes_training", "takes_mask", "attaches_mask")
 
     def __init__(self, layer, inputs):
@@ -90,7 +90,6 @@ class CallPlan:
         self.cast_to = input_cast(layer, self.dtype) if self.input_type is Tensor else None
         self.spec = layer.input_spec
         self.autocast = autocast_decision(layer._dtype_policy, layer.autocast, self.outer_autocast)
-        self.scope = scopes.name_scope(layer.name, caller=layer)
         self.takes_training = layer._call_has_training
         self.takes_mask = layer._call_has_mask
         self.attaches_mask = type(layer).compute_mask is not _base_compute_mask(layer)
@@ -111,7 +110,7 @@ def record(layer, inputs, args, kwargs):
         return
     if kind is _ndarray and inputs.dtype.kind not in "biuf" or kind is not _ndarray and kind is not Tensor:
         return
-    if _masks.get(id(inputs)) is not None or not _keeps_call_protocol(type(layer)):
+    if mask_entry(id(inputs)) is not None or not _keeps_call_protocol(type(layer)):
         return
     layer.__dict__["_call_plan"] = CallPlan(layer, inputs)
 
@@ -150,18 +149,15 @@ class PlannedCall:
             data = inputs.data
         else:
             data = inputs
-        stack = getattr(scopes._local, "names", None)  # the name scopes (scopes.name_scope's stack)
-        if (data.shape != plan.shape or data.dtype is not plan.dtype or _masks.get(id(inputs)) is not None
+        if (data.shape != plan.shape or data.dtype is not plan.dtype or mask_entry(id(inputs)) is not None
                 or getattr(_autocast_state, "dtype", None) is not plan.outer_autocast
-                or self.input_spec is not plan.spec or stack is None):
+                or self.input_spec is not plan.spec):
             return self._call_unplanned(inputs, *args, **kwargs)
         outer = getattr(_context, "training", None)
         if training is None:
             training = outer
-        top = stack[-1] if stack else None
-        pushed = top is None or top.caller is not self or top.name != plan.scope.name
-        if pushed:
-            stack.append(plan.scope)
+        scope = name_scope(self.name, caller=self)  # as open_name_scope: its place is set (_parent_path)
+        scope.__enter__()
         try:
             if plan.cast_to is not None:
                 inputs = inputs.astype(plan.cast_to)
@@ -186,8 +182,7 @@ class PlannedCall:
         except Exception as error:  # noqa: BLE001  (named and filtered as the full path does)
             _reraise(self, error)
         finally:
-            if pushed:
-                stack.pop()
+            scope.__exit__(None, None, None)
 
 
 def _reraise(layer, error):

@@ -7,6 +7,9 @@ Three ways to make one, as in Keras:
 """
 import copy
 
+import numpy
+
+from minikeras.autograd import Tensor
 from minikeras.layers.base import Layer
 from minikeras.layers.input import KerasTensor
 from minikeras.models.training import Trainer
@@ -24,14 +27,16 @@ class Model(Trainer, Layer):
 
     _passes_text = True  # to its first layers (TextVectorization); see Layer
 
-    @filter_traceback
     def __call__(self, inputs, *args, **kwargs):
         # A model called eagerly on another library's arrays (a custom loop's
         # tf.data batch, a torch tensor) computes on minikeras Tensors, so
         # that its outputs have gradients: Keras switches to TensorFlow only
         # for preprocessing layers inside a tf graph (Dataset.map), whose
-        # symbolic tensors have no value and stay as they are.
-        return super().__call__(_map_structure(_eager_array, inputs), *args, **kwargs)
+        # symbolic tensors have no value and stay as they are. A Tensor or a
+        # NumPy array goes in as it is (Layer.__call__ filters the errors).
+        if type(inputs) is not Tensor and type(inputs) is not numpy.ndarray:
+            inputs = _eager_inputs(inputs)
+        return super().__call__(inputs, *args, **kwargs)
 
     def __new__(cls, *args, **kwargs):
         if cls is Model and (args or "inputs" in kwargs or "outputs" in kwargs):
@@ -215,6 +220,11 @@ def _functional_subclass(cls):
         _FUNCTIONAL_SUBCLASSES[cls] = type(cls.__name__, (cls, Functional), {"__module__": cls.__module__,
                                                                            "__qualname__": cls.__qualname__})
     return _FUNCTIONAL_SUBCLASSES[cls]
+
+
+@filter_traceback
+def _eager_inputs(inputs):
+    return _map_structure(_eager_array, inputs)
 
 
 def _eager_array(value):
