@@ -280,6 +280,8 @@ _wrap = from_array
 def _as_array(value, device):
     """Op results that are not arrays (NumPy scalars from 0-d math, Python
     numbers) become 0-d arrays; Python floats become float32."""
+    if isinstance(value, numpy.generic) and device.xp is numpy:  # a 0-d reduction's scalar on the host
+        return numpy.asarray(value)
     if device.is_array(value):
         return value
     if backend.is_array(value) or isinstance(value, numpy.generic):

@@ -32,7 +32,6 @@ from minikeras.utils.nest import flatten as _flatten
 from minikeras.utils.nest import map_structure as _map
 from minikeras.utils import array_like
 from minikeras.utils.argument_validation import check_dtype, entry_point
-from minikeras.utils.traceback_utils import filter_traceback
 from minikeras.variables import Variable
 
 _LAYER_CLASSES = {}
@@ -442,11 +441,6 @@ class Layer(PlannedCall, LayerWeights, NodeAttributes, QuantizationHooks):
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
-
-
-# Errors leaving a layer call show the user's frames, not the library's
-# (Keras's traceback filtering: utils/traceback_utils.py).
-Layer._call_unplanned = filter_traceback(Layer._call_unplanned)
 
 
 def _mask_of(inputs):

@@ -136,63 +136,67 @@ class PlannedCall:
     _call_plan = None
 
     def __call__(self, inputs, *args, **kwargs):
-        plan = self._call_plan
-        if plan is None or args or type(inputs) is not plan.input_type:
-            return self._call_unplanned(inputs, *args, **kwargs)
-        if kwargs:
-            if len(kwargs) != 1 or "training" not in kwargs:
-                return self._call_unplanned(inputs, *args, **kwargs)
-            training = kwargs["training"]
-        else:
-            training = None
-        if plan.input_type is Tensor:
-            data = inputs.data
-        else:
-            data = inputs
-        if (data.shape != plan.shape or data.dtype is not plan.dtype or mask_entry(id(inputs)) is not None
-                or getattr(_autocast_state, "dtype", None) is not plan.outer_autocast
-                or self.input_spec is not plan.spec):
-            return self._call_unplanned(inputs, *args, **kwargs)
-        outer = getattr(_context, "training", None)
-        if training is None:
-            training = outer
-        scope = name_scope(self.name, caller=self)  # as open_name_scope: its place is set (_parent_path)
-        scope.__enter__()
+        # Errors leave named by the layer (entry_point) and, as Keras filters
+        # them, with the user's frames only: this frame re-raises them.
         try:
-            if plan.cast_to is not None:
-                inputs = inputs.astype(plan.cast_to)
-            elif plan.input_type is _ndarray:
-                inputs = self._convert_input(inputs)
-            call_kwargs = {"training": training} if plan.takes_training else {}
-            if plan.takes_mask:
-                call_kwargs["mask"] = None
-            self.__dict__["_losses"] = []  # a new list each call, as _checked_call
-            _context.training = training
+            plan = self._call_plan
+            if plan is None or args or type(inputs) is not plan.input_type:
+                return self._call_unplanned(inputs, *args, **kwargs)
+            if kwargs:
+                if len(kwargs) != 1 or "training" not in kwargs:
+                    return self._call_unplanned(inputs, *args, **kwargs)
+                training = kwargs["training"]
+            else:
+                training = None
+            data = inputs.data if plan.input_type is Tensor else inputs
+            if (data.shape != plan.shape or data.dtype is not plan.dtype or mask_entry(id(inputs)) is not None
+                    or getattr(_autocast_state, "dtype", None) is not plan.outer_autocast
+                    or self.input_spec is not plan.spec):
+                return self._call_unplanned(inputs, *args, **kwargs)
+            outer = getattr(_context, "training", None)
+            if training is None:
+                training = outer
+            scope = name_scope(self.name, caller=self)  # as open_name_scope: its place is set (_parent_path)
+            scope.__enter__()
             try:
-                if plan.autocast is _NO_SCOPE:
-                    outputs = self.call(inputs, **call_kwargs)
-                else:
-                    with autocast_scope(plan.autocast):
+                if plan.cast_to is not None:
+                    inputs = inputs.astype(plan.cast_to)
+                elif plan.input_type is _ndarray:
+                    inputs = self._convert_input(inputs)
+                call_kwargs = {"training": training} if plan.takes_training else {}
+                if plan.takes_mask:
+                    call_kwargs["mask"] = None
+                self.__dict__["_losses"] = []  # a new list each call, as _checked_call
+                _context.training = training
+                try:
+                    if plan.autocast is _NO_SCOPE:
                         outputs = self.call(inputs, **call_kwargs)
+                    else:
+                        with autocast_scope(plan.autocast):
+                            outputs = self.call(inputs, **call_kwargs)
+                finally:
+                    _context.training = outer
+                if plan.attaches_mask:
+                    self._attach_mask(inputs, outputs, None)
+                return outputs
             finally:
-                _context.training = outer
-            if plan.attaches_mask:
-                self._attach_mask(inputs, outputs, None)
-            return outputs
-        except Exception as error:  # noqa: BLE001  (named and filtered as the full path does)
-            _reraise(self, error)
-        finally:
-            scope.__exit__(None, None, None)
+                scope.__exit__(None, None, None)
+        except Exception as error:  # noqa: BLE001
+            named = _named(self, error)
+            if is_traceback_filtering_enabled():
+                raise named.with_traceback(filtered_traceback(named.__traceback__))  # noqa: B904
+            if named is error:
+                raise
+            raise named  # noqa: B904  (entry_point's relabeled error, its context suppressed)
 
 
-def _reraise(layer, error):
-    """Raise ``error`` as it leaves a layer call on the full path: named by
-    the layer (``entry_point``), its traceback filtered when enabled."""
+def _named(layer, error):
+    """``error`` as the layer's ``entry_point`` lets it leave: relabeled with
+    the layer's name when it is a library check's that names no one, else
+    as it is (the full path's errors are named already)."""
     try:
         entry_point(type(layer).__name__, layer.name).__exit__(type(error), error, error.__traceback__)
     except Exception as relabeled:  # noqa: BLE001
-        error = relabeled
-    if is_traceback_filtering_enabled():
-        raise error.with_traceback(filtered_traceback(error.__traceback__))
-    raise error
+        return relabeled
+    return error
 

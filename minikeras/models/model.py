@@ -27,15 +27,16 @@ class Model(Trainer, Layer):
 
     _passes_text = True  # to its first layers (TextVectorization); see Layer
 
+    @filter_traceback
     def __call__(self, inputs, *args, **kwargs):
         # A model called eagerly on another library's arrays (a custom loop's
         # tf.data batch, a torch tensor) computes on minikeras Tensors, so
         # that its outputs have gradients: Keras switches to TensorFlow only
         # for preprocessing layers inside a tf graph (Dataset.map), whose
         # symbolic tensors have no value and stay as they are. A Tensor or a
-        # NumPy array goes in as it is (Layer.__call__ filters the errors).
+        # NumPy array goes in as it is.
         if type(inputs) is not Tensor and type(inputs) is not numpy.ndarray:
-            inputs = _eager_inputs(inputs)
+            inputs = _map_structure(_eager_array, inputs)
         return super().__call__(inputs, *args, **kwargs)
 
     def __new__(cls, *args, **kwargs):
@@ -220,11 +221,6 @@ def _functional_subclass(cls):
         _FUNCTIONAL_SUBCLASSES[cls] = type(cls.__name__, (cls, Functional), {"__module__": cls.__module__,
                                                                            "__qualname__": cls.__qualname__})
     return _FUNCTIONAL_SUBCLASSES[cls]
-
-
-@filter_traceback
-def _eager_inputs(inputs):
-    return _map_structure(_eager_array, inputs)
 
 
 def _eager_array(value):
