@@ -182,12 +182,15 @@ class PlannedCall:
             finally:
                 scope.__exit__(None, None, None)
         except Exception as error:  # noqa: BLE001
-            named = _named(self, error)
-            if is_traceback_filtering_enabled():
-                raise named.with_traceback(filtered_traceback(named.__traceback__))  # noqa: B904
-            if named is error:
+            # Only ``error`` holds the exception here: Python clears it when the
+            # block is left, so this frame and the exception make no cycle (one
+            # would keep a failed step's activations alive until a gc pass).
+            if not is_traceback_filtering_enabled() and _named(self, error) is error:
                 raise
-            raise named  # noqa: B904  (entry_point's relabeled error, its context suppressed)
+            error = _named(self, error)
+            if is_traceback_filtering_enabled():
+                raise error.with_traceback(filtered_traceback(error.__traceback__))  # noqa: B904
+            raise error  # noqa: B904  (entry_point's relabeled error, its context suppressed)
 
 
 def _named(layer, error):
