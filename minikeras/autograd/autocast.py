@@ -20,6 +20,9 @@ import threading
 from minikeras.backend import dtypes
 
 _state = threading.local()
+#: This thread's scope: ``getattr(state, "dtype", None)`` is ``current_dtype()``
+#: without a Python call (read once per op and per layer call).
+state = _state
 
 
 def current_dtype():

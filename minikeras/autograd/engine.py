@@ -1,8 +1,8 @@
 """Reverse-mode differentiation: walk the graph once, in reverse topological
 order, and accumulate gradients into the leaves' ``.grad``."""
-from minikeras.autograd.tensor import from_array
+from minikeras.autograd.function import _QUIET_ACTIVATION, quiet_activation
+from minikeras.autograd.tensor import array_of, from_array
 from minikeras.device import op_errors
-from minikeras.autograd.tensor import array_of
 
 
 def _topological_order(root):
@@ -48,13 +48,14 @@ def sum_to_shape(gradient, shape):
 
 
 def _accumulate_leaf(leaf, gradient):
-    with leaf.device.activate():
-        if gradient.dtype != leaf.data.dtype:
-            gradient = gradient.astype(leaf.data.dtype)
-        if leaf.grad is None:
-            leaf.grad = from_array(gradient, leaf.device, None, 0)
-        else:
-            leaf.grad = from_array(leaf.grad.data + gradient, leaf.device, None, 0)
+    device = leaf.device
+    if gradient.dtype != leaf.data.dtype or leaf.grad is not None:  # array work: on the leaf's device
+        with device.activate():
+            if gradient.dtype != leaf.data.dtype:
+                gradient = gradient.astype(leaf.data.dtype)
+            if leaf.grad is not None:
+                gradient = leaf.grad.data + gradient
+    leaf.grad = from_array(gradient, device, None, 0)
 
 
 
@@ -95,42 +96,50 @@ def backward(tensor, gradient=None, retain_graph=False):
         if grad_outputs is None:
             continue
         device = function.device
-        with device.activate():
-            if len(grad_outputs) > 1 and any(grad is None for grad in grad_outputs):
+        if len(grad_outputs) > 1 and any(grad is None for grad in grad_outputs):
+            with device.activate():
                 grad_outputs = _fill_missing(function, grad_outputs)
+        quiet = _QUIET_ACTIVATION.get(type(device))
+        if quiet is None:
+            quiet = quiet_activation(device)
+        if quiet:  # (the CPU) no context to enter: three Python calls fewer per node
             try:
                 grad_inputs = function.backward(*grad_outputs)
             except Exception:  # noqa: BLE001  (a host/GPU failure becomes the library's error)
                 op_errors.reraise(device, f"the gradient of {function.name}")
+        else:
+            with device.activate():
+                try:
+                    grad_inputs = function.backward(*grad_outputs)
+                except Exception:  # noqa: BLE001
+                    op_errors.reraise(device, f"the gradient of {function.name}")
         if type(grad_inputs) is not tuple:
             grad_inputs = tuple(grad_inputs) if type(grad_inputs) is list else (grad_inputs,)
         for parent, grad_input, shape in zip(function._parents, grad_inputs, function._input_shapes):
             if parent is None or grad_input is None:
                 continue
             node, index = parent
+            if grad_input.shape != shape:
+                with node.device.activate():
+                    grad_input = sum_to_shape(grad_input, shape)
             if index < 0:
-                if grad_input.shape != shape:
-                    with node.device.activate():
-                        grad_input = sum_to_shape(grad_input, shape)
                 _accumulate_leaf(node, grad_input)
                 continue
-            with node.device.activate():
-                if grad_input.shape != shape:
-                    grad_input = sum_to_shape(grad_input, shape)
-                # Counted on the consumer's device (memory limits cover backward too)
-                # while it waits for that op's backward.
-                node.device.memory.track(grad_input)
-                slots = pending.get(id(node))
-                if slots is None:
-                    if node._n_outputs == 1:
-                        pending[id(node)] = [grad_input]
-                        continue
-                    slots = pending[id(node)] = [None] * node._n_outputs
-                previous = slots[index]
-                if previous is not None:
+            # Counted on the consumer's device (memory limits cover backward too)
+            # while it waits for that op's backward.
+            node.device.memory.track(grad_input)
+            slots = pending.get(id(node))
+            if slots is None:
+                if node._n_outputs == 1:
+                    pending[id(node)] = [grad_input]
+                    continue
+                slots = pending[id(node)] = [None] * node._n_outputs
+            previous = slots[index]
+            if previous is not None:
+                with node.device.activate():
                     grad_input = previous + grad_input
-                    node.device.memory.track(grad_input)
-                slots[index] = grad_input
+                node.device.memory.track(grad_input)
+            slots[index] = grad_input
         if not retain_graph:
             function.saved = ()
             function._freed = True

@@ -36,14 +36,27 @@ import numpy
 
 from minikeras import backend
 from minikeras.autograd import autocast as _autocast
-from minikeras.autograd.grad_mode import is_grad_enabled
-from minikeras.autograd.tensor import Tensor, from_array
+from minikeras.autograd.grad_mode import mode as _grad_mode
+from minikeras.autograd.tensor import Tensor, _new, from_array
 from minikeras.backend.dtypes import is_half_dtype
 from minikeras.device import op_errors, registry
+from minikeras.device.device import Device
 from minikeras.device.scope import current_scope_device
 
 _ndarray = numpy.ndarray
 _FLOAT32 = numpy.dtype(numpy.float32)
+_autocast_state = _autocast.state
+_QUIET_ACTIVATION = {}  # device class -> True when its activate() is Device's (a context that does nothing)
+
+
+def quiet_activation(device):
+    """Whether ``device.activate()`` is Device's context that does nothing
+    (the CPU): then ``apply`` and ``backward`` enter none, two Python calls
+    fewer per op (read from ``_QUIET_ACTIVATION`` inline where it counts)."""
+    quiet = _QUIET_ACTIVATION.get(type(device))
+    if quiet is None:
+        quiet = _QUIET_ACTIVATION[type(device)] = type(device).activate is Device.activate
+    return quiet
 
 
 class Function:
@@ -96,16 +109,26 @@ class Function:
         return registry.default_device()
 
     def apply(self, *inputs):
-        """Run the op on Tensors (or constants) and wrap the result(s)."""
+        """Run the op on Tensors (or constants) and wrap the result(s).
+
+        The hot path of every op: the thread-local reads (device scope, grad
+        mode, autocast scope) and the wrapping of the outputs are inline."""
         device = current_scope_device()
-        if device is None or self.keeps_input_devices:
+        if self.keeps_input_devices or type(self).placement is not _BASE_PLACEMENT:
             device = self.placement(inputs)
+        elif device is None:  # placement(), inline: the first input's device
+            for value in inputs:
+                if isinstance(value, Tensor):
+                    device = value.device
+                    break
+            else:
+                device = registry.default_device()
         self.device = device
-        record = is_grad_enabled()
+        record = getattr(_grad_mode, "enabled", True)  # is_grad_enabled(), inline
         arrays = []
         needs = []
         any_needs = False
-        autocast_to = _autocast.current_dtype()
+        autocast_to = getattr(_autocast_state, "dtype", None)  # autocast.current_dtype(), inline
         if autocast_to is not None and self.autocasts:
             inputs = tuple(_autocast.maybe_cast(value, autocast_to) for value in inputs)
         bfloat16 = None  # the dtype to keep when every floating input is bfloat16 (see _keep_bfloat16)
@@ -133,21 +156,29 @@ class Function:
         half = None
         if self.half_in_float32:
             arrays, half = _widen_half(self, arrays)
-        with device.activate():
+        keep = bfloat16 if bfloat16 is not None and not other_float and self.keeps_dtype else None
+        quiet = _QUIET_ACTIVATION.get(type(device))
+        if quiet is None:
+            quiet = quiet_activation(device)
+        if quiet:
             try:
                 outputs = self.forward(*arrays)
             except Exception:  # noqa: BLE001  (a host/GPU failure becomes the library's error)
                 op_errors.reraise(device, self.name)
-            if self._half_kept is not None:
-                outputs = _keep_half(self, outputs)
-            elif half is not None:
-                outputs = _cast_floats(outputs, half)
-            if type(outputs) is not _ndarray and type(outputs) is not tuple:
-                outputs = _as_array(outputs, device)
-            elif type(outputs) is tuple:
-                outputs = tuple(out if type(out) is _ndarray else _as_array(out, device) for out in outputs)
-            if bfloat16 is not None and not other_float and self.keeps_dtype:
-                outputs = _keep_bfloat16(outputs, bfloat16)
+            if self._half_kept is not None:  # in_float32: outputs and saved arrays back in 16 bits
+                outputs, half = _keep_half(self, outputs), None
+            if type(outputs) is not _ndarray or half is not None or keep is not None:
+                outputs = _finish_outputs(outputs, device, half, keep)
+        else:
+            with device.activate():
+                try:
+                    outputs = self.forward(*arrays)
+                except Exception:  # noqa: BLE001
+                    op_errors.reraise(device, self.name)
+                if self._half_kept is not None:
+                    outputs, half = _keep_half(self, outputs), None
+                if type(outputs) is not _ndarray or half is not None or keep is not None:
+                    outputs = _finish_outputs(outputs, device, half, keep)
         if any_needs:
             parents = []
             for value, flag in zip(inputs, needs):
@@ -169,7 +200,34 @@ class Function:
                 self._output_meta = [(out.shape, out.dtype) for out in outputs]
             return tuple(from_array(out, device, node, i) for i, out in enumerate(outputs))
         self._n_outputs = 1
-        return from_array(outputs, device, node, 0)
+        tensor = _new(Tensor)  # from_array(outputs, device, node, 0), inline (tensor.py's _fill lists the fields)
+        tensor.data = outputs
+        tensor.device = device
+        tensor.grad = None
+        tensor._node = node
+        tensor._index = 0
+        tensor.requires_grad = node is not None
+        tensor.name = None
+        device.memory.track(outputs)
+        return tensor
+
+
+_BASE_PLACEMENT = Function.placement
+
+
+def _finish_outputs(outputs, device, half, keep):
+    """``forward``'s outputs as arrays of the device: rounded back to 16 bits
+    (``half``), numbers and scalars made arrays, rounded back to bfloat16
+    (``keep``) when every floating input was."""
+    if half is not None:
+        outputs = _cast_floats(outputs, half)
+    if type(outputs) is not _ndarray and type(outputs) is not tuple:
+        outputs = _as_array(outputs, device)
+    elif type(outputs) is tuple:
+        outputs = tuple(out if type(out) is _ndarray else _as_array(out, device) for out in outputs)
+    if keep is not None:
+        outputs = _keep_bfloat16(outputs, keep)
+    return outputs
 
 
 def _keep_bfloat16(outputs, dtype):
@@ -282,6 +340,8 @@ _wrap = from_array
 def _as_array(value, device):
     """Op results that are not arrays (NumPy scalars from 0-d math, Python
     numbers) become 0-d arrays; Python floats become float32."""
+    if isinstance(value, numpy.generic) and device.xp is numpy:  # a 0-d reduction's scalar on the host
+        return numpy.asarray(value)
     if device.is_array(value):
         return value
     if backend.is_array(value) or isinstance(value, numpy.generic):

@@ -2,7 +2,10 @@
 import contextlib
 import threading
 
-_local = threading.local()
+#: This thread's mode: ``getattr(mode, "enabled", True)`` is ``is_grad_enabled()``
+#: without a Python call (Function.apply reads it once per op).
+mode = threading.local()
+_local = mode
 
 
 def is_grad_enabled():
@@ -10,14 +13,24 @@ def is_grad_enabled():
     return getattr(_local, "enabled", True)
 
 
-@contextlib.contextmanager
-def _grad_mode(enabled):
-    previous = is_grad_enabled()
-    _local.enabled = enabled
-    try:
-        yield
-    finally:
-        _local.enabled = previous
+class _GradMode(contextlib.ContextDecorator):
+    """Grad mode set to ``enabled`` inside the block (or the decorated
+    function), the previous mode back after it. A class, not a generator
+    context: every predict and test step enters one."""
+
+    __slots__ = ("enabled", "previous")
+
+    def __init__(self, enabled):
+        self.enabled = enabled
+        self.previous = []
+
+    def __enter__(self):
+        self.previous.append(getattr(_local, "enabled", True))
+        _local.enabled = self.enabled
+
+    def __exit__(self, *exc_info):
+        _local.enabled = self.previous.pop()
+        return False
 
 
 def no_grad():
@@ -27,9 +40,9 @@ def no_grad():
         >>> with minikeras.no_grad():
         ...     y = model(x)   # nothing kept for backward
     """
-    return _grad_mode(False)
+    return _GradMode(False)
 
 
 def enable_grad():
     """Context that turns graph recording back on inside ``no_grad()``."""
-    return _grad_mode(True)
+    return _GradMode(True)

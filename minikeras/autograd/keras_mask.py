@@ -15,6 +15,10 @@ __all__ = ["get_keras_mask", "set_keras_mask"]
 
 _masks = {}
 _lock = threading.Lock()
+#: ``mask_entry(id(tensor))`` is None when no mask was ever attached to a
+#: tensor of that id: a C-level look-up for hot paths, which call
+#: ``get_keras_mask`` only when it is not None.
+mask_entry = _masks.get
 
 
 def get_keras_mask(tensor):

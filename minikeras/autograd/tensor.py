@@ -183,9 +183,9 @@ class Tensor:
     def backward(self, gradient=None, retain_graph=False):
         """Accumulate d(self)/d(leaf) into ``leaf.grad`` for every leaf that
         requires grad. See :func:`minikeras.autograd.engine.backward`."""
-        from minikeras.autograd import engine  # engine imports this module
+        from minikeras.autograd.engine import backward  # engine imports this module (a module: no package look-up)
 
-        engine.backward(self, gradient, retain_graph)
+        backward(self, gradient, retain_graph)
 
     def detach(self):
         """A tensor sharing this data, cut from the graph."""

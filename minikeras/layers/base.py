@@ -7,7 +7,6 @@ records a node of the functional graph instead of computing.
 """
 import contextlib
 import inspect
-import threading
 
 import numpy
 
@@ -16,11 +15,15 @@ from minikeras._support.safe_mode import deserialization_scope
 from minikeras import dtype_policies
 from minikeras.autograd import Tensor
 from minikeras.autograd.autocast import autocast_scope, current_dtype
-from minikeras.backend.dtypes import as_numpy_dtype, dtype_name, is_float_dtype
+from minikeras.backend.dtypes import as_numpy_dtype, is_float_dtype
 from minikeras.autograd.tensor import from_array
 from minikeras.device import op_errors, placement_device
+from minikeras.layers.call_plan import PLAN_INPUTS, PlannedCall, _context, autocast_decision, input_cast, opens_scope
+from minikeras.layers.call_plan import record as _record_plan
 from minikeras.layers.keras_mask import get_keras_mask, set_keras_mask
 from minikeras.layers.layer_paths import build_in_name_scope, open_name_scope
+from minikeras.layers.layer_weights import LayerWeights, _may_hold_sublayers, _WeightInfo
+from minikeras.layers.layer_weights import _creation_order  # noqa: F401  (quantized_weights.py reads it here)
 from minikeras.layers.naming import to_snake_case, unique_name
 from minikeras.layers.node_attributes import NodeAttributes
 from minikeras.layers.quantization import QuantizationHooks
@@ -31,12 +34,9 @@ from minikeras._support.nest import flatten as _flatten
 from minikeras._support.nest import map_structure as _map
 from minikeras._support import array_like
 from minikeras._support.argument_validation import check_dtype, entry_point
-from minikeras._support.traceback_utils import filter_traceback
 from minikeras.variables import Variable
-from minikeras.autograd.tensor import array_of
 
 _LAYER_CLASSES = {}
-_context = threading.local()
 
 
 def get_layer_class(name, custom_objects=None):
@@ -68,7 +68,7 @@ def layer_from_config(layer_class, config, custom_objects=None):
         return layer_class.from_config(config)
 
 
-class Layer(NodeAttributes, QuantizationHooks):
+class Layer(PlannedCall, LayerWeights, NodeAttributes, QuantizationHooks):
     """Base class of all layers (Keras conventions).
 
     Args:
@@ -238,14 +238,8 @@ class Layer(NodeAttributes, QuantizationHooks):
         mixed policy opens one casting to its compute dtype; inside another
         layer's scope, a layer with another compute dtype (or not
         autocasting, or not computing in floats) opens its own."""
-        current = current_dtype()
-        compute = self._dtype_policy.compute_dtype
-        if current is None:
-            mixed = compute != self._dtype_policy.variable_dtype
-            return autocast_scope(compute) if mixed else contextlib.nullcontext()
-        if not self.autocast or not is_float_dtype(compute):
-            return autocast_scope(None)
-        return autocast_scope(compute) if current.name != compute else contextlib.nullcontext()
+        decision = autocast_decision(self._dtype_policy, self.autocast, current_dtype())  # (call_plan.py)
+        return autocast_scope(decision) if opens_scope(decision) else contextlib.nullcontext()
 
     def __setattr__(self, name, value):
         # A Variable made directly (``self.v = Variable(...)``) is a weight
@@ -258,10 +252,14 @@ class Layer(NodeAttributes, QuantizationHooks):
         plan = self.__dict__.get("_sublayer_plan")
         if plan is not None and name not in plan.names and _may_hold_sublayers(name, value):
             del self.__dict__["_sublayer_plan"]  # a new place a sublayer may be held: scan again
+        if name in PLAN_INPUTS:
+            self.__dict__.pop("_call_plan", None)  # what the call plan's answers depend on (call_plan.py)
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name):
         self.__dict__.pop("_sublayer_plan", None)  # the attributes' order changes when it comes back
+        if name in PLAN_INPUTS:
+            self.__dict__.pop("_call_plan", None)
         object.__delattr__(self, name)
 
     def __getstate__(self):
@@ -269,6 +267,7 @@ class Layer(NodeAttributes, QuantizationHooks):
         # weights (their regularizers) lives beside them (weight_info.py),
         # so it travels with the attributes, paired with each weight.
         state = dict(self.__dict__)
+        state.pop("_call_plan", None)  # made again by the next call
         state["_weight_infos"] = [(weight, weight_info(weight)) for weight in self._all_own_weights()]
         return state
 
@@ -291,132 +290,6 @@ class Layer(NodeAttributes, QuantizationHooks):
         for layer in self._sublayers():
             layer.trainable = value
 
-    def _sublayers(self):
-        """Layers held as attributes (or in lists of attributes), in order.
-
-        Runs several times a step for every layer, so the scan of all
-        attributes is kept (``_SublayerPlan``): the names of the attributes
-        that hold a layer, a list or a tuple. Each call reads those names'
-        current values, so a list appended to in place, or an attribute
-        given another layer, is seen at once; ``__setattr__`` drops the
-        plan when a layer or sequence goes to a name outside it, and
-        ``__delattr__`` when an attribute goes (its order changes).
-        """
-        attributes = self.__dict__
-        plan = attributes.get("_sublayer_plan")
-        if plan is None or plan.size != len(attributes):  # (an attribute added past __setattr__)
-            plan = _SublayerPlan(attributes)
-            attributes["_sublayer_plan"] = plan
-            plan.size = len(attributes)
-        if not plan.names:
-            return []
-        # The layer's own weight and loss lists hold Variables and Tensors, never layers: not scanned.
-        own = (attributes.get("_trainable_weights"), attributes.get("_non_trainable_weights"),
-               attributes.get("_losses"))
-        found = []
-        for name in plan.names:
-            value = attributes.get(name)
-            if isinstance(value, Layer):
-                found.append(value)
-            elif (isinstance(value, (list, tuple)) and value and value is not own[0] and value is not own[1]
-                  and value is not own[2]):
-                found.extend([item for item in value if isinstance(item, Layer)])
-        return found
-
-    @property
-    def trainable_weights(self):
-        if not self._trainable:
-            return []
-        weights = list(self._trainable_weights)
-        seen = {id(w) for w in weights}
-        for layer in self._sublayers():
-            _append_unseen(weights, seen, layer.trainable_weights)
-        return weights
-
-    @property
-    def non_trainable_weights(self):
-        weights = list(self._non_trainable_weights)
-        if not self._trainable:
-            weights = list(self._trainable_weights) + weights
-        seen = {id(w) for w in weights}
-        for layer in self._sublayers():
-            frozen = [] if self._trainable else layer.trainable_weights
-            _append_unseen(weights, seen, layer.non_trainable_weights + frozen)
-        return weights
-
-    @property
-    def weights(self):
-        """All weights, in creation order, as Keras lists them: trainable and
-        non-trainable interleaved by layer (own weights first)."""
-        weights = list(self._all_own_weights())
-        seen = {id(w) for w in weights}
-        for layer in self._sublayers():
-            _append_unseen(weights, seen, layer.weights)
-        return weights
-
-    def _all_own_weights(self):
-        order = self._trainable_weights + self._non_trainable_weights
-        return sorted(order, key=lambda w: _creation_order(w))
-
-    @property
-    def trainable_variables(self):
-        return self.trainable_weights
-
-    @property
-    def variables(self):
-        return self.weights
-
-    def get_weights(self):
-        """The weights as host NumPy arrays, in ``weights`` order."""
-        return [_host_copy(w) for w in self.weights]
-
-    def set_weights(self, values):
-        """Overwrite the weights from arrays, checking count and shapes."""
-        weights = self.weights
-        values = list(values)
-        if len(values) != len(weights):
-            raise ValueError(
-                f"Layer '{self.name}' expects {len(weights)} weight array(s), received {len(values)}."
-            )
-        for weight, value in zip(weights, values):
-            shape = tuple(numpy.shape(value))
-            if shape != weight.shape:
-                raise ValueError(
-                    f"Layer '{self.name}': weight '{weight.name}' has shape {weight.shape}, "
-                    f"received an array of shape {shape}."
-                )
-        for weight, value in zip(weights, values):
-            weight.assign(array_of(value))
-
-    def count_params(self):
-        if not self.built:
-            raise ValueError(f"Layer '{self.name}' is not built yet: call it on data or call build() first.")
-        return int(sum(int(numpy.prod(w.shape)) for w in self.weights))
-
-    # -------------------------------------------------------------- losses
-    def add_loss(self, loss):
-        """Add a loss Tensor (e.g. an activity regularizer) from this call."""
-        self._losses.append(loss)
-
-    @property
-    def losses(self):
-        """Regularization losses: the weights' (recomputed, differentiable)
-        and those added during the last call."""
-        result = []
-        for weight in self._trainable_weights + self._non_trainable_weights:
-            info = weight_info(weight)
-            if info is not None and info.regularizer is not None:
-                result.append(info.regularizer(weight))
-        result.extend(self._losses)
-        for layer in self._sublayers():
-            result.extend(layer.losses)
-        return result
-
-    def _clear_call_losses(self):
-        self.__dict__["_losses"] = []  # as in _checked_call
-        for layer in self._sublayers():
-            layer._clear_call_losses()
-
     # ---------------------------------------------------------------- call
     def build(self, input_shape):
         """Create the weights for ``input_shape`` (batch axis first, None)."""
@@ -438,13 +311,17 @@ class Layer(NodeAttributes, QuantizationHooks):
     #: ``_parent_path``; layer_paths.py): None until then.
     _parent_path = None
 
-    def __call__(self, inputs, *args, **kwargs):
+    def _call_unplanned(self, inputs, *args, **kwargs):
+        """The full call protocol (``__call__`` when no call plan applies,
+        call_plan.py); records the plan of this call's signature."""
         # In the layer's name scope: the weights it and its sublayers make get
         # Keras's paths ("sequential/dense/kernel", "outer/inner/kernel").
         with entry_point(type(self).__name__, self.name), open_name_scope(self):
             if has_tf_tensors(inputs):  # inside a tf.data pipeline (layers/tf_data.py)
                 return call_on_tf_tensors(self, inputs, args, kwargs)
-            return self._checked_call(inputs, *args, **kwargs)
+            outputs = self._checked_call(inputs, *args, **kwargs)
+            _record_plan(self, inputs, args, kwargs)
+            return outputs
 
     def _checked_call(self, inputs, *args, **kwargs):
         if isinstance(inputs, Tensor):  # the usual call, on one tensor: no structure to walk
@@ -508,12 +385,11 @@ class Layer(NodeAttributes, QuantizationHooks):
     def _convert_input(self, value):
         """``value`` as a Tensor; floating ones in the compute dtype when the
         layer autocasts (integers and bools keep theirs, as in Keras)."""
+        if isinstance(value, Tensor):
+            cast = input_cast(self, value.dtype)
+            return value if cast is None else value.astype(cast)
         compute = self._dtype_policy.compute_dtype
         wanted = self._casts_inputs and self.autocast and is_float_dtype(compute)
-        if isinstance(value, Tensor):
-            if wanted and dtype_name(value.dtype) != compute and is_float_dtype(value.dtype) and compute != "float64":
-                return value.astype(compute)
-            return value
         if value is None or isinstance(value, (str, bytes)):
             return value
         device = placement_device()
@@ -561,11 +437,6 @@ class Layer(NodeAttributes, QuantizationHooks):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
 
 
-# Errors leaving a layer call show the user's frames, not the library's
-# (Keras's traceback filtering: _support/traceback_utils.py).
-Layer.__call__ = filter_traceback(Layer.__call__)
-
-
 def _mask_of(inputs):
     """The masks attached to ``inputs`` (one, a list, or None when none is)."""
     if isinstance(inputs, Tensor):
@@ -579,57 +450,6 @@ def _mask_of(inputs):
 def _as_list(spec):
     return list(spec) if isinstance(spec, (list, tuple)) else [spec]
 
-
-class _WeightInfo:
-    __slots__ = ("regularizer", "trainable", "order")
-
-    def __init__(self, regularizer, trainable):
-        global _weight_counter
-        self.regularizer = regularizer
-        self.trainable = trainable
-        _weight_counter += 1
-        self.order = _weight_counter
-
-
-_LAYER_OR_SEQUENCE = (Layer, list, tuple)  # what _sublayers looks into
-_OWN_LISTS = ("_trainable_weights", "_non_trainable_weights", "_losses")
-
-
-class _SublayerPlan:
-    """Where a layer's sublayers may be: the names of its attributes that
-    hold a layer, a list or a tuple, in attribute order (its own weight and
-    loss lists left out unless they hold a layer). Not itself a list, so
-    no scan of a layer's attributes (saving's, the metrics') takes it for
-    a list of sublayers."""
-
-    __slots__ = ("names", "size")
-
-    def __init__(self, attributes):
-        self.names = tuple(name for name, value in attributes.items() if _may_hold_sublayers(name, value))
-        self.size = None
-
-
-def _append_unseen(weights, seen, candidates):
-    """Append to ``weights`` each of ``candidates`` not in it yet (by identity;
-    ``seen`` holds the ids of what ``weights`` holds, all alive meanwhile):
-    a set, not a scan of the list per weight, which grew with the square of
-    a deep model's weight count every step."""
-    for weight in candidates:
-        key = id(weight)
-        if key not in seen:
-            seen.add(key)
-            weights.append(weight)
-
-
-def _may_hold_sublayers(name, value):
-    """Whether ``_sublayers`` must look at attribute ``name`` while it holds ``value``."""
-    return isinstance(value, _LAYER_OR_SEQUENCE) and (name not in _OWN_LISTS or isinstance(value, Layer))
-_weight_counter = 0
-
-
-def _creation_order(weight):
-    info = weight_info(weight)
-    return info.order if info is not None else 0
 
 
 def weight_constraint(weight):
@@ -649,9 +469,3 @@ def walk_layers(model):
         found.append(layer)
         pending.extend(reversed(layer._sublayers()))
     return found
-
-
-def _host_copy(weight):
-    """A host copy of a weight that the caller may keep and change."""
-    host = weight.numpy()
-    return host.copy() if host is weight.data else host

@@ -7,6 +7,9 @@ Three ways to make one, as in Keras:
 """
 import copy
 
+import numpy
+
+from minikeras.autograd import Tensor
 from minikeras.layers.base import Layer
 from minikeras.layers.input import KerasTensor
 from minikeras.models.training import Trainer
@@ -31,8 +34,11 @@ class Model(Trainer, Layer):
         # tf.data batch, a torch tensor) computes on minikeras Tensors, so
         # that its outputs have gradients: Keras switches to TensorFlow only
         # for preprocessing layers inside a tf graph (Dataset.map), whose
-        # symbolic tensors have no value and stay as they are.
-        return super().__call__(_map_structure(_eager_array, inputs), *args, **kwargs)
+        # symbolic tensors have no value and stay as they are. A Tensor or a
+        # NumPy array goes in as it is.
+        if type(inputs) is not Tensor and type(inputs) is not numpy.ndarray:
+            inputs = _map_structure(_eager_array, inputs)
+        return super().__call__(inputs, *args, **kwargs)
 
     def __new__(cls, *args, **kwargs):
         if cls is Model and (args or "inputs" in kwargs or "outputs" in kwargs):

@@ -1,4 +1,5 @@
 """Sequential: a plain stack of layers, each feeding the next."""
+from minikeras.autograd import Tensor
 from minikeras.layers.base import Layer
 from minikeras.layers.core.input_layer import Input, InputLayer
 from minikeras.layers.input import KerasTensor
@@ -118,16 +119,25 @@ class Sequential(Model):
     def call(self, inputs, training=None):
         if self._input_tensor is not None:
             expected = self._input_tensor.shape
-            if not hasattr(inputs, "shape"):
-                raise TypeError(f"Sequential model '{self.name}' takes one array or Tensor as input, received "
-                                f"{type(inputs).__name__}. Convert nested lists with numpy.asarray first "
-                                "(fit, evaluate and predict take them as they are).")
-            inputs = standardize_input_rank(inputs, expected, f"Input 0 of Sequential model '{self.name}' is "
-                                            "incompatible: expected shape {expected}, received {received}.")
+            # A Tensor of a shape that fitted the input before goes in as it is.
+            if type(inputs) is not Tensor or self.__dict__.get("_fitting_shape") != (expected, inputs.data.shape):
+                inputs = self._fit_input(inputs, expected)
         outputs = inputs
         for layer in self._stack:
             outputs = layer(outputs, training=training)
         return outputs
+
+    def _fit_input(self, inputs, expected):
+        """``inputs`` fitted to the model's input of shape ``expected`` (functional.py's rule)."""
+        if not hasattr(inputs, "shape"):
+            raise TypeError(f"Sequential model '{self.name}' takes one array or Tensor as input, received "
+                            f"{type(inputs).__name__}. Convert nested lists with numpy.asarray first "
+                            "(fit, evaluate and predict take them as they are).")
+        fitted = standardize_input_rank(inputs, expected, f"Input 0 of Sequential model '{self.name}' is "
+                                        "incompatible: expected shape {expected}, received {received}.")
+        if fitted is inputs and type(inputs) is Tensor:
+            self.__dict__["_fitting_shape"] = (expected, inputs.data.shape)
+        return fitted
 
     def get_config(self):
         layers = []

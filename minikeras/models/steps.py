@@ -157,7 +157,7 @@ class TrainingSteps:
             total = term if total is None else total + term
         if total is None:
             raise ValueError("No loss to compute: pass loss= to compile(), or add losses with add_loss().")
-        self._loss_parts = parts
+        self.__dict__["_loss_parts"] = parts
         return total
 
     def compute_metrics(self, x, y, y_pred, sample_weight=None):
@@ -170,14 +170,13 @@ class TrainingSteps:
 
     def _forward_loss(self, x, y, sample_weight, training):
         self._clear_call_losses()
-        self._loss_parts = {}
+        self.__dict__["_loss_parts"] = {}  # (a dict: none of __setattr__'s layer bookkeeping)
         # Range checks of ids (an Embedding's) and labels wait for the logs'
         # read (_support/deferred_checks.py): no host sync inside the step.
         with deferred_checks.deferring():
             y_pred = self(x, training=training)
-        if self.compiled_metrics is None:
-            self._make_metrics()
-        with deferred_checks.deferring():
+            if self.compiled_metrics is None:
+                self._make_metrics()
             if _accepts_training(self.compute_loss):
                 loss = self.compute_loss(x, y, y_pred, sample_weight, training=training)
             else:  # an override with Keras 3's older signature (no ``training``), as Keras allows
@@ -321,16 +320,18 @@ class TrainingSteps:
         """Bring every step whose logs wait (``record_step_logs``) into the
         trackers and metrics now (the host reads, in one transfer)."""
         deferred_checks.run()
-        pending, self._pending_logs = self.__dict__.get("_pending_logs") or [], []
+        pending = self.__dict__.get("_pending_logs") or []
+        self.__dict__["_pending_logs"] = []  # (__setattr__'s bookkeeping is for layers: never one here)
         # Every pending loss, loss part and prediction (the metrics run on the
         # host) in one transfer per device and dtype: on a GPU one host sync
         # per read of the logs, not one per batch, part and prediction.
-        leaves = [[entry[0], *entry[4].values(), *flatten(entry[2])] for entry in pending]
+        leaves = [[entry[0], *entry[4].values(), *_leaves(entry[2])] for entry in pending]
         host = iter(_to_host([leaf for batch in leaves for leaf in batch]))
         for entry, batch in zip(pending, leaves):
             values = [next(host) for _ in batch]
-            parts = {name: float(value) for name, value in zip(entry[4], values[1:])}
-            y_pred = pack_sequence_as(entry[2], values[1 + len(parts):])
+            parts = {name: float(value) for name, value in zip(entry[4], values[1:])} if entry[4] else {}
+            y_pred = values[1] if type(entry[2]) is Tensor and not parts else \
+                pack_sequence_as(entry[2], values[1 + len(parts):])
             self._apply_logs(float(values[0]), entry[1], y_pred, entry[3], parts)
 
     def _apply_logs(self, loss, y, y_pred, sample_weight, parts):
@@ -362,11 +363,11 @@ def _to_host(values):
     groups = {}
     for index, value in enumerate(values):
         if isinstance(value, Tensor):
-            groups.setdefault((value.device, value.dtype), []).append(index)
+            groups.setdefault((value.device, value.data.dtype), []).append(index)
     for (device, _), indices in groups.items():
         arrays = [values[i].data for i in indices]
-        if len(arrays) == 1:
-            host = [device.to_host(arrays[0])]
+        if len(arrays) == 1 or device.kind == "cpu":  # a host array is read where it is: nothing to join
+            host = [device.to_host(array) for array in arrays]
         else:
             with device.activate():
                 joined = device.xp.concatenate([array.reshape(-1) for array in arrays])
@@ -378,8 +379,13 @@ def _to_host(values):
     return result
 
 
+def _leaves(structure):
+    """``flatten(structure)``, without its walk for one Tensor."""
+    return (structure,) if type(structure) is Tensor else flatten(structure)
+
+
 def _batch_size(y_pred):
-    first = flatten(y_pred)[0]
+    first = y_pred if type(y_pred) is numpy.ndarray else flatten(y_pred)[0]
     return int(first.shape[0]) if getattr(first, "shape", None) else 1
 
 

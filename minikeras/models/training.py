@@ -22,6 +22,8 @@ from minikeras.data import data_adapter
 from minikeras._support.packing import pack_x_y_sample_weight
 from minikeras._support.traceback_utils import filter_traceback
 
+_NO_CONTEXT = contextlib.nullcontext()  # reusable: the run context of a model without a distribution
+
 
 def _host(value):
     return value.numpy() if isinstance(value, Tensor) else value
@@ -81,7 +83,7 @@ class Trainer(TrainingSteps):
         with the replicas afterwards)."""
         runner = self._distributed_runner()
         if runner is None:
-            return contextlib.nullcontext()
+            return _NO_CONTEXT
         return _in_runner(runner)
 
     def _init_training(self):
@@ -373,6 +375,9 @@ class Trainer(TrainingSteps):
 def _batch(x, y=None, sample_weight=None):
     """One batch given to a ``*_on_batch`` method, packed with its arrays
     converted at the boundary (array-likes, lists), as fit's batches are."""
+    if y is None and sample_weight is None:  # predict_on_batch's
+        return pack_x_y_sample_weight(data_adapter.as_arrays(x))
+
     def convert(value):
         return None if value is None else data_adapter.as_arrays(value)
 
