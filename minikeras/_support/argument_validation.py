@@ -248,6 +248,10 @@ def validate_dtype(op_name, dtype, name="dtype"):
 INT32_MAX = 2**31 - 1
 
 
+_STANDARD_TUPLES = {}  # (value, n, allow_zero) -> the checked tuple, for plain ints and tuples of them
+_INT_TYPE = {int}
+
+
 def standardize_tuple(op_name, name, value, n, allow_zero=False):
     """An int or ``n`` ints as a tuple of ``n`` positive (or >= 0) ints, as
     Keras's ``standardize_tuple`` (strides, kernel sizes, dilation rates).
@@ -256,6 +260,12 @@ def standardize_tuple(op_name, name, value, n, allow_zero=False):
         ValueError: wrong length, a non-int, or a value out of range
             (below 1, or 0 with ``allow_zero``; above :data:`INT32_MAX`).
     """
+    plain = type(value) is int or (type(value) is tuple and set(map(type, value)) <= _INT_TYPE)
+    if plain:  # bools, NumPy ints and lists are checked each time: (True,) == (1,) as a key
+        key = (value, n, allow_zero)
+        known = _STANDARD_TUPLES.get(key)
+        if known is not None:
+            return known
     if is_int(value):
         values = (int(value),) * n
     elif isinstance(value, (tuple, list)) and len(value) == n and all(is_int(v) for v in value):
@@ -269,6 +279,8 @@ def standardize_tuple(op_name, name, value, n, allow_zero=False):
     if max(values) > INT32_MAX:
         raise ValueError(f"{op_name}: {name} must be at most {INT32_MAX} (window kernels take 32-bit sizes), "
                          f"received {_describe(value)}.")
+    if plain and len(_STANDARD_TUPLES) < 1024:
+        _STANDARD_TUPLES[key] = values
     return values
 
 

@@ -415,3 +415,19 @@ def test_bias_gradient_row_sum_matches_numpy_sum(rng):
         assert total.dtype == dtype and total.shape == (7,)
         expected = host.astype(numpy.float64).sum(axis=0)
         numpy.testing.assert_allclose(total, expected, rtol={numpy.float16: 1e-2}.get(dtype, 1e-5))
+
+
+def test_window_geometry_is_kept_per_arguments_and_failures_raise_each_time():
+    from minikeras.ops.nn.sliding_window import WindowGeometry, window_geometry
+
+    one = window_geometry("conv2d", (8, 13, 13, 32), (3, 3), (1, 1), (1, 1), "same", "note")
+    assert window_geometry("conv2d", (8, 13, 13, 32), (3, 3), (1, 1), (1, 1), "same", "note") is one
+    fresh = WindowGeometry("conv2d", (8, 13, 13, 32), (3, 3), (1, 1), (1, 1), "same", "note")
+    assert (one.out_h, one.out_w, one.pads, one.offsets) == (fresh.out_h, fresh.out_w, fresh.pads, fresh.offsets)
+    other = window_geometry("conv2d", (4, 13, 13, 32), (3, 3), (1, 1), (1, 1), "same", "note")
+    assert other is not one and other.batch == 4
+    explicit = ((1, 1), (1, 1))
+    assert window_geometry("conv2d", (8, 13, 13, 32), (3, 3), (1, 1), (1, 1), explicit).pads == explicit
+    for _ in range(2):
+        with pytest.raises(ValueError, match="larger than the padded input"):
+            window_geometry("conv2d", (8, 2, 2, 32), (3, 3), (1, 1), (1, 1), "valid", "tiny")

@@ -91,3 +91,21 @@ def test_entry_point_leaves_raw_errors_alone():
         with av.entry_point("Outer"):
             numpy.zeros(3).reshape(2, 2)
     assert not str(caught.value).startswith("Outer")
+
+
+def test_standardize_tuple_keeps_plain_answers_and_still_checks_the_rest():
+    from minikeras._support.argument_validation import standardize_tuple
+
+    first = standardize_tuple("conv2d", "strides", (2, 1), 2)
+    assert first == (2, 1) and standardize_tuple("conv2d", "strides", (2, 1), 2) is first  # kept
+    assert standardize_tuple("conv2d", "strides", 3, 2) == (3, 3)
+    # (True, 1) == (2 - 1, 1) as a dict key: a bool is refused however many plain tuples were kept before.
+    standardize_tuple("conv2d", "strides", (1, 1), 2)
+    with pytest.raises(ValueError, match="strides must be an int or a tuple of 2 ints, received"):
+        standardize_tuple("conv2d", "strides", (True, 1), 2)
+    assert standardize_tuple("conv2d", "strides", [2, 1], 2) == (2, 1)  # lists are checked each time
+    with pytest.raises(ValueError, match="must be positive"):
+        standardize_tuple("conv2d", "strides", (0, 1), 2)
+    with pytest.raises(ValueError, match="must be positive"):  # a failure is not kept
+        standardize_tuple("conv2d", "strides", (0, 1), 2)
+    assert standardize_tuple("conv2d", "padding", (0, 1), 2, allow_zero=True) == (0, 1)

@@ -1,6 +1,6 @@
 """Argument checks shared by the convolution ops."""
 from minikeras.ops._checks import shape_of
-from minikeras.ops.nn.sliding_window import WindowGeometry, as_pair, as_single, check_padding
+from minikeras.ops.nn.sliding_window import window_geometry, as_pair, as_single, check_padding
 from minikeras._support.argument_validation import validate_tensor_input
 
 
@@ -45,4 +45,4 @@ def conv_geometry(op_name, x, kernel, rank, strides, padding, dilation_rate, ker
         padding = check_padding(op_name, padding, ("valid", "same", "causal"))
         images_shape, window = (x_shape[0], 1, x_shape[1], x_shape[2]), (1, kernel_shape[0])
     note = f"input shape {x_shape} and kernel shape {kernel_shape}"
-    return WindowGeometry(op_name, images_shape, tuple(window), strides, dilation, padding, note)
+    return window_geometry(op_name, images_shape, tuple(window), strides, dilation, padding, note)

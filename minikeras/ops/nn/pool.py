@@ -23,7 +23,7 @@ from minikeras import kernels
 from minikeras.backend.dtypes import is_float_dtype
 from minikeras.autograd import Function
 from minikeras.ops._checks import shape_of
-from minikeras.ops.nn.sliding_window import WindowGeometry, as_pair, as_single, check_padding
+from minikeras.ops.nn.sliding_window import window_geometry, as_pair, as_single, check_padding
 from minikeras._support.argument_validation import validate_tensor_input
 
 
@@ -136,7 +136,7 @@ def _pool_geometry(op_name, x, pool_size, strides, padding, rank):
         window = (1, as_single(op_name, "pool_size", pool_size))
         strides = window if strides is None else (1, as_single(op_name, "strides", strides))
         images_shape = (x_shape[0], 1, x_shape[1], x_shape[2])
-    geometry = WindowGeometry(op_name, images_shape, window, strides, (1, 1), padding, f"input shape {x_shape}")
+    geometry = window_geometry(op_name, images_shape, window, strides, (1, 1), padding, f"input shape {x_shape}")
     if rank == 2:
         out_shape = (x_shape[0], geometry.out_h, geometry.out_w, x_shape[3])
     else:

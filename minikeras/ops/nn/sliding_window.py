@@ -161,6 +161,28 @@ class WindowGeometry:
             target[:, in_rows, in_cols] += patches[:, out_rows, out_cols, i, j]
 
 
+_GEOMETRIES = {}
+_GEOMETRIES_KEPT = 1024
+
+
+def window_geometry(op_name, input_shape, window, strides, dilation, padding, shape_note=None):
+    """``WindowGeometry(...)``, kept per arguments: a model's layers ask for the
+    same few geometries every step, and a geometry is never changed once made.
+
+    Explicit paddings (lists) are not kept; failures are not kept (the next
+    call raises again)."""
+    if type(padding) is not str:
+        return WindowGeometry(op_name, input_shape, window, strides, dilation, padding, shape_note)
+    key = (op_name, tuple(input_shape), tuple(window), tuple(strides), tuple(dilation), padding, shape_note)
+    geometry = _GEOMETRIES.get(key)
+    if geometry is None:
+        geometry = WindowGeometry(op_name, input_shape, window, strides, dilation, padding, shape_note)
+        if len(_GEOMETRIES) >= _GEOMETRIES_KEPT:
+            _GEOMETRIES.clear()
+        _GEOMETRIES[key] = geometry
+    return geometry
+
+
 def _clipped_ranges(size, window, stride, dilation, pad_before, out_size):
     """For each window offset k: (output slice, input slice) of the positions whose
     input index ``o*stride + k*dilation - pad_before`` lies inside [0, size), or None."""

@@ -49,6 +49,7 @@ import numpy
 
 from minikeras.backend import tuning
 from minikeras.backend.blocks import sum_in_order
+from minikeras.backend.dtypes import dtype_name
 from minikeras.ops.nn import winograd_passes
 
 # The kernel transform of F(2x2, 3x3) (Lavin & Gray 2016); B^T and A^T are
@@ -65,7 +66,7 @@ def applies(device, geometry, dtype):
     """Whether F(2x2, 3x3) can compute this convolution: the CPU, a 3x3
     window, stride and dilation 1, a float32/float64 input with samples."""
     return (device.host_kernels and tuple(geometry.window) == (3, 3) and tuple(geometry.strides) == (1, 1)
-            and tuple(geometry.dilation) == (1, 1) and numpy.dtype(dtype).name in ("float32", "float64")
+            and tuple(geometry.dilation) == (1, 1) and dtype_name(numpy.dtype(dtype)) in ("float32", "float64")
             and geometry.batch > 0 and geometry.out_h > 0 and geometry.out_w > 0)
 
 
@@ -98,7 +99,7 @@ def block_for(tiling, samples, channels, filters, dtype, direction):
     cache = getattr(_blocks, "by_key", None)
     if cache is None:
         cache = _blocks.by_key = {}
-    key = (tiling.key, samples, channels, filters, numpy.dtype(dtype).name, direction)
+    key = (tiling.key, samples, channels, filters, dtype_name(numpy.dtype(dtype)), direction)
     block = cache.get(key)
     if block is None:
         if len(cache) >= tuning.WINOGRAD_CACHED_BLOCKS:
