@@ -9,12 +9,11 @@ family folders as Keras has them: ``core/``, ``activations/``, ``convolutional/`
 ``import minikeras.layers`` loads the engine only. Every public name is listed below with the
 module that defines it, and that module loads the first time the name is asked for (PEP 562's
 module ``__getattr__``): ``from minikeras.layers import Dense``, ``minikeras.layers.Dense``, and a
-config naming ``"Dense"`` when it is loaded (``base.get_layer_class`` looks names up in a table that
-loads the module the same way).
+config naming ``"Dense"`` when it is loaded (``base.get_layer_class`` looks the name up and, on a
+miss, has ``_import_module_defining`` load its module).
 """
 import importlib
 
-from minikeras.layers import base as _base
 from minikeras.layers.base import Layer
 from minikeras.layers.input_spec import InputSpec
 
@@ -200,30 +199,11 @@ def __dir__():
     return sorted(set(globals()) | set(_MODULE_OF))
 
 
-class _LayerClassTable(dict):
-    """``base._LAYER_CLASSES`` (class name -> class, filled as layer classes are
-    defined) that first loads the module of a public layer it is asked about,
-    so a config naming a layer finds it before anything imported the layer."""
-
-    def _load(self, name):
-        if not isinstance(name, str) or dict.__contains__(self, name):
-            return
-        if name in _MODULE_OF:
-            __getattr__(name)
-        elif name in _CONFIG_ONLY:
-            importlib.import_module(f"minikeras.layers.{_CONFIG_ONLY[name]}")
-
-    def get(self, name, default=None):
-        self._load(name)
-        return dict.get(self, name, default)
-
-    def __contains__(self, name):
-        self._load(name)
-        return dict.__contains__(self, name)
-
-    def __getitem__(self, name):
-        self._load(name)
-        return dict.__getitem__(self, name)
-
-
-_base._LAYER_CLASSES = _LayerClassTable(_base._LAYER_CLASSES)
+def _import_module_defining(name):
+    """Import the module that defines the layer class ``name`` (a public name
+    or a config-only one), so that it registers in ``base._LAYER_CLASSES``;
+    nothing for a name no module here defines. ``base.layer_class_named``
+    calls it when a config names a class not loaded yet."""
+    module = _MODULE_OF.get(name) or _CONFIG_ONLY.get(name)
+    if module is not None:
+        importlib.import_module(f"minikeras.layers.{module}")

@@ -36,7 +36,15 @@ from minikeras._support import array_like
 from minikeras._support.argument_validation import check_dtype, entry_point
 from minikeras.variables import Variable
 
-_LAYER_CLASSES = {}
+_LAYER_CLASSES = {}  # class name -> Layer subclass, filled by Layer.__init_subclass__
+
+
+def layer_class_named(name):
+    """``_LAYER_CLASSES[name]`` or None; on a miss the layers package first loads the module defining it."""
+    if name not in _LAYER_CLASSES:
+        from minikeras import layers  # the package, initialized by the time a name is looked up
+        layers._import_module_defining(name)
+    return _LAYER_CLASSES.get(name)
 
 
 def get_layer_class(name, custom_objects=None):
@@ -49,7 +57,7 @@ def get_layer_class(name, custom_objects=None):
     registered = object_registration.registered_objects().get(name) if isinstance(name, str) else None
     if isinstance(registered, type) and issubclass(registered, Layer):
         return registered
-    found = _LAYER_CLASSES.get(name) if isinstance(name, str) else None
+    found = layer_class_named(name) if isinstance(name, str) else None
     if found is None or not object_registration.is_library_object(found):
         raise ValueError(
             f"Unknown layer class {name!r}. Pass it in custom_objects={{'{name}': {name}}} when loading."

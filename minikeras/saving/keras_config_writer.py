@@ -8,7 +8,7 @@ shapes, and layers are listed in Keras's order (keras_order.py). What Keras
 keras_config.py.
 """
 from minikeras._support.nest import flatten
-from minikeras.layers.base import get_layer_class
+from minikeras.layers.base import get_layer_class, layer_class_named
 from minikeras.saving.keras_operations import operation_to_keras
 from minikeras.saving.keras_config import (_LAYER_ARGUMENTS, _MODEL_MODULES, _OBJECT_MODULES, NOT_IN_KERAS,
                                            RENAMED_ARGUMENTS)
@@ -126,13 +126,12 @@ def _class_for_writing(class_name):
     """The class a config being saved names. Writing trusts the live model, so
     a user's unregistered class is found by name too (loading does not:
     layers.base.get_layer_class)."""
-    from minikeras.layers import base
-
     try:
         return get_layer_class(class_name)
     except ValueError:
-        if class_name in base._LAYER_CLASSES:
-            return base._LAYER_CLASSES[class_name]
+        found = layer_class_named(class_name)
+        if found is not None:
+            return found
         raise
 
 

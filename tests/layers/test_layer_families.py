@@ -89,3 +89,92 @@ def test_a_fresh_import_loads_the_engine_only_and_configs_still_find_every_layer
     assert out["alias"] == "GlobalMaxPooling3D"
     assert out["symbolic"] == "SymbolicOperation"
     assert out["loaded"] == "Cropping3D"
+
+
+# One layer of every family for each way a config names a class: base.get_layer_class, layers.deserialize,
+# models.model_from_json; each in a fresh interpreter, before anything imported the layer's module.
+_NAMED = ("_Conv", "Embedding", "ELU", "Conv2DTranspose", "GlobalAvgPool2D", "GroupNormalization", "TimeDistributed",
+          "Attention", "Concatenate", "Cropping2D", "GaussianNoise", "RandomFlip")
+
+
+def _deserialized_layers():
+    return [layers.Identity(), layers.LeakyReLU(0.2), layers.DepthwiseConv2D(3), layers.AveragePooling3D(2),
+            layers.UnitNormalization(), layers.LSTM(3), layers.AdditiveAttention(), layers.Multiply(),
+            layers.ZeroPadding1D(2), layers.GaussianDropout(0.25), layers.Hashing(7)]
+
+
+def _model_of_every_family():
+    inputs = layers.Input(shape=(6, 4))
+    x = layers.Rescaling(0.5)(inputs)
+    x = layers.Conv1D(4, 3, padding="same")(x)
+    x = layers.ReLU()(x)
+    x = layers.LayerNormalization()(x)
+    x = layers.GRU(4, return_sequences=True)(x)
+    x = layers.MultiHeadAttention(num_heads=1, key_dim=2)(x, x)
+    x = layers.Add()([x, inputs])
+    x = layers.Dropout(0.1)(x)
+    x = layers.MaxPooling1D(2)(x)
+    x = layers.Flatten()(x)
+    return minikeras.models.Model(inputs, layers.EinsumDense("ab,bc->ac", output_shape=3)(x))
+
+
+_FRESH_CONFIGS = """
+import json, sys
+import minikeras.layers
+from minikeras import layers
+from minikeras._support.object_registration import register_keras_serializable
+from minikeras.layers import base
+
+def loaded(name):
+    return f"minikeras.layers.{layers._MODULE_OF.get(name) or layers._CONFIG_ONLY[name]}" in sys.modules
+
+out = {"plain_dict": type(base._LAYER_CLASSES) is dict}
+# Precedence, before the library's Permute is loaded: custom_objects, then registered classes, then the library.
+@register_keras_serializable("Test", name="Permute")
+class MyPermute(base.Layer):
+    pass
+class OtherPermute(base.Layer):
+    pass
+out["registered"] = base.get_layer_class("Permute").__name__
+out["custom"] = base.get_layer_class("Permute", custom_objects={"Permute": OtherPermute}).__name__
+out["custom_dense"] = base.get_layer_class("Dense", custom_objects={"Dense": OtherPermute}).__name__
+out["permute_loaded"] = loaded("Permute")
+try:
+    base.get_layer_class("OtherPermute")
+except ValueError as error:
+    out["unregistered"] = str(error)
+out["named"] = {name: [loaded(name), base.get_layer_class(name).__name__, loaded(name)] for name in NAMED}
+out["deserialized"] = []
+for config in CONFIGS:
+    before = loaded(config["class_name"])
+    out["deserialized"].append([before, layers.serialize(layers.deserialize(config))])
+from minikeras import models
+out["model_loaded_before"] = sorted(name for name in MODEL_CLASSES if loaded(name))
+model = models.model_from_json(MODEL)
+out["model"] = [[type(layer).__name__ for layer in model.layers], list(model.output_shape)]
+print(json.dumps(out))
+"""
+
+
+def test_configs_of_every_family_load_in_a_fresh_interpreter_with_precedence_kept():
+    configs = [layers.serialize(layer) for layer in _deserialized_layers()]
+    model = _model_of_every_family()
+    classes = sorted({type(layer).__name__ for layer in model.layers} - {"InputLayer"})
+    script = (f"NAMED = {_NAMED!r}\nCONFIGS = json.loads({json.dumps(configs)!r})\nMODEL = {model.to_json()!r}\n"
+              f"MODEL_CLASSES = {classes!r}\n" + _FRESH_CONFIGS)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    result = subprocess.run([sys.executable, "-c", "import json\n" + script], capture_output=True, text=True,
+                            env=env, cwd=str(ROOT), timeout=120)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    assert out["plain_dict"]  # the registry is base's own dict, not a table swapped in from outside
+    assert (out["registered"], out["custom"], out["custom_dense"]) == ("MyPermute", "OtherPermute", "OtherPermute")
+    assert not out["permute_loaded"]
+    assert "Unknown layer class 'OtherPermute'" in out["unregistered"]
+    expected = {name: [False, "GlobalAveragePooling2D" if name == "GlobalAvgPool2D" else name, True]
+                for name in _NAMED}
+    assert out["named"] == expected
+    assert [before for before, _ in out["deserialized"]] == [False] * len(configs)
+    assert [json.loads(json.dumps(config)) for config in configs] == [again for _, again in out["deserialized"]]
+    assert out["model_loaded_before"] == []
+    assert out["model"] == [[type(layer).__name__ for layer in model.layers], list(model.output_shape)]
