@@ -36,7 +36,11 @@ from minikeras._support import array_like
 from minikeras._support.argument_validation import check_dtype, entry_point
 from minikeras.variables import Variable
 
-_LAYER_CLASSES = {}  # class name -> Layer subclass, filled by Layer.__init_subclass__
+# Filled by Layer.__init_subclass__: minikeras's own classes, which a config may
+# name, apart from the user's, so that a user's ``class Dense(Layer)`` does not
+# hide the library's Dense from every later load.
+_LAYER_CLASSES = {}  # class name -> Layer subclass defined inside minikeras
+_USER_LAYER_CLASSES = {}  # class name -> the last Layer subclass of that name defined elsewhere
 
 
 def layer_class_named(name):
@@ -45,6 +49,12 @@ def layer_class_named(name):
         from minikeras import layers  # the package, initialized by the time a name is looked up
         layers._import_module_defining(name)
     return _LAYER_CLASSES.get(name)
+
+
+def user_layer_class_named(name):
+    """The last Layer subclass named ``name`` defined outside minikeras, or None
+    (the .keras writer's fallback: writing trusts the live model)."""
+    return _USER_LAYER_CLASSES.get(name)
 
 
 def get_layer_class(name, custom_objects=None):
@@ -58,7 +68,7 @@ def get_layer_class(name, custom_objects=None):
     if isinstance(registered, type) and issubclass(registered, Layer):
         return registered
     found = layer_class_named(name) if isinstance(name, str) else None
-    if found is None or not object_registration.is_library_object(found):
+    if found is None:
         raise ValueError(
             f"Unknown layer class {name!r}. Pass it in custom_objects={{'{name}': {name}}} when loading."
         )
@@ -113,7 +123,8 @@ class Layer(PlannedCall, LayerWeights, NodeAttributes, QuantizationHooks):
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        _LAYER_CLASSES[cls.__name__] = cls
+        table = _LAYER_CLASSES if object_registration.is_library_object(cls) else _USER_LAYER_CLASSES
+        table[cls.__name__] = cls
         if "build" in cls.__dict__:  # in the layer's name scope, as Keras builds (layer_paths.py)
             cls.build = build_in_name_scope(cls.__dict__["build"])
 

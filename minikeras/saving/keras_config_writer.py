@@ -7,8 +7,9 @@ shapes, and layers are listed in Keras's order (keras_order.py). What Keras
 3's ``load_model`` expects; the tables of names that differ live in
 keras_config.py.
 """
+from minikeras._support import object_registration
 from minikeras._support.nest import flatten
-from minikeras.layers.base import get_layer_class, layer_class_named
+from minikeras.layers.base import get_layer_class, user_layer_class_named
 from minikeras.saving.keras_operations import operation_to_keras
 from minikeras.saving.keras_config import (_LAYER_ARGUMENTS, _MODEL_MODULES, _OBJECT_MODULES, NOT_IN_KERAS,
                                            RENAMED_ARGUMENTS)
@@ -126,13 +127,10 @@ def _class_for_writing(class_name):
     """The class a config being saved names. Writing trusts the live model, so
     a user's unregistered class is found by name too (loading does not:
     layers.base.get_layer_class)."""
-    try:
+    registered = object_registration.registered_objects().get(class_name)
+    if isinstance(registered, type):
         return get_layer_class(class_name)
-    except ValueError:
-        found = layer_class_named(class_name)
-        if found is not None:
-            return found
-        raise
+    return user_layer_class_named(class_name) or get_layer_class(class_name)
 
 
 def spec_to_keras(class_name, config, cls=None):

@@ -178,3 +178,45 @@ def test_configs_of_every_family_load_in_a_fresh_interpreter_with_precedence_kep
     assert [json.loads(json.dumps(config)) for config in configs] == [again for _, again in out["deserialized"]]
     assert out["model_loaded_before"] == []
     assert out["model"] == [[type(layer).__name__ for layer in model.layers], list(model.output_shape)]
+
+
+USER_CLASS_NAMED_LIKE_THE_LIBRARY = r"""
+import json
+import minikeras as keras
+from minikeras import layers
+from minikeras.layers import base
+
+model = keras.Sequential([keras.Input((4,)), layers.Dense(2), layers.Dense(1)])
+spec = layers.serialize(layers.Dense(3, name="d"))
+library_mha = layers.MultiHeadAttention
+
+
+class Dense(layers.Layer):  # a tutorial's own Dense, defined after the library's was loaded
+    pass
+
+
+class MultiHeadAttention(layers.Layer):
+    pass
+
+
+loaded = layers.deserialize(spec)
+again = keras.models.model_from_json(model.to_json())
+print(json.dumps({
+    "dense": base.get_layer_class("Dense").__module__,
+    "loaded": type(loaded).__module__,
+    "mha": base.get_layer_class("MultiHeadAttention") is library_mha,
+    "model": [type(layer).__module__ for layer in again.layers],
+}))
+"""
+
+
+def test_a_user_class_named_like_a_library_layer_does_not_hide_it():
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    result = subprocess.run([sys.executable, "-c", USER_CLASS_NAMED_LIKE_THE_LIBRARY], capture_output=True,
+                            text=True, env=env, cwd=str(ROOT), timeout=120)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    assert out["dense"].startswith("minikeras.layers.core")
+    assert out["loaded"].startswith("minikeras.layers.core")
+    assert out["mha"] is True
+    assert all(module.startswith("minikeras.layers.core") for module in out["model"])
