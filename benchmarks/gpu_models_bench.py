@@ -23,10 +23,16 @@ JAX's matmul precision "float32", and ``NVIDIA_TF32_OVERRIDE=0``);
 ``--tf32 both`` adds the fp32 rows again with TF32 on everywhere. Each row
 has its ratio to torch eager on the same case (> 1: slower than torch).
 
-The run fits a time budget (``--budget``): each framework's process gets a
-share of what is left (minikeras's the largest), skips the cases that would
-start past it, and is stopped at it. A framework that cannot run (not
-installed, no GPU) prints one skip line and the others still run.
+The run fits a time budget (``--budget``). Its processes run in priority
+order: every framework with TF32 off (torch first: every ratio needs it),
+then the TF32-on rows; each process may take up to twice what it is
+expected to (gpu_models_specs.EXPECTED_SECONDS) of what is left, so a
+process that ends early leaves its time to the next ones and a short budget
+cuts the TF32-on rows of the last frameworks first. A process starts no case
+past its share and is stopped at it; within it ResNet-50 runs first
+(gpu_models_specs.RUN_ORDER), so a share that runs out loses the toy rows,
+not ResNet-50. A framework that cannot run (not installed, no GPU) prints
+one skip line and the others still run.
 
     python benchmarks/gpu_models_bench.py --json $OUT/gpu_models.json     # on the card
     python benchmarks/gpu_models_bench.py --models resnet50 --frameworks torch minikeras
@@ -53,14 +59,15 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(0, ROOT)  # the checkout's minikeras
 
-from gpu_models_specs import DEFAULT_MODELS, MODELS, Case, cases  # noqa: E402
+from gpu_models_specs import DEFAULT_MODELS, MODELS, Case, cases, expected_seconds  # noqa: E402
 
 FRAMEWORKS = ("torch", "minikeras", "minikeras-jit", "keras-jax", "torch-graphs", "torch-compile")
 DEFAULT_FRAMEWORKS = ("torch", "minikeras", "minikeras-jit", "keras-jax", "torch-graphs")
-# Shares of the time budget (what a framework leaves goes to the next ones):
-# minikeras's eager ResNet-50 is the slowest row, XLA compiles each model
-# (tens of seconds for ResNet-50), torch is the reference every ratio needs.
-WEIGHTS = {"torch": 2, "minikeras": 3, "minikeras-jit": 3, "keras-jax": 3, "torch-graphs": 1, "torch-compile": 2}
+# A process may take up to this many times its expected seconds (what it
+# leaves goes to the next ones): the expectations are guesses until a card
+# has run them.
+SLACK = 2.0
+MIN_PROCESS_SECONDS = 5  # a process with less is skipped
 REFERENCE = "torch"
 COLUMNS = ["model", "precision", "tf32", "framework", "batch", "fit_ms_per_step", "samples_per_s", "latency_ms",
            "vs_torch", "latency_vs_torch", "final_loss", "note"]
@@ -193,6 +200,13 @@ def device_description(device):
     return "gpu (nvidia-smi not found)"
 
 
+def process_seconds(framework, planned, left, small=False):
+    """The seconds ``framework``'s process over ``planned`` may take when
+    ``left`` of the budget is left: up to SLACK times what it is expected
+    to take on a card; tiny shapes (a smoke test) may take all that is left."""
+    return left if small else min(left, SLACK * expected_seconds(framework, planned))
+
+
 def run(args):
     start = time.time()
     modes = {"off": [False], "on": [True], "both": [False, True]}[args.tf32]
@@ -203,16 +217,15 @@ def run(args):
     frameworks = [name for name in FRAMEWORKS if name in args.frameworks]  # torch, the reference, first
     groups = [(framework, tf32) for tf32 in modes for framework in frameworks]
     rows, skips = [], []
-    for index, (framework, tf32) in enumerate(groups):
+    cannot_run = set()  # frameworks whose process said they cannot run here: not started again
+    for framework, tf32 in groups:
         planned = [case for case in cases(args.models, modes, args.small, args.steps) if case.tf32 == tf32]
-        if not planned:
+        if not planned or framework in cannot_run:
             continue
-        left = args.budget - (time.time() - start)
-        share = WEIGHTS[framework] / sum(WEIGHTS[name] for name, _ in groups[index:])
-        seconds = left * share
+        seconds = process_seconds(framework, planned, args.budget - (time.time() - start), args.small)
         print(f"--- {framework}{' (TF32 on)' if tf32 else ''}: {len(planned)} cases, up to {seconds:.0f} s",
               file=sys.stderr, flush=True)
-        if seconds < 5:
+        if seconds < MIN_PROCESS_SECONDS:
             skips.append(dict(framework=framework, tf32=tf32, reason="the time budget was spent"))
             continue
         began = time.time()
@@ -220,6 +233,8 @@ def run(args):
         print(f"--- {framework}: done in {time.time() - began:.1f} s", file=sys.stderr, flush=True)
         rows += framework_rows
         skips += [skip for skip in framework_skips if skip not in skips]
+        if any("model" not in skip for skip in framework_skips):
+            cannot_run.add(framework)
     if site:
         shutil.rmtree(site, ignore_errors=True)
     add_ratios(rows)
