@@ -120,3 +120,11 @@ def test_the_dry_run_times_the_models_on_the_simulated_gpu(tmp_path):
     assert {(row["framework"], row["model"], row["precision"], row["tf32"]) for row in report["rows"]} == {
         (framework, model, precision, tf32) for framework in ("minikeras", "minikeras-jit")
         for model, precision, tf32 in (("mlp", "fp32", False), ("mlp", "fp32", True), ("transformer", "bf16", False))}
+
+
+def test_a_card_run_must_name_its_device_call(tmp_path):
+    # Both calls at once would pass the device tool's 10 minutes a command.
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_session.py"), str(tmp_path)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "--call 1 (the models) or --call 2 (the rest)" in result.stderr
+    assert not (tmp_path / "steps.log").exists()
