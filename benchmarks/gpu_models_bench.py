@@ -23,16 +23,17 @@ JAX's matmul precision "float32", and ``NVIDIA_TF32_OVERRIDE=0``);
 ``--tf32 both`` adds the fp32 rows again with TF32 on everywhere. Each row
 has its ratio to torch eager on the same case (> 1: slower than torch).
 
-The run fits a time budget (``--budget``). Its processes run in priority
-order: every framework with TF32 off (torch first: every ratio needs it),
-then the TF32-on rows; each process may take up to twice what it is
-expected to (gpu_models_specs.EXPECTED_SECONDS) of what is left, so a
-process that ends early leaves its time to the next ones and a short budget
-cuts the TF32-on rows of the last frameworks first. A process starts no case
-past its share and is stopped at it; within it ResNet-50 runs first
+The run fits a time budget (``--budget``). Its processes run one after the
+other, every framework with TF32 off (torch first: every ratio needs it),
+then the TF32-on rows; each gets its part of what is left in proportion to
+what it is expected to take on a card (gpu_models_specs.EXPECTED_SECONDS:
+Keras on JAX's XLA compiles make its part the largest), at most twice that,
+so a process that ends early leaves its time to the next ones and a short
+budget shortens every framework alike. A process starts no case past its
+share and is stopped at it; within it ResNet-50 runs first
 (gpu_models_specs.RUN_ORDER), so a share that runs out loses the toy rows,
 not ResNet-50. A framework that cannot run (not installed, no GPU) prints
-one skip line and the others still run.
+one skip line, is not started again, and the others still run.
 
     python benchmarks/gpu_models_bench.py --json $OUT/gpu_models.json     # on the card
     python benchmarks/gpu_models_bench.py --models resnet50 --frameworks torch minikeras
@@ -200,11 +201,15 @@ def device_description(device):
     return "gpu (nvidia-smi not found)"
 
 
-def process_seconds(framework, planned, left, small=False):
+def process_seconds(framework, planned, left, remaining, small=False):
     """The seconds ``framework``'s process over ``planned`` may take when
-    ``left`` of the budget is left: up to SLACK times what it is expected
-    to take on a card; tiny shapes (a smoke test) may take all that is left."""
-    return left if small else min(left, SLACK * expected_seconds(framework, planned))
+    ``left`` of the budget is left and the processes still to run (this one
+    included) are expected to take ``remaining``: its expected part of what
+    is left, and at most SLACK times what it is expected to take on a card
+    (tiny shapes, a smoke test, have no such cap: a card's guesses do not apply)."""
+    expected = expected_seconds(framework, planned)
+    share = left * expected / remaining if remaining > 0 else left
+    return share if small else min(share, SLACK * expected)
 
 
 def run(args):
@@ -215,14 +220,17 @@ def run(args):
     if "keras-jax" in args.frameworks and os.path.isdir(wheels) and importlib.util.find_spec("keras") is None:
         site = install_wheels(wheels)
     frameworks = [name for name in FRAMEWORKS if name in args.frameworks]  # torch, the reference, first
-    groups = [(framework, tf32) for tf32 in modes for framework in frameworks]
+    planned_cases = cases(args.models, modes, args.small, args.steps, args.tf32_models)
+    groups = [(framework, tf32, [case for case in planned_cases if case.tf32 == tf32])
+              for tf32 in modes for framework in frameworks]
+    groups = [group for group in groups if group[2]]
     rows, skips = [], []
     cannot_run = set()  # frameworks whose process said they cannot run here: not started again
-    for framework, tf32 in groups:
-        planned = [case for case in cases(args.models, modes, args.small, args.steps) if case.tf32 == tf32]
-        if not planned or framework in cannot_run:
+    for index, (framework, tf32, planned) in enumerate(groups):
+        if framework in cannot_run:
             continue
-        seconds = process_seconds(framework, planned, args.budget - (time.time() - start), args.small)
+        remaining = sum(expected_seconds(name, later) for name, _, later in groups[index:] if name not in cannot_run)
+        seconds = process_seconds(framework, planned, args.budget - (time.time() - start), remaining, args.small)
         print(f"--- {framework}{' (TF32 on)' if tf32 else ''}: {len(planned)} cases, up to {seconds:.0f} s",
               file=sys.stderr, flush=True)
         if seconds < MIN_PROCESS_SECONDS:
@@ -250,6 +258,8 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=None, help="steps per epoch (default: per model)")
     parser.add_argument("--tf32", choices=("off", "on", "both"), default="off",
                         help="fp32 rows with TF32 off (default), on, or both sets")
+    parser.add_argument("--tf32-models", nargs="+", choices=MODELS, default=None,
+                        help="only these models' TF32-on rows (default: every fp32 model's)")
     parser.add_argument("--budget", type=float, default=540, help="seconds for the whole run")
     parser.add_argument("--wheels", default=None, help="folder of carried wheels (default .card_wheels/)")
     parser.add_argument("--dry-run", action="store_true", help="--device cpu --small --steps 2")

@@ -98,15 +98,18 @@ class Case:
         return dataclasses.asdict(self)
 
 
-def cases(models, tf32_modes, small=False, steps=None):
+def cases(models, tf32_modes, small=False, steps=None, tf32_models=None):
     """The cases for ``models`` (in RUN_ORDER), each fp32 case once per
-    TF32 mode in ``tf32_modes`` and each bf16 case once (with the first mode)."""
+    TF32 mode in ``tf32_modes`` and each bf16 case once (with the first mode);
+    ``tf32_models`` (default: all) limits the TF32-on cases to those models."""
     table = SMALL if small else FULL
     planned = []
     for model in [name for name in RUN_ORDER if name in models]:
         shape, classes, batch, precisions, model_steps = table[model]
         for precision in precisions:
             for tf32 in tf32_modes if precision == "fp32" else tf32_modes[:1]:
+                if tf32 and tf32_models is not None and model not in tf32_models:
+                    continue
                 planned.append(Case(model, precision, tf32, batch, steps or model_steps, shape, classes, small))
     return planned
 

@@ -39,7 +39,9 @@ def test_the_two_calls_fit_the_lease_with_the_models_first():
     assert models.argv[models.argv.index("--tf32") + 1] == "both"
     assert models.argv[models.argv.index("--budget") + 1] == plan.BUDGET
     first = models.argv.index("--models") + 1
-    assert models.argv[first:first + 4] == ["resnet50", "cifar_cnn", "cnn", "mlp"]  # issue 33 §1's rows first
+    assert models.argv[first:] == ["resnet50", "cifar_cnn", "cnn", "mlp", "--json", plan.JSON]  # issue 33 §1's rows
+    tf32 = models.argv.index("--tf32-models") + 1
+    assert models.argv[tf32:tf32 + 3] == ["resnet50", "cifar_cnn", "--models"]  # the arithmetic-bound rows
     names = [step.name for step in plan.card_steps(2, "python3")]
     assert names[:11] == ["env", "kernels", "cudnn", "prefetch", "graph", "checks", "examples-cold", "suite",
                           "examples-warm", "profile", "bench"]
