@@ -78,6 +78,13 @@ def main(argv=None):
     parser.add_argument("--device", default=None, help="e.g. gpu:0 (default: the default device)")
     parser.add_argument("--json", default=None, help="also write the medians here")
     args = parser.parse_args(argv)
+    if args.device and args.device.startswith("gpu") and \
+            os.environ.get("MINIKERAS_SIMULATED_GPU", "").strip() in ("", "0"):
+        from minikeras import backend
+
+        if not backend.gpu_available():
+            print(f"bench_prefetch: no GPU here ({backend.gpu_unavailable_reason()}); nothing to time.")
+            return
     rows = []
     with mk.device(args.device) if args.device else contextlib.nullcontext():
         device = registry.default_device()
