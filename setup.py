@@ -12,10 +12,14 @@ setup(
                       "ml_dtypes>=0.4"],  # bfloat16 (mixed_bfloat16), imported on first use
     extras_require={
         # Binary wheels only: CuPy's [ctk] extra brings the CUDA toolkit
-        # libraries (cudart, NVRTC, cuBLAS, cuRAND, ...) as NVIDIA's wheels, so
-        # a machine needs only the NVIDIA driver. See README "GPU".
-        "gpu": ["cupy-cuda12x[ctk]>=14,<15"],  # CUDA 12 (driver >= 525)
-        "gpu-cu13": ["cupy-cuda13x[ctk]>=14,<15"],  # CUDA 13 (driver >= 580)
+        # libraries (cudart, NVRTC, cuBLAS, cuRAND, ...) as NVIDIA's wheels, and
+        # NVIDIA's cuDNN 9 wheel the convolutions' library (device/cudnn.py loads
+        # its nvidia/cudnn/lib/libcudnn.so.9; ~0.5-0.7 GB), so a machine needs
+        # only the NVIDIA driver. See README "GPU".
+        "gpu": ["cupy-cuda12x[ctk]>=14,<15",  # CUDA 12 (driver >= 525)
+                "nvidia-cudnn-cu12>=9,<10"],
+        "gpu-cu13": ["cupy-cuda13x[ctk]>=14,<15",  # CUDA 13 (driver >= 580)
+                     "nvidia-cudnn-cu13>=9.12,<10"],  # 9.12: the first cuDNN built for CUDA 13
         "nccl": ["nvidia-nccl-cu12>=2.18"],  # NCCL for MirroredModel on CUDA 12
         "nccl-cu13": ["nvidia-nccl-cu13>=2.27"],
         # The mpich wheel brings the MPI library and mpiexec: no system MPI needed.

@@ -9,8 +9,14 @@ process CPU time and wall time per step of each. On the CPU both paths
 are the same code (the prefetch is not engaged), which the numbers show.
 
     MINIKERAS_SIMULATED_GPU=1 python benchmarks/bench_prefetch.py --model tiny
+    python benchmarks/bench_prefetch.py --model tiny cnn --device gpu:0 --json out.json  # the GPU session's step
+
+The last line sums up every model (``prefetch: tiny off ... / on ... ms wall
+per step; ...``): benchmarks/gpu_session.py shows it in its summary.
 """
 import argparse
+import contextlib
+import json
 import os
 import statistics
 import sys
@@ -38,34 +44,65 @@ def _model(name):
                           layers.Dense(10)]), (32, 32, 3)
 
 
-def main():
+def measure(name, batch, steps, rounds):
+    """Median CPU and wall time per step (ms), ``{enabled: (cpu, wall)}``, of
+    ``name`` trained on the current default device, prefetch on and off in turn."""
+    mk.random.seed(0)
+    model, shape = _model(name)
+    model.compile("adam", mk.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+    rng = numpy.random.default_rng(0)
+    x = rng.normal(size=(batch * steps,) + shape).astype("float32")
+    y = rng.integers(0, 3 if name == "tiny" else 10, size=len(x))
+    model.fit(x[:batch * 2], y[:batch * 2], batch_size=batch, verbose=0)  # warm-up
+    times = {True: [], False: []}
+    try:
+        for round_ in range(rounds):
+            for enabled in ((True, False) if round_ % 2 == 0 else (False, True)):
+                prefetch.enabled = enabled
+                cpu, wall = time.process_time(), time.perf_counter()
+                model.fit(x, y, batch_size=batch, epochs=1, verbose=0)
+                registry.default_device().synchronize()
+                times[enabled].append(((time.process_time() - cpu) / steps, (time.perf_counter() - wall) / steps))
+    finally:
+        prefetch.enabled = True
+    return {enabled: (statistics.median(t[0] for t in times[enabled]) * 1e3,
+                      statistics.median(t[1] for t in times[enabled]) * 1e3) for enabled in times}
+
+
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", choices=("tiny", "mlp", "cnn"), default="tiny")
+    parser.add_argument("--model", nargs="+", choices=("tiny", "mlp", "cnn"), default=["tiny"])
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--steps", type=int, default=40, help="steps per epoch")
     parser.add_argument("--rounds", type=int, default=5)
-    args = parser.parse_args()
-    mk.random.seed(0)
-    model, shape = _model(args.model)
-    model.compile("adam", mk.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
-    rng = numpy.random.default_rng(0)
-    x = rng.normal(size=(args.batch * args.steps,) + shape).astype("float32")
-    y = rng.integers(0, 3 if args.model == "tiny" else 10, size=len(x))
-    model.fit(x[:args.batch * 2], y[:args.batch * 2], batch_size=args.batch, verbose=0)  # warm-up
-    times = {True: [], False: []}
-    for round_ in range(args.rounds):
-        for enabled in ((True, False) if round_ % 2 == 0 else (False, True)):
-            prefetch.enabled = enabled
-            cpu, wall = time.process_time(), time.perf_counter()
-            model.fit(x, y, batch_size=args.batch, epochs=1, verbose=0)
-            registry.default_device().synchronize()
-            times[enabled].append(((time.process_time() - cpu) / args.steps, (time.perf_counter() - wall) / args.steps))
-    device = registry.default_device()
-    print(f"{args.model}, batch {args.batch}, {args.steps} steps an epoch, {args.rounds} rounds, on {device.canonical}")
-    for enabled in (False, True):
-        cpu = statistics.median(t[0] for t in times[enabled]) * 1e3
-        wall = statistics.median(t[1] for t in times[enabled]) * 1e3
-        print(f"  prefetch {'on ' if enabled else 'off'}: {cpu:.3f} ms CPU, {wall:.3f} ms wall per step")
+    parser.add_argument("--device", default=None, help="e.g. gpu:0 (default: the default device)")
+    parser.add_argument("--json", default=None, help="also write the medians here")
+    args = parser.parse_args(argv)
+    if args.device and args.device.startswith("gpu") and \
+            os.environ.get("MINIKERAS_SIMULATED_GPU", "").strip() in ("", "0"):
+        from minikeras import backend
+
+        if not backend.gpu_available():
+            print(f"bench_prefetch: no GPU here ({backend.gpu_unavailable_reason()}); nothing to time.")
+            return
+    rows = []
+    with mk.device(args.device) if args.device else contextlib.nullcontext():
+        device = registry.default_device()
+        for name in args.model:
+            medians = measure(name, args.batch, args.steps, args.rounds)
+            print(f"{name}, batch {args.batch}, {args.steps} steps an epoch, {args.rounds} rounds, "
+                  f"on {device.canonical}", flush=True)
+            for enabled in (False, True):
+                cpu, wall = medians[enabled]
+                print(f"  prefetch {'on ' if enabled else 'off'}: {cpu:.3f} ms CPU, {wall:.3f} ms wall per step")
+                rows.append(dict(model=name, batch=args.batch, steps=args.steps, rounds=args.rounds,
+                                 device=device.canonical, prefetch=enabled, cpu_ms=cpu, wall_ms=wall))
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump({"benchmark": "bench_prefetch", "rows": rows}, handle, indent=1)
+    walls = {(row["model"], row["prefetch"]): row["wall_ms"] for row in rows}
+    print("prefetch: " + "; ".join(f"{name} off {walls[name, False]:.3f} / on {walls[name, True]:.3f} ms wall per step"
+                                   for name in args.model))
 
 
 if __name__ == "__main__":

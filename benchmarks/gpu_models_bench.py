@@ -23,10 +23,17 @@ JAX's matmul precision "float32", and ``NVIDIA_TF32_OVERRIDE=0``);
 ``--tf32 both`` adds the fp32 rows again with TF32 on everywhere. Each row
 has its ratio to torch eager on the same case (> 1: slower than torch).
 
-The run fits a time budget (``--budget``): each framework's process gets a
-share of what is left (minikeras's the largest), skips the cases that would
-start past it, and is stopped at it. A framework that cannot run (not
-installed, no GPU) prints one skip line and the others still run.
+The run fits a time budget (``--budget``). Its processes run one after the
+other, every framework with TF32 off (torch first: every ratio needs it),
+then the TF32-on rows; each gets its part of what is left in proportion to
+what it is expected to take on a card (gpu_models_specs.EXPECTED_SECONDS:
+Keras on JAX's XLA compiles make its part the largest), at most twice that,
+so a process that ends early leaves its time to the next ones and a short
+budget shortens every framework alike. A process starts no case past its
+share and is stopped at it; within it ResNet-50 runs first
+(gpu_models_specs.RUN_ORDER), so a share that runs out loses the toy rows,
+not ResNet-50. A framework that cannot run (not installed, no GPU) prints
+one skip line, is not started again, and the others still run.
 
     python benchmarks/gpu_models_bench.py --json $OUT/gpu_models.json     # on the card
     python benchmarks/gpu_models_bench.py --models resnet50 --frameworks torch minikeras
@@ -53,14 +60,15 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(0, ROOT)  # the checkout's minikeras
 
-from gpu_models_specs import DEFAULT_MODELS, MODELS, Case, cases  # noqa: E402
+from gpu_models_specs import DEFAULT_MODELS, MODELS, Case, cases, expected_seconds  # noqa: E402
 
 FRAMEWORKS = ("torch", "minikeras", "minikeras-jit", "keras-jax", "torch-graphs", "torch-compile")
 DEFAULT_FRAMEWORKS = ("torch", "minikeras", "minikeras-jit", "keras-jax", "torch-graphs")
-# Shares of the time budget (what a framework leaves goes to the next ones):
-# minikeras's eager ResNet-50 is the slowest row, XLA compiles each model
-# (tens of seconds for ResNet-50), torch is the reference every ratio needs.
-WEIGHTS = {"torch": 2, "minikeras": 3, "minikeras-jit": 3, "keras-jax": 3, "torch-graphs": 1, "torch-compile": 2}
+# A process may take up to this many times its expected seconds (what it
+# leaves goes to the next ones): the expectations are guesses until a card
+# has run them.
+SLACK = 2.0
+MIN_PROCESS_SECONDS = 5  # a process with less is skipped
 REFERENCE = "torch"
 COLUMNS = ["model", "precision", "tf32", "framework", "batch", "fit_ms_per_step", "samples_per_s", "latency_ms",
            "vs_torch", "latency_vs_torch", "final_loss", "note"]
@@ -193,6 +201,17 @@ def device_description(device):
     return "gpu (nvidia-smi not found)"
 
 
+def process_seconds(framework, planned, left, remaining, small=False):
+    """The seconds ``framework``'s process over ``planned`` may take when
+    ``left`` of the budget is left and the processes still to run (this one
+    included) are expected to take ``remaining``: its expected part of what
+    is left, and at most SLACK times what it is expected to take on a card
+    (tiny shapes, a smoke test, have no such cap: a card's guesses do not apply)."""
+    expected = expected_seconds(framework, planned)
+    share = left * expected / remaining if remaining > 0 else left
+    return share if small else min(share, SLACK * expected)
+
+
 def run(args):
     start = time.time()
     modes = {"off": [False], "on": [True], "both": [False, True]}[args.tf32]
@@ -201,18 +220,20 @@ def run(args):
     if "keras-jax" in args.frameworks and os.path.isdir(wheels) and importlib.util.find_spec("keras") is None:
         site = install_wheels(wheels)
     frameworks = [name for name in FRAMEWORKS if name in args.frameworks]  # torch, the reference, first
-    groups = [(framework, tf32) for tf32 in modes for framework in frameworks]
+    planned_cases = cases(args.models, modes, args.small, args.steps, args.tf32_models)
+    groups = [(framework, tf32, [case for case in planned_cases if case.tf32 == tf32])
+              for tf32 in modes for framework in frameworks]
+    groups = [group for group in groups if group[2]]
     rows, skips = [], []
-    for index, (framework, tf32) in enumerate(groups):
-        planned = [case for case in cases(args.models, modes, args.small, args.steps) if case.tf32 == tf32]
-        if not planned:
+    cannot_run = set()  # frameworks whose process said they cannot run here: not started again
+    for index, (framework, tf32, planned) in enumerate(groups):
+        if framework in cannot_run:
             continue
-        left = args.budget - (time.time() - start)
-        share = WEIGHTS[framework] / sum(WEIGHTS[name] for name, _ in groups[index:])
-        seconds = left * share
+        remaining = sum(expected_seconds(name, later) for name, _, later in groups[index:] if name not in cannot_run)
+        seconds = process_seconds(framework, planned, args.budget - (time.time() - start), remaining, args.small)
         print(f"--- {framework}{' (TF32 on)' if tf32 else ''}: {len(planned)} cases, up to {seconds:.0f} s",
               file=sys.stderr, flush=True)
-        if seconds < 5:
+        if seconds < MIN_PROCESS_SECONDS:
             skips.append(dict(framework=framework, tf32=tf32, reason="the time budget was spent"))
             continue
         began = time.time()
@@ -220,6 +241,8 @@ def run(args):
         print(f"--- {framework}: done in {time.time() - began:.1f} s", file=sys.stderr, flush=True)
         rows += framework_rows
         skips += [skip for skip in framework_skips if skip not in skips]
+        if any("model" not in skip for skip in framework_skips):
+            cannot_run.add(framework)
     if site:
         shutil.rmtree(site, ignore_errors=True)
     add_ratios(rows)
@@ -235,6 +258,8 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=None, help="steps per epoch (default: per model)")
     parser.add_argument("--tf32", choices=("off", "on", "both"), default="off",
                         help="fp32 rows with TF32 off (default), on, or both sets")
+    parser.add_argument("--tf32-models", nargs="+", choices=MODELS, default=None,
+                        help="only these models' TF32-on rows (default: every fp32 model's)")
     parser.add_argument("--budget", type=float, default=540, help="seconds for the whole run")
     parser.add_argument("--wheels", default=None, help="folder of carried wheels (default .card_wheels/)")
     parser.add_argument("--dry-run", action="store_true", help="--device cpu --small --steps 2")

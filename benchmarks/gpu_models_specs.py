@@ -12,10 +12,25 @@ import dataclasses
 
 import numpy as np
 
-# In the order each framework runs them: the cheap ones first, so that a
-# spent time budget skips the end of the list (ResNet-50, EfficientNet).
 MODELS = ("mlp", "cnn", "cifar_cnn", "transformer", "resnet50", "efficientnet_b0")
 DEFAULT_MODELS = ("mlp", "cnn", "cifar_cnn", "transformer", "resnet50")
+# The order each framework's process runs its cases in: issue 33 §1's rows
+# first, ResNet-50 (the costliest, the one the issue is about) before the toy
+# models, so that a framework whose share of the time budget runs out loses
+# the cheap rows (which the GPU session's ``bench`` step times too), not
+# ResNet-50; the Transformer and EfficientNet, beyond §1, last.
+RUN_ORDER = ("resnet50", "cifar_cnn", "cnn", "mlp", "transformer", "efficientnet_b0")
+# Seconds one case is expected to take on an H200 (model build, synthetic
+# data, warm-up with its compiles and captures, two epochs, the latency
+# steps), and each framework's process start: guesses from the 2026-11-26
+# sessions' step times (benchmarks/NOTES.md) for sharing the budget, to be
+# replaced by the first card run's. Keras on JAX pays XLA's compile per case.
+EXPECTED_SECONDS = {
+    "torch": {"mlp": 3, "cnn": 3, "cifar_cnn": 4, "transformer": 8, "resnet50": 12, "efficientnet_b0": 15},
+    "minikeras": {"mlp": 4, "cnn": 5, "cifar_cnn": 7, "transformer": 15, "resnet50": 25, "efficientnet_b0": 40},
+    "keras-jax": {"mlp": 8, "cnn": 10, "cifar_cnn": 12, "transformer": 35, "resnet50": 60, "efficientnet_b0": 80},
+}
+EXPECTED_START_SECONDS = {"torch": 8, "minikeras": 4, "keras-jax": 12}
 LEARNING_RATE = 1e-3
 
 # model: (sample shape, classes, batch, precisions, steps per epoch); channels last.
@@ -83,17 +98,27 @@ class Case:
         return dataclasses.asdict(self)
 
 
-def cases(models, tf32_modes, small=False, steps=None):
-    """The cases for ``models`` (in MODELS's order), each fp32 case once per
-    TF32 mode in ``tf32_modes`` and each bf16 case once (with the first mode)."""
+def cases(models, tf32_modes, small=False, steps=None, tf32_models=None):
+    """The cases for ``models`` (in RUN_ORDER), each fp32 case once per
+    TF32 mode in ``tf32_modes`` and each bf16 case once (with the first mode);
+    ``tf32_models`` (default: all) limits the TF32-on cases to those models."""
     table = SMALL if small else FULL
     planned = []
-    for model in [name for name in MODELS if name in models]:
+    for model in [name for name in RUN_ORDER if name in models]:
         shape, classes, batch, precisions, model_steps = table[model]
         for precision in precisions:
             for tf32 in tf32_modes if precision == "fp32" else tf32_modes[:1]:
+                if tf32 and tf32_models is not None and model not in tf32_models:
+                    continue
                 planned.append(Case(model, precision, tf32, batch, steps or model_steps, shape, classes, small))
     return planned
+
+
+def expected_seconds(framework, planned):
+    """What ``framework``'s process is expected to take over ``planned`` on a card
+    (EXPECTED_SECONDS; torch's CUDA graphs and torch.compile as torch, jit as eager)."""
+    kind = "keras-jax" if framework == "keras-jax" else "torch" if framework.startswith("torch") else "minikeras"
+    return EXPECTED_START_SECONDS[kind] + sum(EXPECTED_SECONDS[kind][case.model] for case in planned)
 
 
 def synthetic_data(case, seed=0):

@@ -96,3 +96,34 @@ def test_a_spent_budget_skips_every_framework_with_a_reason(tmp_path):
     assert [(skip["framework"], skip["reason"]) for skip in report["skipped"]] == [
         ("torch", "the time budget was spent"), ("minikeras", "the time budget was spent")]
     assert "skipped: minikeras, every case: the time budget was spent" in printed
+
+
+def _bench_module():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        spec = importlib.util.spec_from_file_location("gpu_models_bench", SCRIPT)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+
+
+def test_resnet50_runs_first_and_each_process_gets_its_expected_part_of_the_budget():
+    bench = _bench_module()
+    planned = bench.cases(("mlp", "cnn", "cifar_cnn", "transformer", "resnet50"), [False, True])
+    off = [(case.model, case.precision) for case in planned if not case.tf32]
+    assert off == [("resnet50", "fp32"), ("resnet50", "bf16"), ("cifar_cnn", "fp32"), ("cnn", "fp32"),
+                   ("mlp", "fp32"), ("transformer", "bf16")]
+    assert [case.model for case in planned if case.tf32] == ["resnet50", "cifar_cnn", "cnn", "mlp"]
+    limited = bench.cases(("mlp", "resnet50"), [False, True], tf32_models=("resnet50",))
+    assert [(case.model, case.precision, case.tf32) for case in limited] == [
+        ("resnet50", "fp32", False), ("resnet50", "fp32", True), ("resnet50", "bf16", False), ("mlp", "fp32", False)]
+    torch_seconds = bench.expected_seconds("torch", planned)
+    assert bench.expected_seconds("keras-jax", planned) > bench.expected_seconds("minikeras-jit", planned) \
+        > torch_seconds == bench.expected_seconds("torch-graphs", planned)
+    # A card's process: its expected part of what is left, at most twice what it is expected to take.
+    assert bench.process_seconds("torch", planned, 300, 4 * torch_seconds) == pytest.approx(75)
+    assert bench.process_seconds("torch", planned, 10_000, torch_seconds) == 2 * torch_seconds
+    # Tiny shapes: a card's guesses do not apply, the process may take its part of all that is left.
+    assert bench.process_seconds("torch", planned, 10_000, 2 * torch_seconds, small=True) == pytest.approx(5_000)
