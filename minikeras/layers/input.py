@@ -10,6 +10,7 @@ from minikeras.backend.dtypes import as_numpy_dtype
 from minikeras.layers.base import _context
 from minikeras.layers.keras_mask import get_keras_mask, set_keras_mask
 from minikeras.layers.rnn.rnn_state import PROBING
+from minikeras.ops import _entry
 from minikeras._support.nest import flatten as _flatten
 from minikeras._support.nest import map_structure as _map
 
@@ -25,6 +26,15 @@ def _operator(name, reflected=False):
     return method
 
 
+def _record_op_call(function, args, kwargs):
+    from minikeras.layers import symbolic_ops
+
+    return symbolic_ops.record_call(function, args, kwargs)
+
+
+_entry.symbolic_hook = _record_op_call  # keras.ops on KerasTensors record graph nodes (ops/_entry.py)
+
+
 class KerasTensor:
     """A symbolic tensor: a shape (batch axis None), a dtype and the node
     that produces it.
@@ -34,6 +44,8 @@ class KerasTensor:
         dtype: numpy dtype name, or ``"string"`` for text (Keras's name).
         node: the Node that outputs it; ``index`` its position there.
     """
+
+    _is_symbolic_tensor = True  # Tensor operators hand it to the op, which records a node
 
     def __init__(self, shape, dtype="float32", node=None, index=0, name=None):
         self.shape = tuple(shape)
@@ -61,6 +73,12 @@ class KerasTensor:
     __pow__, __rpow__ = _operator("power"), _operator("power", reflected=True)
     __matmul__, __rmatmul__ = _operator("matmul"), _operator("matmul", reflected=True)
     __neg__, __abs__ = _operator("negative"), _operator("absolute")
+
+    def __getitem__(self, key):
+        """``x[:, 0]``, ``x[..., None]``: recorded as a node, as Keras records its GetItem."""
+        from minikeras import ops
+
+        return ops.getitem(self, key)
 
     def __array__(self, *args, **kwargs):
         raise TypeError(

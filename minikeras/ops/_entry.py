@@ -27,6 +27,14 @@ from minikeras._support.argument_validation import raised_by_library_check
 
 _RELABELED = (ValueError, TypeError, IndexError)
 
+# Set by minikeras.layers.input (the floor that has KerasTensor): called as
+# ``hook(op, args, kwargs)`` when an op refused its arguments, it records the
+# call as a node of the functional graph if one of them is a KerasTensor (as
+# Keras 3's ops do on symbolic tensors) and returns its KerasTensor output, or
+# returns NotImplemented. Only the failure path looks, so a call on arrays
+# pays nothing for it.
+symbolic_hook = None
+
 # Ops of real numbers only: Keras 3 refuses complex operands to them (orderings,
 # roundings, integer and window ops, the statistics built on sorting, the nn and
 # image ops), and NumPy has no complex kernel for many (``ceil``, ``hypot``,
@@ -67,12 +75,21 @@ def names_its_errors(name, function):
             _refuse_complex(name, args, kwargs)
         try:
             return function(*args, **kwargs)
+        except AttributeError:
+            recorded = _recorded(op, args, kwargs)
+            if recorded is NotImplemented:
+                raise
+            return recorded
         except MemoryError as error:
             translated = op_errors.translate(error, placement_device(), name)
             if translated is None:
                 raise
             raise translated from error
         except _RELABELED as error:
+            if type(error) is TypeError:
+                recorded = _recorded(op, args, kwargs)
+                if recorded is not NotImplemented:
+                    return recorded
             if type(error) not in _RELABELED:
                 raise
             message = getattr(error, "_minikeras_op_message", None)  # an inner op relabeled it: start over
@@ -92,6 +109,11 @@ def names_its_errors(name, function):
 
     op._minikeras_names_errors = True
     return op
+
+
+def _recorded(op, args, kwargs):
+    """The symbolic output of ``op(*args, **kwargs)`` if an argument is a KerasTensor, else NotImplemented."""
+    return NotImplemented if symbolic_hook is None else symbolic_hook(op, args, kwargs)
 
 
 def wrap_public_ops(package, also=()):

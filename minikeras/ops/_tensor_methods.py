@@ -29,8 +29,8 @@ _NATIVE = (Tensor, numbers.Number, numpy.ndarray, numpy.generic)
 def _operand(other):
     """``other``, or its array when it is another library's array."""
     if type(other) in (float, int) or isinstance(other, _NATIVE) or backend.is_array(other) or \
-            not array_like.speaks_array_protocol(other):
-        return other
+            not array_like.speaks_array_protocol(other) or getattr(other, "_is_symbolic_tensor", False):
+        return other  # a KerasTensor: the op records the call as a graph node (layers/symbolic_ops.py)
     return array_like.to_array(other, "Tensor operator")
 
 

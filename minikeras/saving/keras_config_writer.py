@@ -104,7 +104,7 @@ def _model_config_to_keras(class_name, config):
                                                    "name": f"{config['name']}_input"}))
         config["build_input_shape"] = shape
     for spec in config["layers"]:
-        if spec["class_name"] == "SymbolicOperation":  # written as Keras's operation node
+        if spec["class_name"] == "SymbolicOperation" and "arguments" not in spec["config"]:  # Keras's node
             layers.append(operation_to_keras(spec, _reference_to_keras))
             continue
         keras_spec = spec_to_keras(spec["class_name"], spec["config"])

@@ -143,8 +143,8 @@ def test_conv2d_keras_defaults_weights_and_names(rng):
     assert limit * 0.9 < numpy.abs(kernel).max() <= limit
     assert layer.count_params() == 3 * 3 * 5 * 16 + 16
     config = layer.get_config()
-    assert config["strides"] == [1, 1] and config["padding"] == "valid" and config["data_format"] == "channels_last"
-    assert config["dilation_rate"] == [1, 1] and config["groups"] == 1 and config["activation"] == "linear"
+    assert config["strides"] == (1, 1) and config["padding"] == "valid" and config["data_format"] == "channels_last"
+    assert config["dilation_rate"] == (1, 1) and config["groups"] == 1 and config["activation"] == "linear"
 
 
 def test_integer_inputs_are_cast(rng):

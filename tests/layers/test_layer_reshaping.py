@@ -26,7 +26,7 @@ def test_zero_padding2d_forms(rng, padding, pairs):
 
 def test_zero_padding_defaults_and_1d(rng):
     assert layers.ZeroPadding2D().padding == ((1, 1), (1, 1))
-    assert layers.ZeroPadding2D().get_config()["padding"] == [[1, 1], [1, 1]]
+    assert layers.ZeroPadding2D().get_config()["padding"] == ((1, 1), (1, 1))  # Keras 3.15: tuples
     x = rng.standard_normal((2, 3, 2)).astype("float32")
     numpy.testing.assert_array_equal(layers.ZeroPadding1D()(x).numpy(), numpy.pad(x, ((0, 0), (1, 1), (0, 0))))
     numpy.testing.assert_array_equal(layers.ZeroPadding1D((0, 2))(x).numpy(), numpy.pad(x, ((0, 0), (0, 2), (0, 0))))

@@ -107,3 +107,19 @@ def test_view_as_real_of_real_input_has_zero_imaginary_parts():
 def test_a_none_dtype_is_floatx():
     assert ops.cast(numpy.array([1, 2]), None).dtype == numpy.float32  # Keras's standardize_dtype(None)
     assert ops.saturate_cast(numpy.array([1, 2]), None).dtype == numpy.float32
+
+
+def test_a_box_computed_with_ops_crops_and_pads():
+    # keras.io's CutMix computes its box with ops (clip, cast) and passes the 0-d int Tensors on:
+    # Keras takes them as their ints; a float Tensor stays refused.
+    images = _array(1, 6, 6, 2)
+    top = ops.cast(ops.clip(ops.convert_to_tensor(3.7), 0, 6), "int32")
+    size = ops.convert_to_tensor(numpy.int64(2))
+    cropped = ops.image.crop_images(images, top_cropping=top, left_cropping=top, target_height=size, target_width=size)
+    numpy.testing.assert_array_equal(cropped.numpy(), images[:, 3:5, 3:5])
+    padded = ops.image.pad_images(cropped, top_padding=top, left_padding=size, target_height=6, target_width=6)
+    assert padded.shape == (1, 6, 6, 2)
+    numpy.testing.assert_array_equal(padded.numpy()[:, 3:5, 2:4], images[:, 3:5, 3:5])
+    with pytest.raises(TypeError, match="top_cropping must be an int"):
+        ops.image.crop_images(images, top_cropping=ops.convert_to_tensor(1.0), left_cropping=0, target_height=2,
+                              target_width=2)

@@ -168,5 +168,5 @@ class _Conv(Layer):
             **_kernel_config(self),
         }
         for key in ("kernel_size", "strides", "dilation_rate"):
-            config[key] = list(config[key])
+            config[key] = tuple(config[key])
         return config

@@ -57,7 +57,7 @@ class Conv2DTranspose(_Conv):
     def get_config(self):
         config = super().get_config()
         del config["groups"]
-        config["output_padding"] = None if self.output_padding is None else list(self.output_padding)
+        config["output_padding"] = None if self.output_padding is None else tuple(self.output_padding)
         return config
 
 

@@ -219,7 +219,7 @@ class EinsumDense(EinsumDenseQuantization, LoraMixin, Layer):
 
     def get_config(self):
         return config_with_policy(self, {
-            **super().get_config(), "output_shape": list(self.partial_output_shape), "equation": self.equation,
+            **super().get_config(), "output_shape": tuple(self.partial_output_shape), "equation": self.equation,
             "activation": activations.serialize(self.activation), "bias_axes": self.bias_axes,
             "kernel_initializer": initializers.serialize(self.kernel_initializer),
             "bias_initializer": initializers.serialize(self.bias_initializer),

@@ -39,4 +39,4 @@ class _AdaptivePooling(Layer):
         return (input_shape[0],) + self.output_size + (input_shape[-1],)
 
     def get_config(self):
-        return {**super().get_config(), "output_size": list(self.output_size), "data_format": self.data_format}
+        return {**super().get_config(), "output_size": tuple(self.output_size), "data_format": self.data_format}

@@ -37,8 +37,8 @@ class _Pooling(Layer):
     def get_config(self):
         return {
             **super().get_config(),
-            "pool_size": list(self.pool_size),
-            "strides": list(self.strides),
+            "pool_size": tuple(self.pool_size),
+            "strides": tuple(self.strides),
             "padding": self.padding,
             "data_format": self.data_format,
         }

@@ -186,7 +186,7 @@ class Normalization(Layer):
     def get_config(self):
         return {
             **super().get_config(),
-            "axis": list(self.axis),
+            "axis": tuple(self.axis),
             "invert": self.invert,
             "mean": None if self.input_mean is None else numpy.asarray(self.input_mean).tolist(),
             "variance": None if self.input_variance is None else numpy.asarray(self.input_variance).tolist(),

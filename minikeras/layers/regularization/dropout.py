@@ -40,5 +40,5 @@ class Dropout(_RandomLayer):
         return tuple(input_shape)
 
     def get_config(self):
-        noise_shape = None if self.noise_shape is None else list(self.noise_shape)
+        noise_shape = None if self.noise_shape is None else tuple(self.noise_shape)
         return {**super().get_config(), "rate": self.rate, "noise_shape": noise_shape, "seed": self.seed}

@@ -33,5 +33,5 @@ class _Cropping(Layer):
         return (input_shape[0],) + spatial + (input_shape[-1],)
 
     def get_config(self):
-        cropping = [list(p) for p in self.cropping] if self.rank == 2 else list(self.cropping[0])
+        cropping = tuple(tuple(p) for p in self.cropping) if self.rank == 2 else tuple(self.cropping[0])
         return {**super().get_config(), "cropping": cropping, "data_format": self.data_format}

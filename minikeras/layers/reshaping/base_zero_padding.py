@@ -51,5 +51,5 @@ class _ZeroPadding(Layer):
 
     def get_config(self):
         padding = self.padding[0] if self.rank == 1 else self.padding
-        return {**super().get_config(), "padding": [list(p) for p in padding] if self.rank == 2 else list(padding),
+        return {**super().get_config(), "padding": tuple(tuple(p) for p in padding) if self.rank == 2 else tuple(padding),
                 "data_format": self.data_format}

@@ -22,5 +22,5 @@ class Cropping3D(_Cropping):
 
     def get_config(self):
         config = super().get_config()
-        config["cropping"] = [list(pair) for pair in self.cropping]
+        config["cropping"] = tuple(tuple(pair) for pair in self.cropping)
         return config

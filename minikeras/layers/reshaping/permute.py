@@ -34,4 +34,4 @@ class Permute(Layer):
         return (input_shape[0],) + tuple(input_shape[d] for d in self.dims)
 
     def get_config(self):
-        return {**super().get_config(), "dims": list(self.dims)}
+        return {**super().get_config(), "dims": tuple(self.dims)}

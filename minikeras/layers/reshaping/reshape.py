@@ -64,4 +64,4 @@ class Reshape(Layer):
         return (input_shape[0],) + self._output_sample_shape(input_shape[1:])
 
     def get_config(self):
-        return {**super().get_config(), "target_shape": list(self.target_shape)}
+        return {**super().get_config(), "target_shape": tuple(self.target_shape)}

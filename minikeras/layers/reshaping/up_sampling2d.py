@@ -46,5 +46,5 @@ class UpSampling2D(Layer):
         return (input_shape[0],) + spatial + (input_shape[-1],)
 
     def get_config(self):
-        return {**super().get_config(), "size": list(self.size), "data_format": self.data_format,
+        return {**super().get_config(), "size": tuple(self.size), "data_format": self.data_format,
                 "interpolation": self.interpolation}

@@ -33,5 +33,5 @@ class ZeroPadding3D(_ZeroPadding):
 
     def get_config(self):
         config = super().get_config()
-        config["padding"] = [list(pair) for pair in self.padding]
+        config["padding"] = tuple(tuple(pair) for pair in self.padding)
         return config

@@ -216,12 +216,17 @@ def _resample(x, matrix, axis):
 
 def _box_arguments(op_name, kind, top, left, bottom, right, target_height, target_width):
     """Check Keras's box arguments (two of each triple, none negative); return them as ints (a 0-d
-    integer array is its int) in the order given."""
+    integer array or Tensor is its int: a box computed with ops, as keras.io's CutMix does) in the
+    order given."""
+    from minikeras.autograd.tensor import Tensor
+
     names = {"top": f"top_{kind}", "bottom": f"bottom_{kind}", "left": f"left_{kind}", "right": f"right_{kind}",
              "target_height": "target_height", "target_width": "target_width"}
     values = {"top": top, "bottom": bottom, "left": left, "right": right, "target_height": target_height,
               "target_width": target_width}
     for name, value in values.items():
+        if isinstance(value, Tensor) and value.ndim == 0 and value.dtype.kind in "iu":
+            value = value.numpy()
         if value is not None:
             value = values[name] = validate_int(op_name, names[name], value)
             if value < 0:

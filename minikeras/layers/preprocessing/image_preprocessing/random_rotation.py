@@ -41,4 +41,4 @@ class RandomRotation(_Warp):
                             sin, cos, center_y - center_x * sin - center_y * cos, zeros, zeros], axis=1)
 
     def get_config(self):
-        return {**super().get_config(), "factor": list(self.factor)}
+        return {**super().get_config(), "factor": tuple(self.factor)}
