@@ -10,6 +10,7 @@ from minikeras.backend.dtypes import as_numpy_dtype
 from minikeras.layers.base import _context
 from minikeras.layers.keras_mask import get_keras_mask, set_keras_mask
 from minikeras.layers.rnn.rnn_state import PROBING
+from minikeras.ops import _entry
 from minikeras._support.nest import flatten as _flatten
 from minikeras._support.nest import map_structure as _map
 
@@ -67,6 +68,15 @@ class KerasTensor:
             "A symbolic KerasTensor (from Input) has no value: use it only to build a Model, "
             "then call the model on data."
         )
+
+
+def _symbolic_op(name, args, kwargs):
+    from minikeras.layers import symbolic_ops
+
+    return symbolic_ops.call_op(name, args, kwargs)
+
+
+_entry.symbolic_handler = _symbolic_op  # ops.square(keras_tensor) records a node (layers/symbolic_ops.py)
 
 
 def is_string_dtype(dtype):

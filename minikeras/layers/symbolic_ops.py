@@ -84,3 +84,92 @@ def apply(operation, left, right=None, reflected=False):
     if isinstance(right, numbers.Number) and not isinstance(right, bool):
         return SymbolicOperation(operation, constant=right, constant_first=reflected)(left)
     return NotImplemented
+
+
+_SLOT = "__symbolic_input__"  # where a KerasTensor argument was, in a SymbolicFunction's saved arguments
+
+
+class SymbolicFunction(Layer):
+    """Any other ``ops`` function called on KerasTensors (``ops.square(x)``,
+    ``ops.stack([a, b], axis=1)``, ``ops.expand_dims(x, -1)``): a graph node,
+    as Keras 3 records its operations, holding the op's name and its
+    non-tensor arguments; each KerasTensor argument is a slot filled, in
+    order, from the node's inputs.
+
+    Args:
+        function: the op's name in ``minikeras.ops`` (or ``ops.image``).
+        arguments: the positional arguments, ``{"__symbolic_input__": i}``
+            where the i-th tensor goes.
+        keywords: the keyword arguments, slots likewise.
+        **kwargs: base Layer arguments (name).
+    """
+
+    _is_operation = True
+    _casts_inputs = False
+
+    def __init__(self, function, arguments=(), keywords=None, **kwargs):
+        self._function = _op_named(function)
+        kwargs.setdefault("name", None)
+        if kwargs["name"] is None:
+            from minikeras.layers.naming import unique_name
+
+            kwargs["name"] = unique_name(function)
+        super().__init__(**kwargs)
+        self.function, self.arguments, self.keywords = function, list(arguments), dict(keywords or {})
+        self.built = True
+
+    @property
+    def keras_class_name(self):
+        """Keras's class of the operation (``Square``, ``ExpandDims``, ...), as its summary shows it."""
+        return "".join(part.capitalize() for part in self.function.split("_"))
+
+    def call(self, inputs):
+        def fill(value):
+            if isinstance(value, dict) and set(value) == {_SLOT}:
+                return inputs[value[_SLOT]]
+            if isinstance(value, (list, tuple)):
+                return type(value)(fill(item) for item in value)
+            if isinstance(value, dict):
+                return {key: fill(item) for key, item in value.items()}
+            return value
+
+        return self._function(*fill(self.arguments), **fill(self.keywords))
+
+    def get_config(self):
+        return {"name": self.name, "function": self.function, "arguments": self.arguments,
+                "keywords": self.keywords}
+
+
+def _op_named(function):
+    from minikeras.ops import image
+
+    found = getattr(ops, function, None) if isinstance(function, str) and not function.startswith("_") else None
+    found = found or (getattr(image, function, None) if isinstance(function, str) else None)
+    if not callable(found):
+        raise ValueError(f"SymbolicFunction: unknown op {function!r}; expected the name of a function of "
+                         "minikeras.ops (or ops.image).")
+    return found
+
+
+def call_op(name, args, kwargs):
+    """``ops.<name>(*args, **kwargs)`` with KerasTensors among the arguments
+    (nested in lists and dicts too) as a SymbolicFunction node; None when
+    there are none (the op's own error stands)."""
+    from minikeras.layers.input import KerasTensor
+
+    tensors = []
+
+    def slot(value):
+        if isinstance(value, KerasTensor):
+            tensors.append(value)
+            return {_SLOT: len(tensors) - 1}
+        if isinstance(value, (list, tuple)):
+            return type(value)(slot(item) for item in value)
+        if isinstance(value, dict):
+            return {key: slot(item) for key, item in value.items()}
+        return value
+
+    arguments, keywords = slot(list(args)), slot(dict(kwargs))
+    if not tensors:
+        return None
+    return SymbolicFunction(name, arguments, keywords)(tensors)

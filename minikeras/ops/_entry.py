@@ -56,6 +56,13 @@ def _refuse_complex(name, args, kwargs):
                             f"{'a complex number' if dtype is None else f'dtype {dtype}'}.")
 
 
+#: Set by the functional API (layers/input.py): ``handler(name, args, kwargs)``
+#: records an op called on KerasTensors as a graph node (Keras 3's symbolic
+#: ops), or returns None when no argument is one. Called only once the op has
+#: refused its arguments, so a call on values pays nothing for it.
+symbolic_handler = None
+
+
 def names_its_errors(name, function):
     """``function`` with its library argument errors prefixed by ``name`` (see the module docstring)."""
 
@@ -73,6 +80,10 @@ def names_its_errors(name, function):
                 raise
             raise translated from error
         except _RELABELED as error:
+            if symbolic_handler is not None:  # a KerasTensor argument: a functional model's graph node
+                node = symbolic_handler(name, args, kwargs)
+                if node is not None:
+                    return node
             if type(error) not in _RELABELED:
                 raise
             message = getattr(error, "_minikeras_op_message", None)  # an inner op relabeled it: start over
