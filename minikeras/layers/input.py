@@ -63,6 +63,11 @@ class KerasTensor:
     __matmul__, __rmatmul__ = _operator("matmul"), _operator("matmul", reflected=True)
     __neg__, __abs__ = _operator("negative"), _operator("absolute")
 
+    def __getitem__(self, key):  # x[:, 0] records a get_item node, as Keras's GetItem operation
+        from minikeras.layers import symbolic_ops
+
+        return symbolic_ops.call_op("get_item", (self, key), {})
+
     def __array__(self, *args, **kwargs):
         raise TypeError(
             "A symbolic KerasTensor (from Input) has no value: use it only to build a Model, "

@@ -8,6 +8,7 @@ it, saves it and rebuilds it) but not one of ``model.layers``, which lists
 layers only: ConvNeXt's ``inputs + layer(x)`` leaves Keras's layer count,
 and the weights' order, as they are.
 """
+import builtins
 import numbers
 
 from minikeras import ops
@@ -87,6 +88,8 @@ def apply(operation, left, right=None, reflected=False):
 
 
 _SLOT = "__symbolic_input__"  # where a KerasTensor argument was, in a SymbolicFunction's saved arguments
+# An index's slices, ``...`` and tuples (``x[:, 0]`` is not ``x[[:, 0]]``), as JSON.
+_SLICE, _ELLIPSIS, _TUPLE = "__slice__", "__ellipsis__", "__tuple__"
 
 
 class SymbolicFunction(Layer):
@@ -127,6 +130,12 @@ class SymbolicFunction(Layer):
         def fill(value):
             if isinstance(value, dict) and set(value) == {_SLOT}:
                 return inputs[value[_SLOT]]
+            if isinstance(value, dict) and set(value) == {_SLICE}:
+                return builtins.slice(*value[_SLICE])
+            if isinstance(value, dict) and set(value) == {_ELLIPSIS}:
+                return Ellipsis
+            if isinstance(value, dict) and set(value) == {_TUPLE}:
+                return tuple(fill(item) for item in value[_TUPLE])
             if isinstance(value, (list, tuple)):
                 return type(value)(fill(item) for item in value)
             if isinstance(value, dict):
@@ -163,8 +172,14 @@ def call_op(name, args, kwargs):
         if isinstance(value, KerasTensor):
             tensors.append(value)
             return {_SLOT: len(tensors) - 1}
-        if isinstance(value, (list, tuple)):
-            return type(value)(slot(item) for item in value)
+        if isinstance(value, builtins.slice):  # x[:, 0]: saved as data, not as a Python object
+            return {_SLICE: [value.start, value.stop, value.step]}
+        if value is Ellipsis:
+            return {_ELLIPSIS: True}
+        if isinstance(value, tuple):
+            return {_TUPLE: [slot(item) for item in value]}
+        if isinstance(value, list):
+            return [slot(item) for item in value]
         if isinstance(value, dict):
             return {key: slot(item) for key, item in value.items()}
         return value

@@ -34,13 +34,16 @@ def test_every_contract_has_a_script():
     assert {"custom_layer_weights", "callbacks_contract", "custom_train_step", "dict_inputs_outputs",
             "training_loop_from_scratch",
             "custom_metrics_losses", "output_format", "config_backend_backup",
-        "masking_and_padding", "stateful_rnn", "knowledge_distillation", "custom_activation"} <= names
+        "masking_and_padding", "stateful_rnn", "knowledge_distillation", "custom_activation",
+            "functional_ops", "saving_hooks"} <= names
 
 
 # The contract scripts of keras.io guides (masks, stateful RNNs, overridden
-# compute_loss/compile): the same file also runs under real Keras 3 with the
-# import changed back, which shows the script tests Keras's behaviour.
-KERAS_CHECKED = ["custom_activation", "knowledge_distillation", "masking_and_padding", "stateful_rnn"]
+# compute_loss/compile, ops on symbolic tensors, saving hooks): the same
+# file also runs under real Keras 3 with the import changed back, which
+# shows the script tests Keras's behaviour.
+KERAS_CHECKED = ["custom_activation", "functional_ops", "knowledge_distillation", "masking_and_padding",
+                 "saving_hooks", "stateful_rnn"]
 
 
 @pytest.mark.parametrize("script", KERAS_CHECKED)

@@ -70,3 +70,23 @@ def test_other_bad_arguments_keep_their_errors():
         ops.square("text")
     with pytest.raises(TypeError, match="shape"):
         ops.shape(None)
+
+
+def test_a_symbolic_loss_is_refused_as_keras_refuses_it():
+    inputs = mk.Input((3,))
+    model = mk.Model(inputs, layers.Dense(2)(inputs))
+    with pytest.raises(ValueError, match=r"add_loss\(\) can only be called from inside build\(\) or call\(\).*"
+                                         r"KerasTensor"):
+        model.add_loss(ops.mean(ops.square(model.output)))
+
+
+def test_indexing_a_keras_tensor_is_a_node_that_survives_a_file(tmp_path):
+    inputs = mk.Input((3, 4))
+    picked = inputs[:, 0]
+    assert picked.shape == (None, 4)
+    model = mk.Model(inputs, ops.concatenate([picked, inputs[..., 1:3][:, -1]], axis=-1))
+    data = numpy.arange(24, dtype="float32").reshape(2, 3, 4)
+    expected = numpy.concatenate([data[:, 0], data[..., 1:3][:, -1]], axis=-1)
+    numpy.testing.assert_allclose(model.predict(data, verbose=0), expected)
+    model.save(tmp_path / "model.keras")
+    numpy.testing.assert_allclose(mk.models.load_model(tmp_path / "model.keras").predict(data, verbose=0), expected)
