@@ -160,12 +160,18 @@ def _op_named(function):
     return found
 
 
+# Ops that answer with a Python value or a host array, not a tensor: no graph node (their own error stands).
+_VALUE_OPS = frozenset({"convert_to_numpy", "ndim", "size", "shape", "dtype", "is_tensor"})
+
+
 def call_op(name, args, kwargs):
     """``ops.<name>(*args, **kwargs)`` with KerasTensors among the arguments
     (nested in lists and dicts too) as a SymbolicFunction node; None when
     there are none (the op's own error stands)."""
     from minikeras.layers.input import KerasTensor
 
+    if name in _VALUE_OPS:
+        return None
     tensors = []
 
     def slot(value):

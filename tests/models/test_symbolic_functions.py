@@ -70,6 +70,11 @@ def test_other_bad_arguments_keep_their_errors():
         ops.square("text")
     with pytest.raises(TypeError, match="shape"):
         ops.shape(None)
+    symbolic = mk.Input((3,))
+    with pytest.raises(TypeError, match="has no value"):
+        ops.convert_to_numpy(symbolic)
+    with pytest.raises(TypeError, match="ndim: expected a Tensor"):
+        ops.ndim(symbolic)
 
 
 def test_a_symbolic_loss_is_refused_as_keras_refuses_it():
