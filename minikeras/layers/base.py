@@ -20,6 +20,7 @@ from minikeras.autograd.tensor import from_array
 from minikeras.device import op_errors, placement_device
 from minikeras.layers.call_plan import PLAN_INPUTS, PlannedCall, _context, autocast_decision, input_cast, opens_scope
 from minikeras.layers.call_plan import record as _record_plan
+from minikeras.layers.build_config import BuildConfig
 from minikeras.layers.keras_mask import get_keras_mask, set_keras_mask
 from minikeras.layers.layer_paths import build_in_name_scope, open_name_scope
 from minikeras.layers.layer_weights import LayerWeights, _may_hold_sublayers, _WeightInfo
@@ -86,7 +87,7 @@ def layer_from_config(layer_class, config, custom_objects=None):
         return layer_class.from_config(config)
 
 
-class Layer(PlannedCall, LayerWeights, NodeAttributes, QuantizationHooks):
+class Layer(PlannedCall, LayerWeights, NodeAttributes, QuantizationHooks, BuildConfig):
     """Base class of all layers (Keras conventions).
 
     Args:

@@ -8,7 +8,7 @@ follow its own.
 """
 import numpy
 
-from minikeras.autograd.tensor import array_of
+from minikeras.autograd.tensor import Tensor, array_of
 from minikeras.layers.weight_info import weight_info
 
 
@@ -119,7 +119,16 @@ class LayerWeights:
 
     # -------------------------------------------------------------- losses
     def add_loss(self, loss):
-        """Add a loss Tensor (e.g. an activity regularizer) from this call."""
+        """Add a loss Tensor (e.g. an activity regularizer) from this call.
+
+        Raises:
+            ValueError: for a symbolic KerasTensor (Keras 3 refuses one too:
+                a loss has a value only inside ``call()``).
+        """
+        if not isinstance(loss, Tensor) and _is_symbolic(loss):
+            raise ValueError(f"{type(self).__name__}.add_loss() can only be called from inside build() or call(), "
+                             f"on a tensor input, received a symbolic KerasTensor {loss!r}: compute the loss in a "
+                             "layer's call() (as keras.io's VAE does), or override Model.compute_loss().")
         self._losses.append(loss)
 
     @property
@@ -200,3 +209,9 @@ def _host_copy(weight):
     """A host copy of a weight that the caller may keep and change."""
     host = weight.numpy()
     return host.copy() if host is weight.data else host
+
+
+def _is_symbolic(value):
+    from minikeras.layers.input import KerasTensor  # here: layers/input.py imports the layers this module makes
+
+    return isinstance(value, KerasTensor)

@@ -139,9 +139,13 @@ def record_call(function, args, kwargs):
     if not tensors:
         return NotImplemented
     operation = _op_path(function)
-    if operation is None:
+    if operation is None or operation in _VALUE_OPS:
         return NotImplemented
     return SymbolicOperation(operation, arguments={})._as_call(function, filled)(tensors)
+
+
+# Ops that answer with a Python value or a host array, not a tensor: no graph node (their own error stands).
+_VALUE_OPS = frozenset({"convert_to_numpy", "ndim", "size", "shape", "dtype", "is_tensor"})
 
 
 class _Slot:

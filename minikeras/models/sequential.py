@@ -1,6 +1,7 @@
 """Sequential: a plain stack of layers, each feeding the next."""
 from minikeras.autograd import Tensor
 from minikeras.layers.base import Layer
+from minikeras.layers.build_config import build_from_saved, overrides
 from minikeras.layers.core.input_layer import Input, InputLayer
 from minikeras.layers.input import KerasTensor
 from minikeras.layers.layer_paths import open_name_scope
@@ -142,7 +143,10 @@ class Sequential(Model):
     def get_config(self):
         layers = []
         for layer in self._stack:
-            layers.append({"class_name": type(layer).__name__, "config": layer.get_config()})
+            spec = {"class_name": type(layer).__name__, "config": layer.get_config()}
+            if overrides(layer, "get_build_config"):  # a user's own, saved as Keras saves it
+                spec["build_config"] = layer.get_build_config()
+            layers.append(spec)
         config = {"name": self.name, "trainable": self.trainable, "layers": layers}
         if self._input_tensor is not None:
             config["batch_input_shape"] = list(self._input_tensor.shape)
@@ -161,5 +165,6 @@ class Sequential(Model):
         for spec in config["layers"]:
             layer_class = get_layer_class(spec["class_name"], custom_objects)
             layer = layer_from_config(layer_class, spec["config"], custom_objects)
+            build_from_saved(layer, spec.get("build_config"))  # as Keras deserializes each layer
             model.add(layer)
         return model

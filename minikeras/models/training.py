@@ -91,6 +91,7 @@ class Trainer(TrainingSteps):
         self.optimizer = None
         self.compiled_loss = None
         self.compiled_metrics = None
+        self.loss = None  # what compile() was given, as Keras's Trainer keeps it
         self.stop_training = False
         self.history = None
         self._loss_tracker = None
@@ -125,6 +126,8 @@ class Trainer(TrainingSteps):
         self.train_function = self.test_function = self.predict_function = None  # made anew on first use
         names = self._output_names()
         self.compiled_loss = LossContainer(loss, loss_weights, names)
+        if loss is not None:  # Keras keeps the previous one when compile() is given none
+            self.loss = loss
         self.compiled_metrics = None
         self._loss_tracker = metrics_module.Mean(name="loss")
         self.compiled_loss.loss_tracker = self._loss_tracker

@@ -74,10 +74,10 @@ def shape(x):
             (a number, a nested list).
 
     Returns:
-        A tuple of Python ints.
+        A tuple of Python ints (a KerasTensor's unknown sizes are None, as in Keras).
     """
     if isinstance(x, Tensor) or hasattr(x, "shape"):
-        return tuple(int(size) for size in x.shape)
+        return tuple(None if size is None else int(size) for size in x.shape)
     validate_tensor_input("shape", x, allow_sequence=True)  # None, strings: refused (Keras converts first)
     return tuple(numpy.shape(x))
 

@@ -61,6 +61,32 @@ def compile_config(model):
     }
 
 
+def model_compile_config(model):
+    """The ``compile_config`` to save: the model's own ``get_compile_config()``
+    when its class defines one (a ``compile()`` with other arguments, as in
+    keras.io's serialization guide), else :func:`compile_config`."""
+    if callable(getattr(model, "get_compile_config", None)):
+        return model.get_compile_config()
+    return compile_config(model)
+
+
+def model_compile_from_config(model, config, custom_objects, source):
+    """Compile a loaded model from its saved ``compile_config``: through the
+    model's own ``compile_from_config(config)`` when its class defines one
+    (as Keras calls it), else :func:`compile_from_config`.
+
+    Returns:
+        True if the model was compiled.
+    """
+    if callable(getattr(model, "compile_from_config", None)):
+        from minikeras._support.object_registration import custom_object_scope
+
+        with custom_object_scope(custom_objects or {}):
+            model.compile_from_config(config)
+        return getattr(model, "optimizer", None) is not None
+    return compile_from_config(model, config, custom_objects, source)
+
+
 def _accepted(cls, config):
     """``config`` without the keys ``cls`` does not take (Keras adds e.g. ``dtype`` to losses)."""
     parameters = inspect.signature(cls.__init__).parameters

@@ -85,6 +85,7 @@ def resolve_layer_class(class_name, registered_name=None, custom_objects=None, s
         UnknownObjectError: naming the class and pointing to ``custom_objects``.
     """
     import minikeras.models  # noqa: F401  (registers Sequential and Functional)
+    import minikeras.layers.symbolic_ops  # noqa: F401  (registers the graph's op nodes: ops.square(x), ...)
 
     custom_objects = custom_objects or {}
     for key in (registered_name, class_name):

@@ -108,6 +108,8 @@ def _model_config_to_keras(class_name, config):
             layers.append(operation_to_keras(spec, _reference_to_keras))
             continue
         keras_spec = spec_to_keras(spec["class_name"], spec["config"])
+        if spec.get("build_config") is not None:
+            keras_spec["build_config"] = spec["build_config"]
         if class_name == "Functional":
             keras_spec["name"] = spec["name"]
             keras_spec["inbound_nodes"] = [
@@ -204,6 +206,13 @@ def to_keras(layer):
     """The Keras 3 spec of a minikeras layer or model (``build_config`` included when known)."""
     spec = spec_to_keras(type(layer).__name__, layer.get_config(), cls=type(layer))
     _fill_tensor_shapes(spec, layer)
+    from minikeras.layers.build_config import overrides
+
+    if overrides(layer, "get_build_config"):  # a user's build needs more than a shape: Keras saves what it says
+        build_config = layer.get_build_config()
+        if build_config is not None:
+            spec["build_config"] = build_config
+        return spec
     shape = getattr(layer, "_build_input_shape", None)
     if shape is None and getattr(layer, "inputs", None):
         shapes = [list(t.shape) for t in layer.inputs]

@@ -71,7 +71,7 @@ def write_archive(model, target, include_optimizer=True):
     object; ``pickled_model.py`` writes one into memory)."""
     spec = keras_config_writer.to_keras(model)
     compiled = include_optimizer and getattr(model, "optimizer", None) is not None
-    spec["compile_config"] = keras_compile.compile_config(model) if compiled else None
+    spec["compile_config"] = keras_compile.model_compile_config(model) if compiled else None
     config_text = json.dumps(spec, default=_json_default)
     metadata = {"keras_version": KERAS_VERSION, "minikeras_version": minikeras_version(),
                 "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S"),
@@ -157,8 +157,14 @@ def _verify_config(archive, config_bytes, source):
 
 
 def build_from_spec(model, spec):
-    """Create a subclassed model's weights from ``build_config`` (call it on zeros), as Keras does."""
+    """Create a subclassed model's weights from ``build_config`` (call it on zeros), as Keras does; a
+    model with its own ``build_from_config`` is given the config."""
+    from minikeras.layers.build_config import build_from_saved, overrides
+
     if model.built or model.weights:
+        return
+    if overrides(model, "build_from_config"):
+        build_from_saved(model, spec.get("build_config"))
         return
     shape = (spec.get("build_config") or {}).get("input_shape")
     if shape is None:
@@ -225,8 +231,8 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, sour
             keras_weights_h5.assign(plan, source)
             if compile and spec.get("compile_config"):
                 with safe_mode_scope(safe_mode):
-                    compiled = keras_compile.compile_from_config(model, spec["compile_config"], custom_objects,
-                                                                 source)
+                    compiled = keras_compile.model_compile_from_config(model, spec["compile_config"],
+                                                                       custom_objects, source)
                 if compiled:
                     saved = keras_weights_h5.read_optimizer(handle, source, model, max_bytes)
                     if saved is not None:

@@ -187,16 +187,13 @@ def _build(layer, spec, build_from_spec):
     """Build from the spec's ``build_config`` as Keras's ``build_from_config``:
     a model by a call on zeros, a layer by ``build(input_shape)`` (a call
     would need all of a layer's inputs, an attention layer's value too)."""
+    from minikeras.layers.build_config import build_from_saved, overrides
     from minikeras.models.model import Model
 
-    shape = (spec.get("build_config") or {}).get("input_shape")
-    if isinstance(layer, Model) or shape is None or layer.built:
+    if overrides(layer, "build_from_config") or not isinstance(layer, Model):
+        build_from_saved(layer, spec.get("build_config"))
+    else:
         build_from_spec(layer, spec)
-        return
-    shape = [tuple(item) for item in shape] if shape and isinstance(shape[0], (list, tuple)) else tuple(shape)
-    layer.build(shape)
-    layer._build_input_shape = shape
-    layer.built = True
 
 
 def model_to_json(model, **kwargs):

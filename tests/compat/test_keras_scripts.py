@@ -35,15 +35,17 @@ def test_every_contract_has_a_script():
             "training_loop_from_scratch",
             "custom_metrics_losses", "output_format", "config_backend_backup",
         "masking_and_padding", "stateful_rnn", "knowledge_distillation", "custom_activation",
-        "vision_ops_on_symbolic_tensors", "cutmix_boxes", "convmixer_layer_configs"} <= names
+        "vision_ops_on_symbolic_tensors", "cutmix_boxes", "convmixer_layer_configs",
+        "functional_ops", "saving_hooks"} <= names
 
 
 # The contract scripts of keras.io guides and examples (masks, stateful RNNs,
 # overridden compute_loss/compile, ops on symbolic tensors, CutMix's boxes,
-# ConvMixer's layer configs): the same file also runs under real Keras 3 with
-# the import changed back, which shows the script tests Keras's behaviour.
-KERAS_CHECKED = ["convmixer_layer_configs", "custom_activation", "cutmix_boxes", "knowledge_distillation",
-                 "masking_and_padding", "stateful_rnn", "vision_ops_on_symbolic_tensors"]
+# ConvMixer's layer configs, saving hooks): the same file also runs under real
+# Keras 3 with the import changed back, which shows the script tests Keras's behaviour.
+KERAS_CHECKED = ["convmixer_layer_configs", "custom_activation", "cutmix_boxes", "functional_ops",
+                 "knowledge_distillation", "masking_and_padding", "saving_hooks", "stateful_rnn",
+                 "vision_ops_on_symbolic_tensors"]
 
 
 @pytest.mark.parametrize("script", KERAS_CHECKED)

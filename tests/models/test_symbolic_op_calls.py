@@ -14,7 +14,7 @@ from minikeras import layers, ops
 
 
 def _model():
-    inputs = mk.Input((4, 6))
+    inputs = mk.Input((4, 6), name="tokens")
     positions = layers.Embedding(4, 6, embeddings_initializer=mk.initializers.RandomUniform(1.0, 2.0))(
         ops.arange(4))  # called eagerly: a constant of the graph, as in Keras
     x = inputs + positions
@@ -40,7 +40,7 @@ def _reference(model, positions, data):
 
 def test_ops_on_symbolic_tensors_build_nodes_that_compute_and_are_not_layers(rng):
     model, positions = _model()
-    assert [layer.name for layer in model.layers] == ["input_layer", "score", "head"]
+    assert [layer.name for layer in model.layers] == ["tokens", "score", "head"]
     assert len(model.weights) == 4  # the eagerly called Embedding's table is a constant, not a weight
     assert model.output_shape == (None, 3)
     data = rng.standard_normal((5, 4, 6)).astype("float32")
