@@ -10,6 +10,12 @@ own for that module: then the same ctypes calls run against its model, so
 the test suite exercises these paths without a GPU. Doubles are looked up
 by the array module, so a real CuPy in the same process is never served a
 double.
+
+Each caller declares the C prototypes of the functions it calls
+(``SIGNATURES``: name -> (restype, argtypes), checked against the vendors'
+headers by benchmarks/ctypes_audit.py) with :func:`declare`, so that ctypes
+converts every argument to its C width (an undeclared function receives a
+Python int as a 32-bit ``int``) and refuses a wrong count or kind.
 """
 _provided = {}  # (id of an array module, library name) -> (the module, the library double)
 
@@ -26,3 +32,17 @@ def provided(module, name):
     (then the caller loads the real one)."""
     entry = _provided.get((id(module), name))
     return None if entry is None or entry[0] is not module else entry[1]
+
+
+def declare(library, signatures):
+    """Set ``restype`` and ``argtypes`` of each function of ``library`` named
+    in ``signatures`` ({name: (restype, argtypes)}), once per library (a
+    ctypes CDLL, or a double whose functions check what was declared)."""
+    if getattr(library, "_minikeras_signatures", None) is signatures:
+        return library
+    for name, (restype, argtypes) in signatures.items():
+        function = getattr(library, name)
+        function.restype = restype
+        function.argtypes = list(argtypes)
+    library._minikeras_signatures = signatures
+    return library
