@@ -12,8 +12,9 @@ codes; CUDA's stream capture modes, stream and event flags, error codes,
 and which errors leave the context unusable, read from each error's own
 comment), the simulated cuDNN's attribute schema against the attributes
 cudnn_graph.h documents (types, element counts), the element widths of
-each attribute type, and the attribute types minikeras's calls pass
-(device/cudnn_graph.py, read from its source). No GPU needed.
+each attribute type, the attribute types minikeras's calls pass
+(device/cudnn_graph.py, read from its source), and the legacy-API probe's
+constants and result struct (benchmarks/gpu_cudnn_probe.py). No GPU needed.
 
     python benchmarks/ctypes_audit.py --include /usr/local/cuda/include CUDNN_INCLUDE CUBLAS_INCLUDE [--json out.json]
 
@@ -349,7 +350,25 @@ def check_runtime(audit):
             audit.value(f"sim runtime.{short}", getattr(runtime, short), name)
 
 
-CHECKS = (check_prototypes, check_cudnn_values, check_attribute_types, check_schema, check_minikeras_calls,
+def check_legacy_probe(audit):
+    """benchmarks/gpu_cudnn_probe.py: cuDNN's legacy API, measured against the backend path on a card."""
+    import gpu_cudnn_probe as probe
+
+    for ours, c_name in (("FLOAT", "CUDNN_DATA_FLOAT"), ("NHWC", "CUDNN_TENSOR_NHWC"),
+                         ("CROSS_CORRELATION", "CUDNN_CROSS_CORRELATION"), ("FMA_MATH", "CUDNN_FMA_MATH")):
+        audit.value(f"gpu_cudnn_probe.{ours}", getattr(probe, ours), c_name)
+    fields = audit.headers.structs.get("cudnnConvolutionFwdAlgoPerf_t")
+    if fields is None:
+        audit.add("NOTE", "gpu_cudnn_probe.AlgoPerf", "", "cudnnConvolutionFwdAlgoPerf_t: header not given")
+        return
+    ours = [(kind(t._type_), t._length_) if issubclass(t, ctypes.Array) else (kind(t), 1)
+            for _, t in probe.AlgoPerf._fields_]
+    theirs = [(audit.headers.kind(words, stars), length) for words, stars, length in fields]
+    audit.add("OK" if ours == theirs else "MISMATCH", "gpu_cudnn_probe.AlgoPerf fields (cudnnConvolutionFwdAlgoPerf_t)",
+              ours, theirs)
+
+
+CHECKS = (check_legacy_probe, check_prototypes, check_cudnn_values, check_attribute_types, check_schema, check_minikeras_calls,
           check_cublas_values, check_errors, check_runtime)
 
 

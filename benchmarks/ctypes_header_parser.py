@@ -42,6 +42,7 @@ class Headers:
         self.typedefs = {}  # name -> (words, stars)
         self.prototypes = {}  # function -> ((return words, stars), [(words, stars), ...])
         self.attributes = {}  # CUDNN_ATTR_* -> (CUDNN_TYPE_* names, (least, most) elements)
+        self.structs = {}  # typedef name -> [(words, stars, array length), ...]
         self.files = []
 
     # ------------------------------------------------------------ types
@@ -192,6 +193,14 @@ def parse_file(headers, path):
     for match in re.finditer(r"\benum\b([^{};()]*)\{([^{}]*)\}\s*(\w*)\s*;", code):
         tag = (match.group(1).split() or [None])[-1]
         _enum(headers, raw[match.start(2):match.end(2)], match.group(2), [tag, match.group(3)])
+    for match in re.finditer(r"\btypedef\s+struct\s*\w*\s*\{([^{}]*)\}\s*(\w+)[^;]*;", code):
+        fields = []
+        for field in match.group(1).split(";"):
+            length = re.search(r"\[(\d+)\]", field)
+            words, stars = _words(re.sub(r"\[\d+\]", "", field))
+            if words:
+                fields.append((tuple(words[:-1]), stars, int(length.group(1)) if length else 1))
+        headers.structs.setdefault(match.group(2), fields)
     for match in re.finditer(r"\btypedef\s+(?:__\w+__\s+)*enum\s+(\w+)\s+(\w+)\s*;", code):
         headers.enum_types.setdefault(match.group(2), {}).update(headers.enum_types.get(match.group(1), {}))
     for match in re.finditer(r"\btypedef\s+([^;{}()]*?)\s*\b(\w+)\s*;", code):
