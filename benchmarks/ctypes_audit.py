@@ -29,6 +29,7 @@ import ast
 import ctypes
 import inspect
 import os
+import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -123,7 +124,8 @@ def check_cudnn_values(audit):
     graph = cudnn_graph
     descriptors = {"CONVOLUTION": "CONVOLUTION", "ENGINE": "ENGINE", "ENGINECFG": "ENGINECFG",
                    "ENGINEHEUR": "ENGINEHEUR", "EXECUTION_PLAN": "EXECUTION_PLAN", "OPERATION_GRAPH": "OPERATIONGRAPH",
-                   "VARIANT_PACK": "VARIANT_PACK", "TENSOR": "TENSOR", "OPERATION_FORWARD": "OPERATION_CONVOLUTION_FORWARD",
+                   "VARIANT_PACK": "VARIANT_PACK", "TENSOR": "TENSOR",
+                   "OPERATION_FORWARD": "OPERATION_CONVOLUTION_FORWARD",
                    "OPERATION_BACKWARD_FILTER": "OPERATION_CONVOLUTION_BACKWARD_FILTER",
                    "OPERATION_BACKWARD_DATA": "OPERATION_CONVOLUTION_BACKWARD_DATA"}
     for ours, c_name in descriptors.items():
@@ -165,7 +167,8 @@ def check_cudnn_values(audit):
     for code, message in sim._MESSAGES.items():
         audit.value(f"sim cudnn status {message}", code, "CUDNN_STATUS_" + message)
     audit.add("OK" if sim.VERSION // 10000 == audit.headers.defines.get("CUDNN_MAJOR") else "MISMATCH",
-              "sim cudnn.VERSION major (MAJOR*10000+MINOR*100+PATCH)", sim.VERSION, audit.headers.defines.get("CUDNN_MAJOR"))
+              "sim cudnn.VERSION major (MAJOR*10000+MINOR*100+PATCH)", sim.VERSION,
+              audit.headers.defines.get("CUDNN_MAJOR"))
     audit.value("sim cudnn heuristic modes accepted (range(4))", 4, "CUDNN_HEUR_MODES_COUNT")
     for kind_, (roles_, alpha, beta, conv) in sim._OPERATION_ROLES.items():
         for attribute, role in roles_.items():
@@ -176,8 +179,6 @@ def check_cudnn_values(audit):
 
 def _type_bytes(audit, type_name):
     """Bytes of one element of a cudnnBackendAttributeType_t, from its comment."""
-    import re
-
     doc = audit.headers.docs.get(type_name, "")
     named = re.search(r"(\w+_t) value", doc)
     if named:
@@ -261,7 +262,8 @@ def check_minikeras_calls(audit):
             audit.add("OK" if documented and ours in documented[0] else "MISMATCH",
                       f"cudnn_graph {method}({name})", ours, documented and documented[0])
             if name in audit.headers.deprecated:
-                audit.add("NOTE", f"cudnn_graph {method}({name})", "set", "deprecated in these headers (still accepted)")
+                audit.add("NOTE", f"cudnn_graph {method}({name})", "set",
+                          "deprecated in these headers (still accepted)")
 
 
 def check_cublas_values(audit):
@@ -368,7 +370,8 @@ def check_legacy_probe(audit):
               ours, theirs)
 
 
-CHECKS = (check_legacy_probe, check_prototypes, check_cudnn_values, check_attribute_types, check_schema, check_minikeras_calls,
+CHECKS = (check_legacy_probe, check_prototypes, check_cudnn_values, check_attribute_types, check_schema,
+          check_minikeras_calls,
           check_cublas_values, check_errors, check_runtime)
 
 

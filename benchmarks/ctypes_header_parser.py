@@ -207,7 +207,8 @@ def parse_file(headers, path):
         words, stars = _words(match.group(1))
         if match.group(2) not in headers.enum_types and words:
             headers.typedefs.setdefault(match.group(2), (tuple(words), stars))
-    for match in re.finditer(r"(?:(?<=[;{}])|^)\s*([^;{}()=]*?)\b((?:cudnn|cublas|cuda|cu)\w+)\s*\(([^()]*)\)\s*;", code):
+    prototype = r"(?:(?<=[;{}])|^)\s*([^;{}()=]*?)\b((?:cudnn|cublas|cuda|cu)\w+)\s*\(([^()]*)\)\s*;"
+    for match in re.finditer(prototype, code):
         head, name, parameters = match.groups()
         if name in headers.prototypes or "return" in head.split() or not head.strip():
             continue

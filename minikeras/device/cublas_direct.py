@@ -53,7 +53,8 @@ _FUNCTIONS = {"float32": ("cublasSgemm_v2", ctypes.c_float), "float64": ("cublas
 _INT, _LONG_LONG, _POINTER = ctypes.c_int, ctypes.c_longlong, ctypes.c_void_p
 # The C prototypes of every cuBLAS function called here (cublas_api.h, CUDA 13; benchmarks/ctypes_audit.py
 # checks them against the header): name -> (restype, argtypes). Enums (cublasStatus_t, cublasOperation_t,
-# cudaDataType, cublasComputeType_t, cublasGemmAlgo_t) are C ints; batch strides ``long long``.
+# cudaDataType, cublasComputeType_t, cublasGemmAlgo_t) are C ints; batch strides ``long long``. Only the
+# restypes are declared (device/native.py says why); the calls pass ctypes objects where a C int would not do.
 SIGNATURES = {
     "cublasSgemm_v2": (_INT, (_POINTER, _INT, _INT, _INT, _INT, _INT, ctypes.POINTER(ctypes.c_float), _POINTER, _INT,
                               _POINTER, _INT, ctypes.POINTER(ctypes.c_float), _POINTER, _INT)),

@@ -71,6 +71,7 @@ _OUT = ctypes.POINTER(ctypes.c_void_p)
 # The C prototypes of every cuDNN function called here and in cudnn_graph.py (cudnn_graph.h, cuDNN 9;
 # benchmarks/ctypes_audit.py checks them against the header): name -> (restype, argtypes). Enums
 # (status, descriptor, attribute name and type) are C ints, handles and descriptors pointers, counts int64_t.
+# Only the restypes are declared (device/native.py says why); the calls pass ctypes objects for the rest.
 SIGNATURES = {
     "cudnnGetVersion": (ctypes.c_size_t, ()),
     "cudnnGetErrorString": (ctypes.c_char_p, (ctypes.c_int,)),

@@ -1,9 +1,10 @@
 """The ctypes boundary of cuDNN and cuBLAS (issue 33's ctypes audit).
 
-minikeras declares the C prototype of every function it calls
-(``SIGNATURES``, applied by ``device/native.declare``); the simulated
-libraries hold their own reading of the headers (``PROTOTYPES``) and check
-every call against it (sim_cupy/libs/_boundary.py); benchmarks/ctypes_audit.py
+minikeras holds the C prototype of every function it calls
+(``SIGNATURES``; ``device/native.declare`` sets their restypes); the
+simulated libraries hold their own reading of the headers (``PROTOTYPES``)
+and check every call against it as ctypes passes it
+(sim_cupy/libs/_boundary.py); benchmarks/ctypes_audit.py
 checks both against the vendors' headers (CUDA 13, cuDNN 9.28, cuBLAS
 13.10). Each fix that audit led to has a test here that fails without it.
 """
@@ -36,27 +37,37 @@ def test_minikeras_declares_what_the_doubles_check(ours, theirs):
         assert [_boundary.kind(t) for t in argtypes] == [_boundary.kind(t) for t in theirs[name][1]], name
 
 
-def test_using_a_library_declares_its_prototypes(simulated_gpu, monkeypatch):
+def test_using_a_library_declares_its_return_types(simulated_gpu, monkeypatch):
     monkeypatch.setenv("MINIKERAS_CUDNN", "1")
     simulated_gpu.convolutions()
-    assert sim.library.cudnnBackendSetAttribute.argtypes == list(cudnn.SIGNATURES["cudnnBackendSetAttribute"][1])
+    assert sim.library.cudnnGetErrorString.restype is ctypes.c_char_p
+    assert sim.library.cudnnGetVersion.restype is ctypes.c_size_t
+    assert sim.library.cudnnBackendSetAttribute.argtypes is None  # ctypes' default conversion (native.py)
     with simulated_gpu.activate():
         library = cublas_direct._library(simulated_gpu.xp)
-    assert library.cublasGemmStridedBatchedEx.argtypes[10] is ctypes.c_longlong
+    assert library.cublasGemmEx.restype is ctypes.c_int
 
 
-def test_declare_sets_a_real_ctypes_librarys_prototypes_once():
+def test_a_pointer_returned_through_the_default_int_is_refused():
+    library = _fresh(sim, "cuDNN")  # undeclared: ctypes would truncate cudnnGetErrorString's char* to an int
+    with pytest.raises(RuntimeError, match="returns c_char_p in C, but its restype is c_int"):
+        library.cudnnGetErrorString(2000)
+    native.declare(library, cudnn.SIGNATURES)
+    assert library.cudnnGetErrorString(2000) == b"CUDNN_STATUS_BAD_PARAM"
+
+
+def test_declare_sets_a_real_ctypes_librarys_return_types_once():
     libc = ctypes.CDLL(None)
     signatures = {"labs": (ctypes.c_long, (ctypes.c_long,))}
     assert native.declare(libc, signatures) is libc
-    assert libc.labs.argtypes == [ctypes.c_long] and libc.labs(-(2**40)) == 2**40  # 64 bits both ways
-    libc.labs.argtypes = None
+    assert libc.labs.restype is ctypes.c_long and libc.labs(ctypes.c_long(-(2**40))) == 2**40  # 64 bits back
+    libc.labs.restype = ctypes.c_int
     native.declare(libc, signatures)  # already declared with this table: left as is
-    assert libc.labs.argtypes is None
+    assert libc.labs.restype is ctypes.c_int
 
 
 def test_an_undeclared_python_int_for_a_64_bit_parameter_is_refused():
-    library = _fresh(sim, "cuDNN")
+    library = native.declare(_fresh(sim, "cuDNN"), cudnn.SIGNATURES)
     descriptor = ctypes.c_void_p()
     assert library.cudnnBackendCreateDescriptor(sim.TENSOR, ctypes.byref(descriptor)) == sim.SUCCESS
     values = (ctypes.c_int64 * 1)(16)
@@ -66,12 +77,11 @@ def test_an_undeclared_python_int_for_a_64_bit_parameter_is_refused():
 
 
 def test_a_declaration_other_than_the_prototype_is_refused():
-    library = _fresh(sim_cublas, "cuBLAS")
-    restype, argtypes = sim_cublas.PROTOTYPES["cublasGemmStridedBatchedEx"]
-    wrong = list(argtypes)
-    wrong[10] = ctypes.c_int  # strideA as int: cuBLAS reads long long
-    native.declare(library, {"cublasGemmStridedBatchedEx": (restype, wrong)})
-    with pytest.raises(RuntimeError, match="was declared"):
+    library = native.declare(_fresh(sim_cublas, "cuBLAS"), cublas_direct.SIGNATURES)
+    argtypes = list(sim_cublas.PROTOTYPES["cublasGemmStridedBatchedEx"][1])
+    argtypes[10] = ctypes.c_int  # strideA as int: cuBLAS reads long long
+    library.cublasGemmStridedBatchedEx.argtypes = argtypes
+    with pytest.raises(RuntimeError, match="was declared with argtypes"):
         library.cublasGemmStridedBatchedEx(*[0] * len(argtypes))
 
 

@@ -7,10 +7,11 @@ header, checked against the real headers by benchmarks/ctypes_audit.py).
 A call through :func:`library` is refused, as on a card it would crash or
 be misread, when:
 
-- the caller declared the function (``argtypes``/``restype``, what
-  ``minikeras.device.native.declare`` does) other than the prototype: a
-  pointer where the C function takes an ``int``, a 32-bit integer where it
-  takes 64 bits, another return type;
+- the function's ``restype`` (what ``minikeras.device.native.declare``
+  sets; ctypes' default is a C ``int``) is not the prototype's: a pointer
+  or a ``size_t`` returned through an ``int`` is truncated;
+- the caller declared ``argtypes`` other than the prototype: a pointer
+  where the C function takes an ``int``, 32 bits where it takes 64;
 - the argument count differs from the prototype's;
 - an argument is not what ctypes passes as the parameter's C type: with the
   function declared, what the argtype's ``from_param`` refuses; undeclared,
@@ -67,12 +68,13 @@ def _boundary(library_name, name, function, prototype):
 
     @functools.wraps(function)
     def call(*arguments):
-        declared = getattr(call, "argtypes", None)
-        if declared is not None:
-            if [kind(t) for t in declared] != [kind(t) for t in argtypes] or \
-                    kind(getattr(call, "restype", ctypes.c_int)) != kind(restype):
-                _refuse(library_name, name, f"was declared {getattr(call, 'restype', None)} ({declared}), not its "
-                                            f"C prototype {restype} ({list(argtypes)})")
+        if kind(call.restype) != kind(restype):
+            _refuse(library_name, name, f"returns {restype.__name__} in C, but its restype is "
+                                        f"{getattr(call.restype, '__name__', call.restype)}")
+        declared = call.argtypes
+        if declared is not None and [kind(t) for t in declared] != [kind(t) for t in argtypes]:
+            _refuse(library_name, name, f"was declared with argtypes {declared}, not its C prototype's "
+                                        f"{list(argtypes)}")
         if len(arguments) != len(argtypes):
             _refuse(library_name, name, f"was given {len(arguments)} arguments; its C prototype takes "
                                         f"{len(argtypes)}")
@@ -80,7 +82,7 @@ def _boundary(library_name, name, function, prototype):
             _check_argument(library_name, name, index, c_type, argument, declared is not None)
         return function(*arguments)
 
-    call.argtypes = None
+    call.argtypes, call.restype = None, ctypes.c_int  # ctypes' defaults
     return call
 
 
