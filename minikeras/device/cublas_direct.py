@@ -48,9 +48,24 @@ import numpy
 from minikeras.device import native, precision
 from minikeras.device.graph import GraphCaptureError
 
-_OP_N, _OP_T = 0, 1
+_OP_N, _OP_T = 0, 1  # cublasOperation_t CUBLAS_OP_N, CUBLAS_OP_T
 _FUNCTIONS = {"float32": ("cublasSgemm_v2", ctypes.c_float), "float64": ("cublasDgemm_v2", ctypes.c_double)}
-_EX_FUNCTIONS = ("cublasGemmEx", "cublasGemmStridedBatchedEx")
+_INT, _LONG_LONG, _POINTER = ctypes.c_int, ctypes.c_longlong, ctypes.c_void_p
+# The C prototypes of every cuBLAS function called here (cublas_api.h, CUDA 13; benchmarks/ctypes_audit.py
+# checks them against the header): name -> (restype, argtypes). Enums (cublasStatus_t, cublasOperation_t,
+# cudaDataType, cublasComputeType_t, cublasGemmAlgo_t) are C ints; batch strides ``long long``. Only the
+# restypes are declared (device/native.py says why); the calls pass ctypes objects where a C int would not do.
+SIGNATURES = {
+    "cublasSgemm_v2": (_INT, (_POINTER, _INT, _INT, _INT, _INT, _INT, ctypes.POINTER(ctypes.c_float), _POINTER, _INT,
+                              _POINTER, _INT, ctypes.POINTER(ctypes.c_float), _POINTER, _INT)),
+    "cublasDgemm_v2": (_INT, (_POINTER, _INT, _INT, _INT, _INT, _INT, ctypes.POINTER(ctypes.c_double), _POINTER, _INT,
+                              _POINTER, _INT, ctypes.POINTER(ctypes.c_double), _POINTER, _INT)),
+    "cublasGemmEx": (_INT, (_POINTER, _INT, _INT, _INT, _INT, _INT, _POINTER, _POINTER, _INT, _INT, _POINTER, _INT,
+                            _INT, _POINTER, _POINTER, _INT, _INT, _INT, _INT)),
+    "cublasGemmStridedBatchedEx": (_INT, (_POINTER, _INT, _INT, _INT, _INT, _INT, _POINTER, _POINTER, _INT, _INT,
+                                          _LONG_LONG, _POINTER, _INT, _INT, _LONG_LONG, _POINTER, _POINTER, _INT,
+                                          _INT, _LONG_LONG, _INT, _INT, _INT)),
+}
 # cudaDataType_t of each dtype (library_types.h).
 CUDA_TYPES = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 14}
 # cublasComputeType_t (cublas_api.h).
@@ -69,7 +84,7 @@ class CublasError(RuntimeError):
 
 def _library(cupy):
     """The libcublas of ``cupy``: a double it provides, or the process's."""
-    return native.provided(cupy, "cublas") or _process_library()
+    return native.declare(native.provided(cupy, "cublas") or _process_library(), SIGNATURES)
 
 
 def _wrapper(cupy):
@@ -96,10 +111,7 @@ def _process_library():
     if not paths:
         raise GraphCaptureError("cuBLAS cannot be called directly here (libcublas is not in the process's memory "
                                 "map), and CuPy refuses cuBLAS during a capture.")
-    library = ctypes.CDLL(paths[0])
-    for name in [name for name, _ in _FUNCTIONS.values()] + list(_EX_FUNCTIONS):
-        getattr(library, name).restype = ctypes.c_int
-    return library
+    return native.declare(ctypes.CDLL(paths[0]), SIGNATURES)
 
 
 def prepare(cupy, stream):

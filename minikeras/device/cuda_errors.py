@@ -35,10 +35,13 @@ _OUT_OF_MEMORY = {("cuBLAS", 3), ("CUDA runtime", 2), ("CUDA driver", 2), ("NVRT
                   # cuDNN 9's CUDNN_STATUS_INTERNAL_ERROR_{HOST,DEVICE}_ALLOCATION_FAILED (cudnn_graph.h;
                   # its old CUDNN_STATUS_ALLOC_FAILED, 2, names the host one now).
                   ("cuDNN", 4003), ("cuDNN", 4004)}
-# A fault that leaves the CUDA context unusable (illegal address, misaligned
-# access, launch failure, hardware stop...).
-_STICKY = {("CUDA runtime", code) for code in (700, 701, 702, 714, 715, 716, 717, 718, 719, 720)} | {
-    ("CUDA driver", code) for code in (700, 701, 702, 714, 715, 716, 717, 718, 719, 720)}
+# A fault that leaves the CUDA context unusable: the errors driver_types.h and cuda.h (CUDA 13) document
+# as leaving "the process in an inconsistent state" (contained error 226, illegal address 700, launch
+# timeout 702, hardware stack error, illegal instruction, misaligned address, invalid address space,
+# invalid PC, launch failure 714-719, external device 911). Not 701 (launch out of resources) nor 720
+# (cooperative launch too large): those launches never started (benchmarks/ctypes_audit.py checks this).
+_STICKY_CODES = (226, 700, 702, 714, 715, 716, 717, 718, 719, 911)
+_STICKY = {(component, code) for component in ("CUDA runtime", "CUDA driver") for code in _STICKY_CODES}
 
 _DEBUG = "rerun with CUDA_LAUNCH_BLOCKING=1 to see which op really failed (CUDA reports errors late)"
 _ADVICE = {
@@ -51,6 +54,9 @@ _ADVICE = {
     ("CUDA runtime", 35): "the NVIDIA driver is older than the CUDA runtime CuPy was built for: update the driver "
                           "or install the CuPy wheel for your CUDA (cupy-cuda12x / cupy-cuda13x)",
     ("CUDA runtime", 100): "no CUDA device is visible: check CUDA_VISIBLE_DEVICES and nvidia-smi",
+    ("CUDA runtime", 701): "a GPU kernel asked for more registers or threads per block than this GPU has (the "
+                           "launch did not start; the context is still usable): please report it with the op's "
+                           "shapes and dtypes",
     ("CUDA runtime", 209): "the installed CuPy has no kernels for this GPU's architecture: install a CuPy wheel "
                            "that supports it",
     ("NVRTC", None): "compiling a GPU kernel failed: make sure the CUDA toolkit wheels (nvidia-cuda-nvrtc-cu12 "

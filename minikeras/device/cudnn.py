@@ -67,6 +67,25 @@ import numpy
 from minikeras.device import cudnn_graph, determinism, native, precision
 
 PLAN_CACHE_SIZE = 256  # execution plans kept per thread (least recently used dropped)
+_OUT = ctypes.POINTER(ctypes.c_void_p)
+# The C prototypes of every cuDNN function called here and in cudnn_graph.py (cudnn_graph.h, cuDNN 9;
+# benchmarks/ctypes_audit.py checks them against the header): name -> (restype, argtypes). Enums
+# (status, descriptor, attribute name and type) are C ints, handles and descriptors pointers, counts int64_t.
+# Only the restypes are declared (device/native.py says why); the calls pass ctypes objects for the rest.
+SIGNATURES = {
+    "cudnnGetVersion": (ctypes.c_size_t, ()),
+    "cudnnGetErrorString": (ctypes.c_char_p, (ctypes.c_int,)),
+    "cudnnCreate": (ctypes.c_int, (_OUT,)),
+    "cudnnSetStream": (ctypes.c_int, (ctypes.c_void_p, ctypes.c_void_p)),
+    "cudnnBackendCreateDescriptor": (ctypes.c_int, (ctypes.c_int, _OUT)),
+    "cudnnBackendDestroyDescriptor": (ctypes.c_int, (ctypes.c_void_p,)),
+    "cudnnBackendSetAttribute": (ctypes.c_int, (ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int64,
+                                                ctypes.c_void_p)),
+    "cudnnBackendGetAttribute": (ctypes.c_int, (ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int64,
+                                                ctypes.POINTER(ctypes.c_int64), ctypes.c_void_p)),
+    "cudnnBackendFinalize": (ctypes.c_int, (ctypes.c_void_p,)),
+    "cudnnBackendExecute": (ctypes.c_int, (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)),
+}
 
 
 class CudnnError(RuntimeError):
@@ -111,6 +130,7 @@ def for_device(cupy, cuda_id):
     library = native.provided(cupy, "cudnn") or load()[0]
     if library is None:
         return None
+    native.declare(library, SIGNATURES)
     key = (id(library), cuda_id)
     with _DEVICES_LOCK:
         if key not in _DEVICES:
@@ -133,8 +153,11 @@ def load():
         except OSError as error:
             reasons.append(str(error))
             continue
-        library.cudnnGetVersion.restype = ctypes.c_size_t
-        library.cudnnGetErrorString.restype = ctypes.c_char_p
+        try:
+            native.declare(library, SIGNATURES)
+        except AttributeError as error:  # not cuDNN 9's backend API
+            reasons.append(f"{path}: {error}")
+            continue
         if library.cudnnGetVersion() < 90000:
             reasons.append(f"{path} is cuDNN {library.cudnnGetVersion()}, not 9")
             continue

@@ -52,6 +52,12 @@ OPERATIONS = {
 HEUR_MODE_A = 3
 NOTE_TENSOR_CORE, NOTE_DOWN_CONVERT_INPUTS, NOTE_NONDETERMINISTIC = 0, 1, 4
 DATA_FLOAT, CROSS_CORRELATION = 0, 1
+# The C type of one element of each attribute type minikeras sets (cudnnBackendAttributeType_t's
+# comments in cudnn_graph.h): enums are C ints, CUDNN_TYPE_BOOLEAN a C++ ``bool`` (one byte).
+ELEMENT_TYPES = {TYPE_HANDLE: ctypes.c_void_p, TYPE_DATA_TYPE: ctypes.c_int, TYPE_BOOLEAN: ctypes.c_bool,
+                 TYPE_INT64: ctypes.c_int64, TYPE_FLOAT: ctypes.c_float, TYPE_DOUBLE: ctypes.c_double,
+                 TYPE_VOID_PTR: ctypes.c_void_p, TYPE_CONVOLUTION_MODE: ctypes.c_int, TYPE_HEUR_MODE: ctypes.c_int,
+                 TYPE_NUMERICAL_NOTE: ctypes.c_int, TYPE_BACKEND_DESCRIPTOR: ctypes.c_void_p}
 ALIGNMENT = 16  # bytes every tensor's pointer is promised to be aligned to
 UIDS = {"x": 1, "w": 2, "y": 3}
 _MAX_NOTES = 16
@@ -95,9 +101,7 @@ class Builder:
 
     def set(self, descriptor, name, kind, values):
         """Set attribute ``name`` to ``values`` (a list) as cuDNN type ``kind``."""
-        c_type = {TYPE_INT64: ctypes.c_int64, TYPE_FLOAT: ctypes.c_float, TYPE_DOUBLE: ctypes.c_double,
-                  TYPE_VOID_PTR: ctypes.c_void_p, TYPE_BACKEND_DESCRIPTOR: ctypes.c_void_p,
-                  TYPE_HANDLE: ctypes.c_void_p}.get(kind, ctypes.c_int)
+        c_type = ELEMENT_TYPES[kind]
         values = [v.value if isinstance(v, ctypes.c_void_p) else v for v in values]
         array = (c_type * len(values))(*values)
         self._check(self._lib.cudnnBackendSetAttribute(descriptor, name, kind, ctypes.c_int64(len(values)), array),

@@ -35,6 +35,7 @@ not documented, so tests assert no more than "not exact float32"). Every
 GEMM is logged in :data:`calls` (name, types, compute type, sizes), so
 tests can assert what a layer issued.
 """
+import ctypes
 import types
 
 import ml_dtypes
@@ -44,6 +45,7 @@ from numpy.lib.stride_tricks import as_strided
 from minikeras.testing.sim_cupy import _calls
 from minikeras.testing.sim_cupy._errors import CUBLASError
 from minikeras.testing.sim_cupy.cuda import device, memory, stream as stream_module
+from minikeras.testing.sim_cupy.libs import _boundary
 
 CUBLAS_POINTER_MODE_HOST = 0
 CUBLAS_POINTER_MODE_DEVICE = 1
@@ -63,7 +65,9 @@ _SUPPORTED = {  # (A = B type, C type) per compute type: cuBLAS's cublasGemmEx t
     COMPUTE_32F_FAST_TF32: {(CUDA_R_32F, CUDA_R_32F)},
     COMPUTE_64F: {(CUDA_R_64F, CUDA_R_64F)},
 }
-_ALGORITHMS = frozenset(range(-1, 24)) | frozenset(range(99, 116))  # CUBLAS_GEMM_DEFAULT.., _DEFAULT_TENSOR_OP..
+# cublasGemmAlgo_t: CUBLAS_GEMM_DEFAULT (-1), _ALGO0.._ALGO23, _DEFAULT_TENSOR_OP (99).._ALGO15_TENSOR_OP (115),
+# and cuBLAS 13's CUBLAS_GEMM_AUTOTUNE (999).
+_ALGORITHMS = frozenset(range(-1, 24)) | frozenset(range(99, 116)) | {999}
 
 calls = []  # every GEMM issued: dicts of name, a/b/c dtype names, compute type, m, n, k, batch
 
@@ -261,7 +265,20 @@ def _gemm_ex(name, batched):
     return gemm_ex
 
 
-library = types.SimpleNamespace(cublasSgemm_v2=_gemm("float32", "cublasSgemm_v2"),
-                                cublasDgemm_v2=_gemm("float64", "cublasDgemm_v2"),
-                                cublasGemmEx=_gemm_ex("cublasGemmEx", False),
-                                cublasGemmStridedBatchedEx=_gemm_ex("cublasGemmStridedBatchedEx", True))
+_I, _I64, _P = ctypes.c_int, ctypes.c_longlong, ctypes.c_void_p
+# The C prototypes (cublas_api.h, CUDA 13): name -> (restype, argtypes). Enums (cublasOperation_t,
+# cudaDataType, cublasComputeType_t, cublasGemmAlgo_t) are C ints; strides ``long long``.
+PROTOTYPES = {
+    "cublasSgemm_v2": (_I, (_P, _I, _I, _I, _I, _I, ctypes.POINTER(ctypes.c_float), _P, _I, _P, _I,
+                            ctypes.POINTER(ctypes.c_float), _P, _I)),
+    "cublasDgemm_v2": (_I, (_P, _I, _I, _I, _I, _I, ctypes.POINTER(ctypes.c_double), _P, _I, _P, _I,
+                            ctypes.POINTER(ctypes.c_double), _P, _I)),
+    "cublasGemmEx": (_I, (_P, _I, _I, _I, _I, _I, _P, _P, _I, _I, _P, _I, _I, _P, _P, _I, _I, _I, _I)),
+    "cublasGemmStridedBatchedEx": (_I, (_P, _I, _I, _I, _I, _I, _P, _P, _I, _I, _I64, _P, _I, _I, _I64, _P, _P, _I,
+                                        _I, _I64, _I, _I, _I)),
+}
+library = _boundary.library("cuBLAS", {"cublasSgemm_v2": _gemm("float32", "cublasSgemm_v2"),
+                                       "cublasDgemm_v2": _gemm("float64", "cublasDgemm_v2"),
+                                       "cublasGemmEx": _gemm_ex("cublasGemmEx", False),
+                                       "cublasGemmStridedBatchedEx": _gemm_ex("cublasGemmStridedBatchedEx", True)},
+                            PROTOTYPES)

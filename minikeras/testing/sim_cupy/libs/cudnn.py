@@ -47,13 +47,12 @@ implementations.
 import collections
 import ctypes
 import itertools
-import types
-
 import numpy
 from numpy.lib.stride_tricks import sliding_window_view
 
 from minikeras.testing.sim_cupy import _calls
 from minikeras.testing.sim_cupy.cuda import memory, stream as stream_module
+from minikeras.testing.sim_cupy.libs import _boundary
 
 VERSION = 91900
 SUCCESS, NOT_INITIALIZED = 0, 1001
@@ -83,23 +82,28 @@ _OPERATION_ROLES = {  # attribute -> role, per convolution operation; alpha, bet
     BACKWARD_DATA: ({709: "w", 710: "x", 711: "y"}, 706, 707, 708),
     BACKWARD_FILTER: ({715: "w", 716: "x", 717: "y"}, 712, 713, 714),
 }
-_ANY = (0, 64)
+_ANY, _SOME = (0, 64), (1, 64)  # cudnn_graph.h's "0+ elements", "1+ elements" (64: as many as a test passes)
+DIM_MAX = 8  # CUDNN_DIM_MAX: dimensions, strides, dilations and paddings take 1 to 8 elements
 _SCHEMA = {  # descriptor type -> {attribute: (types, count or (least, most))}
-    TENSOR: {900: ((INT64,), 1), 901: ((DATA_TYPE,), 1), 902: ((INT64,), (1, 8)), 903: ((INT64,), (1, 8)),
+    TENSOR: {900: ((INT64,), 1), 901: ((DATA_TYPE,), 1), 902: ((INT64,), (1, DIM_MAX)), 903: ((INT64,), (1, DIM_MAX)),
              906: ((INT64,), 1), 907: ((BOOLEAN,), 1)},
-    CONVOLUTION: {100: ((DATA_TYPE,), 1), 101: ((CONV_MODE,), 1), 102: ((INT64,), (1, 3)), 103: ((INT64,), (1, 3)),
-                  104: ((INT64,), (1, 3)), 105: ((INT64,), (1, 3)), 106: ((INT64,), 1)},
+    CONVOLUTION: {100: ((DATA_TYPE,), 1), 101: ((CONV_MODE,), 1), 102: ((INT64,), (1, DIM_MAX)),
+                  103: ((INT64,), (1, DIM_MAX)), 104: ((INT64,), (1, DIM_MAX)), 105: ((INT64,), (1, DIM_MAX)),
+                  106: ((INT64,), 1)},
     OPERATION_GRAPH: {800: ((HANDLE,), 1), 801: ((DESCRIPTOR,), (1, 64))},
     ENGINEHEUR: {200: ((HEUR_MODE,), 1), 201: ((DESCRIPTOR,), 1)},
     ENGINECFG: {300: ((DESCRIPTOR,), 1)},
     ENGINE: {},
     EXECUTION_PLAN: {400: ((HANDLE,), 1), 401: ((DESCRIPTOR,), 1)},
-    VARIANT_PACK: {1000: ((INT64,), _ANY), 1001: ((VOID_PTR,), _ANY), 1002: ((INT64,), _ANY),
+    VARIANT_PACK: {1000: ((INT64,), _ANY), 1001: ((VOID_PTR,), _ANY), 1002: ((VOID_PTR,), _ANY),
                    1003: ((VOID_PTR,), 1)},
 }
 for _kind, (_roles, _alpha, _beta, _conv) in _OPERATION_ROLES.items():
-    _SCHEMA[_kind] = {**{a: ((DESCRIPTOR,), 1) for a in _roles}, _alpha: ((FLOAT, DOUBLE), 1),
-                      _beta: ((FLOAT, DOUBLE), 1), _conv: ((DESCRIPTOR,), 1)}
+    _SCHEMA[_kind] = {**{a: ((DESCRIPTOR,), 1) for a in _roles}, _alpha: ((FLOAT, DOUBLE), _SOME),
+                      _beta: ((FLOAT, DOUBLE), _SOME), _conv: ((DESCRIPTOR,), 1)}
+# What the double answers cudnnBackendGetAttribute for: (descriptor type, attribute) -> attribute type.
+_GETTABLE = {(ENGINEHEUR, 202): DESCRIPTOR, (ENGINECFG, 300): DESCRIPTOR, (ENGINE, 1303): NUMERICAL_NOTE,
+             (ENGINE, 1301): INT64, (EXECUTION_PLAN, 402): INT64}
 _REFERENCES = {702: CONVOLUTION, 708: CONVOLUTION, 714: CONVOLUTION, 201: OPERATION_GRAPH, 300: ENGINE,
                401: ENGINECFG, 801: (FORWARD, BACKWARD_DATA, BACKWARD_FILTER)}
 
@@ -326,19 +330,18 @@ def cudnnBackendGetAttribute(descriptor, name, kind, requested, count, array):
     if not state["final"]:
         return NOT_FINALIZED
     name, kind, requested = _value(name), _value(kind), _value(requested)
-    facts = {  # (descriptor type, attribute) -> (attribute type, values)
-        (ENGINEHEUR, 202): (DESCRIPTOR, state.get("results")),
-        (ENGINECFG, 300): (DESCRIPTOR, [state.get("config")]),
-        (ENGINE, 1303): (NUMERICAL_NOTE, list(state.get("engine", (0, ()))[1])),
-        (ENGINE, 1301): (INT64, [state.get("engine", (0,))[0]]),
-        (EXECUTION_PLAN, 402): (INT64, [state.get("engine", (0, (), 0))[2]]),
+    facts = {  # (descriptor type, attribute) -> values
+        (ENGINEHEUR, 202): state.get("results"),
+        (ENGINECFG, 300): [state.get("config")],
+        (ENGINE, 1303): list(state.get("engine", (0, ()))[1]),
+        (ENGINE, 1301): [state.get("engine", (0,))[0]],
+        (EXECUTION_PLAN, 402): [state.get("engine", (0, (), 0))[2]],
     }
-    fact = facts.get((state["type"], name))
-    if fact is None:
+    if (state["type"], name) not in facts:
         return BAD_PARAM
-    if kind != fact[0]:
+    if kind != _GETTABLE[(state["type"], name)]:
         return ATTRIBUTE_TYPE
-    values = fact[1]
+    values = facts[(state["type"], name)]
     count._obj.value = len(values)
     if array is None or requested == 0:
         return SUCCESS
@@ -454,5 +457,22 @@ def cudnnBackendExecute(handle, plan, pack):
     return SUCCESS
 
 
-library = types.SimpleNamespace(**{name: value for name, value in list(globals().items())
-                                   if name.startswith("cudnn") and callable(value)})
+_HANDLE_OUT = ctypes.POINTER(ctypes.c_void_p)
+# The C prototypes (cudnn_graph.h, cuDNN 9): name -> (restype, argtypes); enums are C ints, handles and
+# descriptors pointers, element counts int64_t.
+PROTOTYPES = {
+    "cudnnGetVersion": (ctypes.c_size_t, ()),
+    "cudnnGetErrorString": (ctypes.c_char_p, (ctypes.c_int,)),
+    "cudnnCreate": (ctypes.c_int, (_HANDLE_OUT,)),
+    "cudnnSetStream": (ctypes.c_int, (ctypes.c_void_p, ctypes.c_void_p)),
+    "cudnnBackendCreateDescriptor": (ctypes.c_int, (ctypes.c_int, _HANDLE_OUT)),
+    "cudnnBackendDestroyDescriptor": (ctypes.c_int, (ctypes.c_void_p,)),
+    "cudnnBackendSetAttribute": (ctypes.c_int, (ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int64,
+                                                ctypes.c_void_p)),
+    "cudnnBackendGetAttribute": (ctypes.c_int, (ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int64,
+                                                ctypes.POINTER(ctypes.c_int64), ctypes.c_void_p)),
+    "cudnnBackendFinalize": (ctypes.c_int, (ctypes.c_void_p,)),
+    "cudnnBackendExecute": (ctypes.c_int, (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)),
+}
+library = _boundary.library("cuDNN", {name: value for name, value in list(globals().items())
+                                      if name.startswith("cudnn") and callable(value)}, PROTOTYPES)
