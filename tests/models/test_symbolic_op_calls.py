@@ -85,3 +85,13 @@ def test_a_bad_op_call_on_a_symbolic_tensor_still_raises_the_ops_error():
         ops.reshape(inputs, (-1, 5))
     with pytest.raises(TypeError):
         ops.mean(inputs, axis="rows")
+
+
+def test_a_variable_operand_is_read_when_the_model_runs():
+    scale = mk.Variable(initializer=numpy.full((3,), 2.0, "float32"), trainable=False)
+    inputs = mk.Input((3,))
+    model = mk.Model(inputs, ops.multiply(inputs, scale))
+    data = numpy.ones((1, 3), "float32")
+    numpy.testing.assert_allclose(model.predict(data, verbose=0), 2.0 * data)
+    scale.assign(numpy.full((3,), 5.0, "float32"))
+    numpy.testing.assert_allclose(model.predict(data, verbose=0), 5.0 * data)
