@@ -117,8 +117,9 @@ def apply(operation, left, right=None, reflected=False):
 def record_call(function, args, kwargs):
     """``function(*args, **kwargs)`` (a public op that refused a KerasTensor
     argument) as a graph node with its KerasTensor output; NotImplemented
-    when no argument is a KerasTensor. Constant arrays among the arguments
-    are kept detached, as Keras keeps a concrete tensor an op was given."""
+    when no argument is a KerasTensor. Constant tensors among the arguments
+    are kept detached, as Keras keeps a concrete tensor an op was given;
+    Variables are kept, so the node reads their value when it runs."""
     from minikeras.layers.input import KerasTensor
 
     tensors = []
@@ -127,7 +128,7 @@ def record_call(function, args, kwargs):
         if isinstance(value, KerasTensor):
             tensors.append(value)
             return _Slot(len(tensors) - 1)
-        if isinstance(value, Tensor):
+        if type(value) is Tensor:  # a Variable stays itself: the node reads its value when it runs
             return value.detach()
         if isinstance(value, (list, tuple)):
             return type(value)(template(item) for item in value)

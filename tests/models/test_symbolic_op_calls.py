@@ -14,7 +14,7 @@ from minikeras import layers, ops
 
 
 def _model():
-    inputs = mk.Input((4, 6), name="tokens")
+    inputs = mk.Input((4, 6))
     positions = layers.Embedding(4, 6, embeddings_initializer=mk.initializers.RandomUniform(1.0, 2.0))(
         ops.arange(4))  # called eagerly: a constant of the graph, as in Keras
     x = inputs + positions
@@ -40,7 +40,8 @@ def _reference(model, positions, data):
 
 def test_ops_on_symbolic_tensors_build_nodes_that_compute_and_are_not_layers(rng):
     model, positions = _model()
-    assert [layer.name for layer in model.layers] == ["tokens", "score", "head"]
+    assert [type(layer).__name__ for layer in model.layers] == ["InputLayer", "Dense", "Dense"]
+    assert [layer.name for layer in model.layers[1:]] == ["score", "head"]
     assert len(model.weights) == 4  # the eagerly called Embedding's table is a constant, not a weight
     assert model.output_shape == (None, 3)
     data = rng.standard_normal((5, 4, 6)).astype("float32")
@@ -84,3 +85,13 @@ def test_a_bad_op_call_on_a_symbolic_tensor_still_raises_the_ops_error():
         ops.reshape(inputs, (-1, 5))
     with pytest.raises(TypeError):
         ops.mean(inputs, axis="rows")
+
+
+def test_a_variable_operand_is_read_when_the_model_runs():
+    scale = mk.Variable(initializer=numpy.full((3,), 2.0, "float32"), trainable=False)
+    inputs = mk.Input((3,))
+    model = mk.Model(inputs, ops.multiply(inputs, scale))
+    data = numpy.ones((1, 3), "float32")
+    numpy.testing.assert_allclose(model.predict(data, verbose=0), 2.0 * data)
+    scale.assign(numpy.full((3,), 5.0, "float32"))
+    numpy.testing.assert_allclose(model.predict(data, verbose=0), 5.0 * data)
