@@ -180,6 +180,15 @@ def _op_path(function):
     return None
 
 
+def is_public_op(path):
+    """Whether ``path`` names an op of minikeras.ops (or ops.image) a node can run."""
+    try:
+        _public_op(path)
+    except ValueError:
+        return False
+    return True
+
+
 def _public_op(path):
     namespace, _, name = path.rpartition(".")
     function = getattr(ops.image if namespace == "image" else ops, name, None) \
