@@ -87,9 +87,9 @@ def apply(operation, left, right=None, reflected=False):
     return NotImplemented
 
 
-_SLOT = "__symbolic_input__"  # where a KerasTensor argument was, in a SymbolicFunction's saved arguments
+SLOT = "__symbolic_input__"  # where a KerasTensor argument was, in a SymbolicFunction's saved arguments
 # An index's slices, ``...`` and tuples (``x[:, 0]`` is not ``x[[:, 0]]``), as JSON.
-_SLICE, _ELLIPSIS, _TUPLE = "__slice__", "__ellipsis__", "__tuple__"
+SLICE, ELLIPSIS, TUPLE = "__slice__", "__ellipsis__", "__tuple__"
 
 
 class SymbolicFunction(Layer):
@@ -128,14 +128,14 @@ class SymbolicFunction(Layer):
 
     def call(self, inputs):
         def fill(value):
-            if isinstance(value, dict) and set(value) == {_SLOT}:
-                return inputs[value[_SLOT]]
-            if isinstance(value, dict) and set(value) == {_SLICE}:
-                return builtins.slice(*value[_SLICE])
-            if isinstance(value, dict) and set(value) == {_ELLIPSIS}:
+            if isinstance(value, dict) and set(value) == {SLOT}:
+                return inputs[value[SLOT]]
+            if isinstance(value, dict) and set(value) == {SLICE}:
+                return builtins.slice(*value[SLICE])
+            if isinstance(value, dict) and set(value) == {ELLIPSIS}:
                 return Ellipsis
-            if isinstance(value, dict) and set(value) == {_TUPLE}:
-                return tuple(fill(item) for item in value[_TUPLE])
+            if isinstance(value, dict) and set(value) == {TUPLE}:
+                return tuple(fill(item) for item in value[TUPLE])
             if isinstance(value, (list, tuple)):
                 return type(value)(fill(item) for item in value)
             if isinstance(value, dict):
@@ -147,6 +147,15 @@ class SymbolicFunction(Layer):
     def get_config(self):
         return {"name": self.name, "function": self.function, "arguments": self.arguments,
                 "keywords": self.keywords}
+
+
+def op_exists(function):
+    """Whether ``function`` names an op a SymbolicFunction can run."""
+    try:
+        _op_named(function)
+    except ValueError:
+        return False
+    return True
 
 
 def _op_named(function):
@@ -177,13 +186,13 @@ def call_op(name, args, kwargs):
     def slot(value):
         if isinstance(value, KerasTensor):
             tensors.append(value)
-            return {_SLOT: len(tensors) - 1}
+            return {SLOT: len(tensors) - 1}
         if isinstance(value, builtins.slice):  # x[:, 0]: saved as data, not as a Python object
-            return {_SLICE: [value.start, value.stop, value.step]}
+            return {SLICE: [value.start, value.stop, value.step]}
         if value is Ellipsis:
-            return {_ELLIPSIS: True}
+            return {ELLIPSIS: True}
         if isinstance(value, tuple):
-            return {_TUPLE: [slot(item) for item in value]}
+            return {TUPLE: [slot(item) for item in value]}
         if isinstance(value, list):
             return [slot(item) for item in value]
         if isinstance(value, dict):

@@ -18,7 +18,9 @@ import inspect
 from minikeras._support import object_registration
 from minikeras._support.safe_mode import refuse_lambda, resolve_safe_mode
 from minikeras.layers.base import Layer, get_layer_class
-from minikeras.saving.keras_operations import is_keras_operation, operation_to_minikeras
+from minikeras.saving.keras_operations import (
+    function_to_minikeras, is_keras_function, is_keras_operation, operation_to_minikeras,
+)
 
 # Arguments Keras has and minikeras's constructors do not take, with the
 # values for which dropping them changes nothing (ANY: no effect on the
@@ -269,6 +271,9 @@ def _model_config_to_minikeras(class_name, config, custom_objects, safe_mode, so
     for spec in config.get("layers", []):
         if class_name == "Functional" and is_keras_operation(spec):  # ``inputs + x`` and kin
             layers.append(operation_to_minikeras(spec, _tensor_reference, source))
+            continue
+        if class_name == "Functional" and is_keras_function(spec):  # ``ops.square(x)``, ``x[:, 0]`` and kin
+            layers.append(function_to_minikeras(spec, _tensor_reference, source))
             continue
         converted = to_minikeras(spec, custom_objects, safe_mode, source)
         if class_name == "Functional":

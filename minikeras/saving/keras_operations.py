@@ -56,3 +56,58 @@ def operation_to_keras(spec, reference_to_keras):
         nodes.append({"args": args, "kwargs": {}})
     return {"module": "keras.src.ops.numpy", "class_name": keras_class, "config": {"name": config["name"]},
             "registered_name": keras_class, "name": spec["name"], "inbound_nodes": nodes}
+
+
+def is_keras_function(spec):
+    """Whether a layer spec of a Keras functional config is any other
+    ``keras.ops`` operation (``Square``, ``Mean``, ``GetItem``, ...)."""
+    return (isinstance(spec, dict) and str(spec.get("module", "")).startswith("keras.src.ops")
+            and spec.get("class_name") not in _OPERATIONS)
+
+
+def _snake_case(class_name):
+    return "".join(f"_{char.lower()}" if char.isupper() and index else char.lower()
+                   for index, char in enumerate(class_name))
+
+
+def function_to_minikeras(spec, tensor_reference, source):
+    """A Keras operation node as minikeras's ``SymbolicFunction`` spec: the
+    operation's constructor arguments (its config) become the op's keyword
+    arguments, its call arguments the positional ones, each tensor a slot."""
+    from minikeras.layers.symbolic_ops import SLICE, SLOT, TUPLE, op_exists
+
+    function = _snake_case(str(spec["class_name"]))
+    config = dict(spec.get("config") or {})
+    name = config.pop("name", None) or spec.get("name")
+    if not op_exists(function):
+        raise ValueError(f"{source}: the operation {spec['class_name']!r} ({name!r}) has no minikeras op "
+                         f"{function!r} to run it.")
+    keywords = {key: value for key, value in config.items() if value is not None}  # None: the op's default
+    templates, nodes = [], []
+    for node in spec.get("inbound_nodes", []):
+        inputs = []
+
+        def convert(value):
+            if isinstance(value, dict) and value.get("class_name") == "__keras_tensor__":
+                inputs.append(tensor_reference(value))
+                return {SLOT: len(inputs) - 1}
+            if isinstance(value, dict) and value.get("class_name") == "__slice__":
+                bounds = value.get("config") or {}
+                return {SLICE: [bounds.get("start"), bounds.get("stop"), bounds.get("step")]}
+            if isinstance(value, dict):
+                return {key: convert(item) for key, item in value.items()}
+            if isinstance(value, list):
+                return [convert(item) for item in value]
+            return value
+
+        arguments = [convert(argument) for argument in node.get("args", [])]
+        if function == "get_item" and len(arguments) == 2 and isinstance(arguments[1], list):
+            arguments[1] = {TUPLE: arguments[1]}  # Keras writes the index tuple as a list
+        templates.append((arguments, {key: convert(value) for key, value in (node.get("kwargs") or {}).items()}))
+        nodes.append({"inputs": inputs, "args": [], "kwargs": {}})
+    if any(template != templates[0] for template in templates[1:]):
+        raise ValueError(f"{source}: the operation {spec['class_name']!r} ({name!r}) is called with different "
+                         "non-tensor arguments at different nodes, which minikeras cannot read.")
+    arguments, call_keywords = templates[0] if templates else ([], {})
+    config = {"name": name, "function": function, "arguments": arguments, "keywords": {**keywords, **call_keywords}}
+    return {"class_name": "SymbolicFunction", "config": config, "name": name, "inbound_nodes": nodes}

@@ -95,3 +95,17 @@ def test_indexing_a_keras_tensor_is_a_node_that_survives_a_file(tmp_path):
     numpy.testing.assert_allclose(model.predict(data, verbose=0), expected)
     model.save(tmp_path / "model.keras")
     numpy.testing.assert_allclose(mk.models.load_model(tmp_path / "model.keras").predict(data, verbose=0), expected)
+
+
+def test_a_keras_file_with_ops_nodes_loads_and_gives_keras_outputs():
+    """Keras 3.15 saved the fixture (fixtures/record_keras_functions.py): its
+    Square, Mean, Sum, ExpandDims, GetItem, Stack, Reshape, Concatenate and
+    Softmax nodes load as SymbolicFunctions giving Keras's outputs."""
+    import pathlib
+
+    fixtures = pathlib.Path(__file__).parent / "fixtures"
+    recorded = numpy.load(fixtures / "keras_functions.npz")
+    model = mk.models.load_model(fixtures / "keras_functions.keras")
+    assert [type(layer).__name__ for layer in model.layers] == ["InputLayer", "Dense", "Dense"]
+    numpy.testing.assert_allclose(model.predict(recorded["inputs"], verbose=0), recorded["outputs"], rtol=1e-5,
+                                  atol=1e-6)
