@@ -18,7 +18,11 @@ where its code lives:
 
 and counts what the step launches (``device.stats.kernel_launches``: each
 array call, each fused kernel as one, each cuBLAS / cuDNN call), with the
-cuBLAS GEMMs, cuDNN executions and fused kernels among them. The number of
+cuBLAS GEMMs, cuDNN executions and fused kernels among them, and
+``contexts``: how many times the step made the GPU current
+(``cupy.cuda.Device.__enter__``, with its stream and allocator: what an
+activation that is not nested in one of the same device enters; on a card
+each costs CUDA runtime calls and CuPy's Python). The number of
 issue 33 §5 is ``mk_per_launch`` = (mk_calls - ref_calls) / launches:
 minikeras's own Python calls per kernel launched. ``mk_time`` is the share of
 profiled own time (cProfile, ``--steps`` steps) spent in minikeras's code.
@@ -61,9 +65,11 @@ class _Classifier:
 class _CallCounter:
     """Counts "call" events per part, and minikeras's calls made inside a fused kernel's reference."""
 
-    def __init__(self, classify, reference_code):
+    def __init__(self, classify, reference_code, context_code):
         self.classify = classify
         self.reference_code = reference_code
+        self.context_code = context_code
+        self.contexts = 0
         self.counts = {"mk": 0, "sim": 0, "other": 0}
         self.reference_calls = 0
         self.fused = 0
@@ -75,6 +81,8 @@ class _CallCounter:
         if event == "call":
             part = self.classify(code.co_filename)
             self.counts[part] += 1
+            if code is self.context_code:
+                self.contexts += 1
             if code is self.reference_code:
                 if self.depth == 0:
                     self.fused += 1
@@ -142,7 +150,7 @@ def measure(name, batch, steps, classify, reference_code, top):
     action = lambda: model.train_on_batch(x, y)  # noqa: E731
     for _ in range(3):  # builds, optimizer slots, caches
         action()
-    counter = _CallCounter(classify, reference_code)
+    counter = _CallCounter(classify, reference_code, device.xp.cuda.Device.__enter__.__code__)
     library = {}
     restore = _library_calls(library)
     before = device.stats.kernel_launches
@@ -156,7 +164,8 @@ def measure(name, batch, steps, classify, reference_code, top):
     shares = _own_time_shares(action, steps, classify)
     own = counter.counts["mk"] - counter.reference_calls
     cublas = sum(count for what, count in library.items() if what.startswith("cublas") or what in _cublas_names())
-    row = {"model": name, "batch": batch, "launches": launches, "fused": counter.fused, "cublas": cublas,
+    row = {"model": name, "batch": batch, "launches": launches, "contexts": counter.contexts,
+           "fused": counter.fused, "cublas": cublas,
            "cudnn": library.get("cudnnBackendExecute", 0), "mk_calls": counter.counts["mk"],
            "ref_calls": counter.reference_calls, "sim_calls": counter.counts["sim"],
            "other_calls": counter.counts["other"], "mk_per_launch": round(own / max(1, launches), 1),
@@ -192,7 +201,7 @@ def main(argv=None):
     reference_code = Kernel._run_reference.__code__
     rows = [measure(name, batch, args.steps, classify, reference_code, args.top)
             for name in args.models for batch in args.batches]
-    columns = ["model", "batch", "launches", "fused", "cublas", "cudnn", "mk_calls", "ref_calls", "sim_calls",
+    columns = ["model", "batch", "launches", "contexts", "fused", "cublas", "cudnn", "mk_calls", "ref_calls", "sim_calls",
                "other_calls", "mk_per_launch", "mk_time", "sim_time"]
     report("bench_gpu_host", rows, columns, extra={"minikeras": os.path.abspath(args.minikeras)}, path=args.json)
     for row in rows:

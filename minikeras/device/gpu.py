@@ -152,6 +152,7 @@ class GpuDevice(Device):
             if capturing or a.ndim > 2 or b.ndim > 2 or a.dtype.name in ("float16", "bfloat16"):
                 return cublas_direct.matmul(self.xp, a, b, capturing)
             precision.sync_cupy(self.xp, self.cuda_id)
+            return a @ b  # 2-D float32/float64: Device.matmul's product, without the call
         return super().matmul(a, b)  # other dtypes: CuPy's (refused during a capture where it is cuBLAS)
 
     def gemm(self, a, b, out=None):
@@ -164,7 +165,9 @@ class GpuDevice(Device):
             out[...] = result
             return out
         precision.sync_cupy(self.xp, self.cuda_id)
-        return super().gemm(a, b, out)
+        if out is None:  # Device.gemm, without the call
+            return a @ b
+        return self.xp.matmul(a, b, out=out)
 
     def synchronize(self):
         graph.refuse_in_capture(self, "synchronize()", graph.HOST_SYNC)
