@@ -108,7 +108,7 @@ def backward(tensor, gradient=None, retain_graph=False):
             except Exception:  # noqa: BLE001  (a host/GPU failure becomes the library's error)
                 op_errors.reraise(device, f"the gradient of {function.name}")
         else:
-            with device.activate():
+            with device.activation_context:  # device.activate(), without the call
                 try:
                     grad_inputs = function.backward(*grad_outputs)
                 except Exception:  # noqa: BLE001

@@ -170,14 +170,14 @@ class Function:
             if type(outputs) is not _ndarray or half is not None or keep is not None:
                 outputs = _finish_outputs(outputs, device, half, keep)
         else:
-            with device.activate():
+            with device.activation_context:  # device.activate(), without the call
                 try:
                     outputs = self.forward(*arrays)
                 except Exception:  # noqa: BLE001
                     op_errors.reraise(device, self.name)
                 if self._half_kept is not None:
                     outputs, half = _keep_half(self, outputs), None
-                if type(outputs) is not _ndarray or half is not None or keep is not None:
+                if type(outputs) is not device.array_type or half is not None or keep is not None:
                     outputs = _finish_outputs(outputs, device, half, keep)
         if any_needs:
             parents = []
@@ -221,10 +221,11 @@ def _finish_outputs(outputs, device, half, keep):
     (``keep``) when every floating input was."""
     if half is not None:
         outputs = _cast_floats(outputs, half)
-    if type(outputs) is not _ndarray and type(outputs) is not tuple:
+    array_type = device.array_type
+    if type(outputs) is not array_type and type(outputs) is not tuple:
         outputs = _as_array(outputs, device)
     elif type(outputs) is tuple:
-        outputs = tuple(out if type(out) is _ndarray else _as_array(out, device) for out in outputs)
+        outputs = tuple(out if type(out) is array_type else _as_array(out, device) for out in outputs)
     if keep is not None:
         outputs = _keep_bfloat16(outputs, keep)
     return outputs

@@ -133,6 +133,15 @@ class DeviceStats:
 _NO_CONTEXT = contextlib.nullcontext()
 
 
+class _ActivateResult:
+    """``device.activation_context``: what ``device.activate()`` returns (a
+    device whose activation is one object, the GPU, sets the attribute itself,
+    so the per-op ``with device.activation_context:`` makes no call)."""
+
+    def __get__(self, device, owner=None):
+        return self if device is None else device.activate()
+
+
 class Device:
     """A logical device: where tensors live and ops run (base class).
 
@@ -157,8 +166,10 @@ class Device:
 
     kind = None
     xp = numpy
+    array_type = numpy.ndarray  # the class of the arrays ops return here
     host_kernels = False
     cuda_id = None
+    activation_context = _ActivateResult()
 
     def __init__(self, index, physical, memory):
         self.index = index

@@ -102,7 +102,10 @@ class GpuDevice(Device):
         self.pool = pool
         self.stream = stream
         self._allocator = _pool_allocator(self)  # holds no reference to the device: no cycle
-        self._activation = _Activation(self)
+        # What activate() returns, as an attribute: Function.apply and the
+        # backward pass enter it per op without calling activate().
+        self.activation_context = _Activation(self)
+        self.array_type = cupy.ndarray  # Function.apply: an op's output needs no conversion
         # minikeras.kernels compiles its CUDA sources where CuPy can (RawKernel);
         # a CuPy without a CUDA compiler (the test suite's simulated CuPy) runs
         # each fused kernel's NumPy reference instead, counted as one launch.
@@ -129,7 +132,7 @@ class GpuDevice(Device):
         """Context in which this logical GPU's arrays are made and its work
         runs: its CUDA device, stream and pool current (module docstring).
         Re-entrant and cheap when already inside (:class:`_Activation`)."""
-        return self._activation
+        return self.activation_context
 
     def convolutions(self):
         from minikeras.device import cudnn
@@ -144,24 +147,27 @@ class GpuDevice(Device):
         says), eagerly and during a capture; 2-D float32/float64 products are
         CuPy's outside a capture (its compute type follows the TF32 switch),
         cuBLAS's GEMM called directly during one (CuPy refuses cuBLAS then)."""
-        capturing = graph.active_capture() is not None
+        capturing = getattr(graph.thread_state, "capture", None) is not None  # graph.active_capture(), inline
         if cublas_direct.takes(a, b):
             if capturing or a.ndim > 2 or b.ndim > 2 or a.dtype.name in ("float16", "bfloat16"):
                 return cublas_direct.matmul(self.xp, a, b, capturing)
             precision.sync_cupy(self.xp, self.cuda_id)
+            return a @ b  # 2-D float32/float64: Device.matmul's product, without the call
         return super().matmul(a, b)  # other dtypes: CuPy's (refused during a capture where it is cuBLAS)
 
     def gemm(self, a, b, out=None):
-        if graph.active_capture() is not None:  # CuPy refuses cuBLAS now: call it directly
+        if getattr(graph.thread_state, "capture", None) is not None:  # CuPy refuses cuBLAS now: call it directly
             return cublas_direct.gemm(self.xp, a, b, out)
-        if a.ndim == 2 and b.ndim == 2 and cublas_direct.takes(a, b) and a.dtype.name in ("float16", "bfloat16"):
+        if a.dtype.name in ("float16", "bfloat16") and a.ndim == 2 and b.ndim == 2 and cublas_direct.takes(a, b):
             result = cublas_direct.matmul(self.xp, a, b)
             if out is None:
                 return result
             out[...] = result
             return out
         precision.sync_cupy(self.xp, self.cuda_id)
-        return super().gemm(a, b, out)
+        if out is None:  # Device.gemm, without the call
+            return a @ b
+        return self.xp.matmul(a, b, out=out)
 
     def synchronize(self):
         graph.refuse_in_capture(self, "synchronize()", graph.HOST_SYNC)
@@ -174,7 +180,11 @@ class GpuDevice(Device):
     def owns(self, array):
         """True for an array allocated in this logical GPU's ``activate()``
         (its memory is tagged with this device: module docstring)."""
-        return isinstance(array, self.xp.ndarray) and tagged_owner(array) is self
+        if not isinstance(array, self.array_type):
+            return False
+        # None: allocated outside any activate() (a zero-size array's memory has no __dict__)
+        owner = getattr(getattr(array.data, "mem", None), "minikeras_owner", None)
+        return owner is not None and owner() is self
 
     def release_memory(self):
         """Give the pool's cached, unused blocks back to the driver
@@ -278,7 +288,7 @@ class _Activation:
 
     def __enter__(self):
         device = self._device()
-        capture = graph.active_capture()
+        capture = getattr(graph.thread_state, "capture", None)  # graph.active_capture(), inline: once per op
         if capture is not None and capture.device is not device:
             graph.refuse_in_capture(device, "work", "work on another device's stream is not part of the captured "
                                     "stream (CUDA would run it once, now, and never at a replay).")
@@ -387,14 +397,6 @@ class _Generator:
                     if isinstance(value, xp.ndarray):
                         setattr(owner, name, value.copy())
         return _Generator(clone, device, self.entropy)
-
-
-def tagged_owner(array):
-    """The logical GPU whose allocator made ``array``'s memory, or None
-    (memory allocated outside any device's ``activate()``)."""
-    data = getattr(array, "data", None)
-    owner = getattr(getattr(data, "mem", None), "minikeras_owner", None)
-    return None if owner is None else owner()
 
 
 def _round_size(size):

@@ -41,6 +41,7 @@ import contextlib
 import threading
 
 _local = threading.local()
+thread_state = _local  # its ``capture``: read inline where a call per op would count (gpu.py)
 
 CAPTURE_MODES = ("relaxed", "global", "thread_local")
 

@@ -66,16 +66,17 @@ class Kernel:
     def bound(self, device):
         """The callable that runs this kernel on ``device``: the compiled
         launch, the reference counted as one launch (``device.one_kernel()``),
-        or the bare reference where the device counts no launches (the CPU)."""
+        or the bare reference where the device counts no launches (the CPU).
+        (:func:`get` makes the same choice inline.)"""
         if device.compiles_kernels and self.cuda_source is not None:
-            return functools.partial(self._run_compiled, device)
+            return functools.partial(self._run_compiled, _Launcher(self, device), device)
         if device.counts_kernel_launches:
             return functools.partial(self._run_reference, device)
         return functools.partial(self.reference, device)
 
-    def _run_compiled(self, device, *args, **params):
+    def _run_compiled(self, launcher, device, *args, **params):
         try:
-            return self.launch(_Launcher(self, device), device, *args, **params)
+            return self.launch(launcher, device, *args, **params)
         except UnsupportedDtype:
             # e.g. float16 or integers: the reference, as several array calls.
             return self.reference(device, *args, **params)
@@ -128,12 +129,17 @@ class _Launcher:
 
     def check(self, *dtypes):
         """Raise UnsupportedDtype (before any launch) unless every dtype is built."""
+        kernel = self.kernel
         for dtype in dtypes:
-            self.kernel.check_dtype(dtype)
+            if dtype not in kernel._accepted:  # Kernel.check_dtype's first test, inline
+                kernel.check_dtype(dtype)
 
     def run(self, dtype, grid, block, arguments):
-        function = self.kernel.compiled(self.device, dtype)
-        self.device.stats.kernel_launches += 1
+        device = self.device
+        function = self.kernel._compiled.get((device.cuda_id, dtype))  # Kernel.compiled's hit, inline
+        if function is None:
+            function = self.kernel.compiled(device, dtype)
+        device.stats.kernel_launches += 1
         function(grid, block, arguments)
 
 
@@ -173,7 +179,12 @@ def get(name, device):
             kernel = _KERNELS[name]
         except KeyError:
             raise KeyError(f"no fused kernel named {name!r}; registered: {sorted(_KERNELS)}.") from None
-    return kernel.bound(device)
+    # Kernel.bound(device), inline: a call fewer per fused op.
+    if device.compiles_kernels and kernel.cuda_source is not None:
+        return functools.partial(kernel._run_compiled, _Launcher(kernel, device), device)
+    if device.counts_kernel_launches:
+        return functools.partial(kernel._run_reference, device)
+    return functools.partial(kernel.reference, device)
 
 
 def registered():

@@ -4,7 +4,7 @@ Every call of a layer asks the same questions before its ``call`` runs:
 is the input a symbolic or TensorFlow tensor, must it be cast to the
 compute dtype, does it fit the ``input_spec``, is there a mask to pass on,
 which autocast scope to open, does ``call`` take ``training`` and ``mask``.
-For a built layer called on one Tensor (or NumPy array) of the same shape
+For a built layer called on one Tensor (or NumPy or device array) of the same shape
 and dtype, with no mask, at most ``training=``, inside the same outer
 autocast scope, the answers do not change: the first such call records
 them in a :class:`CallPlan`, and the next calls with that signature run
@@ -27,6 +27,7 @@ from minikeras.scopes import name_scope
 from minikeras.autograd import Tensor
 from minikeras.autograd.autocast import autocast_scope, state as _autocast_state
 from minikeras.autograd.keras_mask import mask_entry
+from minikeras.backend import is_array
 from minikeras.backend.dtypes import dtype_name, is_float_dtype
 from minikeras._support.argument_validation import entry_point
 from minikeras._support.traceback_utils import filtered_traceback, is_traceback_filtering_enabled
@@ -104,11 +105,12 @@ def _base_compute_mask(layer):
 def record(layer, inputs, args, kwargs):
     """Keep the plan of this call when its signature can have one: a built
     layer of a class that keeps Layer's call protocol, one Tensor or numeric
-    NumPy array in, nothing but ``training=`` besides, no mask."""
+    array (NumPy's, or a GPU's: what a model on a GPU hands its first layer)
+    in, nothing but ``training=`` besides, no mask."""
     kind = type(inputs)
     if args or not layer.built or (kwargs and (len(kwargs) != 1 or "training" not in kwargs)):
         return
-    if kind is _ndarray and inputs.dtype.kind not in "biuf" or kind is not _ndarray and kind is not Tensor:
+    if kind is not Tensor and (not (kind is _ndarray or _is_device_array(inputs)) or inputs.dtype.kind not in "biuf"):
         return
     if mask_entry(id(inputs)) is not None or not _keeps_call_protocol(type(layer)):
         return
@@ -117,6 +119,11 @@ def record(layer, inputs, args, kwargs):
 
 _PROTOCOL = ("_checked_call", "_convert_input", "_autocast_scope", "_call_unplanned")  # Layer's, not overridden
 _CHECKED_CLASSES = {}
+
+
+def _is_device_array(value):
+    """An array of a device's array module other than NumPy (CuPy's)."""
+    return not isinstance(value, numpy.ndarray) and is_array(value)
 
 
 def _keeps_call_protocol(cls):
@@ -161,7 +168,7 @@ class PlannedCall:
             try:
                 if plan.cast_to is not None:
                     inputs = inputs.astype(plan.cast_to)
-                elif plan.input_type is _ndarray:
+                elif plan.input_type is not Tensor:  # a NumPy or device array
                     inputs = self._convert_input(inputs)
                 call_kwargs = {"training": training} if plan.takes_training else {}
                 if plan.takes_mask:

@@ -23,6 +23,8 @@ import numpy
 
 from minikeras import replica_context
 from minikeras.autograd import Tensor, no_grad
+from minikeras.autograd.function import _QUIET_ACTIVATION, quiet_activation
+from minikeras.device import placement_device
 from minikeras.layers.state_updates import collect_state_updates
 from minikeras.models.running_logs import LazyLogs, detached
 from minikeras._support import deferred_checks
@@ -291,9 +293,20 @@ class TrainingSteps:
     def run_train_step(self, data):
         """``train_step(data)`` as every step runs: layer state changes
         kept only if it succeeds (and, on a replica, combined across
-        replicas: layers/state_updates.py)."""
+        replicas: layers/state_updates.py), inside one activation of the
+        device the batch is on (a GPU's: every op's own activation inside
+        it then enters none of CuPy's contexts, device/gpu.py; the CPU's
+        does nothing and is not entered)."""
+        first = data[0] if type(data) is tuple and data else data
+        device = first.device if isinstance(first, Tensor) else placement_device()  # a host batch goes there
+        quiet = _QUIET_ACTIVATION.get(type(device))
+        if quiet is None:
+            quiet = quiet_activation(device)
         with collect_state_updates():
-            return self.train_step(data)
+            if quiet:
+                return self.train_step(data)
+            with device.activation_context:
+                return self.train_step(data)
 
     def _warn_no_trainable_weights(self):
         if not getattr(self, "_warned_no_trainable", False):

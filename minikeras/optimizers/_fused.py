@@ -25,7 +25,7 @@ def update_all(kernel_name, groups_and_devices, *scalars):
     for device, group in groups_and_devices:
         by_device.setdefault(device, []).append(group)
     for device, groups in by_device.items():
-        with device.activate():
+        with device.activation_context:  # device.activate(), without the call
             kernels.get(kernel_name, device)(groups, *scalars)
 
 

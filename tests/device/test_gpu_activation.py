@@ -122,3 +122,22 @@ def test_out_of_memory_in_a_nested_activation_is_resource_exhausted_and_the_cont
                 raise device.xp.cuda.memory.OutOfMemoryError(1234, 0)
         assert _current_stream(device) is device.stream
     assert _current_stream(device) is not device.stream
+
+
+@pytest.mark.parametrize("batch_on_device", [True, False])
+def test_a_training_step_enters_the_cupy_contexts_once(simulated_gpu, context_entries, batch_on_device):
+    """``run_train_step`` holds one activation of the batch's device (models/steps.py): the forward,
+    backward and optimizer ops inside it enter none of CuPy's contexts (each entered them before)."""
+    model = mk.Sequential([mk.layers.Input((4,)), mk.layers.Dense(3, activation="relu"), mk.layers.Dense(2)])
+    model.compile(optimizer=mk.optimizers.Adam(1e-3), loss=mk.losses.SparseCategoricalCrossentropy(from_logits=True))
+    x, y = numpy.ones((8, 4), "float32"), numpy.array([0, 1] * 4)
+    if batch_on_device:
+        x, y = mk.tensor(x), mk.tensor(y)
+        assert x.device is simulated_gpu
+    model.train_on_batch(x, y)  # builds the model and the optimizer's slots
+    weights = [simulated_gpu.to_host(weight.data).copy() for weight in model.weights]
+    before = dict(context_entries)
+    model.run_train_step((x, y))
+    assert {kind: context_entries[kind] - before[kind] for kind in before} == {"device": 1, "stream": 1,
+                                                                               "allocator": 1}
+    assert any((simulated_gpu.to_host(weight.data) != old).any() for weight, old in zip(model.weights, weights))

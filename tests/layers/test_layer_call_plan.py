@@ -243,3 +243,17 @@ def test_predict_on_batch_records_no_graph():
         assert seen[-1] == (False, False, True)
     assert _same(out, model.predict(x, verbose=0))
     assert is_grad_enabled()
+
+
+def test_a_device_array_input_takes_the_plan(device, monkeypatch):
+    """A model on a GPU hands its first layer the batch as a device array (a CuPy array): that
+    signature is planned as a NumPy array's is, and the planned call gives the full call's result."""
+    layer = layers.Dense(3, activation="relu")
+    layer.build((None, 6))
+    with device.activate():
+        array = device.asarray(numpy.random.default_rng(0).standard_normal((4, 6)).astype("float32"))
+    first = layer(array)
+    assert layer._call_plan is not None and layer._call_plan.input_type is type(array)
+    monkeypatch.setattr(type(layer), "_call_unplanned", lambda *args, **kwargs: pytest.fail("the full protocol ran"))
+    second = layer(array)
+    assert second.device is device and _same(first.numpy(), second.numpy())
