@@ -20,6 +20,9 @@ WHEEL_LIBRARIES = ("libcudnn.so.9", "libcudnn_adv.so.9", "libcudnn_cnn.so.9", "l
                    "libcudnn_heuristic.so.9", "libcudnn_ops.so.9")
 FAKE_CUDNN = "#include <stddef.h>\nsize_t cudnnGetVersion(void) { return VERSION; }\n" \
              "const char *cudnnGetErrorString(int status) { return \"fake\"; }\n"
+# Every other function the loader declares (cudnn.SIGNATURES) exists, returning an error status.
+FAKE_CUDNN += "".join(f"int {name}(void) {{ return 1; }}\n" for name in cudnn.SIGNATURES
+                      if name not in ("cudnnGetVersion", "cudnnGetErrorString"))
 
 
 @pytest.fixture
@@ -52,7 +55,7 @@ def _compile_fake_cudnn(path, version):
     compiler = shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
         pytest.skip("no C compiler to build a stand-in libcudnn.so.9")
-    source = path.with_suffix(".c")
+    source = path.parents[4] / "fake_cudnn.c"  # outside the library folder the loader lists
     source.write_text(FAKE_CUDNN.replace("VERSION", str(version)))
     subprocess.run([compiler, "-shared", "-fPIC", "-o", str(path), str(source)], check=True)
 
