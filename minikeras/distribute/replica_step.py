@@ -61,17 +61,27 @@ class ReplicaContext:
         self.relay = relay  # an UpdateRelay when replica 0 computes the updates for everyone
         self.leader_weights = leader_weights  # id(this replica's weight) -> replica 0's
         self.updates_seen = 0
+        # Set by the step's ``optimizer.scale_loss`` (ReplicaOptimizer): the
+        # gradients of this backward are already weighted by ``share``.
+        self.loss_weighted = False
 
-    def all_reduce_gradients(self, grads, tag):
+    @property
+    def device(self):
+        """The replica's device."""
+        return self.collective.devices[self.rank]
+
+    def all_reduce_gradients(self, grads, tag, weighted=False):
         """The sample-weighted sum of every replica's ``grads`` (arrays,
-        Tensors or None), on this replica's device."""
+        Tensors or None), on this replica's device; ``weighted=True``: the
+        grads are already this replica's share (those of a loss multiplied
+        by it, :meth:`ReplicaOptimizer.scale_loss`)."""
         arrays = []
         for grad in grads:
             if grad is None or self.keeps_company:
                 arrays.append(None)
                 continue
             data = grad.data if isinstance(grad, Tensor) else grad
-            if self.share != 1.0:
+            if self.share != 1.0 and not weighted:
                 device = grad.device if isinstance(grad, Tensor) else None
                 with (device.activate() if device is not None else contextlib.nullcontext()):
                     data = data * self.share
@@ -121,6 +131,20 @@ class ReplicaOptimizer:
         self.__dict__["optimizer"] = optimizer
         self.__dict__["_tag"] = f"gradients:{tag}"
 
+    def scale_loss(self, loss):
+        """The wrapped optimizer's ``scale_loss`` of the loss times this
+        replica's share of the batch: the gradients of what it returns
+        (the built-in ``train_step`` calls it before ``backward()``) come
+        out weighted for the all-reduce, with no pass over them; a step
+        that does not call it has its gradients weighted in ``apply``."""
+        from minikeras import replica_context
+
+        context = replica_context.current()
+        if context.share != 1.0:
+            loss = loss * context.share
+        context.loss_weighted = True
+        return self.optimizer.scale_loss(loss)
+
     def apply_gradients(self, grads_and_vars):
         """All-reduce the gradients, then ``optimizer.apply_gradients``."""
         pairs = list(grads_and_vars)
@@ -137,13 +161,16 @@ class ReplicaOptimizer:
         from minikeras import replica_context
 
         context = replica_context.current()
-        reduced = context.all_reduce_gradients(list(grads), self._tag)
+        weighted, context.loss_weighted = context.loss_weighted, False
+        reduced = context.all_reduce_gradients(list(grads), self._tag, weighted)
         relay = context.relay if self.optimizer.replicas_may_share_updates else None
         if relay is None:
             self.optimizer.apply(reduced, trainable_variables)
         elif context.rank == 0:
             try:
-                self.optimizer.apply(reduced, trainable_variables)
+                # The others wait for this update: its passes may use every core.
+                with context.device.worker_context(alone=True):
+                    self.optimizer.apply(reduced, trainable_variables)
             except BaseException:
                 relay.fail()
                 raise
