@@ -20,11 +20,19 @@ its gradients are those of its mean loss, so ``sum_r share_r * grad_r`` is
 the gradient of the mean loss over the whole batch, whatever the split.
 (Chainer's data parallelism sums the replicas' gradients; minikeras weights
 them by rows, so that results do not depend on the number of devices.)
+The built-in step calls ``optimizer.scale_loss(loss)`` before ``backward()``
+(for a LossScaleOptimizer's scale); the replica optimizer's multiplies the
+loss by the share there, so the gradients come out weighted at no cost, as
+Keras's TensorFlow trainer scales the loss by its replicas. A step that does
+not call it (a GAN's two tapes) has its gradients weighted before the
+all-reduce instead: one more pass over them, the same numbers.
 
 Replicas that share the host's cores (logical CPUs) compute each update
 once: replica 0 applies it and the others copy its new weights
 (:class:`UpdateRelay`), instead of repeating the optimizer's dozen passes over
-the weights on cores they share; the values are the same either way.
+the weights on cores they share; the values are the same either way. While
+the others wait for it, replica 0's update runs on every core (its ops use
+the op threads again: ``Device.worker_context(alone=True)``).
 
 A replica with no rows (a batch smaller than the number of replicas) still
 runs the step, on one borrowed row, so that it calls the same collectives as
