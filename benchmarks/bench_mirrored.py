@@ -9,9 +9,15 @@ replica avoids four busy threads on two cores. The configurations are
 interleaved round by round so that they all see the same load from the
 other users of the machine; each time is the minimum over rounds and over
 the epochs of a round. The load average is recorded with the results.
+Besides the epoch's wall time, each row has the process's CPU time per epoch
+(user + system, all threads: what a loaded machine disturbs least) and the
+10th percentile of the step times (a step that ran undisturbed), both
+minima over rounds. ``--tree NAME=PATH`` (repeatable) times other checkouts
+in the same rounds, each worker importing minikeras from its tree.
 
     python benchmarks/bench_mirrored.py                  # table + benchmarks/results/bench_mirrored.json
     python benchmarks/bench_mirrored.py --rounds 5 --samples 2048 --models cnn
+    python benchmarks/bench_mirrored.py --models mlp --threads 1 --tree base=/tmp/base --tree this=.
 """
 import argparse
 import json
@@ -38,7 +44,8 @@ def _build(name):
 
 
 def worker(model_name, setup, samples, epochs, batch):
-    """One process: the best epoch time of ``epochs`` epochs (after a warm-up one)."""
+    """One process: the best epoch wall and CPU times of ``epochs`` epochs
+    (after a warm-up one) and the 10th percentile of their step times."""
     import numpy
 
     import minikeras as mk
@@ -53,22 +60,36 @@ def worker(model_name, setup, samples, epochs, batch):
     model = _build(model_name)
     trainer = mk.MirroredModel(model, devices=["cpu:0", "cpu:1"]) if setup == "mirrored x2" else model
     trainer.compile(mk.optimizers.Adam(), mk.losses.SparseCategoricalCrossentropy(from_logits=True))
-    trainer.fit(x, y, batch_size=batch, epochs=1, shuffle=False, verbose=0)
-    best = float("inf")
+    steps = []
+
+    class StepTimes(mk.callbacks.Callback):
+        def on_train_batch_begin(self, batch, logs=None):
+            self.start = time.perf_counter()
+
+        def on_train_batch_end(self, batch, logs=None):
+            steps.append(time.perf_counter() - self.start)
+
+    timer = StepTimes()
+    trainer.fit(x, y, batch_size=batch, epochs=1, shuffle=False, verbose=0, callbacks=[timer])
+    del steps[:]
+    best = best_cpu = float("inf")
     for _ in range(epochs):
-        start = time.perf_counter()
-        trainer.fit(x, y, batch_size=batch, epochs=1, shuffle=False, verbose=0)
+        start, start_cpu = time.perf_counter(), time.process_time()
+        trainer.fit(x, y, batch_size=batch, epochs=1, shuffle=False, verbose=0, callbacks=[timer])
         best = min(best, time.perf_counter() - start)
-    return best
+        best_cpu = min(best_cpu, time.process_time() - start_cpu)
+    steps.sort()
+    return {"seconds": best, "cpu_seconds": best_cpu, "step_p10_ms": 1e3 * steps[(len(steps) - 1) // 10],
+            "minikeras": os.path.dirname(os.path.dirname(mk.__file__))}
 
 
-def _run_worker(model_name, setup, threads, args):
+def _run_worker(model_name, setup, threads, args, tree=ROOT):
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
-               PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+               PYTHONPATH=tree + os.pathsep + os.environ.get("PYTHONPATH", ""), BENCH_MIRRORED_TREE=tree)
     command = [sys.executable, os.path.abspath(__file__), "--worker", model_name, setup,
                "--samples", str(args.samples), "--epochs", str(args.epochs), "--batch", str(args.batch)]
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])["seconds"]
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main(argv=None):
@@ -80,45 +101,64 @@ def main(argv=None):
     parser.add_argument("--epochs", type=int, default=2, help="timed epochs per round (after one warm-up)")
     parser.add_argument("--samples", type=int, default=1024)
     parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument("--tree", action="append", default=None, metavar="NAME=PATH",
+                        help="a checkout to time in the same rounds (repeatable; default: this one)")
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
     if args.worker:
-        seconds = worker(args.worker[0], args.worker[1].replace("_", " "), args.samples, args.epochs, args.batch)
-        print(json.dumps({"seconds": seconds}))
+        print(json.dumps(worker(args.worker[0], args.worker[1].replace("_", " "), args.samples, args.epochs,
+                                args.batch)))
         return None
+    trees = dict(_named_tree(text) for text in args.tree) if args.tree else {"this": ROOT}
 
     from benchmarks._report import report
 
     setups = ["one device", "mirrored x2"]
-    configs = [(m, s, t) for m in args.models for t in args.threads for s in setups]
-    best = {config: float("inf") for config in configs}
+    configs = [(tree, m, s, t) for m in args.models for t in args.threads for s in setups for tree in trees]
+    measures = ("seconds", "cpu_seconds", "step_p10_ms")
+    best = {config: dict.fromkeys(measures, float("inf")) for config in configs}
     loads = []
     for round_index in range(args.rounds):
         for config in configs:
             loads.append(os.getloadavg()[0])
-            seconds = _run_worker(config[0], config[1].replace(" ", "_"), config[2], args)
-            best[config] = min(best[config], seconds)
+            result = _run_worker(config[1], config[2].replace(" ", "_"), config[3], args, trees[config[0]])
+            if result["minikeras"] != trees[config[0]]:
+                raise SystemExit(f"the worker for {config[0]} imported minikeras from {result['minikeras']}.")
+            for measure in measures:
+                best[config][measure] = min(best[config][measure], result[measure])
         print(f"round {round_index + 1}/{args.rounds} done, load {os.getloadavg()[0]:.2f}", file=sys.stderr)
     rows = []
     for model_name in args.models:
         for threads in args.threads:
-            single, mirrored = best[(model_name, "one device", threads)], best[(model_name, "mirrored x2", threads)]
-            rows.append({"model": model_name, "blas_threads": threads, "one_device_s": single,
-                         "mirrored_x2_s": mirrored, "mirrored/one": mirrored / single})
-        fastest_single = min(best[(model_name, "one device", t)] for t in args.threads)
-        fastest_mirrored = min(best[(model_name, "mirrored x2", t)] for t in args.threads)
-        rows.append({"model": model_name, "blas_threads": "best of each", "one_device_s": fastest_single,
-                     "mirrored_x2_s": fastest_mirrored, "mirrored/one": fastest_mirrored / fastest_single})
+            for tree in trees:
+                single, mirrored = best[(tree, model_name, "one device", threads)], \
+                    best[(tree, model_name, "mirrored x2", threads)]
+                rows.append({"tree": tree, "model": model_name, "blas_threads": threads,
+                             "one_device_s": single["seconds"], "mirrored_x2_s": mirrored["seconds"],
+                             "mirrored/one": mirrored["seconds"] / single["seconds"],
+                             "one_cpu_s": single["cpu_seconds"], "mirrored_cpu_s": mirrored["cpu_seconds"],
+                             "one_step_p10_ms": single["step_p10_ms"],
+                             "mirrored_step_p10_ms": mirrored["step_p10_ms"]})
     print(f"Epoch time, {args.samples} samples, batch {args.batch}, Adam; min over {args.rounds} rounds x "
           f"{args.epochs} epochs; load average during the runs {min(loads):.2f}-{max(loads):.2f} "
           f"on {os.cpu_count()} CPUs\n")
     extra = {"load_average_during_runs": {"min": min(loads), "max": max(loads)},
              "samples": args.samples, "batch": args.batch, "rounds": args.rounds, "epochs": args.epochs,
              "target": "mirrored x2 no slower than 1.2 x one device on this 2-core machine"}
-    return report("bench_mirrored", rows, ["model", "blas_threads", "one_device_s", "mirrored_x2_s", "mirrored/one"],
-                  extra=extra, path=args.json)
+    columns = ["tree", "model", "blas_threads", "one_device_s", "mirrored_x2_s", "mirrored/one", "one_cpu_s",
+               "mirrored_cpu_s", "one_step_p10_ms", "mirrored_step_p10_ms"]
+    extra["trees"] = trees
+    return report("bench_mirrored", rows, columns, extra=extra, path=args.json)
+
+
+def _named_tree(text):
+    name, separator, path = text.partition("=")
+    if not separator or not name or not os.path.isdir(os.path.join(path, "minikeras")):
+        raise SystemExit(f"--tree expects NAME=PATH of a checkout holding minikeras/, received {text!r}.")
+    return name, os.path.abspath(path)
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, ROOT)
+    sys.path.insert(0, ROOT)  # (benchmarks._report)
+    sys.path.insert(0, os.environ.get("BENCH_MIRRORED_TREE", ROOT))  # a worker: the tree it times, first
     main()

@@ -256,11 +256,16 @@ def matmul(a, b, out=None):
 
 
 class single_threaded:  # noqa: N801  (used as a context manager)
-    """Within the block, this thread's ops run their blocks in the thread."""
+    """Within the block, this thread's ops run their blocks in the thread
+    (``single=False``: on the op threads again, e.g. in a replica worker
+    while the other replicas wait for it)."""
+
+    def __init__(self, single=True):
+        self._single = single
 
     def __enter__(self):
         self._previous = getattr(_local, "single", False)
-        _local.single = True
+        _local.single = self._single
 
     def __exit__(self, *exc):
         _local.single = self._previous

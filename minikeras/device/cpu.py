@@ -90,8 +90,8 @@ class CpuDevice(Device):
         threads.elementwise_blocks(lambda piece: work(*[None if a is None else a[piece] for a in flat]),
                                    present[0].size)
 
-    def worker_context(self):
-        return threads.single_threaded()
+    def worker_context(self, alone=False):
+        return threads.single_threaded(not alone)
 
     def scatter_add(self, target, indices, values):
         numpy.add.at(target, indices, values)

@@ -324,10 +324,12 @@ class Device:
         the blocks were run); ``zeros(shape, dtype)`` when there are none."""
         return sum_in_order(self.xp, parts, shape, dtype)
 
-    def worker_context(self):
+    def worker_context(self, alone=False):
         """Context for a thread that serves this device alone (a replica
         worker): on the CPU its ops then run their blocks in that thread,
-        since the replicas already share the cores."""
+        since the replicas already share the cores. ``alone=True``, inside
+        it: the other replicas wait for this one (replica 0's update that
+        they copy), so its ops use the op threads again."""
         return _NO_CONTEXT
 
     def scatter_add(self, target, indices, values):

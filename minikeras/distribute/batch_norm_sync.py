@@ -50,7 +50,11 @@ class CrossReplicaStats:
             return tuple(group.all_reduce(positions[self._rank], [total, squares, count]))
         # Each replica's output gradient is that of its own mean loss, a share
         # ``n_r / N`` of the global one: the global sums are the shares'
-        # weighted sums, handed back in the replica's own scale.
-        share = replica_context.current().share
+        # weighted sums, handed back in the replica's own scale. (A loss that
+        # the step's scale_loss weighted already: plain sums.)
+        context = replica_context.current()
+        if context.loss_weighted:
+            return tuple(group.all_reduce(positions[self._rank], [total, squares, count]))
+        share = context.share
         total, squares, count = group.all_reduce(positions[self._rank], [total * share, squares * share, count])
         return total / share, squares / share, count

@@ -20,11 +20,19 @@ its gradients are those of its mean loss, so ``sum_r share_r * grad_r`` is
 the gradient of the mean loss over the whole batch, whatever the split.
 (Chainer's data parallelism sums the replicas' gradients; minikeras weights
 them by rows, so that results do not depend on the number of devices.)
+The built-in step calls ``optimizer.scale_loss(loss)`` before ``backward()``
+(for a LossScaleOptimizer's scale); the replica optimizer's multiplies the
+loss by the share there, so the gradients come out weighted at no cost, as
+Keras's TensorFlow trainer scales the loss by its replicas. A step that does
+not call it (a GAN's two tapes) has its gradients weighted before the
+all-reduce instead: one more pass over them, the same numbers.
 
 Replicas that share the host's cores (logical CPUs) compute each update
 once: replica 0 applies it and the others copy its new weights
 (:class:`UpdateRelay`), instead of repeating the optimizer's dozen passes over
-the weights on cores they share; the values are the same either way.
+the weights on cores they share; the values are the same either way. While
+the others wait for it, replica 0's update runs on every core (its ops use
+the op threads again: ``Device.worker_context(alone=True)``).
 
 A replica with no rows (a batch smaller than the number of replicas) still
 runs the step, on one borrowed row, so that it calls the same collectives as
@@ -61,17 +69,27 @@ class ReplicaContext:
         self.relay = relay  # an UpdateRelay when replica 0 computes the updates for everyone
         self.leader_weights = leader_weights  # id(this replica's weight) -> replica 0's
         self.updates_seen = 0
+        # Set by the step's ``optimizer.scale_loss`` (ReplicaOptimizer): the
+        # gradients of this backward are already weighted by ``share``.
+        self.loss_weighted = False
 
-    def all_reduce_gradients(self, grads, tag):
+    @property
+    def device(self):
+        """The replica's device."""
+        return self.collective.devices[self.rank]
+
+    def all_reduce_gradients(self, grads, tag, weighted=False):
         """The sample-weighted sum of every replica's ``grads`` (arrays,
-        Tensors or None), on this replica's device."""
+        Tensors or None), on this replica's device; ``weighted=True``: the
+        grads are already this replica's share (those of a loss multiplied
+        by it, :meth:`ReplicaOptimizer.scale_loss`)."""
         arrays = []
         for grad in grads:
             if grad is None or self.keeps_company:
                 arrays.append(None)
                 continue
             data = grad.data if isinstance(grad, Tensor) else grad
-            if self.share != 1.0:
+            if self.share != 1.0 and not weighted:
                 device = grad.device if isinstance(grad, Tensor) else None
                 with (device.activate() if device is not None else contextlib.nullcontext()):
                     data = data * self.share
@@ -121,6 +139,20 @@ class ReplicaOptimizer:
         self.__dict__["optimizer"] = optimizer
         self.__dict__["_tag"] = f"gradients:{tag}"
 
+    def scale_loss(self, loss):
+        """The wrapped optimizer's ``scale_loss`` of the loss times this
+        replica's share of the batch: the gradients of what it returns
+        (the built-in ``train_step`` calls it before ``backward()``) come
+        out weighted for the all-reduce, with no pass over them; a step
+        that does not call it has its gradients weighted in ``apply``."""
+        from minikeras import replica_context
+
+        context = replica_context.current()
+        if context.share != 1.0:
+            loss = loss * context.share
+        context.loss_weighted = True
+        return self.optimizer.scale_loss(loss)
+
     def apply_gradients(self, grads_and_vars):
         """All-reduce the gradients, then ``optimizer.apply_gradients``."""
         pairs = list(grads_and_vars)
@@ -137,13 +169,16 @@ class ReplicaOptimizer:
         from minikeras import replica_context
 
         context = replica_context.current()
-        reduced = context.all_reduce_gradients(list(grads), self._tag)
+        weighted, context.loss_weighted = context.loss_weighted, False
+        reduced = context.all_reduce_gradients(list(grads), self._tag, weighted)
         relay = context.relay if self.optimizer.replicas_may_share_updates else None
         if relay is None:
             self.optimizer.apply(reduced, trainable_variables)
         elif context.rank == 0:
             try:
-                self.optimizer.apply(reduced, trainable_variables)
+                # The others wait for this update: its passes may use every core.
+                with context.device.worker_context(alone=True):
+                    self.optimizer.apply(reduced, trainable_variables)
             except BaseException:
                 relay.fail()
                 raise

@@ -151,3 +151,22 @@ def test_tuning_overrides_come_from_the_environment(monkeypatch):
     monkeypatch.setenv("MINIKERAS_CHUNK_BYTES", "0")
     with pytest.raises(ValueError, match="received '0'"):
         tuning._read("CHUNK_BYTES", 1 << 22, minimum=1)
+
+
+def test_worker_context_alone_gives_a_worker_the_op_threads_back(cpu, two_threads):
+    """A replica worker whose peers wait for it (replica 0's update that
+    they copy) runs its ops' blocks on the op threads again, then returns
+    to running them itself."""
+    seen = []
+
+    def worker():
+        with cpu.worker_context():
+            seen.append(threads._in_caller())
+            with cpu.worker_context(alone=True):
+                seen.append(threads._in_caller())
+            seen.append(threads._in_caller())
+
+    thread = threading.Thread(target=worker, name="minikeras-replica-cpu:9")
+    thread.start()
+    thread.join()
+    assert seen == [True, False, True]

@@ -175,9 +175,11 @@ def test_a_variable_declares_how_replicas_combine_it():
 
 
 def test_no_training_step_lives_in_distribute():
-    """distribute/'s code computes no loss, updates no metric, applies no
-    constraint and names no layer class or layer variable: the replicas run
-    the model's step, and layers declare what data parallelism needs."""
+    """distribute/'s code computes no loss, runs no backward, updates no
+    metric, applies no constraint and names no layer class or layer
+    variable: the replicas run the model's step, and layers declare what
+    data parallelism needs. (Its replica optimizer answers the step's
+    ``scale_loss`` call, as it answers ``apply_gradients``: a seam, not a step.)"""
     import ast
     import pathlib
 
@@ -192,7 +194,7 @@ def test_no_training_step_lives_in_distribute():
             elif isinstance(node, ast.Name):
                 used.add(node.id)
     forbidden = {"compute_loss", "compute", "losses", "update_state", "constraint", "weight_constraint",
-                 "BatchNormalization", "moving_mean", "moving_variance", "scale_loss", "backward"}
+                 "BatchNormalization", "moving_mean", "moving_variance", "backward"}
     assert not used & forbidden
 
 
