@@ -7,7 +7,7 @@ import numpy
 from minikeras._support import load_budget
 from minikeras.autograd import Tensor, no_grad
 from minikeras.backend.dtypes import as_numpy_dtype
-from minikeras.layers.base import _context
+from minikeras.layers.base import Layer, _context
 from minikeras.layers.keras_mask import get_keras_mask, set_keras_mask
 from minikeras.layers.rnn.rnn_state import PROBING
 from minikeras.ops import _entry
@@ -112,13 +112,13 @@ class Node:
 _PROBE_SIZES = (11, 12)  # unknown axes: large enough for kernels and pools
 
 
-def _probe_shape(shape, unknown_size):
-    return [2 if i == 0 and size is None else (unknown_size if size is None else size)
+def _probe_shape(shape, unknown_size, batch=2):
+    return [batch if i == 0 and size is None else (unknown_size if size is None else size)
             for i, size in enumerate(shape)]
 
 
-def _probe_value(keras_tensor, unknown_size):
-    shape = _probe_shape(keras_tensor.shape, unknown_size)
+def _probe_value(keras_tensor, unknown_size, batch=2):
+    shape = _probe_shape(keras_tensor.shape, unknown_size, batch)
     # While a model is rebuilt from a file, a probe batch may not be larger
     # than the file's weights justify (a config declaring a huge input).
     if keras_tensor.dtype == "string":
@@ -135,9 +135,9 @@ def _probe_value(keras_tensor, unknown_size):
     return value
 
 
-def _run_probe(layer, inputs, args, kwargs, unknown_size):
+def _run_probe(layer, inputs, args, kwargs, unknown_size, batch=2):
     def substitute(value):
-        return _probe_value(value, unknown_size) if isinstance(value, KerasTensor) else value
+        return _probe_value(value, unknown_size, batch) if isinstance(value, KerasTensor) else value
 
     probe_inputs = _map(substitute, inputs)
     probe_args = _map(substitute, list(args))
@@ -157,11 +157,55 @@ def _run_probe(layer, inputs, args, kwargs, unknown_size):
             setattr(_context, PROBING, outer_probing)
 
 
+def _charge_probe_outputs(layer, outputs, unknown_size, declared=None):
+    """While a model is rebuilt from a file, count what a probe returns (or,
+    before it runs, what the layer declares it will return) against the
+    file's budget: a config's sizes (``RepeatVector(n)``, ``ops.repeat``'s
+    repeats, a padding) may not make the probe allocate more than the
+    file's weights justify."""
+    if not load_budget.loading():
+        return
+    what = f"the output of {type(layer).__name__} {getattr(layer, 'name', '')!r} on a probe batch"
+    if declared is not None:
+        load_budget.charge(_probe_shape(declared, unknown_size), "float32", what, cumulative=False)
+        return
+    for tensor in _flatten(outputs):
+        if isinstance(tensor, Tensor):
+            load_budget.charge(tensor.shape, tensor.dtype, what, cumulative=False)
+
+
+def _builds_nothing(cls):
+    return cls.build is Layer.build
+
+
+def _empty_batch_output_shape(layer, inputs, args, kwargs):
+    """An op node's output shape from a probe of batch 0 (an op that keeps
+    the batch axis allocates nothing then: ``ops.repeat(x, n, axis=1)`` with
+    a file's huge ``n``), the batch axis None; None when that probe fails or
+    its output is not one empty array (the full probe then decides)."""
+    try:
+        output = _run_probe(layer, inputs, args, kwargs, _PROBE_SIZES[1], batch=0)
+    except Exception:  # noqa: BLE001  (a batch of 0 is no valid input for every op)
+        return None
+    if not isinstance(output, Tensor) or not output.shape or output.shape[0] != 0:
+        return None
+    return (None,) + tuple(output.shape[1:])
+
+
 def symbolic_call(layer, inputs, args, kwargs):
     """Record ``layer(inputs, *args, **kwargs)`` in the functional graph."""
     leaves = [t for t in _flatten(inputs) + _flatten(list(args)) if isinstance(t, KerasTensor)]
     has_unknown = any(size is None for t in leaves for size in t.shape[1:])
+    # Refuse a size the file declares before the probe allocates it; a layer
+    # that builds weights is left to charge them first (its message names them).
+    if load_budget.loading() and (layer.built or _builds_nothing(type(layer))):
+        declared = _declared_output_shape(layer, inputs)
+        if declared is None and getattr(layer, "_is_operation", False):
+            declared = _empty_batch_output_shape(layer, inputs, args, kwargs)
+        if declared is not None:
+            _charge_probe_outputs(layer, None, _PROBE_SIZES[1], declared)
     first = _run_probe(layer, inputs, args, kwargs, _PROBE_SIZES[0])
+    _charge_probe_outputs(layer, first, _PROBE_SIZES[0])
     second = _run_probe(layer, inputs, args, kwargs, _PROBE_SIZES[1]) if has_unknown else first
     batch_unknown = any(t.shape and t.shape[0] is None for t in leaves)
 

@@ -130,6 +130,26 @@ def huge_embedding_file(path, input_dim):
     return with_config_edit(path, lambda spec: _set_everywhere(spec, "input_dim", input_dim))
 
 
+def huge_repeat_vector_file(path, n):
+    """A RepeatVector of ``n`` copies (no weight backs it: only the probe batch would hold them)."""
+    saved_model(path, mk.Sequential([layers.Input((4,)), layers.Dense(4, name="dense"),
+                                     layers.RepeatVector(3, name="repeat")]))
+    return with_config_edit(path, lambda spec: _set_everywhere(spec, "n", n))
+
+
+def huge_op_node_file(path, repeats):
+    """A functional graph whose ``ops.repeat(x, repeats, axis=1)`` node repeats ``repeats`` times."""
+    inputs = layers.Input((4,))
+    saved_model(path, mk.Model(inputs, mk.ops.repeat(layers.Dense(4, name="dense")(inputs), 3, axis=1)))
+
+    def edit(spec):
+        for layer in spec["config"]["layers"]:
+            if layer["class_name"] == "SymbolicOperation":
+                layer["config"]["arguments"]["args"][1] = repeats
+
+    return with_config_edit(path, edit)
+
+
 # ------------------------------------------------------------------ item 4: vocabulary assets
 def hex_vocabulary(count, start=0):
     """``count`` distinct short tokens, one a line (what ``vocabulary.txt`` holds), as bytes."""

@@ -1,5 +1,6 @@
 """Every size a file names counts against one loading budget before anything
-is allocated (issue 36, items 1, 4 and 5): OOV counts, ``max_tokens``, a
+is allocated (issue 36, items 1, 4 and 5): what a probe batch would return
+through a layer or a ``keras.ops`` node (``RepeatVector(n)``, ``ops.repeat``), OOV counts, ``max_tokens``, a
 FeatureSpace's ``crossing_dim``, hash bins, sequence lengths, embedding
 rows, the vocabularies of the assets (one budget for all of them, checked
 as they stream against the ``vocabulary_size`` declared), and the datasets
@@ -23,6 +24,8 @@ from test_security_memory import probe
 
 _RSS_BOUND = 100 * 2**20
 _BUDGET = "more than the file's weights justify"
+# A layer's declared output (CategoryEncoding's, Hashing's) is refused before its own encoding check runs.
+_ENCODING = r"(multi_hot encoding|output of (CategoryEncoding|Hashing) '\w+' on a probe batch)"
 
 CASES = {  # name: (kind, craft, expected message)
     "oov.keras": ("model", lambda path: craft_configs.huge_oov_file(path, 2 * 10**7),
@@ -30,13 +33,17 @@ CASES = {  # name: (kind, craft, expected message)
     "padded.keras": ("model", lambda path: craft_configs.huge_padded_multi_hot_file(path, 2 * 10**7),
                      r"multi_hot encoding of layer 'bag' of shape \(2, 20000000\).*" + _BUDGET),
     "crossing.keras": ("model", lambda path: craft_configs.huge_crossing_file(path, 10**7),
-                       r"multi_hot encoding of shape \(2, 10000000\).*" + _BUDGET),
+                       _ENCODING + r" of shape \(2, 10000000\).*" + _BUDGET),
     "hash_bins.keras": ("model", lambda path: craft_configs.huge_hash_bins_file(path, 10**7),
-                        r"multi_hot encoding of shape \(2, 10000000\).*" + _BUDGET),
+                        _ENCODING + r" of shape \(2, 10000000\).*" + _BUDGET),
     "sequence.keras": ("model", lambda path: craft_configs.huge_sequence_file(path, 2 * 10**7),
                        r"token ids of layer 'vectorize' of shape \(2, 20000000\).*" + _BUDGET),
     "embedding.keras": ("model", lambda path: craft_configs.huge_embedding_file(path, 10**8),
                         r"weight 'embed/embeddings' of shape \(100000000, 4\).*" + _BUDGET),
+    "repeat_vector.keras": ("model", lambda path: craft_configs.huge_repeat_vector_file(path, 10**7),
+                            r"output of RepeatVector 'repeat' on a probe batch of shape \(2, 10000000, 4\).*" + _BUDGET),
+    "op_node.keras": ("model", lambda path: craft_configs.huge_op_node_file(path, 10**7),
+                      r"output of SymbolicOperation 'repeat' on a probe batch of shape \(2, 40000000\).*" + _BUDGET),
     "declared_assets.keras": ("model", lambda path: craft_configs.large_assets_file(path, 600_000, declared=7),
                               r"string_lookup/vocabulary.txt.*gives StringLookup 'strings' more than the 7 entries"),
     "undeclared_assets.keras": ("model", lambda path: craft_configs.large_assets_file(path, 400_000),
