@@ -65,23 +65,29 @@ def is_keras_function(spec):
             and spec.get("class_name") not in _OPERATIONS)
 
 
-def _snake_case(class_name):
-    return "".join(f"_{char.lower()}" if char.isupper() and index else char.lower()
-                   for index, char in enumerate(class_name))
+def _op_of_class(class_name):
+    """The minikeras op a Keras operation class runs: ``ExpandDims`` ->
+    ``expand_dims``, ``IsNan`` -> ``isnan`` (NumPy's spelling), or None."""
+    from minikeras.layers.naming import to_snake_case
+    from minikeras.layers.symbolic_ops import is_public_op
+
+    name = to_snake_case(class_name)
+    for candidate in (name, name.replace("_", "")):
+        if is_public_op(candidate):
+            return candidate
+    return None
 
 
 def function_to_minikeras(spec, tensor_reference, source):
     """A Keras operation node as minikeras's ``SymbolicOperation`` spec: the
     operation's constructor arguments (its config) become the op's keyword
     arguments, its call arguments the positional ones, each tensor a slot."""
-    from minikeras.layers.symbolic_ops import is_public_op
-
-    function = _snake_case(str(spec["class_name"]))
+    function = _op_of_class(str(spec["class_name"]))
     config = dict(spec.get("config") or {})
     name = config.pop("name", None) or spec.get("name")
-    if not is_public_op(function):
+    if function is None:
         raise ValueError(f"{source}: the operation {spec['class_name']!r} ({name!r}) has no minikeras op "
-                         f"{function!r} to run it.")
+                         "to run it.")
     keywords = {key: value for key, value in config.items() if value is not None}  # None: the op's default
     templates, nodes = [], []
     for node in spec.get("inbound_nodes", []):

@@ -109,3 +109,20 @@ def test_a_keras_file_with_ops_nodes_loads_and_gives_keras_outputs():
     assert [type(layer).__name__ for layer in model.layers] == ["InputLayer", "Dense", "Dense"]
     numpy.testing.assert_allclose(model.predict(recorded["inputs"], verbose=0), recorded["outputs"], rtol=1e-5,
                                   atol=1e-6)
+
+
+def test_keras_operation_classes_name_their_ops_as_keras_spells_them():
+    from minikeras.saving.keras_operations import _op_of_class
+
+    assert [_op_of_class(name) for name in ("ExpandDims", "GetItem", "IsNan", "LogicalAnd", "Square")] == \
+        ["expand_dims", "get_item", "isnan", "logical_and", "square"]
+    assert _op_of_class("NoSuchOperation") is None
+
+
+def test_a_keras_operation_minikeras_cannot_run_is_refused_by_name():
+    from minikeras.saving.keras_operations import function_to_minikeras
+
+    spec = {"module": "keras.src.ops.numpy", "class_name": "NoSuchOperation", "config": {"name": "odd"},
+            "inbound_nodes": []}
+    with pytest.raises(ValueError, match="model.keras: the operation 'NoSuchOperation' \\('odd'\\) has no minikeras op"):
+        function_to_minikeras(spec, lambda reference: reference, "model.keras")
